@@ -1,0 +1,185 @@
+"""The coordinator: always live, one agent with one LLM conversation per human
+conversation, served concurrently.
+
+Its main loop only sorts mail from its mailbox into sessions by conversation key;
+each session runs its own task, handles its messages in order and sees new ones at
+its next yield point. So ten people asking at once never wait for each other's LLM
+turns, and the coordinator keeps answering while workers run. A session's task ends
+when its queue is empty; its conversation stays in the store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import deque
+from typing import Any
+
+from agents.messaging import send_message_tool
+from agents.node import Conversation, NodeLoop
+from agents.prompts import system_prompt
+from agents.services import AgentInfo, Services
+from agents.team import Team
+from agents.tools import STR, Tool, Toolbox, ToolSpec, schema
+from bot.bus import Mail
+from bot.messages import COORDINATOR, Outbound, Target
+
+log = logging.getLogger(__name__)
+
+HOME_KEY = "home"
+INFO = AgentInfo(COORDINATOR, "coordinator")
+
+SPAWN_WORKER = ToolSpec(
+    "spawn_worker",
+    "Start a worker on a longer task. It reports back here when it publishes. `name` is a "
+    "short name people can address (@Name).",
+    schema({"name": STR, "task": STR}),
+)
+LIST_WORKERS = ToolSpec("list_workers", "List active workers and their state.", schema({}))
+STOP_WORKER = ToolSpec("stop_worker", "Stop an active worker.", schema({"name": STR}))
+
+
+class Coordinator:
+    def __init__(self, services: Services, team: Team) -> None:
+        self.services = services
+        self.team = team
+        self.mailbox = services.bus.register(COORDINATOR)
+        self.sessions: dict[str, Session] = {}
+
+    async def run(self) -> None:
+        for key in self.services.store.unfinished_conversations(COORDINATOR):
+            self._session(key).wake()  # a crash interrupted this conversation's turn
+        while True:
+            for mail in await self.mailbox.wait():
+                self._session(mail.msg.conversation or HOME_KEY).put(mail)
+
+    def _session(self, key: str) -> Session:
+        session = self.sessions.get(key)
+        if session is None:
+            session = self.sessions[key] = Session(self, key)
+        return session
+
+    def closed(self, session: Session) -> None:
+        if self.sessions.get(session.key) is session:
+            del self.sessions[session.key]
+
+    async def shutdown(self) -> None:
+        tasks = [s.task for s in self.sessions.values() if s.task is not None]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+class Session(NodeLoop):
+    """The coordinator serving one human conversation."""
+
+    def __init__(self, coordinator: Coordinator, key: str) -> None:
+        self.coordinator = coordinator
+        self.key = key
+        self.queue: deque[Mail] = deque()
+        self.task: asyncio.Task[None] | None = None
+        self.person: str | None = None
+        self.conv: Conversation | None = None
+        services = coordinator.services
+        self.max_turns = services.limits.max_turns
+        super().__init__(services, COORDINATOR)
+        self.toolbox = Toolbox(self._tools())
+
+    def _tools(self) -> list[Tool]:
+        tools = [
+            send_message_tool(
+                self.services, COORDINATOR, self._target, lambda: self.effects, lambda: self.key
+            ),
+            Tool(SPAWN_WORKER, self._spawn),
+            Tool(LIST_WORKERS, self._list),
+            Tool(STOP_WORKER, self._stop),
+        ]
+        for factory in self.services.tool_factories:
+            tools.extend(factory(INFO))
+        return tools
+
+    def put(self, mail: Mail) -> None:
+        self.queue.append(mail)
+        self.wake()
+
+    def wake(self) -> None:
+        if self.task is None:
+            self.task = asyncio.create_task(self._serve(), name=f"coordinator:{self.key}")
+
+    def drain(self) -> list[Mail]:
+        items = list(self.queue)
+        self.queue.clear()
+        for mail in items:
+            self._note_sender(mail)
+        return items
+
+    def _note_sender(self, mail: Mail) -> None:
+        meta = mail.msg.meta
+        if meta.get("reply_to") and self.conv is not None:
+            self.conv.target = meta["reply_to"]
+        if meta.get("sender_id"):
+            self.person = meta["sender_id"]
+
+    def system_prompt(self, conv: Conversation) -> str:
+        role = f"This conversation: {conv.target or 'no channel (messages go to the home target)'}."
+        return system_prompt(self.services, INFO, self.person, role)
+
+    async def _serve(self) -> None:
+        try:
+            messages, target = self.services.store.load_conversation(COORDINATOR, self.key)
+            self.conv = Conversation(COORDINATOR, self.key, target, messages)
+            interrupted = self.conv.awaits_model  # a crash cut its last turn short
+            while self.queue or interrupted:
+                interrupted = False
+                outcome = await self.think(self.conv, self)
+                if outcome.kind == "done" and outcome.text:
+                    self._reply(self.conv, outcome.text)
+                elif outcome.kind == "limit":
+                    self.tell(
+                        self.conv,
+                        f"I stopped after {self.max_turns} steps "
+                        "(SWITCHBOARD_MAX_TURNS) without finishing.",
+                    )
+                self.checkpoint(self.conv)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("coordinator session %s failed", self.key)
+            if self.conv is not None:
+                self.tell(
+                    self.conv,
+                    "Something went wrong on my side while answering; "
+                    "the error is in the log. Please try again.",
+                )
+        finally:
+            self.task = None
+            if self.queue:
+                self.wake()
+            else:
+                self.coordinator.closed(self)
+
+    def _reply(self, conv: Conversation, text: str) -> None:
+        target = self.target_of(conv)
+        if target is None:
+            log.warning("no target for coordinator conversation %s; reply dropped", conv.key)
+            return
+        self.effects.outbound.append(Outbound(COORDINATOR, target, text, conv.key))
+
+    def _target(self) -> Target:
+        assert self.conv is not None
+        target = self.target_of(self.conv)
+        return target if target is not None else Target("terminal")
+
+    # -- tools -------------------------------------------------------------------------
+    async def _spawn(self, args: dict[str, Any]) -> str:
+        conv = self.conv
+        worker = self.coordinator.team.spawn(
+            args["name"].strip(), args["task"], self.key, conv.target if conv else None
+        )
+        return f"Worker {worker.row.name} started. It will report back here when it publishes."
+
+    async def _list(self, args: dict[str, Any]) -> str:
+        return self.coordinator.team.describe()
+
+    async def _stop(self, args: dict[str, Any]) -> str:
+        return await self.coordinator.team.stop(args["name"].strip())

@@ -1,0 +1,134 @@
+"""The LLM provider: Anthropic's Messages API through the official SDK, with tool use.
+
+The stable prefix (system prompt, then tools) carries cache breakpoints so that the
+consecutive turns of one agent reuse the prompt cache; callers keep it
+byte-identical between turns. A global semaphore caps calls in flight; waiting for
+it is counted for `switchboard status`. SDK errors are mapped here, once:
+`ModelUnavailable` after the SDK's own retries (429, 529, 5xx, connection), and
+`ModelError` for a request the API refuses.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+from dataclasses import dataclass, field
+from typing import Any
+
+import anthropic
+
+CACHE = {"type": "ephemeral"}
+
+
+class ModelUnavailable(Exception):
+    """The API still failed after the SDK's retries; try again later."""
+
+
+class ModelError(Exception):
+    """The API refused the request; retrying the same request will not help."""
+
+
+@dataclass(slots=True)
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+
+
+@dataclass(slots=True)
+class LLMResponse:
+    content: list[dict[str, Any]]
+    stop_reason: str | None
+    usage: Usage = field(default_factory=Usage)
+
+    @property
+    def text(self) -> str:
+        return "\n".join(b["text"] for b in self.content if b.get("type") == "text").strip()
+
+    @property
+    def tool_calls(self) -> list[dict[str, Any]]:
+        return [b for b in self.content if b.get("type") == "tool_use"]
+
+
+class Provider:
+    def __init__(
+        self, client: anthropic.AsyncAnthropic, model: str, max_tokens: int, max_calls: int
+    ) -> None:
+        self.client = client
+        self.model = model
+        self.max_tokens = max_tokens
+        self._slots = asyncio.Semaphore(max_calls)
+        self.in_flight = 0
+        self.waiting = 0
+
+    async def complete(
+        self, system: str, tools: list[dict[str, Any]], messages: list[dict[str, Any]]
+    ) -> LLMResponse:
+        request = self.request(system, tools, messages)
+        self.waiting += 1
+        async with self._slots:
+            self.waiting -= 1
+            self.in_flight += 1
+            try:
+                reply = await self.client.messages.create(**request)
+            except (
+                anthropic.APIConnectionError,
+                anthropic.RateLimitError,
+                anthropic.InternalServerError,
+            ) as exc:
+                raise ModelUnavailable(_describe(exc)) from exc
+            except anthropic.APIStatusError as exc:
+                if exc.status_code in (408, 409) or exc.status_code >= 500:
+                    raise ModelUnavailable(_describe(exc)) from exc
+                raise ModelError(_describe(exc)) from exc
+            finally:
+                self.in_flight -= 1
+        return _response(reply)
+
+    def request(
+        self, system: str, tools: list[dict[str, Any]], messages: list[dict[str, Any]]
+    ) -> dict[str, Any]:
+        """The request body, with cache breakpoints on system, tools and the last turn."""
+        cached_tools = [*tools[:-1], {**tools[-1], "cache_control": CACHE}] if tools else []
+        request: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": self.max_tokens,
+            "system": [{"type": "text", "text": system, "cache_control": CACHE}],
+            "messages": _mark_last(messages),
+        }
+        if cached_tools:
+            request["tools"] = cached_tools
+        return request
+
+
+def _mark_last(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A breakpoint on the newest message, so the next turn reads the history from cache."""
+    if not messages:
+        return messages
+    last = copy.deepcopy(messages[-1])
+    content = last["content"]
+    if isinstance(content, str):
+        content = [{"type": "text", "text": content}]
+    if content:
+        content[-1] = {**content[-1], "cache_control": CACHE}
+    last["content"] = content
+    return [*messages[:-1], last]
+
+
+def _response(reply: Any) -> LLMResponse:
+    blocks = [b.model_dump(exclude_none=True) for b in reply.content]
+    blocks = [b for b in blocks if b.get("type") in ("text", "tool_use")]
+    u = reply.usage
+    usage = Usage(
+        u.input_tokens,
+        u.output_tokens,
+        getattr(u, "cache_read_input_tokens", None) or 0,
+        getattr(u, "cache_creation_input_tokens", None) or 0,
+    )
+    return LLMResponse(blocks, reply.stop_reason, usage)
+
+
+def _describe(exc: Exception) -> str:
+    status = getattr(exc, "status_code", None)
+    return f"{type(exc).__name__}" + (f" (HTTP {status})" if status else "") + f": {exc}"[:300]

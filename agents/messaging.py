@@ -1,0 +1,67 @@
+"""`send_message(to, content)`, shared by the coordinator and workers.
+
+`to` is `human` (the person of the speaker's conversation), `coordinator`, a
+worker's name, or `*` (everyone, the person included). Messages are queued in the
+speaker's current step and land with its checkpoint.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from agents.services import Services
+from agents.tools import STR, Tool, ToolError, ToolSpec, schema
+from bot.messages import COORDINATOR, HUMAN, BusMessage, Outbound, Target
+
+if TYPE_CHECKING:
+    from agents.node import Effects
+
+SEND_MESSAGE = ToolSpec(
+    "send_message",
+    "Send a message. `to`: 'human' (the person of this conversation), 'coordinator', a "
+    "worker's name, or '*' for everyone.",
+    schema({"to": STR, "content": STR}),
+)
+
+
+def send_message_tool(
+    services: Services,
+    speaker: str,
+    human_target: Callable[[], Target],
+    effects: Callable[[], Effects],
+    conversation: Callable[[], str | None] = lambda: None,
+) -> Tool:
+    speaker_id = speaker.lower()
+
+    async def handler(args: dict[str, Any]) -> str:
+        to, content = args["to"].strip(), args["content"]
+        if not content.strip():
+            raise ToolError("content is empty")
+        recipients = _recipients(services, to, speaker_id)
+        step = effects()
+        for recipient in recipients:
+            if recipient == HUMAN:
+                step.outbound.append(Outbound(speaker, human_target(), content, conversation()))
+            else:
+                step.mail.append(
+                    BusMessage(speaker, recipient, content, conversation=conversation())
+                )
+        return f"Sent to {', '.join(recipients)}."
+
+    return Tool(SEND_MESSAGE, handler)
+
+
+def _recipients(services: Services, to: str, speaker_id: str) -> list[str]:
+    workers = services.human.directory.workers
+    name = to.lower().lstrip("@")
+    if name in ("*", "all", "everyone"):
+        return [HUMAN, *(n for n in [COORDINATOR, *workers] if n != speaker_id)]
+    if name in (HUMAN, "person", "user"):
+        return [HUMAN]
+    if name == COORDINATOR or name in workers:
+        if name == speaker_id:
+            raise ToolError("you cannot send a message to yourself")
+        return [name]
+    known = ", ".join(["human", "coordinator", *sorted(workers.values()), "*"])
+    raise ToolError(f"unknown recipient {to!r}. Use one of: {known}.")

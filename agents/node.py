@@ -1,0 +1,250 @@
+"""The node loop: think (LLM call), act (tools), with a yield point before every
+LLM call and between tool calls (reference 000, section 8.2).
+
+At a yield point the node drains its mailbox into the conversation, so a worker deep
+in a task sees "stop" or "focus on X" at its next step. Every step ends in a
+checkpoint: one transaction saves the conversation, deletes the mail it consumed
+and queues the messages and bus mail the step produced. A crash therefore repeats
+at most the model call of the step it interrupted, never a delivered reply.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from agents.llm import LLMResponse, ModelError, ModelUnavailable
+from agents.services import Services
+from agents.tools import Toolbox, ToolResult
+from bot.bus import Mail
+from bot.human import SYSTEM_SPEAKER
+from bot.messages import BusMessage, Outbound, Target
+from bot.outbox import backoff
+
+log = logging.getLogger(__name__)
+
+UNAVAILABLE = "The model is unavailable right now; I will answer as soon as it is back."
+
+
+@dataclass(slots=True)
+class Conversation:
+    """One LLM conversation of one agent, as persisted."""
+
+    agent: str
+    key: str
+    target: str | None
+    messages: list[dict[str, Any]] = field(default_factory=list)
+
+    def add_text(self, text: str) -> None:
+        self.add_blocks([{"type": "text", "text": text}])
+
+    def add_blocks(self, blocks: list[dict[str, Any]]) -> None:
+        """Append to the trailing user message, or start one (roles must alternate)."""
+        if not blocks:
+            return
+        if self.messages and self.messages[-1]["role"] == "user":
+            last = self.messages[-1]
+            if isinstance(last["content"], str):
+                last["content"] = [{"type": "text", "text": last["content"]}]
+            last["content"].extend(blocks)
+        else:
+            self.messages.append({"role": "user", "content": list(blocks)})
+
+    @property
+    def awaits_model(self) -> bool:
+        return bool(self.messages) and self.messages[-1]["role"] == "user"
+
+
+@dataclass(slots=True)
+class Effects:
+    """What a step produced, written in the step's checkpoint transaction."""
+
+    outbound: list[Outbound] = field(default_factory=list)
+    mail: list[BusMessage] = field(default_factory=list)
+    consumed: list[int] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Outcome:
+    kind: str  # done | parked | ended | limit | failed
+    text: str = ""
+    question_id: str | None = None
+
+
+class Inbox(Protocol):
+    def drain(self) -> list[Mail]: ...
+
+
+def render(mail: Mail) -> str:
+    """How a bus message reads inside an agent's conversation."""
+    msg = mail.msg
+    who = msg.meta.get("sender") or msg.sender
+    if msg.kind in ("human", "answer"):
+        via = msg.meta.get("channel")
+        return f"[{who}{' via ' + via if via else ''}]: {msg.text}"
+    label = {
+        "result": f"[Worker {msg.sender} published its result]",
+        "suggestion": f"[Worker {msg.sender} suggests a next step]",
+        "notice": "[Switchboard notice]",
+        "task": "[Scheduled task]",
+    }.get(msg.kind, f"[Message from {msg.sender}]")
+    return f"{label}: {msg.text}"
+
+
+class NodeLoop:
+    """The think/act machinery of one agent; coordinator and workers build on it."""
+
+    agent_id: str
+    max_turns: int
+
+    toolbox: Toolbox
+
+    def __init__(self, services: Services, agent_id: str) -> None:
+        self.services = services
+        self.agent_id = agent_id
+        self.effects = Effects()
+
+    def system_prompt(self, conv: Conversation) -> str:
+        raise NotImplementedError
+
+    def absorb(self, conv: Conversation, mail: list[Mail]) -> None:
+        """Yield point: take the mailbox's contents into the conversation."""
+        for item in mail:
+            conv.add_text(render(item))
+            self.effects.consumed.append(item.id)
+
+    def checkpoint(self, conv: Conversation, extra: Callable[[], None] | None = None) -> None:
+        effects, self.effects = self.effects, Effects()
+        store = self.services.store
+        with store.tx():
+            store.save_conversation(conv.agent, conv.key, conv.messages, conv.target)
+            store.consume_mail(effects.consumed)
+            for msg in effects.outbound:
+                self.services.human.say(msg)
+            for bus_msg in effects.mail:
+                self.services.bus.send(bus_msg)
+            if extra is not None:
+                extra()
+
+    async def think(self, conv: Conversation, inbox: Inbox, turns_used: int = 0) -> Outcome:
+        """Run LLM turns until the model stops calling tools, parks, ends or hits the limit."""
+        turns = turns_used
+        while True:
+            self.absorb(conv, inbox.drain())  # ── yield point ──
+            self.checkpoint(conv)
+            if turns >= self.max_turns:
+                return Outcome("limit")
+            response = await self._complete(conv)
+            turns += 1
+            self.on_turn(turns, response)
+            if response is None:
+                return Outcome("failed")
+            conv.messages.append({"role": "assistant", "content": response.content})
+            if not response.tool_calls:
+                return Outcome("done", response.text)
+            outcome = await self._act(conv, inbox, response)
+            if outcome is not None:
+                return outcome
+
+    def on_turn(self, turns: int, response: LLMResponse | None) -> None:
+        """Hook: a turn finished (workers count them)."""
+
+    async def _act(self, conv: Conversation, inbox: Inbox, response: LLMResponse) -> Outcome | None:
+        results: list[dict[str, Any]] = []
+        later: list[Mail] = []
+        outcome: Outcome | None = None
+        for call in response.tool_calls:
+            later.extend(inbox.drain())  # ── yield point between tool calls ──
+            if outcome is not None:
+                results.append(
+                    _result(
+                        call,
+                        ToolResult(
+                            "Not run: the task was parked or ended by an earlier call.",
+                            is_error=True,
+                        ),
+                    )
+                )
+                continue
+            self.services.events.emit("tool.called", self.agent_id, tool=call["name"])
+            result = await self.toolbox.call(call["name"], call.get("input"))
+            if result.park is not None:
+                outcome = Outcome("parked", question_id=result.park)
+                self.park_call(call["id"], result.park)
+                continue
+            results.append(_result(call, result))
+            if result.end:
+                outcome = Outcome("ended", result.text)
+        if outcome is not None and outcome.kind == "parked":
+            self.hold_results(conv, results, later)
+            return outcome
+        conv.add_blocks(results)
+        self.absorb(conv, later)
+        self.checkpoint(conv)
+        return outcome
+
+    def park_call(self, tool_use_id: str, question_id: str) -> None:
+        raise NotImplementedError(f"{self.agent_id} cannot park")
+
+    def hold_results(
+        self, conv: Conversation, results: list[dict[str, Any]], later: list[Mail]
+    ) -> None:
+        raise NotImplementedError(f"{self.agent_id} cannot park")
+
+    async def _complete(self, conv: Conversation) -> LLMResponse | None:
+        attempt = 0
+        llm = self.services.llm
+        while True:
+            try:
+                return await llm.complete(
+                    self.system_prompt(conv), self.toolbox.specs, conv.messages
+                )
+            except ModelUnavailable as exc:
+                self.services.events.emit(
+                    "llm.unavailable", self.agent_id, error=str(exc), attempt=attempt
+                )
+                if attempt == 0:
+                    self.tell(conv, UNAVAILABLE)
+                delay = backoff(
+                    attempt, self.services.limits.llm_retry_base, self.services.limits.llm_retry_max
+                )
+                attempt += 1
+                await asyncio.sleep(delay)
+            except ModelError as exc:
+                self.services.events.emit("llm.error", self.agent_id, error=str(exc))
+                self.tell(conv, f"The model refused this request: {exc}")
+                conv.messages.append(
+                    {
+                        "role": "assistant",
+                        "content": [
+                            {"type": "text", "text": f"(The model refused the request: {exc})"}
+                        ],
+                    }
+                )
+                self.checkpoint(conv)
+                return None
+
+    def tell(self, conv: Conversation, text: str) -> None:
+        """A notice from the runtime to the person of this conversation, sent at once."""
+        target = self.target_of(conv)
+        if target is not None:
+            self.services.human.say(Outbound(SYSTEM_SPEAKER, target, text, conv.key, kind="notice"))
+
+    def target_of(self, conv: Conversation) -> Target | None:
+        if conv.target:
+            return Target.parse(conv.target)
+        return self.services.home
+
+
+def _result(call: dict[str, Any], result: ToolResult) -> dict[str, Any]:
+    block: dict[str, Any] = {
+        "type": "tool_result",
+        "tool_use_id": call["id"],
+        "content": result.text,
+    }
+    if result.is_error:
+        block["is_error"] = True
+    return block

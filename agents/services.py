@@ -1,0 +1,60 @@
+"""What every agent is given by the composition root: the core's services and limits.
+
+Agents reach the outside world only through these: the store, the bus, the human
+node (outbox, open questions), the event log and the LLM provider. Tool factories
+added by other parts (memory, triggers) extend every agent's toolbox.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from bot.bus import Bus
+from bot.events import EventLog
+from bot.human import HumanNode
+from bot.messages import Target
+from bot.store import Store
+
+if TYPE_CHECKING:
+    from agents.llm import Provider
+    from agents.tools import Tool
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    max_workers: int = 8
+    max_turns: int = 40
+    llm_retry_base: float = 2.0
+    llm_retry_max: float = 300.0
+
+
+@dataclass(frozen=True, slots=True)
+class AgentInfo:
+    """Who a tool factory is building tools for."""
+
+    agent_id: str
+    kind: str  # coordinator | worker
+
+
+ToolFactory = Callable[[AgentInfo], "list[Tool]"]
+PromptPart = Callable[[AgentInfo, str | None], str]
+
+
+@dataclass(slots=True)
+class Services:
+    store: Store
+    bus: Bus
+    events: EventLog
+    human: HumanNode
+    llm: Provider
+    data_dir: Path
+    limits: Limits = field(default_factory=Limits)
+    tool_factories: list[ToolFactory] = field(default_factory=list)
+    prompt_parts: list[PromptPart] = field(default_factory=list)
+
+    @property
+    def home(self) -> Target | None:
+        return self.human.home

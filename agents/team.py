@@ -1,0 +1,154 @@
+"""The team: spawning, stopping, listing and restoring workers.
+
+Each worker is an asyncio task. An exception inside one is caught here, reported to
+the coordinator and the person, and never touches another worker or the
+coordinator. Limits: `max_workers` active at once (running, parked or idle).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import time
+
+from agents.services import Services
+from agents.tools import ToolError
+from agents.worker import Worker
+from bot.human import SYSTEM_SPEAKER
+from bot.messages import BROADCAST, COORDINATOR, HUMAN, BusMessage, Outbound, Target
+from bot.store import ACTIVE_WORKER_STATES, WorkerRow
+
+log = logging.getLogger(__name__)
+
+_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,31}$")
+RESERVED = {COORDINATOR, HUMAN, BROADCAST, "all", "everyone", SYSTEM_SPEAKER, "person", "user"}
+
+
+class Team:
+    def __init__(self, services: Services) -> None:
+        self.services = services
+        self.workers: dict[str, Worker] = {}
+        self._tasks: dict[str, asyncio.Task[None]] = {}
+
+    def spawn(
+        self, name: str, task: str, origin_conversation: str | None, origin_target: str | None
+    ) -> Worker:
+        worker_id = name.lower()
+        if not _NAME.match(name) or worker_id in RESERVED:
+            raise ToolError(
+                f"{name!r} is not a usable worker name: use a short name of letters, "
+                "digits, - or _ (like Alice), not coordinator/human/all"
+            )
+        if worker_id in self.workers:
+            raise ToolError(
+                f"a worker called {self.workers[worker_id].row.name} is already "
+                "active; pick another name or stop it first"
+            )
+        if len(self.workers) >= self.services.limits.max_workers:
+            raise ToolError(
+                f"the limit of {self.services.limits.max_workers} active workers "
+                "(SWITCHBOARD_MAX_WORKERS) is reached; stop one or wait"
+            )
+        now = time.time()
+        row = WorkerRow(
+            worker_id,
+            name,
+            task,
+            "running",
+            origin_conversation,
+            origin_target,
+            0,
+            {},
+            None,
+            now,
+            now,
+        )
+        self.services.store.upsert_worker(row)
+        self.services.events.emit("worker.spawned", worker_id, name=name, task=task[:500])
+        return self._start(row)
+
+    def restore(self) -> int:
+        rows = self.services.store.workers(ACTIVE_WORKER_STATES)
+        for row in rows:
+            self._start(row)
+        return len(rows)
+
+    def _start(self, row: WorkerRow) -> Worker:
+        worker = Worker(self.services, self, row)
+        self.workers[row.id] = worker
+        self.services.human.worker_started(row.id, row.name)
+        self._tasks[row.id] = asyncio.create_task(self._guard(worker), name=f"worker:{row.id}")
+        return worker
+
+    async def _guard(self, worker: Worker) -> None:
+        try:
+            await worker.run()
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.exception("worker %s failed", worker.row.id)
+            self._crashed(worker, exc)
+
+    def _crashed(self, worker: Worker, exc: Exception) -> None:
+        row = worker.row
+        text = f"Worker {row.name} failed: {type(exc).__name__}: {exc}"
+        row.status, row.error = "failed", text
+        target = Target.parse(row.origin_target) if row.origin_target else self.services.home
+        with self.services.store.tx():
+            self.services.store.upsert_worker(row)
+            self.services.bus.send(
+                BusMessage(
+                    SYSTEM_SPEAKER,
+                    COORDINATOR,
+                    text,
+                    kind="notice",
+                    conversation=row.origin_conversation,
+                )
+            )
+            if target is not None:
+                self.services.human.say(
+                    Outbound(SYSTEM_SPEAKER, target, text, row.origin_conversation, kind="notice")
+                )
+        self.services.events.emit("worker.failed", row.id, error=text)
+        self._forget(row.id)
+
+    def finished(self, worker: Worker, status: str) -> None:
+        self.services.events.emit("worker.stopped", worker.row.id, status=status)
+        self._forget(worker.row.id)
+
+    async def stop(self, name: str) -> str:
+        worker = self.workers.get(name.lower())
+        if worker is None:
+            raise ToolError(f"no active worker called {name!r}")
+        task = self._tasks.get(worker.row.id)
+        if task is not None:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+        worker.row.status = "stopped"
+        self.services.store.upsert_worker(worker.row)
+        self.services.events.emit("worker.stopped", worker.row.id, status="stopped")
+        self._forget(worker.row.id)
+        return f"Worker {worker.row.name} stopped."
+
+    def _forget(self, worker_id: str) -> None:
+        self.workers.pop(worker_id, None)
+        self._tasks.pop(worker_id, None)
+        self.services.bus.unregister(worker_id)
+        self.services.human.worker_gone(worker_id)
+
+    def describe(self) -> str:
+        if not self.workers:
+            return "No active workers."
+        lines = []
+        for w in self.workers.values():
+            lines.append(
+                f"- {w.row.name} ({w.row.status}, {w.row.turns} turns): {w.row.task[:120]}"
+            )
+        return "\n".join(lines)
+
+    async def shutdown(self) -> None:
+        tasks = list(self._tasks.values())
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)

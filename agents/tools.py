@@ -1,0 +1,109 @@
+"""Tools as the model sees them: a spec (name, description, JSON schema) and a handler.
+
+Arguments are validated against the schema before the handler runs; a bad argument,
+an unknown tool or a handler's `ToolError` becomes an error text returned to the
+model (`is_error`), so a loop never dies on the model's mistake. Handlers return a
+`ToolResult`; `park` asks the node loop to park until a person answers, `end` ends
+a worker's task.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import jsonschema
+
+log = logging.getLogger(__name__)
+
+
+class ToolError(Exception):
+    """A problem with the model's request; the text goes back to the model."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    name: str
+    description: str
+    schema: dict[str, Any]
+
+    def to_api(self) -> dict[str, Any]:
+        return {"name": self.name, "description": self.description, "input_schema": self.schema}
+
+
+@dataclass(slots=True)
+class ToolResult:
+    text: str
+    is_error: bool = False
+    park: str | None = None  # question id: park until it is answered
+    end: bool = False  # the worker's task is over (publish)
+
+
+Handler = Callable[[dict[str, Any]], Awaitable[ToolResult | str]]
+
+
+@dataclass(frozen=True, slots=True)
+class Tool:
+    spec: ToolSpec
+    handler: Handler
+
+
+def schema(required: dict[str, Any], optional: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A JSON object schema from {name: property schema}."""
+    props = {**required, **(optional or {})}
+    return {
+        "type": "object",
+        "properties": props,
+        "required": list(required),
+        "additionalProperties": False,
+    }
+
+
+STR = {"type": "string"}
+INT = {"type": "integer"}
+
+
+class Toolbox:
+    """The tools of one agent, in a fixed order (the prompt-cache prefix)."""
+
+    def __init__(self, tools: Iterable[Tool]) -> None:
+        self._tools = {tool.spec.name: tool for tool in tools}
+        self.specs = [tool.spec.to_api() for tool in self._tools.values()]
+
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    async def call(self, name: str, args: Any) -> ToolResult:
+        tool = self._tools.get(name)
+        if tool is None:
+            return ToolResult(
+                f"Error: there is no tool {name!r}. Tools: {', '.join(self._tools)}.", is_error=True
+            )
+        problem = _check(tool.spec.schema, args)
+        if problem is not None:
+            return ToolResult(f"Error: bad arguments for {name}: {problem}", is_error=True)
+        try:
+            result = await tool.handler(args)
+        except ToolError as exc:
+            return ToolResult(f"Error: {exc}", is_error=True)
+        except Exception as exc:
+            log.exception("tool %s failed", name)
+            return ToolResult(
+                f"Error: {name} failed inside: {type(exc).__name__}: {exc}", is_error=True
+            )
+        return result if isinstance(result, ToolResult) else ToolResult(result)
+
+
+def _check(spec: dict[str, Any], args: Any) -> str | None:
+    if not isinstance(args, dict):
+        return f"arguments must be a JSON object, got {json.dumps(args)[:100]}"
+    error = jsonschema.exceptions.best_match(
+        jsonschema.Draft202012Validator(spec).iter_errors(args)
+    )
+    if error is None:
+        return None
+    where = ".".join(str(p) for p in error.absolute_path)
+    return f"{where}: {error.message}" if where else error.message

@@ -1,0 +1,282 @@
+"""A worker: one task, one LLM conversation, its own asyncio task.
+
+Tools: `send_message`, `ask_human` (parks the worker until a person answers),
+`publish` (ends the task; the result goes to the coordinator conversation the
+worker was spawned from) and `suggest_next`, plus the shared factories' tools.
+A parked worker's state (the open question, the tool results of its turn) is in
+the store, so it resumes with exactly its answer after any restart.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from typing import TYPE_CHECKING, Any
+
+from agents.messaging import send_message_tool
+from agents.node import Conversation, NodeLoop, Outcome, render
+from agents.prompts import system_prompt
+from agents.services import AgentInfo, Services
+from agents.tools import STR, Tool, Toolbox, ToolError, ToolResult, ToolSpec, schema
+from bot.bus import Mail, Mailbox
+from bot.human import SYSTEM_SPEAKER
+from bot.messages import COORDINATOR, BusMessage, Outbound, Target, TargetError
+from bot.store import QuestionRow, WorkerRow
+
+if TYPE_CHECKING:
+    from agents.team import Team
+
+log = logging.getLogger(__name__)
+
+TASK_KEY = "task"
+PENDING = "(waiting for the person's answer)"
+
+ASK_HUMAN = ToolSpec(
+    "ask_human",
+    "Ask a person a question and wait (parked) until they answer; returns their answer. "
+    "`via` is a delivery target (e.g. email:ann@example.com, slack:C123); default: the "
+    "conversation your task came from.",
+    schema({"question": STR}, {"via": STR}),
+)
+PUBLISH = ToolSpec(
+    "publish",
+    "Finish your task: the result goes to the coordinator and the person.",
+    schema({"result": STR}),
+)
+SUGGEST_NEXT = ToolSpec(
+    "suggest_next",
+    "Suggest a next step to the coordinator, without ending your task.",
+    schema({"suggestion": STR}),
+)
+
+
+class Worker(NodeLoop):
+    def __init__(self, services: Services, team: Team, row: WorkerRow) -> None:
+        self.row = row
+        self.team = team
+        self.info = AgentInfo(row.id, "worker")
+        self.max_turns = services.limits.max_turns
+        self.mailbox: Mailbox = services.bus.register(row.id)
+        self._question: QuestionRow | None = None
+        super().__init__(services, row.id)
+        self.toolbox = Toolbox(self._tools())
+
+    def _tools(self) -> list[Tool]:
+        tools = [
+            send_message_tool(
+                self.services,
+                self.row.name,
+                self._human_target,
+                lambda: self.effects,
+                lambda: self.row.origin_conversation,
+            ),
+            Tool(ASK_HUMAN, self._ask_human),
+            Tool(PUBLISH, self._publish),
+            Tool(SUGGEST_NEXT, self._suggest),
+        ]
+        for factory in self.services.tool_factories:
+            tools.extend(factory(self.info))
+        return tools
+
+    def system_prompt(self, conv: Conversation) -> str:
+        role = f"Your name is {self.row.name}. Your task (from the coordinator):\n{self.row.task}"
+        return system_prompt(self.services, self.info, None, role)
+
+    # -- the loop --------------------------------------------------------------------
+    async def run(self) -> None:
+        conv = self._load()
+        while True:
+            if self.row.status == "parked":
+                await self._wait_for_answer(conv)
+            outcome = await self.think(conv, self.mailbox, self.row.turns)
+            if not self._settle(conv, outcome):
+                return
+
+    def _load(self) -> Conversation:
+        messages, _ = self.services.store.load_conversation(self.row.id, TASK_KEY)
+        conv = Conversation(self.row.id, TASK_KEY, self.row.origin_target, messages)
+        if not conv.messages:
+            conv.add_text(f"Your task: {self.row.task}")
+        return conv
+
+    def _settle(self, conv: Conversation, outcome: Outcome) -> bool:
+        """Act on how thinking ended; False when the worker's task is over."""
+        if outcome.kind == "parked":
+            return True
+        if outcome.kind == "done":  # stopped calling tools without publishing: that is its result
+            self._publish_now(outcome.text or "(no result)")
+            outcome = Outcome("ended")
+        if outcome.kind == "limit":
+            self._report(
+                f"Worker {self.row.name} stopped: it reached the limit of "
+                f"{self.max_turns} turns (SWITCHBOARD_MAX_TURNS) without publishing."
+            )
+        status = "done" if outcome.kind == "ended" else "failed"
+        self.row.status = status
+        self.checkpoint(conv)
+        self.team.finished(self, status)
+        return False
+
+    def on_turn(self, turns: int, response: object) -> None:
+        self.row.turns = turns
+
+    def checkpoint(self, conv: Conversation, extra: Any = None) -> None:
+        def write() -> None:
+            self.services.store.upsert_worker(self.row)
+            if extra is not None:
+                extra()
+
+        super().checkpoint(conv, write)
+
+    # -- parking -----------------------------------------------------------------------
+    def park_call(self, tool_use_id: str, question_id: str) -> None:
+        self.row.state = {"question_id": question_id, "tool_use_id": tool_use_id}
+
+    def hold_results(
+        self, conv: Conversation, results: list[dict[str, Any]], later: list[Mail]
+    ) -> None:
+        conv_results = [
+            *results,
+            {
+                "type": "tool_result",
+                "tool_use_id": self.row.state["tool_use_id"],
+                "content": PENDING,
+            },
+        ]
+        self.row.state["results"] = conv_results
+        self.row.state["later"] = [mail.msg.to_json() for mail in later]
+        self.effects.consumed.extend(mail.id for mail in later)
+        self.row.status = "parked"
+        question = self._question
+        self._question = None
+
+        def open_question() -> None:
+            if question is not None:
+                self.services.human.open_question(question)
+
+        self.checkpoint(conv, open_question)
+        self.services.events.emit(
+            "worker.parked", self.row.id, question_id=question.id if question else None
+        )
+
+    async def _wait_for_answer(self, conv: Conversation) -> None:
+        question_id = self.row.state["question_id"]
+        held: list[Mail] = []
+        while True:
+            for mail in await self.mailbox.wait():
+                if mail.msg.kind in ("answer", "human") and (
+                    mail.msg.question_id in (None, question_id)
+                ):
+                    self._resume(conv, mail, held)
+                    return
+                held.append(mail)
+
+    def _resume(self, conv: Conversation, answer: Mail, held: list[Mail]) -> None:
+        state = self.row.state
+        text = f"{answer.msg.meta.get('sender') or 'The person'} answered: {answer.msg.text}"
+        results = [
+            dict(r, content=text) if r.get("tool_use_id") == state["tool_use_id"] else r
+            for r in state["results"]
+        ]
+        conv.add_blocks(results)
+        for raw in state.get("later", []):
+            conv.add_text(render(Mail(0, BusMessage.from_json(raw))))
+        self.effects.consumed.append(answer.id)
+        self.absorb(conv, held)
+        question_id = state["question_id"]
+        self.row.state = {}
+        self.row.status = "running"
+        self.checkpoint(
+            conv,
+            lambda: self.services.human.close_question(question_id, "answered", answer.msg.text),
+        )
+        self.services.events.emit("worker.resumed", self.row.id, question_id=question_id)
+
+    # -- tools -------------------------------------------------------------------------
+    def _human_target(self) -> Target:
+        if self.row.origin_target:
+            return Target.parse(self.row.origin_target)
+        if self.services.home is not None:
+            return self.services.home
+        return Target("terminal")
+
+    async def _ask_human(self, args: dict[str, Any]) -> ToolResult:
+        try:
+            target = Target.parse(args["via"]) if args.get("via") else self._human_target()
+        except TargetError as exc:
+            raise ToolError(str(exc)) from exc
+        question_id = uuid.uuid4().hex[:12]
+        conversation = self.row.origin_conversation if not args.get("via") else str(target)
+        self._question = QuestionRow(
+            question_id,
+            self.row.id,
+            args["question"],
+            str(target),
+            conversation,
+            [],
+            "open",
+            time.time(),
+        )
+        self.effects.outbound.append(
+            Outbound(
+                self.row.name,
+                target,
+                args["question"],
+                conversation,
+                kind="question",
+                question_id=question_id,
+                meta={"subject": f"{self.row.name} asks: {args['question']}"},
+            )
+        )
+        return ToolResult("", park=question_id)
+
+    async def _publish(self, args: dict[str, Any]) -> ToolResult:
+        self._publish_now(args["result"])
+        return ToolResult("Published. Your task is complete.", end=True)
+
+    def _publish_now(self, result: str) -> None:
+        self.effects.mail.append(
+            BusMessage(
+                self.row.name,
+                COORDINATOR,
+                result,
+                kind="result",
+                conversation=self.row.origin_conversation,
+                meta={"worker": self.row.id},
+            )
+        )
+        self.services.events.emit("worker.completed", self.row.id, result=result[:2000])
+
+    async def _suggest(self, args: dict[str, Any]) -> str:
+        self.effects.mail.append(
+            BusMessage(
+                self.row.name,
+                COORDINATOR,
+                args["suggestion"],
+                kind="suggestion",
+                conversation=self.row.origin_conversation,
+            )
+        )
+        return "Suggestion sent to the coordinator."
+
+    def _report(self, text: str) -> None:
+        """Tell the coordinator and the person of the origin conversation."""
+        self.effects.mail.append(
+            BusMessage(
+                SYSTEM_SPEAKER,
+                COORDINATOR,
+                text,
+                kind="notice",
+                conversation=self.row.origin_conversation,
+            )
+        )
+        self.effects.outbound.append(
+            Outbound(
+                SYSTEM_SPEAKER,
+                self._human_target(),
+                text,
+                self.row.origin_conversation,
+                kind="notice",
+            )
+        )

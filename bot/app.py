@@ -1,0 +1,172 @@
+"""The composition root: builds the core, the agents and the configured channels,
+restores state from the data dir, and runs them until stopped.
+
+This is the one module of `bot/` that may import `agents` and `channels`. A channel
+module is imported only when that channel is enabled, so an SDK loads only when
+it is used. Every channel package exposes `build(settings, human) -> Channel`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import json
+import logging
+import os
+import time
+from collections.abc import Callable
+from typing import Any
+
+import anthropic
+
+from agents.coordinator import Coordinator
+from agents.llm import Provider
+from agents.services import Limits, Services
+from agents.team import Team
+from bot.bus import Bus
+from bot.channel import Channel
+from bot.events import EventLog
+from bot.human import HumanNode
+from bot.messages import Target
+from bot.store import Store
+from config.settings import Settings
+
+log = logging.getLogger(__name__)
+
+CHANNEL_MODULES = {
+    "terminal": "channels.terminal",
+    "slack": "channels.slack",
+    "discord": "channels.discord",
+    "email": "channels.email",
+}
+RUNTIME_KEY = "runtime"
+RUNTIME_BEAT_SECONDS = 2.0
+
+#: Extensions (memory, triggers) wire themselves into a built app through these.
+Extension = Callable[["App"], Any]
+
+
+def configured_channels(settings: Settings) -> list[str]:
+    return [
+        name
+        for name, on in (
+            ("slack", settings.slack_enabled),
+            ("discord", settings.discord_enabled),
+            ("email", settings.email_enabled),
+        )
+        if on
+    ]
+
+
+def anthropic_client(settings: Settings) -> anthropic.AsyncAnthropic:
+    key = settings.anthropic_api_key.get_secret_value() if settings.anthropic_api_key else None
+    return anthropic.AsyncAnthropic(api_key=key or "unset", base_url=settings.anthropic_base_url)
+
+
+class App:
+    def __init__(
+        self, settings: Settings, channels: list[str], extensions: list[Extension] | None = None
+    ) -> None:
+        self.settings = settings
+        self.channel_names = channels
+        self.extensions = extensions or []
+        self.channels: list[Channel] = []
+        self._tasks: list[asyncio.Task[Any]] = []
+        self.started_at = time.time()
+        self._built = False
+
+    def add_channel(self, channel: Channel) -> None:
+        self.channels.append(channel)
+        self.human.outbox.add_channel(channel)
+
+    def build(self) -> None:
+        if self._built:
+            return
+        self._built = True
+        s = self.settings
+        s.data_dir.mkdir(parents=True, exist_ok=True)
+        self.store = Store(s.db_path)
+        self.events = EventLog(s.data_dir / "events.jsonl")
+        self.bus = Bus(self.store)
+        home = Target.parse(s.home) if s.home else None
+        self.human = HumanNode(
+            self.store, self.bus, self.events, home, retry_base=s.outbox_retry_base_seconds
+        )
+        self.llm = Provider(anthropic_client(s), s.model, s.max_tokens, s.max_llm_calls)
+        limits = Limits(
+            s.max_workers, s.max_turns, s.llm_retry_base_seconds, s.llm_retry_max_seconds
+        )
+        self.services = Services(
+            self.store, self.bus, self.events, self.human, self.llm, s.data_dir, limits
+        )
+        self.team = Team(self.services)
+        self.coordinator = Coordinator(self.services, self.team)
+        for extension in self.extensions:
+            extension(self)
+        for name in self.channel_names:
+            module = importlib.import_module(CHANNEL_MODULES[name])
+            self.add_channel(module.build(s, self.human))
+
+    async def start(self) -> None:
+        self.build()
+        restored = self.team.restore()
+        redelivered = self.bus.restore()
+        rerouted = self.human.restore()
+        self.events.emit(
+            "agent.started",
+            "coordinator",
+            workers=restored,
+            mail=redelivered,
+            inbound=rerouted,
+            pid=os.getpid(),
+        )
+        self._spawn(self.coordinator.run(), "coordinator")
+        self._spawn(self.human.outbox.run(), "outbox")
+        self._spawn(self._beat(), "runtime-beat")
+        for channel in self.channels:
+            await channel.start()
+
+    def _spawn(self, coro: Any, name: str) -> None:
+        task = asyncio.create_task(coro, name=name)
+        task.add_done_callback(_report_death)
+        self._tasks.append(task)
+
+    async def _beat(self) -> None:
+        """Write what `switchboard status` shows about the live process."""
+        while True:
+            self.store.set_kv(
+                RUNTIME_KEY,
+                json.dumps(
+                    {
+                        "pid": os.getpid(),
+                        "started_at": self.started_at,
+                        "beat": time.time(),
+                        "llm_in_flight": self.llm.in_flight,
+                        "llm_waiting": self.llm.waiting,
+                        "sessions": len(self.coordinator.sessions),
+                    }
+                ),
+            )
+            await asyncio.sleep(RUNTIME_BEAT_SECONDS)
+
+    async def stop(self) -> None:
+        for channel in self.channels:
+            try:
+                await channel.stop()
+            except Exception:
+                log.exception("stopping channel %s failed", channel.kind)
+        await self.coordinator.shutdown()
+        await self.team.shutdown()
+        await self.human.outbox.stop()
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        self.store.set_kv(RUNTIME_KEY, json.dumps({"pid": None, "stopped_at": time.time()}))
+        await self.llm.client.close()
+        self.events.close()
+        self.store.close()
+
+
+def _report_death(task: asyncio.Task[Any]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        log.critical("core task %s died", task.get_name(), exc_info=task.exception())

@@ -1,0 +1,164 @@
+"""The human node: one inbox for every channel, the router, and the outbox.
+
+`accept` is what a channel calls for a person's message, before it acks the
+platform: it journals the message (deduplicated by the platform's message id),
+routes it and hands it to the bus, all without waiting on any model. Agents speak
+to people through `say`, which queues the message in the durable outbox.
+The node also keeps the directory the router reads (live workers, open questions).
+"""
+
+from __future__ import annotations
+
+import logging
+
+from bot.bus import Bus
+from bot.events import EventLog
+from bot.messages import HUMAN, BusMessage, DeliveryReceipt, Inbound, Outbound, Target
+from bot.outbox import Outbox
+from bot.router import Directory, Route, route
+from bot.store import QuestionRow, Store
+
+log = logging.getLogger(__name__)
+
+SYSTEM_SPEAKER = "switchboard"
+
+
+class HumanNode:
+    def __init__(
+        self,
+        store: Store,
+        bus: Bus,
+        events: EventLog,
+        home: Target | None,
+        *,
+        retry_base: float = 1.0,
+    ) -> None:
+        self.store = store
+        self.bus = bus
+        self.events = events
+        self.home = home
+        self.directory = Directory()
+        self.outbox = Outbox(
+            store,
+            events,
+            retry_base=retry_base,
+            on_delivered=self._delivered,
+            on_failed=self._failed,
+        )
+
+    # -- inbound ---------------------------------------------------------------------
+    def accept(self, msg: Inbound) -> bool:
+        """Journal and route a person's message. False when it was seen before."""
+        inbound_id = self.store.journal(msg)
+        if inbound_id is None:
+            self.events.emit("message.duplicate", HUMAN, channel=msg.channel, id=msg.message_id)
+            return False
+        self.events.emit(
+            "message.received",
+            HUMAN,
+            channel=msg.channel,
+            conversation=msg.conversation,
+            sender=msg.sender.id,
+            id=msg.message_id,
+        )
+        self._route(inbound_id, msg)
+        return True
+
+    def refuse(self, channel: str, reason: str, **facts: object) -> None:
+        """Record a message that no agent will see (unknown sender, bot, loop...)."""
+        self.events.emit("message.refused", HUMAN, channel=channel, reason=reason, **facts)
+
+    def restore(self) -> int:
+        """After a restart: reload open questions, route what was journaled but not routed."""
+        for q in self.store.open_questions():
+            self.directory.questions[q.id] = q
+        pending = self.store.pending_inbound()
+        for inbound_id, msg in pending:
+            self._route(inbound_id, msg)
+        return len(pending)
+
+    def _route(self, inbound_id: int, msg: Inbound) -> None:
+        decision = route(msg, self.directory)
+        with self.store.tx():
+            if decision.error is not None:
+                self.say(
+                    Outbound(
+                        SYSTEM_SPEAKER,
+                        msg.reply_to,
+                        decision.error,
+                        msg.conversation,
+                        kind="notice",
+                    )
+                )
+            for recipient in decision.recipients:
+                self.bus.send(self._bus_message(inbound_id, msg, decision, recipient))
+            self.store.mark_inbound(inbound_id, "routed")
+        self.events.emit(
+            "message.routed",
+            HUMAN,
+            id=msg.message_id,
+            to=decision.recipients or None,
+            error=decision.error,
+        )
+
+    @staticmethod
+    def _bus_message(inbound_id: int, msg: Inbound, decision: Route, recipient: str) -> BusMessage:
+        question = decision.question
+        return BusMessage(
+            sender=HUMAN,
+            recipient=recipient,
+            text=decision.text,
+            kind="answer" if question is not None and question.worker == recipient else "human",
+            conversation=msg.conversation,
+            inbound_id=inbound_id,
+            question_id=question.id if question is not None else None,
+            meta={
+                "reply_to": str(msg.reply_to),
+                "sender": msg.sender.display,
+                "sender_id": msg.sender.id,
+                "channel": msg.channel,
+            },
+        )
+
+    # -- outbound --------------------------------------------------------------------
+    def say(self, msg: Outbound) -> None:
+        self.outbox.put(msg)
+
+    def _delivered(self, msg: Outbound, receipt: DeliveryReceipt) -> None:
+        if msg.question_id is None:
+            return
+        refs = [*receipt.refs]
+        if receipt.platform_id:
+            refs.append(receipt.platform_id)
+        if receipt.thread:
+            refs.append(str(msg.target.in_thread(receipt.thread)))
+        self.store.add_question_refs(msg.question_id, refs)
+        question = self.directory.questions.get(msg.question_id)
+        if question is not None:
+            question.refs = list(dict.fromkeys([*question.refs, *refs]))
+
+    def _failed(self, msg: Outbound, error: str) -> None:
+        if self.home is None or msg.target == self.home or msg.kind == "failure":
+            return
+        text = f"Could not deliver a message from {msg.agent} to {msg.target}: {error}"
+        self.say(Outbound(SYSTEM_SPEAKER, self.home, text, kind="failure"))
+
+    # -- directory -------------------------------------------------------------------
+    def worker_started(self, worker_id: str, name: str) -> None:
+        self.directory.workers[worker_id] = name
+
+    def worker_gone(self, worker_id: str) -> None:
+        self.directory.workers.pop(worker_id, None)
+        for q in [q for q in self.directory.questions.values() if q.worker == worker_id]:
+            self.close_question(q.id, "cancelled")
+
+    def open_question(self, q: QuestionRow) -> None:
+        self.store.add_question(q)
+        self.directory.questions[q.id] = q
+        self.events.emit("human.question", q.worker, question_id=q.id, target=q.target)
+
+    def close_question(self, question_id: str, status: str, answer: str | None = None) -> None:
+        self.store.close_question(question_id, status, answer)
+        question = self.directory.questions.pop(question_id, None)
+        if question is not None and status == "answered":
+            self.events.emit("human.response", question.worker, question_id=question_id)

@@ -1,0 +1,169 @@
+"""Message types of the core: delivery targets, inbound, outbound and bus messages.
+
+Plain dataclasses, serialisable to JSON for the journal, the outbox and the bus.
+Imports nothing of the project but the standard library.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+HUMAN = "human"
+COORDINATOR = "coordinator"
+BROADCAST = "*"
+TARGET_KINDS = ("slack", "discord", "email", "terminal")
+
+
+class TargetError(ValueError):
+    """A delivery target string that does not parse."""
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """Where a message is delivered: `slack:C1/1700.1`, `email:a@b.c`, `terminal`, ..."""
+
+    kind: str
+    address: str = ""
+    thread: str | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> Target:
+        kind, _, rest = text.strip().partition(":")
+        if kind not in TARGET_KINDS:
+            raise TargetError(
+                f"unknown delivery target {text!r}: use slack:<channel>[/<thread_ts>], "
+                "discord:<channel>[/<thread>], email:<address> or terminal"
+            )
+        if kind == "terminal":
+            return cls("terminal")
+        if not rest:
+            raise TargetError(f"delivery target {text!r} names no {kind} address")
+        if kind == "email":
+            if "@" not in rest:
+                raise TargetError(f"delivery target {text!r} is not an email address")
+            return cls(kind, rest.lower())
+        address, _, thread = rest.partition("/")
+        return cls(kind, address, thread or None)
+
+    def __str__(self) -> str:
+        if self.kind == "terminal":
+            return "terminal"
+        return f"{self.kind}:{self.address}" + (f"/{self.thread}" if self.thread else "")
+
+    def in_thread(self, thread: str | None) -> Target:
+        return Target(self.kind, self.address, thread)
+
+
+@dataclass(slots=True)
+class Sender:
+    """The person behind a message, whatever the channel."""
+
+    id: str
+    name: str = ""
+    is_bot: bool = False
+
+    @property
+    def display(self) -> str:
+        return self.name or self.id
+
+
+@dataclass(slots=True)
+class Inbound:
+    """A message from a person, as a channel hands it to the human node.
+
+    `conversation` is the key of the human conversation (a Slack thread, a Discord
+    thread or DM, an email thread, the terminal); `reply_to` is where answers go;
+    `thread_refs` are the platform references this message answers (email
+    In-Reply-To/References, a thread id), used to find a worker's open question.
+    """
+
+    channel: str
+    message_id: str
+    conversation: str
+    sender: Sender
+    text: str
+    reply_to: Target
+    thread_refs: list[str] = field(default_factory=list)
+    meta: dict[str, Any] = field(default_factory=dict)
+    received_at: float = field(default_factory=time.time)
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["reply_to"] = str(self.reply_to)
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Inbound:
+        data = dict(data)
+        data["sender"] = Sender(**data["sender"])
+        data["reply_to"] = Target.parse(data["reply_to"])
+        return cls(**data)
+
+
+@dataclass(slots=True)
+class Outbound:
+    """A message from an agent to a person, queued in the durable outbox.
+
+    `kind` is `reply`, `question` (a worker's `ask_human`; `question_id` set) or
+    `notice`. `meta` carries channel-specific threading facts (email subject and
+    references, ...), filled in by whoever knows them.
+    """
+
+    agent: str
+    target: Target
+    text: str
+    conversation: str | None = None
+    kind: str = "reply"
+    question_id: str | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+    id: str = field(default_factory=lambda: uuid.uuid4().hex)
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["target"] = str(self.target)
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Outbound:
+        data = dict(data)
+        data["target"] = Target.parse(data["target"])
+        return cls(**data)
+
+
+@dataclass(slots=True)
+class BusMessage:
+    """What travels between nodes: human -> agent, agent -> agent.
+
+    `kind`: `human` (a person's message), `answer` (a person's answer to an open
+    question; `question_id` set), `result` (a worker published), `suggestion`,
+    `message` (agent to agent), `notice` (runtime facts for the coordinator), `task`
+    (a trigger waking an agent).
+    """
+
+    sender: str
+    recipient: str
+    text: str
+    kind: str = "message"
+    conversation: str | None = None
+    inbound_id: int | None = None
+    question_id: str | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> BusMessage:
+        return cls(**data)
+
+
+@dataclass(slots=True)
+class DeliveryReceipt:
+    """What a channel reports after delivering: the platform's id for the message."""
+
+    platform_id: str | None = None
+    thread: str | None = None
+    refs: list[str] = field(default_factory=list)

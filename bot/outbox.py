@@ -1,0 +1,180 @@
+"""The durable outbox: every message to a person is stored, then delivered.
+
+Rows are delivered in order per target (one task per target key at a time),
+concurrently across targets. Each channel states its pacing (`pace_seconds`
+between posts to one target); a platform's Retry-After pauses that target. Transient
+failures back off exponentially with jitter; a permanent failure is recorded as an
+event and reported to the home target. Nothing is dropped on a crash: a row is
+marked sent only after the channel returned.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import time
+from collections.abc import Callable
+from dataclasses import asdict
+
+from bot.channel import Channel, PermanentDeliveryError, TransientDeliveryError
+from bot.events import EventLog
+from bot.messages import DeliveryReceipt, Outbound
+from bot.store import OutboxRow, Store
+
+log = logging.getLogger(__name__)
+
+MAX_BACKOFF = 300.0
+
+
+def backoff(attempt: int, base: float, cap: float = MAX_BACKOFF) -> float:
+    """Exponential backoff with full jitter on the upper half: base * 2^attempt."""
+    delay = min(cap, base * (2**attempt))
+    return delay / 2 + random.random() * delay / 2
+
+
+class Pacer:
+    """The earliest moment each target may receive its next post."""
+
+    def __init__(self) -> None:
+        self._free_at: dict[str, float] = {}
+
+    async def wait(self, key: str) -> None:
+        delay = self._free_at.get(key, 0.0) - time.monotonic()
+        if delay > 0:
+            await asyncio.sleep(delay)
+
+    def hold(self, key: str, seconds: float) -> None:
+        self._free_at[key] = max(self._free_at.get(key, 0.0), time.monotonic() + seconds)
+
+
+Delivered = Callable[[Outbound, DeliveryReceipt], None]
+Failed = Callable[[Outbound, str], None]
+
+
+class Outbox:
+    def __init__(
+        self,
+        store: Store,
+        events: EventLog,
+        *,
+        retry_base: float = 1.0,
+        on_delivered: Delivered | None = None,
+        on_failed: Failed | None = None,
+    ) -> None:
+        self.store = store
+        self.events = events
+        self.retry_base = retry_base
+        self.channels: dict[str, Channel] = {}
+        self.pacer = Pacer()
+        self._on_delivered = on_delivered
+        self._on_failed = on_failed
+        self._wake = asyncio.Event()
+        self._busy: set[str] = set()
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def add_channel(self, channel: Channel) -> None:
+        self.channels[channel.kind] = channel
+        self.wake()
+
+    def put(self, msg: Outbound) -> None:
+        """Store the message (inside the caller's transaction, if any) and wake the loop."""
+        self.store.enqueue(msg)
+        self.wake()
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    async def run(self) -> None:
+        while True:
+            self._wake.clear()
+            for key, rows in self._due_by_target().items():
+                self._busy.add(key)
+                task = asyncio.create_task(self._drain(key, rows))
+                self._tasks.add(task)
+                task.add_done_callback(self._tasks.discard)
+            await self._sleep_until_due()
+
+    async def stop(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    def _due_by_target(self) -> dict[str, list[OutboxRow]]:
+        groups: dict[str, list[OutboxRow]] = {}
+        for row in self.store.due_outbox(time.time()):
+            key = str(row.message.target)
+            if row.message.target.kind not in self.channels:
+                self._fail(row, f"no {row.message.target.kind} channel is configured")
+            elif key not in self._busy:
+                groups.setdefault(key, []).append(row)
+        return groups
+
+    async def _sleep_until_due(self) -> None:
+        next_at = self.store.next_outbox_time()
+        timeout = None if next_at is None else next_at - time.time()
+        if timeout is not None and timeout <= 0:
+            # what is due belongs to targets being drained; their end wakes us
+            timeout = None if self._busy else 0.01
+        try:
+            await asyncio.wait_for(self._wake.wait(), timeout)
+        except TimeoutError:
+            pass
+
+    async def _drain(self, key: str, rows: list[OutboxRow]) -> None:
+        try:
+            for row in rows:
+                if not await self._deliver(key, row):
+                    break  # keep order: later rows wait for this one
+        finally:
+            self._busy.discard(key)
+            self.wake()
+
+    async def _deliver(self, key: str, row: OutboxRow) -> bool:
+        msg = row.message
+        channel = self.channels[msg.target.kind]
+        await self.pacer.wait(key)
+        try:
+            receipt = await channel.deliver(msg)
+        except TransientDeliveryError as exc:
+            return self._retry(key, row, str(exc), exc.retry_after)
+        except PermanentDeliveryError as exc:
+            self._fail(row, str(exc))
+            return True
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # an adapter bug must not stop the outbox
+            log.exception("delivery to %s raised", key)
+            return self._retry(key, row, f"{type(exc).__name__}: {exc}", None)
+        self.pacer.hold(key, channel.pace_seconds)
+        self.store.outbox_sent(row.seq, asdict(receipt))
+        self.events.emit("message.sent", msg.agent, target=key, kind=msg.kind, id=msg.id)
+        if self._on_delivered is not None:
+            self._on_delivered(msg, receipt)
+        return True
+
+    def _retry(self, key: str, row: OutboxRow, error: str, retry_after: float | None) -> bool:
+        delay = retry_after if retry_after is not None else backoff(row.attempts, self.retry_base)
+        self.pacer.hold(key, delay)
+        self.store.outbox_retry(row.seq, time.time() + delay, error)
+        self.events.emit(
+            "outbox.retry",
+            row.message.agent,
+            target=key,
+            error=error,
+            delay=round(delay, 3),
+            attempt=row.attempts + 1,
+        )
+        return False
+
+    def _fail(self, row: OutboxRow, error: str) -> None:
+        self.store.outbox_failed(row.seq, error)
+        self.events.emit(
+            "outbox.failed",
+            row.message.agent,
+            target=str(row.message.target),
+            error=error,
+            id=row.message.id,
+        )
+        if self._on_failed is not None:
+            self._on_failed(row.message, error)

@@ -1,0 +1,88 @@
+"""Routing rules for a person's message (the external contract's "Routing").
+
+1. `@Name ...` (after the bot's own mention, which the channel strips) goes to the
+   worker Name, case-insensitive; `@coordinator` to the coordinator; `@all`, `@*`
+   or a leading `*` to everyone. `@Name` for no such worker is an error naming the
+   workers that exist.
+2. Otherwise, a reply inside the thread of a worker's open question goes to that
+   worker as the answer (an exact platform reference, such as an email's
+   In-Reply-To, wins over a shared thread; among several, the latest question).
+3. Everything else goes to the coordinator.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from bot.messages import COORDINATOR, Inbound
+from bot.store import QuestionRow
+
+_ADDRESS = re.compile(r"^\s*@([\w.\-*]+)[\s,:]*(.*)$", re.DOTALL)
+_STAR = re.compile(r"^\s*\*(?:\s+|$)(.*)$", re.DOTALL)
+BROADCAST_NAMES = {"all", "*", "everyone"}
+
+
+@dataclass(slots=True)
+class Route:
+    recipients: list[str] = field(default_factory=list)
+    text: str = ""
+    question: QuestionRow | None = None
+    error: str | None = None
+
+
+class Directory:
+    """What the router knows: the live workers and the open questions."""
+
+    def __init__(self) -> None:
+        self.workers: dict[str, str] = {}  # id (lower case) -> display name
+        self.questions: dict[str, QuestionRow] = {}
+
+    def names(self) -> list[str]:
+        return sorted(self.workers.values(), key=str.lower)
+
+
+def route(msg: Inbound, directory: Directory) -> Route:
+    text = msg.text.strip()
+    star = _STAR.match(text)
+    if star:
+        return Route([COORDINATOR, *directory.workers], star.group(1).strip())
+    addressed = _ADDRESS.match(text)
+    if addressed:
+        name, rest = addressed.group(1).lower(), addressed.group(2).strip()
+        if name in BROADCAST_NAMES:
+            return Route([COORDINATOR, *directory.workers], rest)
+        if name == COORDINATOR:
+            return Route([COORDINATOR], rest)
+        if name in directory.workers:
+            return Route([name], rest, _question_of(name, directory))
+        return Route(error=_unknown(addressed.group(1), directory))
+    question = _question_for(msg, directory)
+    if question is not None:
+        return Route([question.worker], text, question)
+    return Route([COORDINATOR], text)
+
+
+def _question_of(worker: str, directory: Directory) -> QuestionRow | None:
+    mine = [q for q in directory.questions.values() if q.worker == worker]
+    return max(mine, key=lambda q: q.asked_at) if mine else None
+
+
+def _question_for(msg: Inbound, directory: Directory) -> QuestionRow | None:
+    refs = set(msg.thread_refs)
+    exact = [q for q in directory.questions.values() if refs & set(q.refs)]
+    if exact:
+        return max(exact, key=lambda q: q.asked_at)
+    in_thread = [
+        q
+        for q in directory.questions.values()
+        if msg.conversation == q.conversation or msg.conversation in q.refs
+    ]
+    return max(in_thread, key=lambda q: q.asked_at) if in_thread else None
+
+
+def _unknown(name: str, directory: Directory) -> str:
+    names = directory.names()
+    if not names:
+        return f"There is no worker called {name}; no workers are running right now."
+    return f"There is no worker called {name}. Workers: {', '.join(names)}."

@@ -1,0 +1,103 @@
+"""`switchboard status`: what runs, what waits, what is due — read from the data dir.
+
+Works whether or not the bot runs: it reads the SQLite database (read-only) and the
+runtime beat the live process writes every few seconds. Other parts add sections
+(triggers) by registering a function in `SECTIONS`.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+
+from bot.store import Store
+
+STALE_AFTER = 10.0
+Section = Callable[[Store], str]
+SECTIONS: list[Section] = []
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    cells = [[str(c) for c in headers], *[[_cell(c) for c in row] for row in rows]]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in cells]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def _cell(value: object) -> str:
+    text = "" if value is None else str(value).replace("\n", " ")
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def ago(ts: float | None, now: float | None = None) -> str:
+    if not ts:
+        return "-"
+    seconds = int((now or time.time()) - ts)
+    if seconds < 0:
+        return "in " + ago(now or time.time(), ts)
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit} ago"
+    return f"{seconds}s ago"
+
+
+def when(ts: float | None) -> str:
+    if ts is None:
+        return "-"
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def _runtime(store: Store) -> str:
+    raw = store.get_kv("runtime")
+    beat = json.loads(raw) if raw else {}
+    if beat.get("pid") and time.time() - beat.get("beat", 0) < STALE_AFTER:
+        return (
+            f"Switchboard: running (pid {beat['pid']}, up {ago(beat['started_at'])[:-4]}), "
+            f"LLM calls in flight {beat['llm_in_flight']}, waiting for a slot "
+            f"{beat['llm_waiting']}, open conversations {beat['sessions']}"
+        )
+    return "Switchboard: not running" + (
+        f" (last seen {ago(beat['beat'])})" if beat.get("beat") else ""
+    )
+
+
+def _agents(store: Store) -> str:
+    rows: list[list[object]] = [["coordinator", "coordinator", "live", "-", "-", "-"]]
+    for w in store.workers():
+        if w.status in ("running", "parked", "idle") or time.time() - w.updated_at < 86400:
+            rows.append([w.name, "worker", w.status, w.turns, ago(w.updated_at), w.task])
+    return "Agents\n" + table(["name", "kind", "state", "turns", "active", "task"], rows)
+
+
+def _questions(store: Store) -> str:
+    rows = [[q.id, q.worker, q.target, ago(q.asked_at), q.question] for q in store.open_questions()]
+    if not rows:
+        return "Open questions: none"
+    return "Open questions\n" + table(["id", "worker", "asked in", "asked", "question"], rows)
+
+
+def _channels(store: Store) -> str:
+    rows = [[c, s, d, ago(t)] for c, s, d, t in store.health()]
+    if not rows:
+        return "Channels: none has run yet"
+    return "Channels\n" + table(["channel", "state", "detail", "updated"], rows)
+
+
+def _outbox(store: Store) -> str:
+    counts = store.outbox_counts()
+    return "Outbox: " + ", ".join(f"{counts.get(k, 0)} {k}" for k in ("pending", "sent", "failed"))
+
+
+def render_status(store: Store) -> str:
+    parts = [_runtime(store), _agents(store), _questions(store)]
+    for section in SECTIONS:
+        try:
+            parts.append(section(store))
+        except sqlite3.Error as exc:
+            parts.append(f"({section.__name__}: unreadable: {exc})")
+    parts += [_channels(store), _outbox(store)]
+    return "\n\n".join(parts)

@@ -1,0 +1,370 @@
+"""Durable state in one SQLite database (WAL) in the data dir.
+
+Tables: the inbound journal, the bus mail (durable agent mailboxes), the outbox,
+agent conversations, workers, open questions, key/value channel state and channel
+health. Everything runs on the event loop's thread; `tx()` groups writes that must
+land together (a conversation checkpoint with the mail it consumed and the replies
+it queued). Swapping this for PostgreSQL means rewriting this module only.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bot.messages import BusMessage, Inbound, Outbound
+
+log = logging.getLogger(__name__)
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS inbound (
+    id INTEGER PRIMARY KEY, channel TEXT NOT NULL, message_id TEXT NOT NULL,
+    conversation TEXT NOT NULL, payload TEXT NOT NULL, status TEXT NOT NULL DEFAULT 'pending',
+    received_at REAL NOT NULL, UNIQUE (channel, message_id));
+CREATE INDEX IF NOT EXISTS inbound_status ON inbound (status);
+CREATE TABLE IF NOT EXISTS mail (
+    id INTEGER PRIMARY KEY, recipient TEXT NOT NULL, payload TEXT NOT NULL,
+    created_at REAL NOT NULL);
+CREATE INDEX IF NOT EXISTS mail_recipient ON mail (recipient);
+CREATE TABLE IF NOT EXISTS outbox (
+    seq INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, target TEXT NOT NULL,
+    payload TEXT NOT NULL, status TEXT NOT NULL DEFAULT 'pending',
+    attempts INTEGER NOT NULL DEFAULT 0,
+    next_at REAL NOT NULL, created_at REAL NOT NULL, sent_at REAL, error TEXT, receipt TEXT);
+CREATE INDEX IF NOT EXISTS outbox_pending ON outbox (status, next_at);
+CREATE TABLE IF NOT EXISTS conversations (
+    agent TEXT NOT NULL, key TEXT NOT NULL, target TEXT, messages TEXT NOT NULL,
+    updated_at REAL NOT NULL, PRIMARY KEY (agent, key));
+CREATE TABLE IF NOT EXISTS workers (
+    id TEXT PRIMARY KEY, name TEXT NOT NULL, task TEXT NOT NULL, status TEXT NOT NULL,
+    origin_conversation TEXT, origin_target TEXT, turns INTEGER NOT NULL DEFAULT 0,
+    state TEXT NOT NULL DEFAULT '{}', error TEXT, created_at REAL NOT NULL,
+    updated_at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS questions (
+    id TEXT PRIMARY KEY, worker TEXT NOT NULL, question TEXT NOT NULL, target TEXT NOT NULL,
+    conversation TEXT, refs TEXT NOT NULL DEFAULT '[]', status TEXT NOT NULL DEFAULT 'open',
+    asked_at REAL NOT NULL, answered_at REAL, answer TEXT);
+CREATE INDEX IF NOT EXISTS questions_open ON questions (status);
+CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS health (
+    channel TEXT PRIMARY KEY, state TEXT NOT NULL, detail TEXT NOT NULL DEFAULT '',
+    updated_at REAL NOT NULL);
+"""
+
+ACTIVE_WORKER_STATES = ("running", "parked", "idle")
+
+
+@dataclass(slots=True)
+class WorkerRow:
+    id: str
+    name: str
+    task: str
+    status: str
+    origin_conversation: str | None
+    origin_target: str | None
+    turns: int
+    state: dict[str, Any]
+    error: str | None
+    created_at: float
+    updated_at: float
+
+
+@dataclass(slots=True)
+class QuestionRow:
+    id: str
+    worker: str
+    question: str
+    target: str
+    conversation: str | None
+    refs: list[str]
+    status: str
+    asked_at: float
+
+
+@dataclass(slots=True)
+class OutboxRow:
+    seq: int
+    message: Outbound
+    attempts: int
+    next_at: float
+
+
+class Store:
+    """The SQLite database of one data dir."""
+
+    def __init__(self, path: Path, *, readonly: bool = False) -> None:
+        self.path = path
+        if readonly:
+            self.db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self.db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            self.db.executescript(SCHEMA)
+        self.db.execute("PRAGMA busy_timeout=5000")
+        self._depth = 0
+
+    def close(self) -> None:
+        self.db.close()
+
+    @contextmanager
+    def tx(self) -> Iterator[None]:
+        """Group writes: all land or none do. Nests."""
+        if self._depth == 0:
+            self.db.execute("BEGIN IMMEDIATE")
+        self._depth += 1
+        try:
+            yield
+        except BaseException:
+            self._depth -= 1
+            if self._depth == 0:
+                self.db.execute("ROLLBACK")
+            raise
+        self._depth -= 1
+        if self._depth == 0:
+            self.db.execute("COMMIT")
+
+    def _x(self, sql: str, args: tuple[Any, ...] = ()) -> sqlite3.Cursor:
+        return self.db.execute(sql, args)
+
+    # -- inbound journal -------------------------------------------------------------
+    def journal(self, msg: Inbound) -> int | None:
+        """Record a message from a person; None when it was journaled before."""
+        cur = self._x(
+            "INSERT OR IGNORE INTO inbound"
+            " (channel, message_id, conversation, payload, received_at) VALUES (?, ?, ?, ?, ?)",
+            (
+                msg.channel,
+                msg.message_id,
+                msg.conversation,
+                json.dumps(msg.to_json()),
+                msg.received_at,
+            ),
+        )
+        return cur.lastrowid if cur.rowcount else None
+
+    def mark_inbound(self, inbound_id: int, status: str) -> None:
+        self._x("UPDATE inbound SET status = ? WHERE id = ?", (status, inbound_id))
+
+    def pending_inbound(self) -> list[tuple[int, Inbound]]:
+        rows = self._x("SELECT id, payload FROM inbound WHERE status = 'pending' ORDER BY id")
+        return [(row[0], Inbound.from_json(json.loads(row[1]))) for row in rows]
+
+    # -- durable bus mail ------------------------------------------------------------
+    def put_mail(self, msg: BusMessage) -> int:
+        cur = self._x(
+            "INSERT INTO mail (recipient, payload, created_at) VALUES (?, ?, ?)",
+            (msg.recipient, json.dumps(msg.to_json()), time.time()),
+        )
+        assert cur.lastrowid is not None
+        return cur.lastrowid
+
+    def consume_mail(self, mail_ids: list[int]) -> None:
+        self.db.executemany("DELETE FROM mail WHERE id = ?", [(i,) for i in mail_ids])
+
+    def all_mail(self) -> list[tuple[int, BusMessage]]:
+        rows = self._x("SELECT id, payload FROM mail ORDER BY id")
+        return [(row[0], BusMessage.from_json(json.loads(row[1]))) for row in rows]
+
+    # -- outbox ----------------------------------------------------------------------
+    def enqueue(self, msg: Outbound) -> None:
+        now = time.time()
+        self._x(
+            "INSERT OR IGNORE INTO outbox (id, target, payload, next_at, created_at)"
+            " VALUES (?, ?, ?, ?, ?)",
+            (msg.id, str(msg.target), json.dumps(msg.to_json()), now, now),
+        )
+
+    def due_outbox(self, now: float, limit: int = 200) -> list[OutboxRow]:
+        rows = self._x(
+            "SELECT seq, payload, attempts, next_at FROM outbox WHERE status = 'pending'"
+            " AND next_at <= ? ORDER BY seq LIMIT ?",
+            (now, limit),
+        )
+        return [OutboxRow(r[0], Outbound.from_json(json.loads(r[1])), r[2], r[3]) for r in rows]
+
+    def next_outbox_time(self) -> float | None:
+        row = self._x("SELECT MIN(next_at) FROM outbox WHERE status = 'pending'").fetchone()
+        return row[0] if row else None
+
+    def outbox_sent(self, seq: int, receipt: dict[str, Any]) -> None:
+        self._x(
+            "UPDATE outbox SET status = 'sent', sent_at = ?, receipt = ? WHERE seq = ?",
+            (time.time(), json.dumps(receipt), seq),
+        )
+
+    def outbox_retry(self, seq: int, next_at: float, error: str) -> None:
+        self._x(
+            "UPDATE outbox SET attempts = attempts + 1, next_at = ?, error = ? WHERE seq = ?",
+            (next_at, error, seq),
+        )
+
+    def outbox_failed(self, seq: int, error: str) -> None:
+        self._x(
+            "UPDATE outbox SET status = 'failed', attempts = attempts + 1, error = ? WHERE seq = ?",
+            (error, seq),
+        )
+
+    def outbox_counts(self) -> dict[str, int]:
+        rows = self._x("SELECT status, COUNT(*) FROM outbox GROUP BY status")
+        return {row[0]: row[1] for row in rows}
+
+    # -- conversations ---------------------------------------------------------------
+    def save_conversation(
+        self, agent: str, key: str, messages: list[dict[str, Any]], target: str | None
+    ) -> None:
+        self._x(
+            "INSERT INTO conversations (agent, key, target, messages, updated_at)"
+            " VALUES (?, ?, ?, ?, ?) ON CONFLICT (agent, key) DO UPDATE SET"
+            " messages = excluded.messages, updated_at = excluded.updated_at,"
+            " target = COALESCE(excluded.target, conversations.target)",
+            (agent, key, target, json.dumps(messages), time.time()),
+        )
+
+    def load_conversation(self, agent: str, key: str) -> tuple[list[dict[str, Any]], str | None]:
+        row = self._x(
+            "SELECT messages, target FROM conversations WHERE agent = ? AND key = ?", (agent, key)
+        ).fetchone()
+        if row is None:
+            return [], None
+        try:
+            return json.loads(row[0]), row[1]
+        except json.JSONDecodeError:
+            log.error("conversation %s/%s is corrupt; starting it afresh", agent, key)
+            return [], row[1]
+
+    def conversation_target(self, agent: str, key: str) -> str | None:
+        row = self._x(
+            "SELECT target FROM conversations WHERE agent = ? AND key = ?", (agent, key)
+        ).fetchone()
+        return row[0] if row else None
+
+    def unfinished_conversations(self, agent: str) -> list[str]:
+        """Keys whose last message awaits the model (a crash interrupted the turn)."""
+        rows = self._x("SELECT key, messages FROM conversations WHERE agent = ?", (agent,))
+        keys = []
+        for key, raw in rows:
+            try:
+                messages = json.loads(raw)
+            except json.JSONDecodeError:
+                continue
+            if messages and messages[-1].get("role") == "user":
+                keys.append(key)
+        return keys
+
+    # -- workers ---------------------------------------------------------------------
+    def upsert_worker(self, row: WorkerRow) -> None:
+        self._x(
+            "INSERT INTO workers (id, name, task, status, origin_conversation, origin_target,"
+            " turns, state, error, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)"
+            " ON CONFLICT (id) DO UPDATE SET name=excluded.name, task=excluded.task,"
+            " status=excluded.status, origin_conversation=excluded.origin_conversation,"
+            " origin_target=excluded.origin_target, turns=excluded.turns, state=excluded.state,"
+            " error=excluded.error, updated_at=excluded.updated_at",
+            (
+                row.id,
+                row.name,
+                row.task,
+                row.status,
+                row.origin_conversation,
+                row.origin_target,
+                row.turns,
+                json.dumps(row.state),
+                row.error,
+                row.created_at,
+                time.time(),
+            ),
+        )
+
+    def workers(self, statuses: tuple[str, ...] | None = None) -> list[WorkerRow]:
+        sql = "SELECT * FROM workers"
+        args: tuple[Any, ...] = ()
+        if statuses:
+            sql += f" WHERE status IN ({','.join('?' * len(statuses))})"
+            args = statuses
+        out = []
+        for r in self._x(sql + " ORDER BY created_at", args):
+            try:
+                out.append(
+                    WorkerRow(
+                        r[0],
+                        r[1],
+                        r[2],
+                        r[3],
+                        r[4],
+                        r[5],
+                        r[6],
+                        json.loads(r[7]),
+                        r[8],
+                        r[9],
+                        r[10],
+                    )
+                )
+            except (json.JSONDecodeError, TypeError) as exc:
+                log.error("worker row %r is corrupt (%s); skipped", r[0], exc)
+        return out
+
+    # -- open questions --------------------------------------------------------------
+    def add_question(self, q: QuestionRow) -> None:
+        self._x(
+            "INSERT OR REPLACE INTO questions (id, worker, question, target, conversation, refs,"
+            " status, asked_at) VALUES (?,?,?,?,?,?,?,?)",
+            (
+                q.id,
+                q.worker,
+                q.question,
+                q.target,
+                q.conversation,
+                json.dumps(q.refs),
+                q.status,
+                q.asked_at,
+            ),
+        )
+
+    def add_question_refs(self, question_id: str, refs: list[str]) -> None:
+        row = self._x("SELECT refs FROM questions WHERE id = ?", (question_id,)).fetchone()
+        if row is not None:
+            merged = list(dict.fromkeys([*json.loads(row[0]), *refs]))
+            self._x("UPDATE questions SET refs = ? WHERE id = ?", (json.dumps(merged), question_id))
+
+    def close_question(self, question_id: str, status: str, answer: str | None = None) -> None:
+        self._x(
+            "UPDATE questions SET status = ?, answer = ?, answered_at = ? WHERE id = ?",
+            (status, answer, time.time(), question_id),
+        )
+
+    def open_questions(self) -> list[QuestionRow]:
+        rows = self._x(
+            "SELECT id, worker, question, target, conversation, refs, status, asked_at"
+            " FROM questions WHERE status = 'open' ORDER BY asked_at"
+        )
+        return [
+            QuestionRow(r[0], r[1], r[2], r[3], r[4], json.loads(r[5]), r[6], r[7]) for r in rows
+        ]
+
+    # -- channel state and health ----------------------------------------------------
+    def get_kv(self, key: str) -> str | None:
+        row = self._x("SELECT value FROM kv WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def set_kv(self, key: str, value: str) -> None:
+        self._x("INSERT OR REPLACE INTO kv (key, value) VALUES (?, ?)", (key, value))
+
+    def set_health(self, channel: str, state: str, detail: str = "") -> None:
+        self._x(
+            "INSERT OR REPLACE INTO health (channel, state, detail, updated_at) VALUES (?,?,?,?)",
+            (channel, state, detail, time.time()),
+        )
+
+    def health(self) -> list[tuple[str, str, str, float]]:
+        return list(
+            self._x("SELECT channel, state, detail, updated_at FROM health ORDER BY channel")
+        )

@@ -1,0 +1,304 @@
+"""Settings: the TOML file first, then the environment (the environment wins).
+
+This module imports nothing of the project. It is read once, at the entry point;
+everything else receives the validated `Settings` object.
+
+Every field has exactly one environment variable (`env_name`). Core fields use the
+`SWITCHBOARD_` prefix; platform fields keep the platform's conventional names
+(`SLACK_BOT_TOKEN`, `IMAP_HOST`, ...). In the TOML file a field is written either
+flat (`slack_bot_token = ...`) or in its section (`[slack]` / `bot_token = ...`).
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+TARGET_KINDS = ("slack", "discord", "email", "terminal")
+# Fields whose environment variable is the upper-cased field name without prefix.
+_PLATFORM_PREFIXES = ("anthropic_", "slack_", "discord_", "email_", "imap_", "smtp_")
+# TOML sections whose keys are flattened to `<section>_<key>`.
+_SECTIONS = ("anthropic", "slack", "discord", "email", "imap", "smtp")
+
+
+class SettingsError(Exception):
+    """A setting is missing or malformed; the message is one line naming the variable."""
+
+
+def env_name(field: str) -> str:
+    """The one environment variable that sets `field`."""
+    if field == "port":
+        return "PORT"
+    if field.startswith(_PLATFORM_PREFIXES):
+        return field.upper()
+    return f"SWITCHBOARD_{field.upper()}"
+
+
+def _split_csv(value: Any) -> Any:
+    if isinstance(value, str):
+        return [part.strip() for part in value.split(",") if part.strip()]
+    return value
+
+
+def _check_target(value: str) -> str:
+    kind = value.split(":", 1)[0]
+    if kind not in TARGET_KINDS or (kind != "terminal" and ":" not in value):
+        raise ValueError(
+            "must be a delivery target like slack:C123, slack:C123/1700.1, discord:123, "
+            "discord:123/456, email:you@example.com or terminal"
+        )
+    return value
+
+
+class ScheduleConfig(BaseModel):
+    """One `[[schedules]]` entry of the config file."""
+
+    name: str
+    cron: str
+    action: str
+    timezone: str | None = None
+    deliver_to: str | None = None
+    agent: str = "coordinator"
+    missed: Literal["catch_up", "skip"] = "catch_up"
+    grace_seconds: int = Field(default=3600, ge=0)
+
+    _target = field_validator("deliver_to")(lambda v: v if v is None else _check_target(v))
+
+
+class HeartbeatConfig(BaseModel):
+    """The `[heartbeat]` section: a periodic check-in with a checklist."""
+
+    interval_seconds: int = Field(ge=10)
+    checklist: list[str] = Field(default_factory=list)
+    deliver_to: str | None = None
+    agent: str = "coordinator"
+
+    _target = field_validator("deliver_to")(lambda v: v if v is None else _check_target(v))
+
+
+class Settings(BaseSettings):
+    """Every setting of Switchboard, validated once at start."""
+
+    model_config = SettingsConfigDict(extra="ignore", validate_default=True)
+
+    # LLM
+    anthropic_api_key: SecretStr | None = None
+    anthropic_base_url: str | None = None
+    model: str = "claude-sonnet-5"
+    max_tokens: int = Field(default=4096, ge=256)
+    max_llm_calls: int = Field(default=8, ge=1)
+    llm_retry_base_seconds: float = Field(default=2.0, gt=0)
+    llm_retry_max_seconds: float = Field(default=300.0, gt=0)
+
+    # Core
+    data_dir: Path = Path("./var")
+    home: str | None = None
+    timezone: str = "UTC"
+    max_workers: int = Field(default=8, ge=1)
+    max_turns: int = Field(default=40, ge=1)
+    outbox_retry_base_seconds: float = Field(default=1.0, gt=0)
+    http_port: int | None = Field(default=None, ge=1, le=65535)
+    port: int | None = Field(default=None, ge=1, le=65535)
+
+    # Slack
+    slack_bot_token: SecretStr | None = None
+    slack_app_token: SecretStr | None = None
+    slack_signing_secret: SecretStr | None = None
+    slack_api_url: str = "https://slack.com/api/"
+    slack_allowed_users: list[str] = Field(default_factory=list)
+
+    # Discord
+    discord_bot_token: SecretStr | None = None
+    discord_api_url: str = "https://discord.com/api/v10"
+    discord_gateway_url: str | None = None
+    discord_allowed_users: list[str] = Field(default_factory=list)
+    discord_allowed_channels: list[str] = Field(default_factory=list)
+
+    # Email
+    email_address: str | None = None
+    email_allowed_senders: list[str] = Field(default_factory=list)
+    imap_host: str | None = None
+    imap_port: int | None = Field(default=None, ge=1, le=65535)
+    imap_user: str | None = None
+    imap_password: SecretStr | None = None
+    imap_tls: Literal["ssl", "starttls", "none"] = "ssl"
+    smtp_host: str | None = None
+    smtp_port: int | None = Field(default=None, ge=1, le=65535)
+    smtp_user: str | None = None
+    smtp_password: SecretStr | None = None
+    smtp_tls: Literal["ssl", "starttls", "none"] = "starttls"
+
+    # Triggers (config file only)
+    schedules: list[ScheduleConfig] = Field(default_factory=list)
+    heartbeat: HeartbeatConfig | None = None
+
+    _csv = field_validator(
+        "slack_allowed_users",
+        "discord_allowed_users",
+        "discord_allowed_channels",
+        "email_allowed_senders",
+        mode="before",
+    )(_split_csv)
+
+    @field_validator("home")
+    @classmethod
+    def _home_is_target(cls, value: str | None) -> str | None:
+        return value if value is None else _check_target(value)
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, value: str) -> str:
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError) as exc:
+            raise ValueError("is not an IANA time zone (e.g. UTC, Europe/Berlin)") from exc
+        return value
+
+    @field_validator("email_allowed_senders")
+    @classmethod
+    def _lower(cls, value: list[str]) -> list[str]:
+        return [v.lower() for v in value]
+
+    @model_validator(mode="after")
+    def _channels_complete(self) -> Settings:
+        if self.slack_bot_token and not (self.slack_app_token or self.slack_signing_secret):
+            raise _FieldProblem(
+                "slack_app_token",
+                "set SLACK_APP_TOKEN (Socket Mode) or SLACK_SIGNING_SECRET (HTTP)",
+            )
+        if (self.slack_app_token or self.slack_signing_secret) and not self.slack_bot_token:
+            raise _FieldProblem("slack_bot_token", "is required when Slack is configured")
+        if self.email_address:
+            for name in ("imap_host", "imap_user", "imap_password", "smtp_host"):
+                if not getattr(self, name):
+                    raise _FieldProblem(name, "is required when EMAIL_ADDRESS is set")
+        return self
+
+    # -- derived facts ---------------------------------------------------------------
+    @property
+    def slack_enabled(self) -> bool:
+        return self.slack_bot_token is not None
+
+    @property
+    def discord_enabled(self) -> bool:
+        return self.discord_bot_token is not None
+
+    @property
+    def email_enabled(self) -> bool:
+        return self.email_address is not None
+
+    @property
+    def listen_port(self) -> int:
+        """The HTTP port: SWITCHBOARD_HTTP_PORT, else PORT (Procfile hosts), else 3000."""
+        return self.http_port or self.port or 3000
+
+    @property
+    def db_path(self) -> Path:
+        return self.data_dir / "switchboard.db"
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (init_settings,)
+
+
+class _FieldProblem(ValueError):
+    def __init__(self, field: str, problem: str) -> None:
+        super().__init__(problem)
+        self.field = field
+        self.problem = problem
+
+
+def _flatten_toml(data: Mapping[str, Any]) -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for key, value in data.items():
+        if key in _SECTIONS and isinstance(value, Mapping):
+            flat.update({f"{key}_{inner}": v for inner, v in value.items()})
+        elif key == "switchboard" and isinstance(value, Mapping):
+            flat.update(value)
+        else:
+            flat[key] = value
+    return flat
+
+
+def _from_environ(environ: Mapping[str, str]) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    for name in Settings.model_fields:
+        if name in ("schedules", "heartbeat"):
+            continue
+        raw = environ.get(env_name(name))
+        if raw is not None and raw != "":
+            values[name] = raw
+    return values
+
+
+def _one_line(exc: ValidationError) -> str:
+    error = exc.errors()[0]
+    loc = [str(part) for part in error["loc"]]
+    ctx = error.get("ctx") or {}
+    problem = ctx.get("error")
+    if isinstance(problem, _FieldProblem):
+        return f"{env_name(problem.field)} {problem.problem}."
+    if loc and loc[0] in ("schedules", "heartbeat"):
+        where = ".".join(loc)
+        return f"config file [{where}]: {error['msg']}."
+    name = env_name(loc[0]) if loc else "settings"
+    message = str(problem) if problem else error["msg"]
+    return f"{name}: {message} (got {error.get('input')!r})."
+
+
+def default_config_path(environ: Mapping[str, str]) -> Path | None:
+    """`$SWITCHBOARD_CONFIG`, else `config/switchboard.toml` when it exists."""
+    if environ.get("SWITCHBOARD_CONFIG"):
+        return Path(environ["SWITCHBOARD_CONFIG"])
+    candidate = Path("config/switchboard.toml")
+    return candidate if candidate.exists() else None
+
+
+def load_settings(
+    config_path: Path | None = None,
+    environ: Mapping[str, str] | None = None,
+    **overrides: Any,
+) -> Settings:
+    """Read the TOML file, overlay the environment and `overrides`, validate.
+
+    Raises SettingsError with one line naming the variable at fault.
+    """
+    env = os.environ if environ is None else environ
+    path = config_path if config_path is not None else default_config_path(env)
+    values: dict[str, Any] = {}
+    if path is not None:
+        try:
+            values.update(_flatten_toml(tomllib.loads(path.read_text(encoding="utf-8"))))
+        except FileNotFoundError as exc:
+            raise SettingsError(f"SWITCHBOARD_CONFIG: no such file {path}.") from exc
+        except tomllib.TOMLDecodeError as exc:
+            raise SettingsError(f"SWITCHBOARD_CONFIG: {path} is not valid TOML ({exc}).") from exc
+    values.update(_from_environ(env))
+    values.update({k: v for k, v in overrides.items() if v is not None})
+    try:
+        return Settings(**values)
+    except ValidationError as exc:
+        raise SettingsError(_one_line(exc)) from exc
+
+
+def require_llm(settings: Settings) -> None:
+    """The LLM endpoint must be reachable in principle before anything starts."""
+    if settings.anthropic_api_key is None and settings.anthropic_base_url is None:
+        raise SettingsError(
+            "ANTHROPIC_API_KEY is not set: export ANTHROPIC_API_KEY=sk-ant-... "
+            "(or point ANTHROPIC_BASE_URL at an Anthropic-compatible server)."
+        )

@@ -1,0 +1,233 @@
+"""A fake Anthropic Messages API on 127.0.0.1 that tests script per case.
+
+It runs in its own thread with its own event loop, so the same fake serves an app in
+the test's loop and a `switchboard` subprocess. The real anthropic SDK talks to it
+over HTTP. A test sets `responder`, a function of the parsed `Call` that returns
+content blocks (see `text` and `tool`) or a full `Reply`; it may be async. `fail`
+queues HTTP errors (a 529 storm). Every request is recorded in `calls`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import itertools
+import json
+import threading
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+_ids = itertools.count(1)
+
+
+def text(s: str) -> dict[str, Any]:
+    return {"type": "text", "text": s}
+
+
+def tool(name: str, /, **args: Any) -> dict[str, Any]:
+    return {"type": "tool_use", "id": f"toolu_{next(_ids):06d}", "name": name, "input": args}
+
+
+@dataclass
+class Reply:
+    content: list[dict[str, Any]]
+    status: int = 200
+    delay: float = 0.0
+
+
+@dataclass
+class Call:
+    """One request the fake received, with helpers to script answers."""
+
+    body: dict[str, Any]
+    headers: dict[str, str]
+    at: float = field(default_factory=time.monotonic)
+
+    @property
+    def system(self) -> str:
+        system = self.body.get("system", "")
+        if isinstance(system, list):
+            return "\n".join(b.get("text", "") for b in system)
+        return str(system)
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        return list(self.body.get("messages", []))
+
+    @property
+    def agent(self) -> str:
+        """`coordinator`, or the worker's name as its system prompt gives it."""
+        marker = "Your name is "
+        if marker in self.system:
+            return self.system.split(marker, 1)[1].split(".", 1)[0]
+        return "coordinator"
+
+    @property
+    def tool_names(self) -> list[str]:
+        return [t["name"] for t in self.body.get("tools", [])]
+
+    def blocks(self, index: int = -1) -> list[dict[str, Any]]:
+        if not self.messages:
+            return []
+        content = self.messages[index]["content"]
+        return [{"type": "text", "text": content}] if isinstance(content, str) else content
+
+    @property
+    def last_text(self) -> str:
+        """All text of the newest message, tool results included."""
+        parts = []
+        for b in self.blocks():
+            if b.get("type") == "text":
+                parts.append(b["text"])
+            elif b.get("type") == "tool_result":
+                content = b.get("content")
+                parts.append(content if isinstance(content, str) else json.dumps(content))
+        return "\n".join(parts)
+
+    @property
+    def all_text(self) -> str:
+        return json.dumps(self.body.get("messages", []))
+
+    def tool_results(self) -> list[dict[str, Any]]:
+        return [b for b in self.blocks() if b.get("type") == "tool_result"]
+
+
+Responder = Callable[
+    [Call], "list[dict[str, Any]] | Reply | Awaitable[list[dict[str, Any]] | Reply]"
+]
+
+
+def _echo(call: Call) -> list[dict[str, Any]]:
+    return [text(f"echo: {call.last_text}")]
+
+
+class FakeAnthropic:
+    def __init__(self, responder: Responder = _echo) -> None:
+        self.responder: Responder = responder
+        self.calls: list[Call] = []
+        self.failures: list[tuple[int, dict[str, str]]] = []
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._runner: web.AppRunner | None = None
+        self._thread: threading.Thread | None = None
+        self.port = 0
+        self._changed = threading.Condition()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def env(self) -> dict[str, str]:
+        return {"ANTHROPIC_BASE_URL": self.url, "ANTHROPIC_API_KEY": "test-key"}
+
+    def fail(self, status: int, times: int = 1, retry_after: float | None = 0) -> None:
+        """The next `times` requests get HTTP `status` (529 overloaded, 429, 500...)."""
+        headers = {} if retry_after is None else {"retry-after": str(retry_after)}
+        self.failures.extend([(status, headers)] * times)
+
+    # -- lifecycle -----------------------------------------------------------------
+    def start(self) -> FakeAnthropic:
+        ready = threading.Event()
+        self._thread = threading.Thread(target=self._serve, args=(ready,), daemon=True)
+        self._thread.start()
+        if not ready.wait(10):
+            raise RuntimeError("fake Anthropic server did not start")
+        return self
+
+    def stop(self) -> None:
+        if self._loop is not None:
+            asyncio.run_coroutine_threadsafe(self._shutdown(), self._loop).result(10)
+            self._loop.call_soon_threadsafe(self._loop.stop)
+        if self._thread is not None:
+            self._thread.join(10)
+
+    def _serve(self, ready: threading.Event) -> None:
+        self._loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(self._loop)
+        self._loop.run_until_complete(self._startup())
+        ready.set()
+        self._loop.run_forever()
+        self._loop.close()
+
+    async def _startup(self) -> None:
+        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app.router.add_post("/v1/messages", self._messages)
+        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+
+    async def _shutdown(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    # -- the endpoint --------------------------------------------------------------
+    async def _messages(self, request: web.Request) -> web.Response:
+        body = await request.json()
+        call = Call(body, dict(request.headers))
+        with self._changed:
+            self.calls.append(call)
+            self._changed.notify_all()
+        if self.failures:
+            status, headers = self.failures.pop(0)
+            error = {
+                "type": "error",
+                "error": {
+                    "type": "overloaded_error" if status == 529 else "api_error",
+                    "message": "scripted failure",
+                },
+            }
+            return web.json_response(error, status=status, headers=headers)
+        reply = self.responder(call)
+        if inspect.isawaitable(reply):
+            reply = await reply
+        if not isinstance(reply, Reply):
+            reply = Reply(list(reply))
+        if reply.delay:
+            await asyncio.sleep(reply.delay)
+        if reply.status != 200:
+            return web.json_response(
+                {"type": "error", "error": {"type": "api_error", "message": "scripted"}},
+                status=reply.status,
+            )
+        return web.json_response(self._message(body, reply.content))
+
+    @staticmethod
+    def _message(body: dict[str, Any], content: list[dict[str, Any]]) -> dict[str, Any]:
+        uses_tool = any(b["type"] == "tool_use" for b in content)
+        size = len(json.dumps(body))
+        return {
+            "id": f"msg_{next(_ids):06d}",
+            "type": "message",
+            "role": "assistant",
+            "model": body.get("model", "fake"),
+            "content": content,
+            "stop_reason": "tool_use" if uses_tool else "end_turn",
+            "stop_sequence": None,
+            "usage": {
+                "input_tokens": size // 4,
+                "output_tokens": 10,
+                "cache_creation_input_tokens": 0,
+                "cache_read_input_tokens": 0,
+            },
+        }
+
+    # -- waiting (from any thread) ------------------------------------------------------
+    def wait_for(self, predicate: Callable[[list[Call]], bool], timeout: float = 10.0) -> None:
+        deadline = time.monotonic() + timeout
+        with self._changed:
+            while not predicate(self.calls):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise AssertionError(
+                        f"fake Anthropic: condition not met after {timeout}s; "
+                        f"{len(self.calls)} calls"
+                    )
+                self._changed.wait(min(left, 0.05))
+
+    async def until(self, predicate: Callable[[list[Call]], bool], timeout: float = 10.0) -> None:
+        await asyncio.to_thread(self.wait_for, predicate, timeout)

@@ -1,0 +1,55 @@
+"""A scripted team for the fake LLM: a coordinator that spawns a worker which asks a
+person, waits, and publishes what it was told. Reused by core and channel tests.
+
+    fake.responder = TeamScript(worker="Alice", question="Data center or consumer?")
+
+The coordinator spawns the worker when a person's message contains `spawn_on`;
+the worker asks `question` (via `via`, if given), then publishes
+"Report based on: <answer>"; the coordinator relays any published result.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from tests.fakes.anthropic_api import Call, text, tool
+
+
+@dataclass
+class TeamScript:
+    worker: str = "Alice"
+    question: str = "Data center or consumer GPUs?"
+    via: str | None = None
+    spawn_on: str = "research"
+    task: str = "Research GPU pricing"
+    answers_seen: list[str] = field(default_factory=list)
+
+    def __call__(self, call: Call) -> list[dict[str, Any]]:
+        if call.agent == "coordinator":
+            return self.coordinator(call)
+        return self.worker_turn(call)
+
+    def coordinator(self, call: Call) -> list[dict[str, Any]]:
+        last = call.last_text
+        if "published its result" in last:
+            result = last.split("published its result]: ", 1)[1]
+            return [text(f"{self.worker} finished. {result}")]
+        if call.tool_results():
+            return [text(f"{self.worker} is on it.")]
+        if self.spawn_on in last:
+            return [tool("spawn_worker", name=self.worker, task=self.task)]
+        return [text(f"coordinator heard: {last}")]
+
+    def worker_turn(self, call: Call) -> list[dict[str, Any]]:
+        last = call.last_text
+        if " answered: " in last:
+            answer = last.split(" answered: ", 1)[1].split("\n", 1)[0]
+            self.answers_seen.append(answer)
+            return [tool("publish", result=f"Report based on: {answer}")]
+        if call.tool_results() or len(call.messages) > 1:
+            return [text(f"{call.agent} notes: {last}")]
+        args: dict[str, Any] = {"question": self.question}
+        if self.via:
+            args["via"] = self.via
+        return [tool("ask_human", **args)]

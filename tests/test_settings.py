@@ -1,0 +1,91 @@
+"""Settings: TOML then environment; a bad value is one line naming the variable."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from config.settings import SettingsError, load_settings, require_llm
+from tests.proc import Switchboard
+
+
+def test_environment_wins_over_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "s.toml"
+    path.write_text(
+        '[switchboard]\nmodel = "from-file"\nmax_workers = 3\n'
+        '[slack]\nallowed_users = ["U1", "U2"]\n'
+    )
+    settings = load_settings(path, {"SWITCHBOARD_MODEL": "from-env"})
+    assert settings.model == "from-env" and settings.max_workers == 3
+    assert settings.slack_allowed_users == ["U1", "U2"]
+
+
+def test_comma_separated_lists_from_the_environment() -> None:
+    settings = load_settings(None, {"EMAIL_ALLOWED_SENDERS": "Ann@X.org, @corp.com"})
+    assert settings.email_allowed_senders == ["ann@x.org", "@corp.com"]
+
+
+@pytest.mark.parametrize(
+    ("environ", "line"),
+    [
+        ({"SWITCHBOARD_MAX_WORKERS": "many"}, "SWITCHBOARD_MAX_WORKERS: Input should be a valid"),
+        ({"SWITCHBOARD_HOME": "irc:#x"}, "SWITCHBOARD_HOME: must be a delivery target"),
+        ({"IMAP_TLS": "maybe"}, "IMAP_TLS: Input should be 'ssl', 'starttls' or 'none'"),
+        ({"SWITCHBOARD_TIMEZONE": "Mars/Olympus"}, "SWITCHBOARD_TIMEZONE: is not an IANA"),
+        ({"SLACK_BOT_TOKEN": "xoxb-1"}, "SLACK_APP_TOKEN set SLACK_APP_TOKEN (Socket Mode)"),
+        ({"EMAIL_ADDRESS": "bot@x.org"}, "IMAP_HOST is required when EMAIL_ADDRESS is set"),
+    ],
+)
+def test_bad_values_name_their_variable(environ: dict[str, str], line: str) -> None:
+    with pytest.raises(SettingsError) as info:
+        load_settings(None, environ)
+    message = str(info.value)
+    assert message.startswith(line) and "\n" not in message
+
+
+def test_missing_api_key_says_how_to_set_it() -> None:
+    with pytest.raises(SettingsError, match=r"^ANTHROPIC_API_KEY is not set: export"):
+        require_llm(load_settings(None, {}))
+
+
+def test_broken_toml_names_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "bad.toml"
+    path.write_text("model = \n")
+    with pytest.raises(SettingsError, match=r"SWITCHBOARD_CONFIG: .*bad\.toml is not valid TOML"):
+        load_settings(path, {})
+
+
+def test_cli_reports_settings_errors_in_one_line(tmp_path: Path) -> None:
+    sb = Switchboard(["chat"], {"SWITCHBOARD_DATA_DIR": str(tmp_path)}, tmp_path)
+    code, out = sb.finish()
+    assert code == 2
+    assert out == [
+        "switchboard: ANTHROPIC_API_KEY is not set: export ANTHROPIC_API_KEY=sk-ant-... "
+        "(or point ANTHROPIC_BASE_URL at an Anthropic-compatible server)."
+    ]
+
+
+def test_run_without_channels_explains_how_to_configure(tmp_path: Path) -> None:
+    sb = Switchboard(["run"], {"ANTHROPIC_API_KEY": "k"}, tmp_path)
+    code, out = sb.finish()
+    assert code == 2
+    assert len(out) == 1 and out[0].startswith("switchboard run: no channel is configured.")
+
+
+def test_status_reads_the_data_dir_while_nothing_runs(tmp_path: Path) -> None:
+    from bot.store import Store, WorkerRow
+
+    store = Store(tmp_path / "switchboard.db")
+    store.upsert_worker(
+        WorkerRow("alice", "Alice", "research", "parked", "c", "terminal", 2, {}, None, 0.0, 0.0)
+    )
+    store.set_health("slack", "connected", "socket mode")
+    store.close()
+    sb = Switchboard(["--data-dir", str(tmp_path), "status"], {}, tmp_path)
+    code, lines = sb.finish()
+    out = "\n".join(lines)
+    assert code == 0
+    assert "Switchboard: not running" in out
+    assert "Alice        worker       parked  2" in out
+    assert "slack    connected  socket mode" in out
