@@ -33,7 +33,9 @@ def test_code_block_is_closed_and_reopened() -> None:
 
 @settings(max_examples=300, deadline=None)
 @given(
-    st.lists(st.sampled_from(["word", "```", "```js", "\n", "\n\n", " ", "x" * 30]), max_size=200),
+    st.lists(
+        st.sampled_from(["word", "\n```\n", "\n```js\n", "\n", "\n\n", " ", "x" * 30]), max_size=200
+    ),
     st.integers(min_value=20, max_value=300),
 )
 def test_chunks_respect_the_limit(parts: list[str], limit: int) -> None:
