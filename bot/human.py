@@ -48,20 +48,15 @@ class HumanNode:
 
     # -- inbound ---------------------------------------------------------------------
     def accept(self, msg: Inbound) -> bool:
-        """Journal and route a person's message. False when it was seen before."""
-        inbound_id = self.store.journal(msg)
-        if inbound_id is None:
+        """Journal and route a person's message in one transaction (one commit, before the
+        channel acks). False when it was seen before."""
+        with self.store.tx():
+            inbound_id = self.store.journal(msg, status="routed")
+            decision = None if inbound_id is None else self._route(inbound_id, msg)
+        if decision is None:
             self.events.emit("message.duplicate", HUMAN, channel=msg.channel, id=msg.message_id)
             return False
-        self.events.emit(
-            "message.received",
-            HUMAN,
-            channel=msg.channel,
-            conversation=msg.conversation,
-            sender=msg.sender.id,
-            id=msg.message_id,
-        )
-        self._route(inbound_id, msg)
+        self._routed(msg, decision)
         return True
 
     def refuse(self, channel: str, reason: str, **facts: object) -> None:
@@ -74,28 +69,31 @@ class HumanNode:
             self.directory.questions[q.id] = q
         pending = self.store.pending_inbound()
         for inbound_id, msg in pending:
-            self._route(inbound_id, msg)
+            with self.store.tx():
+                decision = self._route(inbound_id, msg)
+                self.store.mark_inbound(inbound_id, "routed")
+            self._routed(msg, decision)
         return len(pending)
 
-    def _route(self, inbound_id: int, msg: Inbound) -> None:
+    def _route(self, inbound_id: int, msg: Inbound) -> Route:
+        """Inside the caller's transaction: the router's decision, as bus mail or a notice."""
         decision = route(msg, self.directory)
-        with self.store.tx():
-            if decision.error is not None:
-                self.say(
-                    Outbound(
-                        SYSTEM_SPEAKER,
-                        msg.reply_to,
-                        decision.error,
-                        msg.conversation,
-                        kind="notice",
-                    )
-                )
-            for recipient in decision.recipients:
-                self.bus.send(self._bus_message(inbound_id, msg, decision, recipient))
-            self.store.mark_inbound(inbound_id, "routed")
+        if decision.error is not None:
+            notice = Outbound(
+                SYSTEM_SPEAKER, msg.reply_to, decision.error, msg.conversation, kind="notice"
+            )
+            self.say(notice)
+        for recipient in decision.recipients:
+            self.bus.send(self._bus_message(inbound_id, msg, decision, recipient))
+        return decision
+
+    def _routed(self, msg: Inbound, decision: Route) -> None:
         self.events.emit(
-            "message.routed",
+            "message.received",
             HUMAN,
+            channel=msg.channel,
+            conversation=msg.conversation,
+            sender=msg.sender.id,
             id=msg.message_id,
             to=decision.recipients or None,
             error=decision.error,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 HUMAN = "human"
@@ -91,9 +91,18 @@ class Inbound:
     received_at: float = field(default_factory=time.time)
 
     def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["reply_to"] = str(self.reply_to)
-        return data
+        s = self.sender
+        return {
+            "channel": self.channel,
+            "message_id": self.message_id,
+            "conversation": self.conversation,
+            "text": self.text,
+            "sender": {"id": s.id, "name": s.name, "is_bot": s.is_bot},
+            "reply_to": str(self.reply_to),
+            "thread_refs": list(self.thread_refs),
+            "meta": dict(self.meta),
+            "received_at": self.received_at,
+        }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Inbound:
@@ -122,9 +131,16 @@ class Outbound:
     id: str = field(default_factory=lambda: uuid.uuid4().hex)
 
     def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["target"] = str(self.target)
-        return data
+        return {
+            "agent": self.agent,
+            "target": str(self.target),
+            "text": self.text,
+            "conversation": self.conversation,
+            "kind": self.kind,
+            "question_id": self.question_id,
+            "meta": dict(self.meta),
+            "id": self.id,
+        }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Outbound:
@@ -153,7 +169,16 @@ class BusMessage:
     meta: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        return {
+            "sender": self.sender,
+            "recipient": self.recipient,
+            "text": self.text,
+            "kind": self.kind,
+            "conversation": self.conversation,
+            "inbound_id": self.inbound_id,
+            "question_id": self.question_id,
+            "meta": dict(self.meta),
+        }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> BusMessage:

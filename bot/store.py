@@ -136,16 +136,18 @@ class Store:
         return self.db.execute(sql, args)
 
     # -- inbound journal -------------------------------------------------------------
-    def journal(self, msg: Inbound) -> int | None:
+    def journal(self, msg: Inbound, status: str = "pending") -> int | None:
         """Record a message from a person; None when it was journaled before."""
         cur = self._x(
             "INSERT OR IGNORE INTO inbound"
-            " (channel, message_id, conversation, payload, received_at) VALUES (?, ?, ?, ?, ?)",
+            " (channel, message_id, conversation, payload, status, received_at)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
             (
                 msg.channel,
                 msg.message_id,
                 msg.conversation,
                 json.dumps(msg.to_json()),
+                status,
                 msg.received_at,
             ),
         )

@@ -1,0 +1,200 @@
+"""Core benchmark: pickup latency, routing throughput, restart with parked workers.
+
+    .venv/bin/python tests/bench/bench_core.py
+
+Prints, for 0, 100 and 1,000 parked workers, the pickup latency from a message
+accepted by the human node to the coordinator's request arriving at the fake
+Messages API (an idle conversation, the fake answering at once); routed messages
+per second with journaling on; and the restart time and resident memory of a new
+process over a data dir with 1,000 parked workers. Targets (issue 2): pickup p99
+<= 5 ms at 1,000 parked; >= 5,000 routed msg/s; restart <= 2 s and <= 200 MB.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from bot.store import QuestionRow, Store, WorkerRow  # noqa: E402
+from tests.fakes.anthropic_api import FakeAnthropic, text  # noqa: E402
+from tests.kit import Recorder, inbound, make_settings, running_app  # noqa: E402
+
+
+def seed_parked(data_dir: Path, n: int) -> None:
+    """n workers parked on an open question each, as a crash would leave them."""
+    store = Store(data_dir / "switchboard.db")
+    now = time.time()
+    with store.tx():
+        for i in range(n):
+            wid = f"w{i}"
+            tool_id = f"toolu_{i}"
+            store.upsert_worker(
+                WorkerRow(
+                    wid,
+                    f"W{i}",
+                    "wait for an answer",
+                    "parked",
+                    f"conv-{i}",
+                    "terminal",
+                    1,
+                    {
+                        "question_id": f"q{i}",
+                        "tool_use_id": tool_id,
+                        "later": [],
+                        "results": [
+                            {"type": "tool_result", "tool_use_id": tool_id, "content": "(waiting)"}
+                        ],
+                    },
+                    None,
+                    now,
+                    now,
+                )
+            )
+            store.save_conversation(
+                wid,
+                "task",
+                [
+                    {"role": "user", "content": [{"type": "text", "text": "Your task: wait"}]},
+                    {
+                        "role": "assistant",
+                        "content": [
+                            {
+                                "type": "tool_use",
+                                "id": tool_id,
+                                "name": "ask_human",
+                                "input": {"question": "?"},
+                            }
+                        ],
+                    },
+                ],
+                "terminal",
+            )
+            store.add_question(
+                QuestionRow(f"q{i}", wid, "?", "terminal", f"conv-{i}", [], "open", now)
+            )
+    store.close()
+
+
+def pct(values: list[float], p: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, round(p / 100 * (len(values) - 1)))]
+
+
+class FastFake:
+    """tests/bench/fast_fake.py in its own process."""
+
+    def __init__(self) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, str(Path(__file__).with_name("fast_fake.py"))],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert self.proc.stdout is not None
+        self.port = int(self.proc.stdout.readline())
+
+    def env(self) -> dict[str, str]:
+        return {"ANTHROPIC_BASE_URL": f"http://127.0.0.1:{self.port}", "ANTHROPIC_API_KEY": "b"}
+
+    def arrivals(self) -> list[float]:
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/arrivals") as reply:
+            return json.loads(reply.read())
+
+    def stop(self) -> None:
+        self.proc.kill()
+        self.proc.wait()
+
+
+async def pickup(parked: int, samples: int = 300) -> tuple[float, float]:
+    fake = FastFake()
+    data_dir = Path(tempfile.mkdtemp())
+    seed_parked(data_dir, parked)
+    settings = make_settings(data_dir, fake)  # type: ignore[arg-type]
+    rec = Recorder()
+    accepted = []
+    async with running_app(settings, [rec]) as app:
+        for i in range(samples):
+            accepted.append(time.monotonic())
+            app.human.accept(inbound(f"ping {i}", conversation=f"idle-{i}"))
+            await rec.wait_count(i + 1)  # one at a time: each finds the coordinator idle
+    arrivals = fake.arrivals()
+    fake.stop()
+    ms = [(a - t) * 1000 for a, t in zip(arrivals, accepted, strict=True)][20:]  # warm-up
+    return statistics.median(ms), pct(ms, 99)
+
+
+async def routing(n: int = 20000) -> float:
+    fake = FakeAnthropic(lambda call: [text("ok")]).start()
+    settings = make_settings(Path(tempfile.mkdtemp()), fake)
+    async with running_app(settings, [Recorder()]) as app:
+        app.team.spawn("Parker", "sit", "x", "terminal")  # a worker to route to
+        t0 = time.perf_counter()
+        for i in range(n):
+            app.human.accept(inbound(f"@parker note {i}", conversation=f"c{i % 50}"))
+        elapsed = time.perf_counter() - t0
+        await app.team.stop("Parker")
+    fake.stop()
+    return n / elapsed
+
+
+def restart(parked: int = 1000) -> tuple[float, float]:
+    fake = FakeAnthropic().start()
+    data_dir = Path(tempfile.mkdtemp())
+    seed_parked(data_dir, parked)
+    code = (
+        "import asyncio, json, resource, time, sys\n"
+        f"sys.path.insert(0, {str(ROOT)!r})\n"
+        "t0 = time.perf_counter()\n"
+        "from tests.kit import make_settings\n"
+        "from bot.app import App\n"
+        "from pathlib import Path\n"
+        "async def main():\n"
+        f"    s = make_settings(Path({str(data_dir)!r}), FAKE)\n"
+        "    app = App(s, [])\n"
+        "    await app.start()\n"
+        "    await asyncio.sleep(0)\n"
+        "    ready = time.perf_counter() - t0\n"
+        "    assert len(app.team.workers) == PARKED, len(app.team.workers)\n"
+        "    rss = int(open('/proc/self/statm').read().split()[1]) * 4096 / 2**20\n"
+        "    print(json.dumps({'ready': ready, 'rss': rss}))\n"
+        "    await app.stop()\n"
+        "asyncio.run(main())\n"
+    )
+    code = code.replace("FAKE", f"type('F', (), {{'env': lambda self: {fake.env()!r}}})()")
+    code = code.replace("PARKED", str(parked))
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    fake.stop()
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    return result["ready"], result["rss"]
+
+
+def main() -> None:
+    print("pickup latency (accepted -> LLM request at the fake), 280 samples each")
+    for parked in (0, 100, 1000):
+        p50, p99 = asyncio.run(pickup(parked))
+        print(
+            f"  {parked:>5} parked workers: p50 {p50:6.2f} ms   p99 {p99:6.2f} ms"
+            f"   (target p99 <= 5 ms at 1,000)"
+        )
+    rate = asyncio.run(routing())
+    print(f"routed messages/s with journaling: {rate:,.0f}   (target >= 5,000)")
+    ready, rss = restart()
+    print(
+        f"restart with 1,000 parked workers: {ready:.2f} s to ready (process start included),"
+        f" {rss:.0f} MB resident   (targets <= 2 s, <= 200 MB)"
+    )
+
+
+if __name__ == "__main__":
+    main()
