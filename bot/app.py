@@ -85,8 +85,8 @@ class App:
         self._built = True
         s = self.settings
         s.data_dir.mkdir(parents=True, exist_ok=True)
-        self.store = Store(s.db_path)
         self.events = EventLog(s.data_dir / "events.jsonl")
+        self.store = Store(s.db_path, report=self._corrupt_row)
         self.bus = Bus(self.store)
         home = Target.parse(s.home) if s.home else None
         self.human = HumanNode(
@@ -125,6 +125,9 @@ class App:
         self._spawn(self._beat(), "runtime-beat")
         for channel in self.channels:
             await channel.start()
+
+    def _corrupt_row(self, problem: str) -> None:
+        self.events.emit("store.corrupt", "", problem=problem)
 
     def _spawn(self, coro: Any, name: str) -> None:
         task = asyncio.create_task(coro, name=name)

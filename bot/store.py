@@ -13,15 +13,16 @@ import json
 import logging
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from bot.messages import BusMessage, Inbound, Outbound
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS inbound (
@@ -53,6 +54,9 @@ CREATE TABLE IF NOT EXISTS questions (
     asked_at REAL NOT NULL, answered_at REAL, answer TEXT);
 CREATE INDEX IF NOT EXISTS questions_open ON questions (status);
 CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS quarantine (
+    id INTEGER PRIMARY KEY, source TEXT NOT NULL, row_key TEXT NOT NULL, payload TEXT,
+    error TEXT NOT NULL, at REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS health (
     channel TEXT PRIMARY KEY, state TEXT NOT NULL, detail TEXT NOT NULL DEFAULT '',
     updated_at REAL NOT NULL);
@@ -99,7 +103,9 @@ class OutboxRow:
 class Store:
     """The SQLite database of one data dir."""
 
-    def __init__(self, path: Path, *, readonly: bool = False) -> None:
+    def __init__(
+        self, path: Path, *, readonly: bool = False, report: Callable[[str], None] | None = None
+    ) -> None:
         self.path = path
         if readonly:
             self.db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
@@ -111,6 +117,7 @@ class Store:
             self.db.executescript(SCHEMA)
         self.db.execute("PRAGMA busy_timeout=5000")
         self._depth = 0
+        self._report = report or (lambda problem: None)
 
     def close(self) -> None:
         self.db.close()
@@ -135,6 +142,36 @@ class Store:
     def _x(self, sql: str, args: tuple[Any, ...] = ()) -> sqlite3.Cursor:
         return self.db.execute(sql, args)
 
+    # -- corrupt rows ----------------------------------------------------------------
+    _QUARANTINE = {
+        "inbound": "UPDATE inbound SET status = 'corrupt' WHERE id = ?",
+        "mail": "DELETE FROM mail WHERE id = ?",
+        "outbox": "UPDATE outbox SET status = 'corrupt' WHERE seq = ?",
+        "questions": "UPDATE questions SET status = 'corrupt' WHERE id = ?",
+        "workers": "UPDATE workers SET status = 'corrupt' WHERE id = ?",
+    }
+
+    def _decode(self, source: str, rows: Iterable[Any], decode: Callable[[Any], T]) -> list[T]:
+        """Decode rows; a row that does not decode is quarantined and reported, not fatal."""
+        out = []
+        for row in rows:
+            try:
+                out.append(decode(row))
+            except (ValueError, KeyError, TypeError, AttributeError) as exc:
+                self._quarantine(source, row, exc)
+        return out
+
+    def _quarantine(self, source: str, row: Any, exc: Exception) -> None:
+        key, payload = row[0], repr(tuple(row))[:10000]
+        log.error("corrupt %s row %s quarantined: %s", source, key, exc)
+        self._report(f"{source} row {key}: {type(exc).__name__}: {exc}")
+        with self.tx():
+            self._x(
+                "INSERT INTO quarantine (source, row_key, payload, error, at) VALUES (?,?,?,?,?)",
+                (source, str(key), payload, f"{type(exc).__name__}: {exc}", time.time()),
+            )
+            self._x(self._QUARANTINE[source], (key,))
+
     # -- inbound journal -------------------------------------------------------------
     def journal(self, msg: Inbound, status: str = "pending") -> int | None:
         """Record a message from a person; None when it was journaled before."""
@@ -158,7 +195,7 @@ class Store:
 
     def pending_inbound(self) -> list[tuple[int, Inbound]]:
         rows = self._x("SELECT id, payload FROM inbound WHERE status = 'pending' ORDER BY id")
-        return [(row[0], Inbound.from_json(json.loads(row[1]))) for row in rows]
+        return self._decode("inbound", rows, lambda r: (r[0], Inbound.from_json(json.loads(r[1]))))
 
     # -- durable bus mail ------------------------------------------------------------
     def put_mail(self, msg: BusMessage) -> int:
@@ -174,7 +211,7 @@ class Store:
 
     def all_mail(self) -> list[tuple[int, BusMessage]]:
         rows = self._x("SELECT id, payload FROM mail ORDER BY id")
-        return [(row[0], BusMessage.from_json(json.loads(row[1]))) for row in rows]
+        return self._decode("mail", rows, lambda r: (r[0], BusMessage.from_json(json.loads(r[1]))))
 
     # -- outbox ----------------------------------------------------------------------
     def enqueue(self, msg: Outbound) -> None:
@@ -191,7 +228,11 @@ class Store:
             " AND next_at <= ? ORDER BY seq LIMIT ?",
             (now, limit),
         )
-        return [OutboxRow(r[0], Outbound.from_json(json.loads(r[1])), r[2], r[3]) for r in rows]
+        return self._decode(
+            "outbox",
+            rows,
+            lambda r: OutboxRow(r[0], Outbound.from_json(json.loads(r[1])), r[2], r[3]),
+        )
 
     def next_outbox_time(self) -> float | None:
         row = self._x("SELECT MIN(next_at) FROM outbox WHERE status = 'pending'").fetchone()
@@ -292,27 +333,8 @@ class Store:
         if statuses:
             sql += f" WHERE status IN ({','.join('?' * len(statuses))})"
             args = statuses
-        out = []
-        for r in self._x(sql + " ORDER BY created_at", args):
-            try:
-                out.append(
-                    WorkerRow(
-                        r[0],
-                        r[1],
-                        r[2],
-                        r[3],
-                        r[4],
-                        r[5],
-                        r[6],
-                        json.loads(r[7]),
-                        r[8],
-                        r[9],
-                        r[10],
-                    )
-                )
-            except (json.JSONDecodeError, TypeError) as exc:
-                log.error("worker row %r is corrupt (%s); skipped", r[0], exc)
-        return out
+        rows = self._x(sql + " ORDER BY created_at", args)
+        return self._decode("workers", rows, _worker_row)
 
     # -- open questions --------------------------------------------------------------
     def add_question(self, q: QuestionRow) -> None:
@@ -348,9 +370,11 @@ class Store:
             "SELECT id, worker, question, target, conversation, refs, status, asked_at"
             " FROM questions WHERE status = 'open' ORDER BY asked_at"
         )
-        return [
-            QuestionRow(r[0], r[1], r[2], r[3], r[4], json.loads(r[5]), r[6], r[7]) for r in rows
-        ]
+        return self._decode(
+            "questions",
+            rows,
+            lambda r: QuestionRow(r[0], r[1], r[2], r[3], r[4], json.loads(r[5]), r[6], r[7]),
+        )
 
     # -- channel state and health ----------------------------------------------------
     def get_kv(self, key: str) -> str | None:
@@ -370,3 +394,7 @@ class Store:
         return list(
             self._x("SELECT channel, state, detail, updated_at FROM health ORDER BY channel")
         )
+
+
+def _worker_row(r: Any) -> WorkerRow:
+    return WorkerRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], json.loads(r[7]), r[8], r[9], r[10])
