@@ -182,9 +182,16 @@ class NodeLoop:
             self.hold_results(conv, results, later)
             return outcome
         conv.add_blocks(results)
-        self.absorb(conv, later)
+        if outcome is not None and outcome.kind == "ended":
+            self.unread(later)  # nobody would read them in this conversation any more
+        else:
+            self.absorb(conv, later)
         self.checkpoint(conv)
         return outcome
+
+    def unread(self, mail: list[Mail]) -> None:
+        """Give back mail taken at a yield point of a step that ended the task."""
+        raise NotImplementedError(f"{self.agent_id} cannot end")
 
     def park_call(self, tool_use_id: str, question_id: str) -> None:
         raise NotImplementedError(f"{self.agent_id} cannot park")

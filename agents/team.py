@@ -11,10 +11,12 @@ import asyncio
 import logging
 import re
 import time
+from dataclasses import replace
 
 from agents.services import Services
 from agents.tools import ToolError
 from agents.worker import Worker
+from bot.bus import Mail
 from bot.human import SYSTEM_SPEAKER
 from bot.messages import BROADCAST, COORDINATOR, HUMAN, BusMessage, Outbound, Target
 from bot.store import ACTIVE_WORKER_STATES, WorkerRow
@@ -134,8 +136,32 @@ class Team:
     def _forget(self, worker_id: str) -> None:
         self.workers.pop(worker_id, None)
         self._tasks.pop(worker_id, None)
-        self.services.bus.unregister(worker_id)
         self.services.human.worker_gone(worker_id)
+        self.redirect(self.services.bus.unregister(worker_id))
+
+    def redirect(self, leftovers: list[Mail]) -> None:
+        """Mail for a worker that is gone: a person's message goes to the coordinator
+        (nothing a person said is lost); agents' mail to it is dropped, as an event."""
+        if not leftovers:
+            return
+        services = self.services
+        with services.store.tx():
+            services.store.consume_mail([m.id for m in leftovers])
+            for mail in leftovers:
+                msg = mail.msg
+                if msg.sender == HUMAN:
+                    text = f"(sent to {msg.recipient}, who is no longer active) {msg.text}"
+                    services.bus.send(
+                        replace(
+                            msg, recipient=COORDINATOR, text=text, kind="human", question_id=None
+                        )
+                    )
+                services.events.emit(
+                    "mail.redirected",
+                    msg.recipient,
+                    sender=msg.sender,
+                    to=COORDINATOR if msg.sender == HUMAN else None,
+                )
 
     def describe(self) -> str:
         if not self.workers:

@@ -129,6 +129,10 @@ class Worker(NodeLoop):
 
         super().checkpoint(conv, write)
 
+    def unread(self, mail: list[Mail]) -> None:
+        for item in mail:
+            self.mailbox.put(item)  # the team redirects them when this worker is gone
+
     # -- parking -----------------------------------------------------------------------
     def park_call(self, tool_use_id: str, question_id: str) -> None:
         self.row.state = {"question_id": question_id, "tool_use_id": tool_use_id}

@@ -111,6 +111,7 @@ class App:
         self.build()
         restored = self.team.restore()
         redelivered = self.bus.restore()
+        self.team.redirect(self.bus.orphans())
         rerouted = self.human.restore()
         self.events.emit(
             "agent.started",

@@ -67,8 +67,16 @@ class Bus:
                 box.put(mail)
         return box
 
-    def unregister(self, node_id: str) -> None:
-        self._boxes.pop(node_id, None)
+    def unregister(self, node_id: str) -> list[Mail]:
+        """Remove a node's mailbox; returns the mail it had not taken yet."""
+        box = self._boxes.pop(node_id, None)
+        return (box.drain() if box is not None else []) + self._held.pop(node_id, [])
+
+    def orphans(self) -> list[Mail]:
+        """Take the held mail of nodes that did not come back after a restart."""
+        mail = [m for items in self._held.values() for m in items]
+        self._held.clear()
+        return mail
 
     def send(self, msg: BusMessage) -> int:
         mail = Mail(self.store.put_mail(msg), msg)
@@ -81,9 +89,6 @@ class Bus:
         for mail_id, msg in pending:
             self._hand(Mail(mail_id, msg))
         return len(pending)
-
-    def drop_held(self, node_id: str) -> list[Mail]:
-        return self._held.pop(node_id, [])
 
     def _hand(self, mail: Mail) -> None:
         box = self._boxes.get(mail.msg.recipient)

@@ -169,3 +169,23 @@ async def test_a_crashing_tool_does_not_take_down_others(
         await rec.wait_for(lambda s: "still here" in [m.text for m in s])
         assert app.store.workers()[0].status == "failed"
     assert any(m.agent == "switchboard" and "Worker Crash failed" in m.text for m in sent)
+
+
+async def test_a_message_racing_a_finishing_worker_reaches_the_coordinator(
+    settings: Settings, fake: FakeAnthropic
+) -> None:
+    async def responder(call: Call) -> list[dict] | Reply:
+        if call.agent == "coordinator":
+            return [text(f"coordinator got: {call.last_text}")]
+        return Reply([tool("publish", result="done")], delay=0.3)
+
+    fake.responder = responder
+    rec = Recorder()
+    async with running_app(settings, [rec]) as app:
+        app.team.spawn("Quick", "finish fast", "c5", "terminal")
+        await fake.until(lambda calls: any(c.agent == "Quick" for c in calls))
+        # routed to Quick while its last turn runs; Quick publishes without a yield point
+        app.human.accept(inbound("@quick one more thing", conversation="c5"))
+        await rec.wait_for(
+            lambda s: any("who is no longer active) one more thing" in m.text for m in s)
+        )
