@@ -132,9 +132,13 @@ class NodeLoop:
     async def think(self, conv: Conversation, inbox: Inbox, turns_used: int = 0) -> Outcome:
         """Run LLM turns until the model stops calling tools, parks, ends or hits the limit."""
         turns = turns_used
+        saved = False  # the caller's changes to conv are not in the store yet
         while True:
-            self.absorb(conv, inbox.drain())  # ── yield point ──
-            self.checkpoint(conv)
+            mail = inbox.drain()  # ── yield point ──
+            if mail or not saved:
+                self.absorb(conv, mail)
+                self.checkpoint(conv)
+            saved = False
             if turns >= self.max_turns:
                 return Outcome("limit")
             response = await self._complete(conv)
@@ -148,6 +152,7 @@ class NodeLoop:
             outcome = await self._act(conv, inbox, response)
             if outcome is not None:
                 return outcome
+            saved = True  # _act ended in a checkpoint
 
     def on_turn(self, turns: int, response: LLMResponse | None) -> None:
         """Hook: a turn finished (workers count them)."""
