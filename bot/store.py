@@ -40,6 +40,7 @@ CREATE TABLE IF NOT EXISTS outbox (
     attempts INTEGER NOT NULL DEFAULT 0,
     next_at REAL NOT NULL, created_at REAL NOT NULL, sent_at REAL, error TEXT, receipt TEXT);
 CREATE INDEX IF NOT EXISTS outbox_pending ON outbox (status, next_at);
+CREATE INDEX IF NOT EXISTS outbox_target ON outbox (target, status, seq);
 CREATE TABLE IF NOT EXISTS conversations (
     agent TEXT NOT NULL, key TEXT NOT NULL, target TEXT, messages TEXT NOT NULL,
     updated_at REAL NOT NULL, PRIMARY KEY (agent, key));
@@ -223,10 +224,14 @@ class Store:
         )
 
     def due_outbox(self, now: float, limit: int = 200) -> list[OutboxRow]:
+        """Due rows, in order; a target whose earliest pending row waits holds back the rest."""
         rows = self._x(
-            "SELECT seq, payload, attempts, next_at FROM outbox WHERE status = 'pending'"
-            " AND next_at <= ? ORDER BY seq LIMIT ?",
-            (now, limit),
+            "SELECT seq, payload, attempts, next_at FROM outbox o"
+            " WHERE status = 'pending' AND next_at <= ? AND NOT EXISTS ("
+            "   SELECT 1 FROM outbox p WHERE p.target = o.target AND p.status = 'pending'"
+            "   AND p.seq < o.seq AND p.next_at > ?)"
+            " ORDER BY seq LIMIT ?",
+            (now, now, limit),
         )
         return self._decode(
             "outbox",
@@ -235,7 +240,11 @@ class Store:
         )
 
     def next_outbox_time(self) -> float | None:
-        row = self._x("SELECT MIN(next_at) FROM outbox WHERE status = 'pending'").fetchone()
+        """When the earliest head of a target's queue is due (later rows wait behind it)."""
+        row = self._x(
+            "SELECT MIN(next_at) FROM outbox o WHERE status = 'pending' AND seq = ("
+            " SELECT MIN(seq) FROM outbox p WHERE p.target = o.target AND p.status = 'pending')"
+        ).fetchone()
         return row[0] if row else None
 
     def outbox_sent(self, seq: int, receipt: dict[str, Any]) -> None:
