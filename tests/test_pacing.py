@@ -4,6 +4,7 @@ rate limit (threads of one Slack channel) are spaced out instead of fired togeth
 from __future__ import annotations
 
 import asyncio
+import itertools
 import time
 
 from bot.messages import DeliveryReceipt, Outbound, Target
@@ -44,5 +45,5 @@ async def test_threads_sharing_a_pace_key_are_spaced(settings: Settings) -> None
             app.human.say(Outbound("coordinator", Target("discord", "42", thread), "hi"))
         await asyncio.wait_for(channel.done.wait(), 10)
     times = sorted(channel.times.values())
-    gaps = [b - a for a, b in zip(times, times[1:], strict=False)]
+    gaps = [b - a for a, b in itertools.pairwise(times)]
     assert len(times) == 3 and all(gap >= PACE * 0.95 for gap in gaps), gaps
