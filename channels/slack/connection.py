@@ -1,0 +1,116 @@
+"""The connection to Slack: a bolt `AsyncApp`, fed by Socket Mode or an HTTP endpoint.
+
+Socket Mode (SLACK_APP_TOKEN set): slack-sdk's aiohttp Socket Mode client, which
+reconnects by itself after a dropped socket (a new `apps.connections.open` URL).
+HTTP Events mode (only SLACK_SIGNING_SECRET): an aiohttp endpoint at
+`/slack/events` on SWITCHBOARD_HTTP_PORT (else PORT, for Procfile hosts), where
+bolt verifies each request's signature and timestamp (401 otherwise).
+
+Both run bolt with `process_before_response=True`: the listener journals the event
+first and only then acks, and bolt sends the ack (Socket Mode envelope ack, or the
+HTTP 200) when the listener returns. A listener that raises (the journal failed)
+sends no ack, so Slack redelivers.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable
+from typing import Any
+
+from aiohttp import WSMessage, web
+from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
+from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
+from slack_bolt.async_app import AsyncAck, AsyncApp
+from slack_sdk.socket_mode.async_client import AsyncBaseSocketModeClient
+from slack_sdk.web.async_client import AsyncWebClient
+
+from channels.slack.types import EventCallback
+
+log = logging.getLogger(__name__)
+
+EVENTS_PATH = "/slack/events"
+#: Seconds between the Socket Mode client's pings; a silent socket is replaced after it.
+PING_INTERVAL = 10.0
+
+Dispatch = Callable[[EventCallback], None]
+Health = Callable[[str, str], None]
+
+
+def build_app(client: AsyncWebClient, dispatch: Dispatch, signing_secret: str | None) -> AsyncApp:
+    app = AsyncApp(
+        client=client,
+        signing_secret=signing_secret or "",
+        request_verification_enabled=signing_secret is not None,
+        process_before_response=True,
+        logger=logging.getLogger("channels.slack.bolt"),
+    )
+
+    async def on_event(body: dict[str, Any], ack: AsyncAck) -> None:
+        dispatch(body)  # type: ignore[arg-type]  # journal first...
+        await ack()  # ...then ack: bolt sends it as this returns
+
+    app.event(re.compile(".*"))(on_event)
+    return app
+
+
+class SocketModeConnection:
+    def __init__(self, app: AsyncApp, app_token: str, health: Health) -> None:
+        self.handler = AsyncSocketModeHandler(
+            app, app_token, web_client=app.client, ping_interval=PING_INTERVAL
+        )
+        self.health = health
+        client = self.handler.client
+        client.message_listeners.append(self._on_message)
+        client.on_close_listeners.append(self._on_close)
+
+    @property
+    def describe(self) -> str:
+        return "Socket Mode"
+
+    async def start(self) -> None:
+        await self.handler.connect_async()
+
+    async def stop(self) -> None:
+        await self.handler.close_async()
+
+    async def _on_message(
+        self, client: AsyncBaseSocketModeClient, message: dict[str, Any], raw: str | None
+    ) -> None:
+        if message.get("type") == "hello":
+            self.health("connected", "Socket Mode")
+
+    async def _on_close(self, message: WSMessage) -> None:
+        log.warning("Slack closed the Socket Mode connection; reconnecting")
+        self.health("reconnecting", "Socket Mode socket closed by Slack")
+
+
+class HttpConnection:
+    def __init__(self, app: AsyncApp, host: str, port: int, health: Health) -> None:
+        self.app = app
+        self.host = host
+        self.port = port
+        self.health = health
+        self._runner: web.AppRunner | None = None
+
+    @property
+    def describe(self) -> str:
+        return f"HTTP Events on {self.host}:{self.port}{EVENTS_PATH}"
+
+    async def start(self) -> None:
+        web_app = web.Application()
+        web_app.router.add_post(EVENTS_PATH, self._handle)
+        self._runner = web.AppRunner(web_app, access_log=None, shutdown_timeout=1.0)
+        await self._runner.setup()
+        await web.TCPSite(self._runner, self.host, self.port).start()
+        self.health("connected", self.describe)
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    async def _handle(self, request: web.Request) -> web.Response:
+        bolt_response = await self.app.async_dispatch(await to_bolt_request(request))
+        return await to_aiohttp_response(bolt_response)
