@@ -23,6 +23,8 @@ TEXT_LIMIT = 3900
 #: User and channel mentions the agent wrote (`<@U123>`, `<#C123>`) survive escaping;
 #: `<!channel>`/`<!here>` deliberately do not: an agent must not page a whole channel.
 _BLOCK_START = re.compile(r"(```|&gt;|>|•|◦|\d+\.\s)")
+#: Code the converter leaves raw; Slack needs `&`, `<`, `>` escaped there too.
+_CODE = re.compile(r"```.*?```|`[^`\n]*`", re.DOTALL)
 _MENTION = re.compile(r"&lt;([@#][UWC][A-Z0-9]+(?:\|[^&]*)?)&gt;")
 
 
@@ -32,6 +34,7 @@ def to_mrkdwn(markdown: str) -> str:
     except Exception:  # a converter bug must not lose the message
         log.exception("markdown conversion failed; sending escaped plain text")
         converted = escape(markdown)
+    converted = _CODE.sub(lambda m: escape(m.group(0)), converted)
     return _MENTION.sub(r"<\1>", converted).strip("\n")
 
 
