@@ -58,7 +58,9 @@ class SlackChannel:
             return SocketModeConnection(app, app_token.get_secret_value(), self._health)
         assert secret is not None  # Settings require one of the two
         app = build_app(self.client, self.events.dispatch, secret.get_secret_value())
-        return HttpConnection(app, settings.http_host, settings.listen_port, self._health)
+        return HttpConnection(
+            app, settings.http_host, settings.listen_port, self._health, self._malformed
+        )
 
     # -- the Channel protocol ----------------------------------------------------------
     def pace_key(self, target: Target) -> str:
@@ -115,6 +117,9 @@ class SlackChannel:
             self._health("connecting", problem)
             attempt += 1
             await asyncio.sleep(delay)
+
+    def _malformed(self, error: str) -> None:
+        self.human.refuse(self.kind, "malformed request", error=error)
 
     def _health(self, state: str, detail: str) -> None:
         self.human.store.set_health(self.kind, state, detail)

@@ -36,15 +36,26 @@ PING_INTERVAL = 10.0
 
 Dispatch = Callable[[EventCallback], None]
 Health = Callable[[str, str], None]
+Refuse = Callable[[str], None]
+
+
+class _QuietTokenWarning(logging.Filter):
+    """bolt warns that SLACK_BOT_TOKEN in the environment is unused when it is given a
+    client; the client is ours (it carries SLACK_API_URL), so the warning only confuses."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "`token` will be unused" not in record.getMessage()
 
 
 def build_app(client: AsyncWebClient, dispatch: Dispatch, signing_secret: str | None) -> AsyncApp:
+    bolt_log = logging.getLogger("channels.slack.bolt")
+    bolt_log.addFilter(_QuietTokenWarning())
     app = AsyncApp(
         client=client,
         signing_secret=signing_secret or "",
         request_verification_enabled=signing_secret is not None,
         process_before_response=True,
-        logger=logging.getLogger("channels.slack.bolt"),
+        logger=bolt_log,
     )
 
     async def on_event(body: dict[str, Any], ack: AsyncAck) -> None:
@@ -87,11 +98,12 @@ class SocketModeConnection:
 
 
 class HttpConnection:
-    def __init__(self, app: AsyncApp, host: str, port: int, health: Health) -> None:
+    def __init__(self, app: AsyncApp, host: str, port: int, health: Health, refuse: Refuse) -> None:
         self.app = app
         self.host = host
         self.port = port
         self.health = health
+        self.refuse = refuse
         self._runner: web.AppRunner | None = None
 
     @property
@@ -112,5 +124,9 @@ class HttpConnection:
             self._runner = None
 
     async def _handle(self, request: web.Request) -> web.Response:
-        bolt_response = await self.app.async_dispatch(await to_bolt_request(request))
-        return await to_aiohttp_response(bolt_response)
+        try:
+            bolt_request = await to_bolt_request(request)
+        except ValueError as exc:  # a body bolt cannot parse: nothing to verify or journal
+            self.refuse(f"{type(exc).__name__}: {exc}")
+            return web.Response(status=400, text="malformed request body")
+        return await to_aiohttp_response(await self.app.async_dispatch(bolt_request))
