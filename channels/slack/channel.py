@@ -54,10 +54,12 @@ class SlackChannel:
     def _connection(self, settings: Settings) -> SocketModeConnection | HttpConnection:
         app_token, secret = settings.slack_app_token, settings.slack_signing_secret
         if app_token is not None:
-            app = build_app(self.client, self.events.dispatch, None)
+            app = build_app(self.client, self.events.dispatch, None, self._identity)
             return SocketModeConnection(app, app_token.get_secret_value(), self._health)
         assert secret is not None  # Settings require one of the two
-        app = build_app(self.client, self.events.dispatch, secret.get_secret_value())
+        app = build_app(
+            self.client, self.events.dispatch, secret.get_secret_value(), self._identity
+        )
         return HttpConnection(
             app, settings.http_host, settings.listen_port, self._health, self._malformed
         )
@@ -117,6 +119,9 @@ class SlackChannel:
             self._health("connecting", problem)
             attempt += 1
             await asyncio.sleep(delay)
+
+    def _identity(self) -> BotIdentity | None:
+        return self.events.identity
 
     def _malformed(self, error: str) -> None:
         self.human.refuse(self.kind, "malformed request", error=error)

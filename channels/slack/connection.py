@@ -23,9 +23,11 @@ from aiohttp import WSMessage, web
 from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_bolt.async_app import AsyncAck, AsyncApp
+from slack_bolt.authorization import AuthorizeResult
 from slack_sdk.socket_mode.async_client import AsyncBaseSocketModeClient
 from slack_sdk.web.async_client import AsyncWebClient
 
+from channels.slack.identity import BotIdentity
 from channels.slack.types import EventCallback
 
 log = logging.getLogger(__name__)
@@ -40,21 +42,41 @@ Refuse = Callable[[str], None]
 
 
 class _QuietTokenWarning(logging.Filter):
-    """bolt warns that SLACK_BOT_TOKEN in the environment is unused when it is given a
-    client; the client is ours (it carries SLACK_API_URL), so the warning only confuses."""
+    """bolt warns that its `token` is unused when given a client and an authorize
+    function; both are ours on purpose (the client carries SLACK_API_URL, authorize
+    avoids an auth.test per event), so the warnings only confuse an operator."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return "`token` will be unused" not in record.getMessage()
+        return "`token`" not in record.getMessage()
 
 
-def build_app(client: AsyncWebClient, dispatch: Dispatch, signing_secret: str | None) -> AsyncApp:
+def build_app(
+    client: AsyncWebClient,
+    dispatch: Dispatch,
+    signing_secret: str | None,
+    identity: Callable[[], BotIdentity | None],
+) -> AsyncApp:
     bolt_log = logging.getLogger("channels.slack.bolt")
     bolt_log.addFilter(_QuietTokenWarning())
+
+    async def authorize() -> AuthorizeResult:
+        # bolt's default asks auth.test on every request until one answer is cached:
+        # a burst of events would send a burst of auth.test. We asked once at start.
+        me = identity()
+        return AuthorizeResult(
+            enterprise_id=None,
+            team_id=me.team_id if me else None,
+            bot_token=client.token,
+            bot_id=me.bot_id if me else None,
+            bot_user_id=me.user_id if me else None,
+        )
+
     app = AsyncApp(
         client=client,
         signing_secret=signing_secret or "",
         request_verification_enabled=signing_secret is not None,
         process_before_response=True,
+        authorize=authorize,
         logger=bolt_log,
     )
 
