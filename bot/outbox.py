@@ -112,7 +112,9 @@ class Outbox:
 
     def _due_by_target(self) -> dict[str, list[OutboxRow]]:
         groups: dict[str, list[OutboxRow]] = {}
-        for row in self.store.due_outbox(time.time()):
+        # rows of targets being drained are left in SQLite: under a burst of replies,
+        # re-reading them on every wake made the loop quadratic
+        for row in self.store.due_outbox(time.time(), skip_targets=self._busy):
             key = str(row.message.target)
             if row.message.target.kind not in self.channels:
                 self._fail(row, f"no {row.message.target.kind} channel is configured")

@@ -13,7 +13,7 @@ import json
 import logging
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -183,11 +183,16 @@ class Store:
             (msg.id, str(msg.target), json.dumps(msg.to_json()), now, now),
         )
 
-    def due_outbox(self, now: float, limit: int = 200) -> list[OutboxRow]:
+    def due_outbox(
+        self, now: float, limit: int = 200, skip_targets: Collection[str] = ()
+    ) -> list[OutboxRow]:
+        """Pending rows due by `now`, oldest first, leaving out `skip_targets` (being drained)."""
+        skip = list(skip_targets)[:10000]  # the caller filters any rest (SQLite caps variables)
         rows = self._x(
             "SELECT seq, payload, attempts, next_at FROM outbox WHERE status = 'pending'"
-            " AND next_at <= ? ORDER BY seq LIMIT ?",
-            (now, limit),
+            f" AND next_at <= ? AND target NOT IN ({','.join('?' * len(skip))})"
+            " ORDER BY seq LIMIT ?",
+            (now, *skip, limit),
         )
         return [OutboxRow(r[0], Outbound.from_json(json.loads(r[1])), r[2], r[3]) for r in rows]
 

@@ -174,10 +174,13 @@ class FakeSlack:
         """Deliver one raw event (Socket Mode envelope, or HTTP when http_endpoint is set)."""
         return self._run(self._send(self.callback(event)))  # type: ignore[no-any-return]
 
-    def send_many(self, events: list[dict[str, Any]]) -> list[Envelope]:
-        """A burst: every event sent from the fake's loop without waiting in between."""
+    def send_many(self, events: list[dict[str, Any]], interval: float = 0.0) -> list[Envelope]:
+        """A burst from the fake's loop: `interval` seconds apart (0: back to back)."""
         bodies = [self.callback(e) for e in events]
-        return self._run(self._send_all(bodies))  # type: ignore[no-any-return]
+        timeout = 10 + interval * len(bodies)
+        assert self._loop is not None
+        future = asyncio.run_coroutine_threadsafe(self._send_all(bodies, interval), self._loop)
+        return future.result(timeout)
 
     def callback(self, event: dict[str, Any]) -> dict[str, Any]:
         return {
@@ -294,8 +297,14 @@ class FakeSlack:
         asyncio.get_running_loop().create_task(self._send(self.callback(event)))
 
     # -- events out: Socket Mode or HTTP ---------------------------------------------
-    async def _send_all(self, bodies: list[dict[str, Any]]) -> list[Envelope]:
-        return [await self._send(body) for body in bodies]
+    async def _send_all(self, bodies: list[dict[str, Any]], interval: float) -> list[Envelope]:
+        sent = []
+        start = time.monotonic()
+        for i, body in enumerate(bodies):
+            if interval and (wait := start + i * interval - time.monotonic()) > 0:
+                await asyncio.sleep(wait)
+            sent.append(await self._send(body))
+        return sent
 
     async def _send(self, body: dict[str, Any]) -> Envelope:
         envelope = Envelope(uuid.uuid4().hex, body)
