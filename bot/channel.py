@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from bot.messages import DeliveryReceipt, Outbound
+from bot.messages import DeliveryReceipt, Outbound, Target
 
 
 class DeliveryError(Exception):
@@ -30,7 +30,12 @@ class PermanentDeliveryError(DeliveryError):
 
 
 class Channel(Protocol):
-    """A platform adapter. `kind` matches the delivery target kind it serves."""
+    """A platform adapter. `kind` matches the delivery target kind it serves.
+
+    Optional: `pace_key(target) -> str`, the key the outbox paces posts by when the
+    platform's rate limit is wider than one target (Slack limits per channel, whatever
+    the thread). Without it, pacing is per target (see `pace_key` below).
+    """
 
     kind: str
     #: minimum seconds between two posts to the same target (platform pacing)
@@ -41,3 +46,9 @@ class Channel(Protocol):
     async def stop(self) -> None: ...
 
     async def deliver(self, msg: Outbound) -> DeliveryReceipt: ...
+
+
+def pace_key(channel: Channel, target: Target) -> str:
+    """The key posts to `target` are paced by: the channel's `pace_key`, else the target."""
+    key_of = getattr(channel, "pace_key", None)
+    return str(key_of(target)) if callable(key_of) else str(target)

@@ -2,7 +2,9 @@
 
 Rows are delivered in order per target (one task per target key at a time),
 concurrently across targets. Each channel states its pacing (`pace_seconds`
-between posts to one target); a platform's Retry-After pauses that target. Transient
+between posts to one pace key: the target, or what the channel's `pace_key` makes of
+it, such as a Slack channel for all its threads); a platform's Retry-After pauses
+that key. Transient
 failures back off exponentially with jitter; a permanent failure is recorded as an
 event and reported to the home target. Nothing is dropped on a crash: a row is
 marked sent only after the channel returned.
@@ -17,7 +19,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict
 
-from bot.channel import Channel, PermanentDeliveryError, TransientDeliveryError
+from bot.channel import Channel, PermanentDeliveryError, TransientDeliveryError, pace_key
 from bot.events import EventLog
 from bot.messages import DeliveryReceipt, Outbound
 from bot.store import OutboxRow, Store
@@ -34,15 +36,23 @@ def backoff(attempt: int, base: float, cap: float = MAX_BACKOFF) -> float:
 
 
 class Pacer:
-    """The earliest moment each target may receive its next post."""
+    """The earliest moment each pace key may receive its next post."""
 
     def __init__(self) -> None:
         self._free_at: dict[str, float] = {}
 
-    async def wait(self, key: str) -> None:
-        delay = self._free_at.get(key, 0.0) - time.monotonic()
-        if delay > 0:
-            await asyncio.sleep(delay)
+    async def wait(self, key: str, spacing: float = 0.0) -> None:
+        """Wait for the key's next free moment and claim it.
+
+        Claiming matters when several targets share a key (threads of one Slack
+        channel): each waiter takes the next slot, `spacing` after the one before,
+        instead of all firing together when the key frees up.
+        """
+        now = time.monotonic()
+        start = max(now, self._free_at.get(key, 0.0))
+        self._free_at[key] = start + spacing
+        if start > now:
+            await asyncio.sleep(start - now)
 
     def hold(self, key: str, seconds: float) -> None:
         self._free_at[key] = max(self._free_at.get(key, 0.0), time.monotonic() + seconds)
@@ -102,7 +112,9 @@ class Outbox:
 
     def _due_by_target(self) -> dict[str, list[OutboxRow]]:
         groups: dict[str, list[OutboxRow]] = {}
-        for row in self.store.due_outbox(time.time()):
+        # rows of targets being drained are left in SQLite: under a burst of replies,
+        # re-reading them on every wake made the loop quadratic
+        for row in self.store.due_outbox(time.time(), skip_targets=self._busy):
             key = str(row.message.target)
             if row.message.target.kind not in self.channels:
                 self._fail(row, f"no {row.message.target.kind} channel is configured")
@@ -133,11 +145,12 @@ class Outbox:
     async def _deliver(self, key: str, row: OutboxRow) -> bool:
         msg = row.message
         channel = self.channels[msg.target.kind]
-        await self.pacer.wait(key)
+        pace = pace_key(channel, msg.target)
+        await self.pacer.wait(pace, channel.pace_seconds)
         try:
             receipt = await channel.deliver(msg)
         except TransientDeliveryError as exc:
-            return self._retry(key, row, str(exc), exc.retry_after)
+            return self._retry(key, pace, row, str(exc), exc.retry_after)
         except PermanentDeliveryError as exc:
             self._fail(row, str(exc))
             return True
@@ -145,17 +158,19 @@ class Outbox:
             raise
         except Exception as exc:  # an adapter bug must not stop the outbox
             log.exception("delivery to %s raised", key)
-            return self._retry(key, row, f"{type(exc).__name__}: {exc}", None)
-        self.pacer.hold(key, channel.pace_seconds)
+            return self._retry(key, pace, row, f"{type(exc).__name__}: {exc}", None)
+        self.pacer.hold(pace, channel.pace_seconds)
         self.store.outbox_sent(row.seq, asdict(receipt))
         self.events.emit("message.sent", msg.agent, target=key, kind=msg.kind, id=msg.id)
         if self._on_delivered is not None:
             self._on_delivered(msg, receipt)
         return True
 
-    def _retry(self, key: str, row: OutboxRow, error: str, retry_after: float | None) -> bool:
+    def _retry(
+        self, key: str, pace: str, row: OutboxRow, error: str, retry_after: float | None
+    ) -> bool:
         delay = retry_after if retry_after is not None else backoff(row.attempts, self.retry_base)
-        self.pacer.hold(key, delay)
+        self.pacer.hold(pace, delay)
         self.store.outbox_retry(row.seq, time.time() + delay, error)
         self.events.emit(
             "outbox.retry",

@@ -13,7 +13,7 @@ import json
 import logging
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -223,15 +223,20 @@ class Store:
             (msg.id, str(msg.target), json.dumps(msg.to_json()), now, now),
         )
 
-    def due_outbox(self, now: float, limit: int = 200) -> list[OutboxRow]:
-        """Due rows, in order; a target whose earliest pending row waits holds back the rest."""
+    def due_outbox(
+        self, now: float, limit: int = 200, skip_targets: Collection[str] = ()
+    ) -> list[OutboxRow]:
+        """Due rows, oldest first, leaving out `skip_targets` (being drained); a target whose
+        earliest pending row waits for its retry holds back the rest of its queue."""
+        skip = list(skip_targets)[:10000]  # the caller filters any rest (SQLite caps variables)
+        marks = ",".join("?" * len(skip))
         rows = self._x(
             "SELECT seq, payload, attempts, next_at FROM outbox o"
-            " WHERE status = 'pending' AND next_at <= ? AND NOT EXISTS ("
-            "   SELECT 1 FROM outbox p WHERE p.target = o.target AND p.status = 'pending'"
-            "   AND p.seq < o.seq AND p.next_at > ?)"
+            f" WHERE status = 'pending' AND next_at <= ? AND target NOT IN ({marks})"
+            " AND NOT EXISTS (SELECT 1 FROM outbox p WHERE p.target = o.target"
+            "   AND p.status = 'pending' AND p.seq < o.seq AND p.next_at > ?)"
             " ORDER BY seq LIMIT ?",
-            (now, now, limit),
+            (now, *skip, now, limit),
         )
         return self._decode(
             "outbox",

@@ -105,6 +105,7 @@ class Settings(BaseSettings):
     max_turns: int = Field(default=40, ge=1)
     outbox_retry_base_seconds: float = Field(default=1.0, gt=0)
     http_port: int | None = Field(default=None, ge=1, le=65535)
+    http_host: str = "0.0.0.0"
     port: int | None = Field(default=None, ge=1, le=65535)
 
     # Slack
@@ -113,6 +114,7 @@ class Settings(BaseSettings):
     slack_signing_secret: SecretStr | None = None
     slack_api_url: str = "https://slack.com/api/"
     slack_allowed_users: list[str] = Field(default_factory=list)
+    slack_pace_seconds: float = Field(default=1.0, ge=0)
 
     # Discord
     discord_bot_token: SecretStr | None = None

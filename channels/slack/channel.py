@@ -1,0 +1,130 @@
+"""The Slack channel: wires identity, events, posting and the connection together.
+
+It is what the outbox and the app see (`kind`, `pace_seconds`, `pace_key`, `start`,
+`stop`, `deliver`). Starting never blocks the app: it asks `auth.test` who the bot
+is (retrying with backoff while Slack is unreachable), then opens the connection.
+A token Slack refuses stops the channel with its health `failed`, naming the
+variable, and leaves the other channels running.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+
+import aiohttp
+from slack_sdk.errors import SlackApiError, SlackClientError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.human import HumanNode
+from bot.messages import DeliveryReceipt, Outbound, Target
+from bot.outbox import backoff
+from channels.slack.connection import HttpConnection, SocketModeConnection, build_app
+from channels.slack.events import SlackEvents
+from channels.slack.identity import BotIdentity, whoami
+from channels.slack.post import SlackPoster
+from channels.slack.threads import ThreadMemory
+from config.settings import Settings
+
+log = logging.getLogger(__name__)
+
+#: auth.test answers that retrying cannot fix
+REFUSED_TOKEN = {"invalid_auth", "not_authed", "account_inactive", "token_revoked", "token_expired"}
+CONNECT_BACKOFF_CAP = 60.0
+
+
+class SlackChannel:
+    kind = "slack"
+
+    def __init__(self, settings: Settings, human: HumanNode) -> None:
+        assert settings.slack_bot_token is not None  # checked by Settings
+        self.human = human
+        self.pace_seconds = settings.slack_pace_seconds
+        self.client = AsyncWebClient(
+            token=settings.slack_bot_token.get_secret_value(), base_url=settings.slack_api_url
+        )
+        self.threads = ThreadMemory(human.store)
+        self.events = SlackEvents(human, self.threads, settings.slack_allowed_users)
+        self.poster = SlackPoster(self.client, human.store, self.pace_seconds)
+        self.connection = self._connection(settings)
+        self.ready = asyncio.Event()
+        self._starting: asyncio.Task[None] | None = None
+
+    def _connection(self, settings: Settings) -> SocketModeConnection | HttpConnection:
+        app_token, secret = settings.slack_app_token, settings.slack_signing_secret
+        if app_token is not None:
+            app = build_app(self.client, self.events.dispatch, None, self._identity)
+            return SocketModeConnection(app, app_token.get_secret_value(), self._health)
+        assert secret is not None  # Settings require one of the two
+        app = build_app(
+            self.client, self.events.dispatch, secret.get_secret_value(), self._identity
+        )
+        return HttpConnection(
+            app, settings.http_host, settings.listen_port, self._health, self._malformed
+        )
+
+    # -- the Channel protocol ----------------------------------------------------------
+    def pace_key(self, target: Target) -> str:
+        """Slack paces chat.postMessage per channel, whatever the thread."""
+        return f"slack:{target.address}"
+
+    async def start(self) -> None:
+        self._health("connecting", self.connection.describe)
+        self._starting = asyncio.create_task(self._connect(), name="slack-connect")
+
+    async def stop(self) -> None:
+        if self._starting is not None:
+            self._starting.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._starting
+        if self.ready.is_set():
+            await self.connection.stop()
+        self._health("stopped", "")
+
+    async def deliver(self, msg: Outbound) -> DeliveryReceipt:
+        identity = self.events.identity
+        receipt = await self.poster.deliver(msg, identity is not None and identity.can_customize)
+        for ref in receipt.refs:  # replies in these threads reach the bot without a mention
+            channel, _, thread = ref.removeprefix("slack:").partition("/")
+            self.threads.remember(channel, thread)
+        return receipt
+
+    # -- start-up ----------------------------------------------------------------------
+    async def _connect(self) -> None:
+        identity = await self._whoami()
+        if identity is None:
+            return
+        self.events.identity = identity
+        await self.connection.start()
+        self.ready.set()
+        log.info("Slack: %s as @%s (%s)", self.connection.describe, identity.name, identity.team_id)
+
+    async def _whoami(self) -> BotIdentity | None:
+        attempt = 0
+        while True:
+            try:
+                return await whoami(self.client)
+            except SlackApiError as exc:
+                error = str(exc.response.get("error", exc.response.status_code))
+                if error in REFUSED_TOKEN:
+                    log.error("Slack refused SLACK_BOT_TOKEN (%s); the Slack channel is off", error)
+                    self._health("failed", f"SLACK_BOT_TOKEN refused by Slack: {error}")
+                    return None
+                problem = f"auth.test failed: {error}"
+            except (SlackClientError, aiohttp.ClientError, TimeoutError) as exc:
+                problem = f"Slack unreachable: {type(exc).__name__}"
+            delay = backoff(attempt, 1.0, CONNECT_BACKOFF_CAP)
+            log.warning("Slack: %s; retrying in %.1fs", problem, delay)
+            self._health("connecting", problem)
+            attempt += 1
+            await asyncio.sleep(delay)
+
+    def _identity(self) -> BotIdentity | None:
+        return self.events.identity
+
+    def _malformed(self, error: str) -> None:
+        self.human.refuse(self.kind, "malformed request", error=error)
+
+    def _health(self, state: str, detail: str) -> None:
+        self.human.store.set_health(self.kind, state, detail)

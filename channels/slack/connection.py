@@ -1,0 +1,154 @@
+"""The connection to Slack: a bolt `AsyncApp`, fed by Socket Mode or an HTTP endpoint.
+
+Socket Mode (SLACK_APP_TOKEN set): slack-sdk's aiohttp Socket Mode client, which
+reconnects by itself after a dropped socket (a new `apps.connections.open` URL).
+HTTP Events mode (only SLACK_SIGNING_SECRET): an aiohttp endpoint at
+`/slack/events` on SWITCHBOARD_HTTP_PORT (else PORT, for Procfile hosts), where
+bolt verifies each request's signature and timestamp (401 otherwise).
+
+Both run bolt with `process_before_response=True`: the listener journals the event
+first and only then acks, and bolt sends the ack (Socket Mode envelope ack, or the
+HTTP 200) when the listener returns. A listener that raises (the journal failed)
+sends no ack, so Slack redelivers.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable
+from typing import Any
+
+from aiohttp import WSMessage, web
+from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
+from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
+from slack_bolt.async_app import AsyncAck, AsyncApp
+from slack_bolt.authorization import AuthorizeResult
+from slack_sdk.socket_mode.async_client import AsyncBaseSocketModeClient
+from slack_sdk.web.async_client import AsyncWebClient
+
+from channels.slack.identity import BotIdentity
+from channels.slack.types import EventCallback
+
+log = logging.getLogger(__name__)
+
+EVENTS_PATH = "/slack/events"
+#: Seconds between the Socket Mode client's pings; a silent socket is replaced after it.
+PING_INTERVAL = 10.0
+
+Dispatch = Callable[[EventCallback], None]
+Health = Callable[[str, str], None]
+Refuse = Callable[[str], None]
+
+
+class _QuietTokenWarning(logging.Filter):
+    """bolt warns that its `token` is unused when given a client and an authorize
+    function; both are ours on purpose (the client carries SLACK_API_URL, authorize
+    avoids an auth.test per event), so the warnings only confuse an operator."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "`token`" not in record.getMessage()
+
+
+def build_app(
+    client: AsyncWebClient,
+    dispatch: Dispatch,
+    signing_secret: str | None,
+    identity: Callable[[], BotIdentity | None],
+) -> AsyncApp:
+    bolt_log = logging.getLogger("channels.slack.bolt")
+    bolt_log.addFilter(_QuietTokenWarning())
+
+    async def authorize() -> AuthorizeResult:
+        # bolt's default asks auth.test on every request until one answer is cached:
+        # a burst of events would send a burst of auth.test. We asked once at start.
+        me = identity()
+        return AuthorizeResult(
+            enterprise_id=None,
+            team_id=me.team_id if me else None,
+            bot_token=client.token,
+            bot_id=me.bot_id if me else None,
+            bot_user_id=me.user_id if me else None,
+        )
+
+    app = AsyncApp(
+        client=client,
+        signing_secret=signing_secret or "",
+        request_verification_enabled=signing_secret is not None,
+        process_before_response=True,
+        authorize=authorize,
+        logger=bolt_log,
+    )
+
+    async def on_event(body: dict[str, Any], ack: AsyncAck) -> None:
+        dispatch(body)  # type: ignore[arg-type]  # journal first...
+        await ack()  # ...then ack: bolt sends it as this returns
+
+    app.event(re.compile(".*"))(on_event)
+    return app
+
+
+class SocketModeConnection:
+    def __init__(self, app: AsyncApp, app_token: str, health: Health) -> None:
+        self.handler = AsyncSocketModeHandler(
+            app, app_token, web_client=app.client, ping_interval=PING_INTERVAL
+        )
+        self.health = health
+        client = self.handler.client
+        client.message_listeners.append(self._on_message)
+        client.on_close_listeners.append(self._on_close)
+
+    @property
+    def describe(self) -> str:
+        return "Socket Mode"
+
+    async def start(self) -> None:
+        await self.handler.connect_async()
+
+    async def stop(self) -> None:
+        await self.handler.close_async()
+
+    async def _on_message(
+        self, client: AsyncBaseSocketModeClient, message: dict[str, Any], raw: str | None
+    ) -> None:
+        if message.get("type") == "hello":
+            self.health("connected", "Socket Mode")
+
+    async def _on_close(self, message: WSMessage) -> None:
+        log.warning("Slack closed the Socket Mode connection; reconnecting")
+        self.health("reconnecting", "Socket Mode socket closed by Slack")
+
+
+class HttpConnection:
+    def __init__(self, app: AsyncApp, host: str, port: int, health: Health, refuse: Refuse) -> None:
+        self.app = app
+        self.host = host
+        self.port = port
+        self.health = health
+        self.refuse = refuse
+        self._runner: web.AppRunner | None = None
+
+    @property
+    def describe(self) -> str:
+        return f"HTTP Events on {self.host}:{self.port}{EVENTS_PATH}"
+
+    async def start(self) -> None:
+        web_app = web.Application()
+        web_app.router.add_post(EVENTS_PATH, self._handle)
+        self._runner = web.AppRunner(web_app, access_log=None, shutdown_timeout=1.0)
+        await self._runner.setup()
+        await web.TCPSite(self._runner, self.host, self.port).start()
+        self.health("connected", self.describe)
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    async def _handle(self, request: web.Request) -> web.Response:
+        try:
+            bolt_request = await to_bolt_request(request)
+        except ValueError as exc:  # a body bolt cannot parse: nothing to verify or journal
+            self.refuse(f"{type(exc).__name__}: {exc}")
+            return web.Response(status=400, text="malformed request body")
+        return await to_aiohttp_response(await self.app.async_dispatch(bolt_request))

@@ -1,0 +1,71 @@
+"""Outbound text for Slack: markdown to mrkdwn, the speaker shown, split under the limit.
+
+Conversion is slackify-markdown's (a markdown-it parser): it turns `**bold**` into
+`*bold*`, links into `<url|label>`, and escapes `&`, `<`, `>` as Slack requires.
+Splitting is `channels.split.split_message` on the converted text, so a code block cut
+in two is closed and reopened and every chunk renders on its own.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+
+from slackify_markdown import slackify_markdown
+
+from bot.messages import Outbound
+from channels.split import split_message
+
+log = logging.getLogger(__name__)
+
+#: Slack truncates `text` past 40,000 characters and advises staying under 4,000.
+TEXT_LIMIT = 3900
+#: User and channel mentions the agent wrote (`<@U123>`, `<#C123>`) survive escaping;
+#: `<!channel>`/`<!here>` deliberately do not: an agent must not page a whole channel.
+_BLOCK_START = re.compile(r"(```|&gt;|>|•|◦|\d+\.\s)")
+#: Code the converter leaves raw; Slack needs `&`, `<`, `>` escaped there too.
+_CODE = re.compile(r"```.*?```|`[^`\n]*`", re.DOTALL)
+_MENTION = re.compile(r"&lt;([@#][UWC][A-Z0-9]+(?:\|[^&]*)?)&gt;")
+
+
+def to_mrkdwn(markdown: str) -> str:
+    try:
+        converted = slackify_markdown(markdown)
+    except Exception:  # a converter bug must not lose the message
+        log.exception("markdown conversion failed; sending escaped plain text")
+        converted = escape(markdown)
+    converted = _CODE.sub(lambda m: escape(m.group(0)), converted)
+    return _MENTION.sub(r"<\1>", converted).strip("\n")
+
+
+def escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def heading(msg: Outbound, custom_username: bool) -> str:
+    """Who speaks, when the post itself cannot show it as its username."""
+    if custom_username:
+        return ""
+    if msg.kind == "question":
+        return f"*{escape(msg.agent)} asks:*"
+    return f"*{escape(msg.agent)}:*"
+
+
+def footer(msg: Outbound) -> str:
+    if msg.kind != "question":
+        return ""
+    return f"_Reply in this thread to answer {escape(msg.agent)}._"
+
+
+def render(msg: Outbound, custom_username: bool) -> list[str]:
+    """The chunks to post, in order: the speaker on the first, the reply hint on the last."""
+    head, foot = heading(msg, custom_username), footer(msg)
+    budget = TEXT_LIMIT - len(head) - len(foot) - 2
+    chunks = split_message(to_mrkdwn(msg.text), budget) or ["_(empty message)_"]
+    if head:
+        # a fence, quote or list must start its own line to render
+        sep = "\n" if _BLOCK_START.match(chunks[0]) else " "
+        chunks[0] = f"{head}{sep}{chunks[0]}"
+    if foot:
+        chunks[-1] = f"{chunks[-1]}\n{foot}"
+    return chunks

@@ -1,0 +1,33 @@
+"""The Slack threads the bot is in: it was mentioned there, or it posted there.
+
+A follow-up in such a thread reaches the bot without a mention. The set lives in the
+store's key/value table (one key per thread), so it survives restarts, with an
+in-memory cache in front: every channel message is checked against it.
+"""
+
+from __future__ import annotations
+
+from bot.store import Store
+
+_PREFIX = "slack.thread."
+
+
+class ThreadMemory:
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._known: set[str] = set()
+
+    def remember(self, channel: str, thread_ts: str) -> None:
+        key = f"{channel}/{thread_ts}"
+        if key not in self._known:
+            self._known.add(key)
+            self.store.set_kv(_PREFIX + key, "1")
+
+    def knows(self, channel: str, thread_ts: str) -> bool:
+        key = f"{channel}/{thread_ts}"
+        if key in self._known:
+            return True
+        if self.store.get_kv(_PREFIX + key) is not None:
+            self._known.add(key)
+            return True
+        return False

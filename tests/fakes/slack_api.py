@@ -1,0 +1,413 @@
+"""A fake Slack on 127.0.0.1: the Web API, the Socket Mode websocket, HTTP Events delivery.
+
+It runs in its own thread with its own event loop (like the Anthropic fake), so it
+serves an app in the test's loop or a `switchboard run` subprocess, and its timings
+are a remote server's view. The real slack-sdk/slack-bolt talk to it over the wire.
+
+Faithful where bots go wrong: a post that mentions the bot arrives twice
+(`app_mention` and `message`, two event ids, the same channel + ts); the bot's own
+posts come back as `message` events carrying its `bot_id`; an event is delivered
+to the newest socket, queued while no socket is open, and acked by envelope id.
+
+    fake.post("<@UBOT> hello", channel="C1")      # a person posts; returns the ts
+    fake.fail("chat.postMessage", 429, retry_after=1)
+    fake.drop()                                   # close the socket
+    await fake.until(lambda f: len(f.posts) == 2)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qsl
+
+import aiohttp
+from aiohttp import web
+from slack_sdk.signature import SignatureVerifier
+
+BOT_USER = "UBOT"
+BOT_ID = "BBOT"
+TEAM = "T0FAKE"
+APP_ID = "A0FAKE"
+
+
+@dataclass
+class ApiCall:
+    method: str
+    params: dict[str, Any]
+    token: str
+    at: float = field(default_factory=time.monotonic)
+
+
+@dataclass
+class Envelope:
+    id: str
+    body: dict[str, Any]
+    sent_at: float | None = None
+    acked_at: float | None = None
+
+
+@dataclass
+class Failure:
+    status: int
+    error: str
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+class FakeSlack:
+    def __init__(self, scopes: str = "chat:write,app_mentions:read,im:history") -> None:
+        self.scopes = scopes
+        self.calls: list[ApiCall] = []
+        self.posts: list[dict[str, Any]] = []
+        self.envelopes: dict[str, Envelope] = {}
+        self.connections = 0
+        self.http_endpoint: str | None = None  # HTTP Events mode: where events are POSTed
+        self.signing_secret = "fake-signing-secret"
+        self.http_statuses: list[int] = []
+        self._failures: dict[str, list[Failure]] = {}
+        self._sockets: list[web.WebSocketResponse] = []
+        self._queue: list[Envelope] = []
+        self._ts = itertools.count(1)
+        self._event_ids = itertools.count(1)
+        self._changed = threading.Condition()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._runner: web.AppRunner | None = None
+        self._thread: threading.Thread | None = None
+        self.port = 0
+
+    # -- addresses -------------------------------------------------------------------
+    @property
+    def api_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/api/"
+
+    def env(self, mode: str = "socket") -> dict[str, str]:
+        env = {"SLACK_BOT_TOKEN": "xoxb-fake", "SLACK_API_URL": self.api_url}
+        if mode == "socket":
+            env["SLACK_APP_TOKEN"] = "xapp-fake"
+        else:
+            env["SLACK_SIGNING_SECRET"] = self.signing_secret
+        return env
+
+    # -- lifecycle -------------------------------------------------------------------
+    def start(self) -> FakeSlack:
+        ready = threading.Event()
+        self._thread = threading.Thread(target=self._serve, args=(ready,), daemon=True)
+        self._thread.start()
+        if not ready.wait(10):
+            raise RuntimeError("fake Slack did not start")
+        return self
+
+    def stop(self) -> None:
+        if self._loop is not None:
+            asyncio.run_coroutine_threadsafe(self._shutdown(), self._loop).result(10)
+            self._loop.call_soon_threadsafe(self._loop.stop)
+        if self._thread is not None:
+            self._thread.join(10)
+
+    def _serve(self, ready: threading.Event) -> None:
+        self._loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(self._loop)
+        self._loop.run_until_complete(self._startup())
+        ready.set()
+        self._loop.run_forever()
+        self._loop.close()
+
+    async def _startup(self) -> None:
+        app = web.Application()
+        app.router.add_post("/api/{method}", self._api)
+        app.router.add_get("/ws", self._socket)
+        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+
+    async def _shutdown(self) -> None:
+        for ws in list(self._sockets):
+            await ws.close()
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    def _run(self, coro: Any) -> Any:
+        assert self._loop is not None
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(10)
+
+    # -- scripting (from any thread) --------------------------------------------------
+    def fail(
+        self, method: str, status: int = 429, error: str = "ratelimited", retry_after: int = 1
+    ) -> None:
+        """The next call of `method` fails (429 carries `Retry-After`)."""
+        headers = {"Retry-After": str(retry_after)} if status == 429 else {}
+        self._failures.setdefault(method, []).append(Failure(status, error, headers))
+
+    def post(
+        self,
+        text: str,
+        user: str = "UANN",
+        channel: str = "C1",
+        thread_ts: str | None = None,
+        channel_type: str = "channel",
+        **extra: Any,
+    ) -> str:
+        """A person posts: the `message` event, and `app_mention` too if it names the bot."""
+        ts = self.next_ts()
+        event = {"type": "message", "channel": channel, "user": user, "text": text, "ts": ts}
+        event.update(channel_type=channel_type, event_ts=ts, team=TEAM, **extra)
+        if thread_ts:
+            event["thread_ts"] = thread_ts
+        events = [event]
+        if f"<@{BOT_USER}>" in text and channel_type != "im":
+            mention = {k: v for k, v in event.items() if k != "channel_type"}
+            events.insert(0, {**mention, "type": "app_mention"})
+        for e in events:
+            self.send_event(e)
+        return ts
+
+    def send_event(self, event: dict[str, Any]) -> Envelope:
+        """Deliver one raw event (Socket Mode envelope, or HTTP when http_endpoint is set)."""
+        return self._run(self._send(self.callback(event)))  # type: ignore[no-any-return]
+
+    def send_many(self, events: list[dict[str, Any]], interval: float = 0.0) -> list[Envelope]:
+        """A burst from the fake's loop: `interval` seconds apart (0: back to back)."""
+        bodies = [self.callback(e) for e in events]
+        timeout = 10 + interval * len(bodies)
+        assert self._loop is not None
+        future = asyncio.run_coroutine_threadsafe(self._send_all(bodies, interval), self._loop)
+        return future.result(timeout)
+
+    def callback(self, event: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "token": "verification-token",
+            "team_id": TEAM,
+            "api_app_id": APP_ID,
+            "event": event,
+            "type": "event_callback",
+            "event_id": f"Ev{next(self._event_ids):08d}",
+            "event_time": int(time.time()),
+            "authorizations": [{"team_id": TEAM, "user_id": BOT_USER, "is_bot": True}],
+        }
+
+    def drop(self) -> None:
+        """Close every open socket, as Slack does when it rotates connections."""
+        self._run(self._drop())
+
+    def next_ts(self) -> str:
+        n = next(self._ts)
+        return f"{1_700_000_000 + n}.{n % 1_000_000:06d}"
+
+    # -- reading (from any thread) ----------------------------------------------------
+    def method_calls(self, method: str) -> list[ApiCall]:
+        return [c for c in self.calls if c.method == method]
+
+    def unacked(self) -> list[Envelope]:
+        return [e for e in self.envelopes.values() if e.acked_at is None]
+
+    def wait_for(self, predicate: Callable[[FakeSlack], bool], timeout: float = 10.0) -> None:
+        deadline = time.monotonic() + timeout
+        with self._changed:
+            while not predicate(self):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise AssertionError(
+                        f"fake Slack: condition not met after {timeout}s; posts: "
+                        + json.dumps([p.get("text") for p in self.posts])[:2000]
+                    )
+                self._changed.wait(min(left, 0.05))
+
+    async def until(self, predicate: Callable[[FakeSlack], bool], timeout: float = 10.0) -> None:
+        await asyncio.to_thread(self.wait_for, predicate, timeout)
+
+    def _notify(self) -> None:
+        with self._changed:
+            self._changed.notify_all()
+
+    # -- the Web API ------------------------------------------------------------------
+    async def _api(self, request: web.Request) -> web.Response:
+        method = request.match_info["method"]
+        params = await _params(request)
+        token = request.headers.get("Authorization", "").removeprefix("Bearer ")
+        self.calls.append(ApiCall(method, params, token or str(params.get("token", ""))))
+        self._notify()
+        failures = self._failures.get(method)
+        if failures:
+            f = failures.pop(0)
+            body = {"ok": False, "error": f.error}
+            return web.json_response(body, status=f.status, headers=f.headers)
+        handler = getattr(self, "_" + method.replace(".", "_"), None)
+        if handler is None:
+            return web.json_response({"ok": False, "error": "unknown_method"})
+        answer, headers = await handler(params, token)
+        return web.json_response(answer, headers=headers)
+
+    async def _auth_test(self, params: dict[str, Any], token: str) -> tuple[dict, dict]:
+        if not token.startswith("xoxb-"):
+            return {"ok": False, "error": "invalid_auth"}, {}
+        return {
+            "ok": True,
+            "url": "https://fake.slack.test/",
+            "team": "Fake Team",
+            "user": "switchboard",
+            "team_id": TEAM,
+            "user_id": BOT_USER,
+            "bot_id": BOT_ID,
+        }, {"X-OAuth-Scopes": self.scopes}
+
+    async def _apps_connections_open(self, params: dict[str, Any], token: str) -> tuple[dict, dict]:
+        if not token.startswith("xapp-"):
+            return {"ok": False, "error": "not_allowed_token_type"}, {}
+        return {"ok": True, "url": f"ws://127.0.0.1:{self.port}/ws?n={self.connections}"}, {}
+
+    async def _chat_postMessage(self, params: dict[str, Any], token: str) -> tuple[dict, dict]:
+        channel = str(params.get("channel", ""))
+        if not params.get("text") and not params.get("blocks"):
+            return {"ok": False, "error": "no_text"}, {}
+        if not channel or channel.startswith("CGONE"):
+            return {"ok": False, "error": "channel_not_found"}, {}
+        if channel.startswith("U"):  # a user id posts in the DM with the app
+            channel = "D" + channel[1:]
+        message = {**params, "channel": channel, "ts": self.next_ts()}
+        self.posts.append(message)
+        self._notify()
+        await self._echo(message)
+        return {"ok": True, "channel": channel, "ts": message["ts"], "message": message}, {}
+
+    async def _echo(self, message: dict[str, Any]) -> None:
+        """A real workspace sends the bot's own post back as a `message` event."""
+        event = {
+            "type": "message",
+            "channel": message["channel"],
+            "text": message["text"],
+            "ts": message["ts"],
+            "bot_id": BOT_ID,
+            "app_id": APP_ID,
+            "user": BOT_USER,
+            "channel_type": "im" if message["channel"].startswith("D") else "channel",
+        }
+        if message.get("username"):
+            event.update(subtype="bot_message", username=message["username"])
+        if message.get("thread_ts"):
+            event["thread_ts"] = message["thread_ts"]
+        asyncio.get_running_loop().create_task(self._send(self.callback(event)))
+
+    # -- events out: Socket Mode or HTTP ---------------------------------------------
+    async def _send_all(self, bodies: list[dict[str, Any]], interval: float) -> list[Envelope]:
+        sent = []
+        start = time.monotonic()
+        for i, body in enumerate(bodies):
+            if interval and (wait := start + i * interval - time.monotonic()) > 0:
+                await asyncio.sleep(wait)
+            sent.append(await self._send(body))
+        return sent
+
+    async def _send(self, body: dict[str, Any]) -> Envelope:
+        envelope = Envelope(uuid.uuid4().hex, body)
+        self.envelopes[envelope.id] = envelope
+        if self.http_endpoint is not None:
+            asyncio.get_running_loop().create_task(self._send_http(envelope))
+        elif self._sockets:
+            await self._transmit(self._sockets[-1], envelope)
+        else:
+            self._queue.append(envelope)
+        return envelope
+
+    async def _transmit(self, ws: web.WebSocketResponse, envelope: Envelope) -> None:
+        frame = {
+            "envelope_id": envelope.id,
+            "type": "events_api",
+            "accepts_response_payload": False,
+            "retry_attempt": 0,
+            "retry_reason": "",
+            "payload": envelope.body,
+        }
+        envelope.sent_at = time.monotonic()
+        await ws.send_str(json.dumps(frame))
+
+    async def _send_http(self, envelope: Envelope) -> None:
+        assert self.http_endpoint is not None
+        envelope.sent_at = time.monotonic()
+        status, _ = await deliver_http(self.http_endpoint, envelope.body, self.signing_secret)
+        self.http_statuses.append(status)
+        if status == 200:
+            envelope.acked_at = time.monotonic()
+        self._notify()
+
+    async def _socket(self, request: web.Request) -> web.WebSocketResponse:
+        ws = web.WebSocketResponse(autoping=True)
+        await ws.prepare(request)
+        self.connections += 1
+        hello = {"type": "hello", "num_connections": 1, "connection_info": {"app_id": APP_ID}}
+        await ws.send_str(json.dumps(hello))
+        self._sockets.append(ws)
+        self._notify()
+        queued, self._queue = self._queue, []
+        for envelope in queued:
+            await self._transmit(ws, envelope)
+        try:
+            async for frame in ws:
+                if frame.type == aiohttp.WSMsgType.TEXT:
+                    self._acked(json.loads(frame.data))
+        finally:
+            if ws in self._sockets:
+                self._sockets.remove(ws)
+            self._notify()
+        return ws
+
+    def _acked(self, data: dict[str, Any]) -> None:
+        envelope = self.envelopes.get(str(data.get("envelope_id")))
+        if envelope is not None and envelope.acked_at is None:
+            envelope.acked_at = time.monotonic()
+            self._notify()
+
+    async def _drop(self) -> None:
+        for ws in list(self._sockets):
+            self._sockets.remove(ws)
+            await ws.close(code=aiohttp.WSCloseCode.GOING_AWAY, message=b"rotating")
+        self._notify()
+
+    @property
+    def open_sockets(self) -> int:
+        return len(self._sockets)
+
+
+async def _params(request: web.Request) -> dict[str, Any]:
+    raw = await request.text()
+    if not raw:
+        return {}  # tolerate an empty body (auth.test)
+    if request.content_type == "application/json":
+        data = json.loads(raw)
+        return data if isinstance(data, dict) else {}
+    return dict(parse_qsl(raw))
+
+
+async def deliver_http(
+    url: str,
+    body: dict[str, Any] | str,
+    secret: str,
+    *,
+    timestamp: int | None = None,
+    signature: str | None = None,
+    retry_num: int | None = None,
+) -> tuple[int, str]:
+    """POST an Events API request as Slack does: signed body, timestamp, retry headers."""
+    raw = body if isinstance(body, str) else json.dumps(body)
+    ts = str(timestamp if timestamp is not None else int(time.time()))
+    sig = signature or SignatureVerifier(secret).generate_signature(timestamp=ts, body=raw)
+    headers = {
+        "Content-Type": "application/json",
+        "X-Slack-Request-Timestamp": ts,
+        "X-Slack-Signature": sig,
+    }
+    if retry_num is not None:
+        headers.update({"X-Slack-Retry-Num": str(retry_num), "X-Slack-Retry-Reason": "timeout"})
+    async with (
+        aiohttp.ClientSession() as session,
+        session.post(url, data=raw.encode(), headers=headers) as resp,
+    ):
+        return resp.status, await resp.text()
