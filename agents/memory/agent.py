@@ -109,10 +109,9 @@ class AgentMemory:
         if self._known(item.text, profile):
             return None
         if item.kind == "preference" and profile is not None:
-            new = not (self.files.root / profile).exists()
-            head = f"# {display}\n\n## Preferences\n" if new else ""
             day = self.files.now().date().isoformat()
-            self.index.touched(self.files.append(profile, f"{head}- {item.text} ({day})\n"))
+            head = f"# {display}\n\n## Preferences\n"
+            self.index.touched(self.files.append(profile, f"- {item.text} ({day})\n", head))
             return profile
         label = f"{item.kind}, said by {display}"
         return self.remember(item.text, label).removeprefix("Noted in ").rstrip(".")

@@ -187,11 +187,12 @@ class AgentFiles:
             _atomic_write(path, content)
         return path
 
-    def append(self, relative: str, content: str) -> Path:
-        """Append, flushed and fsynced before returning (append-only daily logs)."""
-        data = content.encode()
+    def append(self, relative: str, content: str, header: str = "") -> Path:
+        """Append, flushed and fsynced before returning (append-only daily logs);
+        `header` starts the file when this append creates it."""
         with self.locked(relative) as path:
             size = path.stat().st_size if path.exists() else 0
+            data = ((header if size == 0 else "") + content).encode()
             self._check_size(relative, size + len(data))
             path.parent.mkdir(parents=True, exist_ok=True)
             fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
@@ -206,9 +207,8 @@ class AgentFiles:
         """A timestamped section appended to today's log; returns its relative path."""
         now = self.now()
         relative = self.day_path(now.date())
-        header = "" if (self.root / relative).exists() else f"# {now.date().isoformat()}\n"
         title = now.strftime("%H:%M:%S") + (f" · {label}" if label else "")
-        self.append(relative, f"{header}\n### {title}\n{text.strip()}\n")
+        self.append(relative, f"\n### {title}\n{text.strip()}\n", f"# {now.date().isoformat()}\n")
         return relative
 
     def archive(self, key: str, messages: list[dict[str, Any]]) -> str:
