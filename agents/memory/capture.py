@@ -12,11 +12,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_LEAD = r"^(?:(?:please|also|btw|and|so|ok|okay|note|fyi|oh|hey)[,:]?\s+)*"
+_LEAD = r"^(?:(?:please|also|btw|and|so|ok|okay|fyi|oh|hey)[,:]?\s+)*"
 _TRIGGERS: list[tuple[str, re.Pattern[str]]] = [
     (
         "remember",
-        re.compile(_LEAD + r"(?:remember|don'?t forget|keep in mind|note)(?:\s+that)?[,:]?\s+\S"),
+        re.compile(
+            _LEAD + r"(?:remember|don'?t forget|keep in mind|note that)(?:\s+that)?[,:]?\s+\S"
+        ),
     ),
     ("preference", re.compile(_LEAD + r"(?:i'?d prefer|i prefer|i always|i never|i like)\s")),
     (
