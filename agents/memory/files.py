@@ -22,7 +22,6 @@ import os
 import re
 import tempfile
 import threading
-import time
 from collections.abc import Iterator
 from datetime import date, datetime, timedelta
 from pathlib import Path
@@ -214,8 +213,8 @@ class AgentFiles:
     def archive(self, key: str, messages: list[dict[str, Any]]) -> str:
         """A conversation as JSON lines under archive/ (never capped, never deleted)."""
         slug = re.sub(r"[^A-Za-z0-9._-]+", "-", key).strip("-.")[:60] or "conversation"
-        stamp = self.now().strftime("%Y%m%dT%H%M%S")
-        relative = f"{ARCHIVE_DIR}/{slug}-{stamp}-{time.time_ns() % 10**6:06d}.jsonl"
+        stamp = self.now().strftime("%Y%m%dT%H%M%S%f")
+        relative = f"{ARCHIVE_DIR}/{slug}-{stamp}.jsonl"
         _atomic_write(self.path(relative), "".join(json.dumps(m) + "\n" for m in messages))
         return relative
 
