@@ -92,11 +92,11 @@ def bench_search(root: Path, megabytes: int) -> None:
     plain = [timed(plain_scan, files, q) for q in queries[:8]]
     p50, p95 = percentile(fts, 0.5), percentile(fts, 0.95)
     plain50 = statistics.median(plain)
+    count = len(files.memory_files())
+    print(f"memory: {total / 1e6:.1f} MB in {count} files; index built in {build / 1000:.1f} s")
     print(
-        f"memory: {total / 1e6:.1f} MB in {len(files.memory_files())} files; index built in {build / 1000:.1f} s"
-    )
-    print(
-        f"memory_search FTS5 (rescan every 2 s, the default): p50 {p50:.2f} ms, p95 {p95:.2f} ms   [target p95 <= 5 ms]"
+        f"memory_search FTS5 (rescan every 2 s, the default): p50 {p50:.2f} ms, "
+        f"p95 {p95:.2f} ms   [target p95 <= 5 ms]"
     )
     print(
         f"memory_search FTS5 with a full stat rescan before every query: "
