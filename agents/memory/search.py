@@ -28,7 +28,7 @@ _SECTION_BITS = 20  # rowid = file id << 20 | section number
 _HEADER = re.compile(r"^#{2,3} ")
 _WORD = re.compile(r"\w+", re.UNICODE)
 
-RANK_BUDGET = 1_500  # sections bm25 may rank per query: bounds a query's time
+RANK_BUDGET = 1_000  # sections bm25 may rank per query: bounds a query's time
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS files (
     id INTEGER PRIMARY KEY, path TEXT UNIQUE NOT NULL, mtime_ns INTEGER NOT NULL,
@@ -182,7 +182,7 @@ class MemoryIndex:
 
     # -- query -------------------------------------------------------------------------
     def search(self, query: str, limit: int = 8) -> Found:
-        """The best sections for `query` (refreshes the index first).
+        """The best sections for `query` (call `refresh` first).
 
         Ranking is bm25 over the query's discriminating words: the rarest, while the
         sections holding them stay under `RANK_BUDGET`. A word found in most sections
@@ -190,7 +190,6 @@ class MemoryIndex:
         so it only breaks ties among the candidates. When every word is that common,
         the result is unranked and flagged `broad`.
         """
-        self.refresh()
         with self._lock:
             db = self._conn()
             counts = sorted(
