@@ -23,6 +23,7 @@ import re
 import tempfile
 import threading
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,16 @@ _TOPIC_MAX = 64
 _DAY = re.compile(r"^\d{4}-\d{2}-\d{2}\.md$")
 _locks: dict[str, threading.Lock] = {}
 _locks_guard = threading.Lock()
+
+
+@dataclass(frozen=True, slots=True)
+class Seen:
+    """A memory file as one directory walk saw it."""
+
+    relative: str
+    path: str
+    mtime_ns: int
+    size: int
 
 
 class MemoryRefused(Exception):
@@ -128,14 +139,26 @@ class AgentFiles:
     def memory_files(self) -> list[Path]:
         """Every markdown file that is memory: MEMORY.md, memory/**, users/** (not
         SOUL.md, not the archive); symlinks that lead outside are skipped."""
-        found: list[Path] = []
-        if (self.root / MEMORY_FILE).is_file():
-            found.append(self.root / MEMORY_FILE)
+        return [Path(seen.path) for seen in self.scan()]
+
+    def scan(self) -> list[Seen]:
+        """`memory_files` with each file's stat, from one directory walk (the index's
+        rescan runs this over the whole memory, so it avoids per-file overhead)."""
+        memory = self.seen(self.root / MEMORY_FILE)
+        found = [memory] if memory is not None and self._inside(Path(memory.path)) else []
         for folder in (LOG_DIR, USERS_DIR):
             self._walk(str(self.root / folder), found)
         return found
 
-    def _walk(self, folder: str, found: list[Path]) -> None:
+    def seen(self, path: Path) -> Seen | None:
+        """One file's `Seen`, or None when it is gone."""
+        try:
+            stat = path.stat()
+        except FileNotFoundError:
+            return None
+        return Seen(self.relative(path), str(path), stat.st_mtime_ns, stat.st_size)
+
+    def _walk(self, folder: str, found: list[Seen]) -> None:
         try:
             entries = list(os.scandir(folder))
         except FileNotFoundError:
@@ -146,9 +169,11 @@ class AgentFiles:
             if entry.is_dir(follow_symlinks=False):
                 self._walk(entry.path, found)
             elif entry.name.endswith(".md") and entry.is_file():
-                path = Path(entry.path)
-                if not entry.is_symlink() or self._inside(path):
-                    found.append(path)
+                if entry.is_symlink() and not self._inside(Path(entry.path)):
+                    continue
+                stat = entry.stat()
+                relative = entry.path[len(self._prefix) :]
+                found.append(Seen(relative, entry.path, stat.st_mtime_ns, stat.st_size))
 
     def _inside(self, path: Path) -> bool:
         return path.resolve().is_relative_to(self._real_root)

@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from agents.memory.files import AgentFiles
+from agents.memory.files import AgentFiles, Seen
 
 INDEX_FILE = ".search.sqlite"
 _SECTION_BITS = 20  # rowid = file id << 20 | section number
@@ -122,33 +122,32 @@ class MemoryIndex:
             known: dict[str, _Row] = {row[1]: row for row in rows}
             now = time.monotonic()
             if force or now - self._scanned_at >= self.rescan_seconds:
-                paths = self.files.memory_files()
-                gone = set(known) - {self.files.relative(p) for p in paths}
+                seen = self.files.scan()
+                gone = set(known) - {s.relative for s in seen}
                 self._scanned_at = now
             else:
-                paths, gone = list(self._dirty), set()
+                dirty = {self.files.relative(p): self.files.seen(p) for p in self._dirty}
+                seen = [s for s in dirty.values() if s is not None]
+                gone = {relative for relative, s in dirty.items() if s is None} & set(known)
             self._dirty.clear()
-            changed = sum(self._sync(db, known.get(self.files.relative(p)), p) for p in paths)
+            changed = sum(self._sync(db, known.get(s.relative), s) for s in seen)
             for relative in gone:
                 self._forget(db, known[relative][0])
             db.commit()
             return changed + len(gone)
 
-    def _sync(self, db: sqlite3.Connection, row: _Row | None, path: Path) -> bool:
-        try:
-            stat = path.stat()
-        except FileNotFoundError:
-            if row is not None:
-                self._forget(db, row[0])
-            return row is not None
-        if row is not None and (row[2], row[3]) == (stat.st_mtime_ns, stat.st_size):
+    def _sync(self, db: sqlite3.Connection, row: _Row | None, seen: Seen) -> bool:
+        if row is not None and (row[2], row[3]) == (seen.mtime_ns, seen.size):
             return False
-        text = path.read_text(encoding="utf-8", errors="replace")
+        try:
+            text = Path(seen.path).read_text(encoding="utf-8", errors="replace")
+        except FileNotFoundError:  # removed since the walk: the next scan forgets it
+            return False
         digest = hashlib.sha1(text.encode()).hexdigest()
         if row is not None and row[4] == digest:  # touched, not changed
             db.execute(
                 "UPDATE files SET mtime_ns = ?, size = ? WHERE id = ?",
-                (stat.st_mtime_ns, stat.st_size, row[0]),
+                (seen.mtime_ns, seen.size, row[0]),
             )
             return False
         if row is not None:
@@ -156,13 +155,13 @@ class MemoryIndex:
         sections = split_sections(text)[: 1 << _SECTION_BITS]
         cur = db.execute(
             "INSERT INTO files(path, mtime_ns, size, sha1, sections) VALUES (?, ?, ?, ?, ?)",
-            (self.files.relative(path), stat.st_mtime_ns, stat.st_size, digest, len(sections)),
+            (seen.relative, seen.mtime_ns, seen.size, digest, len(sections)),
         )
         assert cur.lastrowid is not None
         base = cur.lastrowid << _SECTION_BITS
         db.executemany(
             "INSERT INTO sections(rowid, path, body) VALUES (?, ?, ?)",
-            ((base + n, self.files.relative(path), s) for n, s in enumerate(sections)),
+            ((base + n, seen.relative, s) for n, s in enumerate(sections)),
         )
         return True
 

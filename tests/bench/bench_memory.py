@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import os
 import random
 import statistics
 import sys
@@ -179,6 +180,8 @@ async def bench_conversation(turns: int) -> None:
 
 def main() -> None:
     quick = "--quick" in sys.argv
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"{os.cpu_count()} CPUs, load average {load} (other work skews the percentiles)")
     with tempfile.TemporaryDirectory() as tmp:
         bench_search(Path(tmp) / "agent", 5 if quick else 50)
     asyncio.run(bench_conversation(100 if quick else 500))
