@@ -113,8 +113,9 @@ class AgentMemory:
             head = f"# {display}\n\n## Preferences\n"
             self.index.touched(self.files.append(profile, f"- {item.text} ({day})\n", head))
             return profile
-        label = f"{item.kind}, said by {display}"
-        return self.remember(item.text, label).removeprefix("Noted in ").rstrip(".")
+        relative = self.files.append_entry(item.text, f"{item.kind}, said by {display}")
+        self.index.touched(self.files.root / relative)
+        return relative
 
     def _known(self, sentence: str, profile: str | None) -> bool:
         """Already in what every prompt shows (MEMORY.md, the profile, recent logs)."""
