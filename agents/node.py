@@ -112,9 +112,12 @@ class NodeLoop:
 
     def absorb(self, conv: Conversation, mail: list[Mail]) -> None:
         """Yield point: take the mailbox's contents into the conversation."""
+        memory = self.services.memory
         for item in mail:
             conv.add_text(render(item))
             self.effects.consumed.append(item.id)
+            if memory is not None:
+                memory.heard(self.agent_id, item.msg)
 
     def checkpoint(self, conv: Conversation, extra: Callable[[], None] | None = None) -> None:
         effects, self.effects = self.effects, Effects()
@@ -141,6 +144,7 @@ class NodeLoop:
             saved = False
             if turns >= self.max_turns:
                 return Outcome("limit")
+            await self._fit_context(conv)
             response = await self._complete(conv)
             turns += 1
             self.on_turn(turns, response)
@@ -153,6 +157,18 @@ class NodeLoop:
             if outcome is not None:
                 return outcome
             saved = True  # _act ended in a checkpoint
+
+    async def _fit_context(self, conv: Conversation) -> None:
+        """Compact a conversation nearing its token budget (flush, summary: agents/memory)."""
+        memory = self.services.memory
+        if memory is None:
+            return
+        system = self.system_prompt(conv)
+        if memory.over_budget(system, self.toolbox.specs, conv.messages):
+            conv.messages = await memory.compact(
+                self.agent_id, conv.key, system, self.toolbox, conv.messages
+            )
+            self.checkpoint(conv)
 
     def on_turn(self, turns: int, response: LLMResponse | None) -> None:
         """Hook: a turn finished (workers count them)."""

@@ -10,17 +10,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from bot.bus import Bus
 from bot.events import EventLog
 from bot.human import HumanNode
-from bot.messages import Target
+from bot.messages import BusMessage, Target
 from bot.store import Store
 
 if TYPE_CHECKING:
     from agents.llm import Provider
-    from agents.tools import Tool
+    from agents.tools import Tool, Toolbox
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +41,25 @@ class AgentInfo:
 
 ToolFactory = Callable[[AgentInfo], "list[Tool]"]
 PromptPart = Callable[[AgentInfo, str | None], str]
+Messages = list[dict[str, Any]]
+
+
+class MemoryHooks(Protocol):
+    """What the node loop asks of memory (`agents/memory` implements it)."""
+
+    def heard(self, agent_id: str, msg: BusMessage) -> None:
+        """A person's message was taken into the agent's conversation (auto-capture)."""
+
+    def published(self, agent_id: str, task: str, result: str) -> None:
+        """A worker published its result (it reflects into its memory)."""
+
+    def over_budget(self, system: str, tools: list[dict[str, Any]], messages: Messages) -> bool:
+        """The next request nears the context budget: compact first."""
+
+    async def compact(
+        self, agent_id: str, key: str, system: str, toolbox: Toolbox, messages: Messages
+    ) -> Messages:
+        """Flush durable memories, archive, summarise old turns; the shorter conversation."""
 
 
 @dataclass(slots=True)
@@ -54,6 +73,7 @@ class Services:
     limits: Limits = field(default_factory=Limits)
     tool_factories: list[ToolFactory] = field(default_factory=list)
     prompt_parts: list[PromptPart] = field(default_factory=list)
+    memory: MemoryHooks | None = None
 
     @property
     def home(self) -> Target | None:

@@ -251,6 +251,8 @@ class Worker(NodeLoop):
             )
         )
         self.services.events.emit("worker.completed", self.row.id, result=result[:2000])
+        if self.services.memory is not None:
+            self.services.memory.published(self.row.id, self.row.task, result)
 
     async def _suggest(self, args: dict[str, Any]) -> str:
         self.effects.mail.append(

@@ -21,6 +21,7 @@ import anthropic
 
 from agents.coordinator import Coordinator
 from agents.llm import Provider
+from agents.memory import install_memory
 from agents.services import Limits, Services
 from agents.team import Team
 from bot.bus import Bus
@@ -99,6 +100,7 @@ class App:
         self.services = Services(
             self.store, self.bus, self.events, self.human, self.llm, s.data_dir, limits
         )
+        self.memory = install_memory(self.services, s)
         self.team = Team(self.services)
         self.coordinator = Coordinator(self.services, self.team)
         for extension in self.extensions:
@@ -167,6 +169,7 @@ class App:
         await asyncio.gather(*self._tasks, return_exceptions=True)
         self.store.set_kv(RUNTIME_KEY, json.dumps({"pid": None, "stopped_at": time.time()}))
         await self.llm.client.close()
+        self.memory.close()
         self.events.close()
         self.store.close()
 

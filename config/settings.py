@@ -108,6 +108,14 @@ class Settings(BaseSettings):
     http_host: str = "0.0.0.0"
     port: int | None = Field(default=None, ge=1, le=65535)
 
+    # Memory (agents/memory): token figures are estimates at 4 characters per token
+    compact_at_tokens: int = Field(default=24_000, ge=1_000)
+    compact_keep_tokens: int = Field(default=6_000, ge=200)
+    memory_prompt_tokens: int = Field(default=4_000, ge=200)
+    memory_file_max_bytes: int = Field(default=262_144, ge=1_024)
+    memory_inline_bytes: int = Field(default=20_000, ge=0)
+    memory_rescan_seconds: float = Field(default=2.0, ge=0)
+
     # Slack
     slack_bot_token: SecretStr | None = None
     slack_app_token: SecretStr | None = None

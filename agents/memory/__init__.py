@@ -1,0 +1,127 @@
+"""Per-agent markdown memory (issue 6): tools, the prompt prefix, search, compaction,
+auto-capture and maintenance.
+
+`install_memory(services, settings)` is the one call the composition root makes: it
+adds the memory tools to every agent's toolbox (`Services.tool_factories`), the
+memory part to every system prompt (`Services.prompt_parts`), and sets
+`Services.memory`, the hooks the node loop calls (capture what people say, reflect
+when a worker publishes, compact a long conversation). Each agent's files live in
+`<data_dir>/agents/<agent_id>/`; this package never reaches outside that folder.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from agents.memory.agent import AgentMemory
+from agents.memory.capture import captures
+from agents.memory.compaction import Compactor
+from agents.memory.files import AgentFiles, MemoryRefused
+from agents.memory.maintenance import distil
+from agents.memory.prompt import memory_prompt
+from agents.memory.search import MemoryIndex
+from agents.memory.tools import memory_tools
+from agents.prompts import agent_dir
+from agents.services import AgentInfo, Services
+from agents.tools import Tool, Toolbox
+from bot.messages import BusMessage
+from config.settings import Settings
+
+if TYPE_CHECKING:
+    from agents.llm import Provider
+    from bot.events import EventLog
+
+__all__ = ["AgentMemory", "Memory", "install_memory"]
+
+log = logging.getLogger(__name__)
+
+
+class Memory:
+    """The memory of every agent of one data dir (implements `services.MemoryHooks`)."""
+
+    def __init__(self, data_dir: Path, settings: Settings, llm: Provider, events: EventLog):
+        self.data_dir = data_dir
+        self.settings = settings
+        self.llm = llm
+        self.events = events
+        self._agents: dict[str, AgentMemory] = {}
+        self.compactor = Compactor(
+            llm, events, self.agent, settings.compact_at_tokens, settings.compact_keep_tokens
+        )
+
+    def agent(self, agent_id: str) -> AgentMemory:
+        memory = self._agents.get(agent_id)
+        if memory is None:
+            s = self.settings
+            files = AgentFiles(
+                agent_dir(self.data_dir, agent_id), s.memory_file_max_bytes, s.timezone
+            )
+            index = MemoryIndex(files, s.memory_rescan_seconds)
+            memory = self._agents[agent_id] = AgentMemory(
+                agent_id, files, index, s.memory_inline_bytes
+            )
+        return memory
+
+    # -- seams of Services ---------------------------------------------------------------
+    def tools(self, info: AgentInfo) -> list[Tool]:
+        agent_id = info.agent_id
+
+        def written(tool: str) -> None:
+            self.events.emit("memory.written", agent_id, tool=tool)
+
+        return memory_tools(self.agent(agent_id), written)
+
+    def prompt(self, info: AgentInfo, person: str | None) -> str:
+        return memory_prompt(self.agent(info.agent_id), person, self.settings.memory_prompt_tokens)
+
+    # -- hooks of the node loop ----------------------------------------------------------
+    def heard(self, agent_id: str, msg: BusMessage) -> None:
+        """Auto-capture from a person's message the agent just took in."""
+        if msg.kind not in ("human", "answer") or not captures(msg.text):
+            return
+        person = msg.meta.get("sender_id")
+        display = msg.meta.get("sender") or person or "someone"
+        try:
+            written = self.agent(agent_id).capture(msg.text, person, display)
+        except (MemoryRefused, OSError) as exc:  # a full file must not stop the conversation
+            log.warning("auto-capture for %s failed: %s", agent_id, exc)
+            return
+        if written:
+            self.events.emit("memory.captured", agent_id, files=written, person=person)
+
+    def published(self, agent_id: str, task: str, result: str) -> None:
+        try:
+            self.agent(agent_id).published(task, result)
+        except (MemoryRefused, OSError) as exc:
+            log.warning("reflection of %s failed: %s", agent_id, exc)
+            return
+        self.events.emit("memory.written", agent_id, tool="publish")
+
+    def over_budget(self, system: str, tools: list[dict[str, Any]], messages: list[Any]) -> bool:
+        return self.compactor.over_budget(system, tools, messages)
+
+    async def compact(
+        self, agent_id: str, key: str, system: str, toolbox: Toolbox, messages: list[Any]
+    ) -> list[Any]:
+        return await self.compactor.compact(agent_id, key, system, toolbox, messages)
+
+    # -- maintenance (for the scheduler) -------------------------------------------------
+    async def distil(self, agent_id: str) -> str:
+        """Distil an agent's past daily logs into its MEMORY.md (run it nightly)."""
+        text = await distil(self.agent(agent_id), self.llm)
+        self.events.emit("memory.distilled", agent_id, result=text)
+        return text
+
+    def close(self) -> None:
+        for memory in self._agents.values():
+            memory.index.close()
+
+
+def install_memory(services: Services, settings: Settings) -> Memory:
+    memory = Memory(services.data_dir, settings, services.llm, services.events)
+    services.tool_factories.append(memory.tools)
+    services.prompt_parts.append(memory.prompt)
+    services.memory = memory
+    return memory

@@ -1,0 +1,210 @@
+"""Compaction: a conversation nearing its token budget is shortened, forgetting
+nothing important (reference 000 section 7.2, reference 001 "context window guard").
+
+In order: (1) a memory-flush turn — the model sees the whole conversation plus
+"store durable memories now" and may call only the memory tools; (2) the whole
+conversation is archived to `<agent dir>/archive/<conversation>-<time>.jsonl`, never
+deleted; (3) the old turns are summarised by a model call and replaced by that
+summary, while the last turns stay verbatim. The cut is always before a user
+message; tool results whose call was summarised away become plain text, so every
+`tool_use`/`tool_result` pair the API sees stays intact.
+
+Sizes are estimated at 4 characters per token of the request's JSON (documented;
+there is no offline tokenizer for Claude).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from agents.llm import ModelError, ModelUnavailable
+from agents.memory.agent import AgentMemory
+from agents.memory.prompt import CHARS_PER_TOKEN
+from agents.memory.tools import NAMES as MEMORY_TOOLS
+from agents.tools import Toolbox, ToolResult
+from bot.events import EventLog
+
+if TYPE_CHECKING:
+    from agents.llm import Provider
+
+log = logging.getLogger(__name__)
+
+Messages = list[dict[str, Any]]
+
+FLUSH = (
+    "[Switchboard] This conversation is nearing compaction: its older turns will soon be "
+    "replaced by a summary. Store durable memories now: use remember, reflect or learn_fact "
+    "for anything worth keeping (facts, decisions, preferences, open tasks). Only the memory "
+    "tools work during this step; do not answer the conversation yet. Reply DONE when finished."
+)
+SUMMARISE = (
+    "You summarise the older part of a conversation between a team's assistant and the "
+    "people it works with, so the conversation can go on without it. Keep decisions, facts, "
+    "numbers, names, preferences, open questions and tasks in progress; drop greetings and "
+    "small talk. Write a compact summary in plain prose or bullets; nothing else."
+)
+SUMMARY_HEAD = "[Summary of the earlier conversation (full text archived in {archive})]\n"
+FLUSH_ROUNDS = 3
+_RESULT_CHARS = 2_000  # per tool result in the transcript the summariser reads
+
+
+def estimate_tokens(system: str, tools: list[dict[str, Any]], messages: Messages) -> int:
+    size = len(system) + len(json.dumps(tools)) + len(json.dumps(messages))
+    return size // CHARS_PER_TOKEN
+
+
+class Compactor:
+    def __init__(
+        self,
+        llm: Provider,
+        events: EventLog,
+        memory_for: Callable[[str], AgentMemory],
+        compact_at: int,
+        keep: int,
+    ) -> None:
+        self.llm = llm
+        self.events = events
+        self.memory_for = memory_for
+        self.compact_at = compact_at
+        self.keep = keep
+
+    def over_budget(self, system: str, tools: list[dict[str, Any]], messages: Messages) -> bool:
+        return estimate_tokens(system, tools, messages) >= self.compact_at
+
+    async def compact(
+        self, agent_id: str, key: str, system: str, toolbox: Toolbox, messages: Messages
+    ) -> Messages:
+        """The conversation after a flush turn and a summary of its old turns; the
+        same messages when there is nothing old enough or the model fails."""
+        cut = choose_cut(messages, self.keep)
+        if cut is None or len(json.dumps(messages[:cut])) < self.keep * CHARS_PER_TOKEN // 4:
+            return messages  # too little is old: a summary would not make room
+        before = estimate_tokens(system, toolbox.specs, messages)
+        try:
+            calls = await self._flush(agent_id, system, toolbox, messages)
+            self.events.emit("memory.flushed", agent_id, conversation=key, tool_calls=calls)
+            archive = self.memory_for(agent_id).files.archive(key, messages)
+            summary = await self._summarise(messages[:cut])
+        except (ModelUnavailable, ModelError) as exc:
+            self.events.emit("memory.compaction_failed", agent_id, conversation=key, error=str(exc))
+            return messages
+        compacted = with_summary(SUMMARY_HEAD.format(archive=archive) + summary, messages[cut:])
+        self.events.emit(
+            "memory.compacted",
+            agent_id,
+            conversation=key,
+            archive=archive,
+            summarised=cut,
+            kept=len(messages) - cut,
+            tokens_before=before,
+            tokens_after=estimate_tokens(system, toolbox.specs, compacted),
+        )
+        return compacted
+
+    async def _flush(self, agent_id: str, system: str, toolbox: Toolbox, messages: Messages) -> int:
+        """The memory-flush turn, on a copy of the conversation; returns the tool calls run."""
+        convo = _with_note(messages, FLUSH)
+        calls = 0
+        for _ in range(FLUSH_ROUNDS):
+            response = await self.llm.complete(system, toolbox.specs, convo)
+            if not response.tool_calls:
+                break
+            results = []
+            for call in response.tool_calls:
+                calls += 1
+                if call["name"] in MEMORY_TOOLS:
+                    self.events.emit("tool.called", agent_id, tool=call["name"], flush=True)
+                    result = await toolbox.call(call["name"], call.get("input"))
+                else:
+                    result = ToolResult("Not run: only memory tools work now.", is_error=True)
+                results.append(_result_block(call["id"], result))
+            convo = [
+                *convo,
+                {"role": "assistant", "content": response.content},
+                {"role": "user", "content": results},
+            ]
+        return calls
+
+    async def _summarise(self, old: Messages) -> str:
+        transcript = render_transcript(old)[-self.compact_at * CHARS_PER_TOKEN :]
+        response = await self.llm.complete(SUMMARISE, [], [{"role": "user", "content": transcript}])
+        return response.text or "(the model gave no summary)"
+
+
+def choose_cut(messages: Messages, keep_tokens: int) -> int | None:
+    """Where the kept tail starts: the earliest user message from which the tail fits
+    in `keep_tokens` (at least the last user message), never index 0."""
+    budget = keep_tokens * CHARS_PER_TOKEN
+    size = 0
+    cut: int | None = None
+    for i in range(len(messages) - 1, 0, -1):
+        size += len(json.dumps(messages[i]))
+        if messages[i]["role"] != "user":
+            continue
+        if size > budget and cut is not None:
+            break
+        cut = i
+    return cut
+
+
+def with_summary(summary: str, kept: Messages) -> Messages:
+    """`kept` led by the summary; its first message's orphaned tool results become text."""
+    first = kept[0]
+    content = first["content"]
+    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+    fixed: list[dict[str, Any]] = [{"type": "text", "text": summary}]
+    for block in blocks:
+        if block.get("type") == "tool_result":
+            text = f"[Result of an earlier tool call]: {_text(block)}"
+            fixed.append({"type": "text", "text": text})
+        else:
+            fixed.append(block)
+    return [{"role": "user", "content": fixed}, *kept[1:]]
+
+
+def render_transcript(messages: Messages) -> str:
+    lines: list[str] = []
+    for message in messages:
+        content = message["content"]
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        for block in blocks:
+            lines.append(f"{message['role']}: {_describe(block)}")
+    return "\n".join(lines)
+
+
+def _describe(block: dict[str, Any]) -> str:
+    kind = block.get("type")
+    if kind == "tool_use":
+        return f"(called {block.get('name')} {json.dumps(block.get('input'))[:_RESULT_CHARS]})"
+    if kind == "tool_result":
+        return f"(tool result) {_text(block)[:_RESULT_CHARS]}"
+    return str(block.get("text", ""))
+
+
+def _text(block: dict[str, Any]) -> str:
+    content = block.get("content", "")
+    if isinstance(content, list):
+        return "\n".join(str(b.get("text", "")) for b in content if isinstance(b, dict))
+    return str(content)
+
+
+def _with_note(messages: Messages, note: str) -> Messages:
+    """A copy of the conversation whose trailing user message ends with `note`."""
+    block = {"type": "text", "text": note}
+    if not messages or messages[-1]["role"] != "user":
+        return [*messages, {"role": "user", "content": [block]}]
+    last = messages[-1]
+    content = last["content"]
+    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+    return [*messages[:-1], {"role": "user", "content": [*blocks, block]}]
+
+
+def _result_block(tool_use_id: str, result: ToolResult) -> dict[str, Any]:
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_use_id}
+    block["content"] = result.text
+    if result.is_error:
+        block["is_error"] = True
+    return block

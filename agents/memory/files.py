@@ -1,0 +1,267 @@
+"""One agent's memory directory: safe paths, atomic writes, appends, size caps, locks.
+
+Everything the memory tools write goes through `AgentFiles`, so an agent reads and
+writes only below its own directory. Names that come from the model (topics) or from
+a platform (person ids) are checked and sanitised here; a path that would leave the
+directory — `../`, an absolute path, a symlink pointing out — is refused with a
+`MemoryRefused` whose text goes back to the model.
+
+Writes are either appends (daily logs, flushed and fsynced) or whole-file rewrites
+(temp file + rename, so a reader sees the old or the new file, never half of one).
+A per-file lock (a thread lock plus `flock` on a lock file, so two processes sharing
+a data dir are covered too) serialises read-modify-write cycles.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import re
+import tempfile
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+MEMORY_FILE = "MEMORY.md"
+INDEX_FILE = "memory/index.md"
+LOG_DIR = "memory"
+KNOWLEDGE_DIR = "memory/knowledge"
+USERS_DIR = "users"
+ARCHIVE_DIR = "archive"
+_LOCK_DIR = ".locks"
+
+_TOPIC_MAX = 64
+_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}\.md$")
+_locks: dict[str, threading.Lock] = {}
+_locks_guard = threading.Lock()
+
+
+@dataclass(frozen=True, slots=True)
+class Seen:
+    """A memory file as one directory walk saw it."""
+
+    relative: str
+    path: str
+    mtime_ns: int
+    size: int
+
+
+class MemoryRefused(Exception):
+    """A memory request that cannot be served; the text says what to do instead."""
+
+
+def topic_name(raw: str) -> str:
+    """`learn_fact`'s topic as a file stem: lower-case letters, digits and dashes.
+
+    Spaces and underscores become dashes ("Python Asyncio" -> "python-asyncio"); a
+    topic that looks like a path is refused rather than silently rewritten, so the
+    model learns it cannot reach other files.
+    """
+    text = raw.strip()
+    if "/" in text or "\\" in text or ".." in text or text.startswith("~"):
+        raise MemoryRefused(
+            f"topic {raw[:80]!r} looks like a path; a topic is a short name of letters, "
+            "digits and dashes (like python-asyncio), stored in memory/knowledge/<topic>.md"
+        )
+    slug = re.sub(r"[\s_.]+", "-", text.lower())
+    slug = re.sub(r"[^a-z0-9-]", "", slug)
+    slug = re.sub(r"-{2,}", "-", slug).strip("-")
+    if not slug:
+        raise MemoryRefused(
+            f"topic {raw[:80]!r} has no letters or digits; use a short name like python-asyncio"
+        )
+    if len(slug) > _TOPIC_MAX:
+        raise MemoryRefused(f"topic is {len(slug)} characters long; keep it under {_TOPIC_MAX}")
+    return slug
+
+
+def person_name(raw: str) -> str | None:
+    """A person id (Slack U123, an email address, a login) as a profile file stem."""
+    slug = re.sub(r"[^a-z0-9@._+-]", "-", raw.strip().lower()).lstrip(".")[:120]
+    return slug or None
+
+
+def _lock_for(key: str) -> threading.Lock:
+    with _locks_guard:
+        return _locks.setdefault(key, threading.Lock())
+
+
+class AgentFiles:
+    """The files of one agent below `<data_dir>/agents/<agent_id>/`."""
+
+    def __init__(self, root: Path, max_bytes: int, timezone: str = "UTC") -> None:
+        self.root = root
+        self.max_bytes = max_bytes
+        self.zone = ZoneInfo(timezone)
+        (root / KNOWLEDGE_DIR).mkdir(parents=True, exist_ok=True)
+        self._real_root = root.resolve()
+        self._prefix = str(root) + os.sep
+
+    # -- paths -------------------------------------------------------------------------
+    def path(self, relative: str) -> Path:
+        """`relative` below the root, refusing anything that resolves outside it."""
+        rel = Path(relative)
+        if rel.is_absolute() or ".." in rel.parts:
+            raise MemoryRefused(f"{relative!r} is outside this agent's memory; use a plain name")
+        path = self.root / rel
+        if not path.resolve().is_relative_to(self._real_root):
+            raise MemoryRefused(f"{relative!r} leads outside this agent's memory (a symlink?)")
+        return path
+
+    def now(self) -> datetime:
+        return datetime.now(self.zone)
+
+    def day_path(self, day: date) -> str:
+        return f"{LOG_DIR}/{day.isoformat()}.md"
+
+    def recent_days(self, days: int) -> list[str]:
+        """Relative paths of the last `days` daily logs that exist, oldest first."""
+        today = self.now().date()
+        names = [self.day_path(today - timedelta(days=n)) for n in range(days - 1, -1, -1)]
+        return [n for n in names if (self.root / n).is_file()]
+
+    def daily_logs(self) -> list[str]:
+        """Every daily log, oldest first."""
+        folder = self.root / LOG_DIR
+        return sorted(f"{LOG_DIR}/{p.name}" for p in folder.iterdir() if _DAY.match(p.name))
+
+    def topics(self) -> list[str]:
+        """Relative paths of the knowledge files, sorted."""
+        return sorted(f"{KNOWLEDGE_DIR}/{p.name}" for p in (self.root / KNOWLEDGE_DIR).glob("*.md"))
+
+    def memory_files(self) -> list[Path]:
+        """Every markdown file that is memory: MEMORY.md, memory/**, users/** (not
+        SOUL.md, not the archive); symlinks that lead outside are skipped."""
+        return [Path(seen.path) for seen in self.scan()]
+
+    def scan(self) -> list[Seen]:
+        """`memory_files` with each file's stat, from one directory walk (the index's
+        rescan runs this over the whole memory, so it avoids per-file overhead)."""
+        memory = self.seen(self.root / MEMORY_FILE)
+        found = [memory] if memory is not None and self._inside(Path(memory.path)) else []
+        for folder in (LOG_DIR, USERS_DIR):
+            self._walk(str(self.root / folder), found)
+        return found
+
+    def seen(self, path: Path) -> Seen | None:
+        """One file's `Seen`, or None when it is gone."""
+        try:
+            stat = path.stat()
+        except FileNotFoundError:
+            return None
+        return Seen(self.relative(path), str(path), stat.st_mtime_ns, stat.st_size)
+
+    def _walk(self, folder: str, found: list[Seen]) -> None:
+        try:
+            entries = list(os.scandir(folder))
+        except FileNotFoundError:
+            return
+        for entry in entries:
+            if entry.name.startswith("."):
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                self._walk(entry.path, found)
+            elif entry.name.endswith(".md") and entry.is_file():
+                if entry.is_symlink() and not self._inside(Path(entry.path)):
+                    continue
+                stat = entry.stat()
+                relative = entry.path[len(self._prefix) :]
+                found.append(Seen(relative, entry.path, stat.st_mtime_ns, stat.st_size))
+
+    def _inside(self, path: Path) -> bool:
+        return path.resolve().is_relative_to(self._real_root)
+
+    def relative(self, path: Path) -> str:
+        return str(path)[len(self._prefix) :]
+
+    # -- reading -----------------------------------------------------------------------
+    def read(self, relative: str) -> str:
+        path = self.path(relative)
+        try:
+            return path.read_text(encoding="utf-8", errors="replace")
+        except FileNotFoundError:
+            return ""
+
+    # -- writing -----------------------------------------------------------------------
+    @contextlib.contextmanager
+    def locked(self, relative: str) -> Iterator[Path]:
+        """Hold the file's lock (in this process and across processes) while writing."""
+        path = self.path(relative)
+        lock_dir = self.root / _LOCK_DIR
+        lock_dir.mkdir(exist_ok=True)
+        key = hashlib.sha1(relative.encode()).hexdigest()[:16]
+        with _lock_for(str(lock_dir / key)), (lock_dir / key).open("a") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield path
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+    def write(self, relative: str, content: str) -> Path:
+        """Replace the file atomically (temp file in the same folder + rename)."""
+        self._check_size(relative, len(content.encode()))
+        with self.locked(relative) as path:
+            _atomic_write(path, content)
+        return path
+
+    def append(self, relative: str, content: str, header: str = "") -> Path:
+        """Append, flushed and fsynced before returning (append-only daily logs);
+        `header` starts the file when this append creates it."""
+        with self.locked(relative) as path:
+            size = path.stat().st_size if path.exists() else 0
+            data = ((header if size == 0 else "") + content).encode()
+            self._check_size(relative, size + len(data))
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                os.write(fd, data)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        return path
+
+    def append_entry(self, text: str, label: str = "") -> str:
+        """A timestamped section appended to today's log; returns its relative path."""
+        now = self.now()
+        relative = self.day_path(now.date())
+        title = now.strftime("%H:%M:%S") + (f" · {label}" if label else "")
+        self.append(relative, f"\n### {title}\n{text.strip()}\n", f"# {now.date().isoformat()}\n")
+        return relative
+
+    def archive(self, key: str, messages: list[dict[str, Any]]) -> str:
+        """A conversation as JSON lines under archive/ (never capped, never deleted)."""
+        slug = re.sub(r"[^A-Za-z0-9._-]+", "-", key).strip("-.")[:60] or "conversation"
+        stamp = self.now().strftime("%Y%m%dT%H%M%S%f")
+        relative = f"{ARCHIVE_DIR}/{slug}-{stamp}.jsonl"
+        _atomic_write(self.path(relative), "".join(json.dumps(m) + "\n" for m in messages))
+        return relative
+
+    def _check_size(self, relative: str, size: int) -> None:
+        if size > self.max_bytes:
+            raise MemoryRefused(
+                f"{relative} would grow to {size:,} bytes, over the cap of "
+                f"{self.max_bytes:,} (SWITCHBOARD_MEMORY_FILE_MAX_BYTES); keep it shorter, "
+                "or move detail into knowledge topics with learn_fact"
+            )
+
+
+def _atomic_write(path: Path, content: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(content)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise

@@ -1,0 +1,102 @@
+"""The memory part of every system prompt (after SOUL.md, which `agents/prompts.py`
+seeds): MEMORY.md, the speaking person's profile, the last two days of the daily log
+and memory/index.md, in that order, within a token budget.
+
+The text depends only on those files and the date, never on the clock or the
+conversation, so it is byte-identical between turns while memory is unchanged and
+the prompt cache keeps hitting. Over budget, the daily logs lose their oldest
+entries first; a file that alone is too large keeps its beginning. Either way a note
+says what was left out and how to read it (recall, memory_search).
+"""
+
+from __future__ import annotations
+
+from agents.memory.agent import AgentMemory
+from agents.memory.files import INDEX_FILE, MEMORY_FILE
+from agents.memory.search import split_sections
+
+CHARS_PER_TOKEN = 4  # the estimate used throughout (no tokenizer for Claude offline)
+
+GUIDE = (
+    "You keep a memory in markdown files that persist across conversations and restarts. "
+    "Use `remember` for facts, decisions and events worth keeping, `reflect` to rewrite your "
+    "curated MEMORY.md, `learn_fact` for knowledge about a topic, `recall` and "
+    "`memory_search` to look things up. What you remember so far:"
+)
+
+
+def memory_prompt(memory: AgentMemory, person: str | None, budget_tokens: int) -> str:
+    budget = budget_tokens * CHARS_PER_TOKEN
+    files = memory.files
+    profile = memory.profile_path(person)
+    fixed = [
+        (MEMORY_FILE, files.read(MEMORY_FILE)),
+        (profile or "", files.read(profile) if profile else ""),
+        (INDEX_FILE, files.read(INDEX_FILE)),
+    ]
+    notes: list[str] = []
+    share = budget // 2 // len(fixed)  # each fixed file may take this much when crowded
+    fixed_size = sum(len(text) for _, text in fixed)
+    if fixed_size > budget // 2:
+        fixed = [(name, _head(name, text, share, notes)) for name, text in fixed]
+    logs = _log_entries(memory)
+    room = budget - sum(len(text) for _, text in fixed)
+    logs, dropped = _newest_within(logs, room)
+    if dropped:
+        notes.append(
+            f"{dropped} older daily-log entries are left out to fit the prompt; "
+            "recall or memory_search reads them."
+        )
+    return _render(fixed, logs, notes)
+
+
+def _head(name: str, text: str, limit: int, notes: list[str]) -> str:
+    if len(text) <= limit:
+        return text
+    notes.append(f"{name} is cut at {limit:,} characters here; recall reads all of it.")
+    return text[:limit]
+
+
+def _log_entries(memory: AgentMemory) -> list[tuple[str, str]]:
+    """(file, entry) for the last two days, oldest first; an entry is a `###` section."""
+    entries: list[tuple[str, str]] = []
+    for name in memory.files.recent_days(2):
+        for section in split_sections(memory.files.read(name)):
+            if not section.startswith("# "):  # the day's title line
+                entries.append((name, section.strip()))
+    return entries
+
+
+def _newest_within(entries: list[tuple[str, str]], room: int) -> tuple[list[tuple[str, str]], int]:
+    kept: list[tuple[str, str]] = []
+    size = 0
+    for entry in reversed(entries):
+        size += len(entry[1]) + 2
+        if size > room:
+            break
+        kept.append(entry)
+    kept.reverse()
+    return kept, len(entries) - len(kept)
+
+
+def _render(fixed: list[tuple[str, str]], logs: list[tuple[str, str]], notes: list[str]) -> str:
+    memory_md, profile, index = fixed
+    parts = [GUIDE]
+    if memory_md[1].strip():
+        parts.append(_tag(memory_md[0], memory_md[1]))
+    if profile[1].strip():
+        parts.append(_tag(profile[0], profile[1], "About the person you are talking to. "))
+    days: dict[str, list[str]] = {}
+    for name, entry in logs:
+        days.setdefault(name, []).append(entry)
+    parts += [_tag(name, "\n\n".join(entries)) for name, entries in days.items()]
+    if index[1].strip():
+        parts.append(_tag(index[0], index[1]))
+    if len(parts) == 1:
+        parts.append("(nothing yet)")
+    parts += [f"[Memory note: {note}]" for note in notes]
+    return "\n\n".join(parts)
+
+
+def _tag(name: str, text: str, lead: str = "") -> str:
+    return f'<memory file="{name}">\n{lead}{text.strip()}\n</memory>'

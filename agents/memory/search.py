@@ -1,0 +1,257 @@
+"""`memory_search`: the whole memory when it is small, else BM25 over markdown sections.
+
+The markdown files are the source of truth. The SQLite FTS5 index beside them
+(`<agent dir>/.search.sqlite`) is derived: each file's `##`/`###` sections are rows,
+ranked with FTS5's built-in bm25. Before a query the index is brought up to date by
+modification time and size (a changed file is re-read, and re-indexed only when its
+hash changed), so files edited by hand are found; deleting the index file simply
+rebuilds it on the next search.
+
+`plain_scan` is the reference implementation from the design (grep section by
+section); the benchmark compares the two in one run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from agents.memory.files import AgentFiles, Seen
+
+INDEX_FILE = ".search.sqlite"
+_SECTION_BITS = 20  # rowid = file id << 20 | section number
+_HEADER = re.compile(r"^#{2,3} ")
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+RANK_BUDGET = 1_000  # sections bm25 may rank per query: bounds a query's time
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS files (
+    id INTEGER PRIMARY KEY, path TEXT UNIQUE NOT NULL, mtime_ns INTEGER NOT NULL,
+    size INTEGER NOT NULL, sha1 TEXT NOT NULL, sections INTEGER NOT NULL);
+CREATE VIRTUAL TABLE IF NOT EXISTS sections USING fts5(
+    path UNINDEXED, body, tokenize = 'porter unicode61');
+CREATE VIRTUAL TABLE IF NOT EXISTS temp.query USING fts5(body, tokenize = 'porter unicode61');
+CREATE VIRTUAL TABLE IF NOT EXISTS temp.query_terms USING fts5vocab(temp, query, row);
+"""
+_Row = tuple[int, str, int, int, str]  # id, path, mtime_ns, size, sha1
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    path: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    hits: list[Hit]
+    broad: bool  # every query word is in most sections: unranked
+
+
+def split_sections(text: str) -> list[str]:
+    """Markdown cut at `## ` / `### ` headings (not inside code fences)."""
+    sections: list[str] = []
+    current: list[str] = []
+    fenced = False
+    for line in text.split("\n"):
+        if line.startswith("```"):
+            fenced = not fenced
+        if not fenced and _HEADER.match(line) and current:
+            sections.append("\n".join(current))
+            current = []
+        current.append(line)
+    if current:
+        sections.append("\n".join(current))
+    return [s for s in sections if s.strip()]
+
+
+class MemoryIndex:
+    """The FTS5 index of one agent's memory, refreshed from the files before use."""
+
+    def __init__(self, files: AgentFiles, rescan_seconds: float = 0.0) -> None:
+        self.files = files
+        self.rescan_seconds = rescan_seconds
+        self._lock = threading.Lock()
+        self._db: sqlite3.Connection | None = None
+        self._scanned_at = 0.0
+        self._dirty: set[Path] = set()
+
+    @property
+    def db_path(self) -> Path:
+        return self.files.root / INDEX_FILE
+
+    def _conn(self) -> sqlite3.Connection:
+        if self._db is not None and not self.db_path.exists():  # deleted by hand: rebuild
+            self._db.close()
+            self._db = None
+        if self._db is None:
+            self._db = sqlite3.connect(self.db_path, check_same_thread=False)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.executescript(_SCHEMA)
+            self._scanned_at = float("-inf")
+        return self._db
+
+    def close(self) -> None:
+        with self._lock:
+            if self._db is not None:
+                self._db.close()
+                self._db = None
+
+    def touched(self, path: Path) -> None:
+        """A memory tool wrote `path`: re-index it before the next query, whatever the clock."""
+        with self._lock:
+            self._dirty.add(path)
+
+    # -- refresh -------------------------------------------------------------------------
+    def refresh(self, force: bool = False) -> int:
+        """Bring the index up to date with the files; returns how many files changed.
+
+        The stat walk over every file runs at most every `rescan_seconds` (0: before
+        every query), which bounds a query's cost on a large memory; files our own
+        tools wrote are re-indexed at once in any case.
+        """
+        with self._lock:
+            db = self._conn()
+            rows = db.execute("SELECT id, path, mtime_ns, size, sha1 FROM files")
+            known: dict[str, _Row] = {row[1]: row for row in rows}
+            now = time.monotonic()
+            if force or now - self._scanned_at >= self.rescan_seconds:
+                seen = self.files.scan()
+                gone = set(known) - {s.relative for s in seen}
+                self._scanned_at = now
+            else:
+                dirty = {self.files.relative(p): self.files.seen(p) for p in self._dirty}
+                seen = [s for s in dirty.values() if s is not None]
+                gone = {relative for relative, s in dirty.items() if s is None} & set(known)
+            self._dirty.clear()
+            changed = sum(self._sync(db, known.get(s.relative), s) for s in seen)
+            for relative in gone:
+                self._forget(db, known[relative][0])
+            db.commit()
+            return changed + len(gone)
+
+    def _sync(self, db: sqlite3.Connection, row: _Row | None, seen: Seen) -> bool:
+        if row is not None and (row[2], row[3]) == (seen.mtime_ns, seen.size):
+            return False
+        try:
+            text = Path(seen.path).read_text(encoding="utf-8", errors="replace")
+        except FileNotFoundError:  # removed since the walk: the next scan forgets it
+            return False
+        digest = hashlib.sha1(text.encode()).hexdigest()
+        if row is not None and row[4] == digest:  # touched, not changed
+            db.execute(
+                "UPDATE files SET mtime_ns = ?, size = ? WHERE id = ?",
+                (seen.mtime_ns, seen.size, row[0]),
+            )
+            return False
+        if row is not None:
+            self._forget(db, row[0])
+        sections = split_sections(text)[: 1 << _SECTION_BITS]
+        cur = db.execute(
+            "INSERT INTO files(path, mtime_ns, size, sha1, sections) VALUES (?, ?, ?, ?, ?)",
+            (seen.relative, seen.mtime_ns, seen.size, digest, len(sections)),
+        )
+        assert cur.lastrowid is not None
+        base = cur.lastrowid << _SECTION_BITS
+        db.executemany(
+            "INSERT INTO sections(rowid, path, body) VALUES (?, ?, ?)",
+            ((base + n, seen.relative, s) for n, s in enumerate(sections)),
+        )
+        return True
+
+    @staticmethod
+    def _forget(db: sqlite3.Connection, file_id: int) -> None:
+        base = file_id << _SECTION_BITS
+        db.execute(
+            "DELETE FROM sections WHERE rowid >= ? AND rowid < ?",
+            (base, base + (1 << _SECTION_BITS)),
+        )
+        db.execute("DELETE FROM files WHERE id = ?", (file_id,))
+
+    def total_bytes(self) -> int:
+        with self._lock:
+            row = self._conn().execute("SELECT coalesce(sum(size), 0) FROM files").fetchone()
+            return int(row[0])
+
+    # -- query -------------------------------------------------------------------------
+    def search(self, query: str, limit: int = 8) -> Found:
+        """The best sections for `query` (call `refresh` first).
+
+        Ranking is bm25 over the query's discriminating words: the rarest, while the
+        sections holding them stay under `RANK_BUDGET`. A word found in most sections
+        carries almost no bm25 weight yet costs time in proportion to its sections,
+        so it only breaks ties among the candidates. When every word is that common,
+        the result is unranked and flagged `broad`.
+        """
+        with self._lock:
+            db = self._conn()
+            counts = sorted(
+                (n, stem) for stem in self._stems(db, query) if (n := self._count(db, stem))
+            )
+            chosen: list[str] = []
+            total = 0
+            for n, stem in counts:
+                if total + n > RANK_BUDGET:
+                    break
+                chosen.append(stem)
+                total += n
+            broad = bool(counts) and not chosen
+            rows = self._candidates(db, chosen or [s for _, s in counts], broad, limit * 4)
+        words = {w.lower() for w in _WORD.findall(query)}
+        ranked = sorted(rows, key=lambda hit: -sum(w in hit.text.lower() for w in words))
+        return Found(ranked[:limit], broad)
+
+    @staticmethod
+    def _stems(db: sqlite3.Connection, query: str) -> list[str]:
+        """The query's words as the index stores them, stemmed by SQLite's own tokenizer
+        through a scratch table (so "decided" finds "decide")."""
+        db.execute("DELETE FROM temp.query")
+        db.execute("INSERT INTO temp.query(body) VALUES (?)", (query,))
+        stems = [row[0] for row in db.execute("SELECT term FROM temp.query_terms")]
+        return [s.replace('"', "") for s in stems[:32]]
+
+    @staticmethod
+    def _count(db: sqlite3.Connection, stem: str) -> int:
+        """Sections holding `stem`, counted only up to just past the budget (cheap)."""
+        row = db.execute(
+            "SELECT count(*) FROM (SELECT rowid FROM sections WHERE sections MATCH ? LIMIT ?)",
+            (f'"{stem}"', RANK_BUDGET + 1),
+        ).fetchone()
+        return int(row[0])
+
+    @staticmethod
+    def _candidates(db: sqlite3.Connection, stems: list[str], broad: bool, n: int) -> list[Hit]:
+        if not stems:
+            return []
+        quoted = [f'"{s}"' for s in stems]
+        if broad:  # only common words: sections with all of them, else any, unranked
+            sql = "SELECT path, body FROM sections WHERE sections MATCH ? LIMIT ?"
+            rows = db.execute(sql, (" AND ".join(quoted), n)).fetchall()
+            rows = rows or db.execute(sql, (" OR ".join(quoted), n)).fetchall()
+        else:
+            rows = db.execute(
+                "SELECT path, body FROM sections WHERE sections MATCH ? ORDER BY rank LIMIT ?",
+                (" OR ".join(quoted), n),
+            ).fetchall()
+        return [Hit(path, body) for path, body in rows]
+
+
+def plain_scan(files: AgentFiles, query: str, limit: int = 8) -> list[Hit]:
+    """Read every file and rank sections by how many query words they contain."""
+    words = [w.lower() for w in _WORD.findall(query)]
+    scored: list[tuple[int, int, Hit]] = []
+    for path in files.memory_files():
+        relative = files.relative(path)
+        for section in split_sections(path.read_text(encoding="utf-8", errors="replace")):
+            lowered = section.lower()
+            score = sum(lowered.count(w) for w in words)
+            if score:
+                scored.append((-score, len(scored), Hit(relative, section)))
+    scored.sort(key=lambda item: item[:2])
+    return [hit for _, _, hit in scored[:limit]]

@@ -1,0 +1,80 @@
+"""The memory tools as the model sees them: `recall(days?)`, `remember(content)`,
+`reflect(content)`, `learn_fact(topic, content)`, `memory_search(query)`.
+
+Each agent gets tools bound to its own `AgentMemory`, so nothing the model passes can
+name another agent's files. File work runs in a thread (appends are fsynced), so a
+slow disk never stalls other conversations. A refusal from the files layer becomes
+an error text for the model (`ToolError`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from agents.memory.files import MemoryRefused
+from agents.tools import INT, STR, Tool, ToolError, ToolSpec, schema
+
+if TYPE_CHECKING:
+    from agents.memory.agent import AgentMemory
+
+MAX_RECALL_DAYS = 30
+
+RECALL = ToolSpec(
+    "recall",
+    "Read your memory: MEMORY.md, your knowledge topics and the daily logs of the last "
+    f"`days` days (default 3, at most {MAX_RECALL_DAYS}).",
+    schema({}, {"days": {**INT, "minimum": 1, "maximum": MAX_RECALL_DAYS}}),
+)
+REMEMBER = ToolSpec(
+    "remember",
+    "Append a note to today's daily log (timestamped, kept for good). Use it for facts, "
+    "decisions and events worth keeping beyond this conversation.",
+    schema({"content": {**STR, "minLength": 1}}),
+)
+REFLECT = ToolSpec(
+    "reflect",
+    "Rewrite MEMORY.md, your curated long-term memory, with `content` (the whole new file: "
+    "keep what still holds, add what you learned, drop what is outdated).",
+    schema({"content": {**STR, "minLength": 1}}),
+)
+LEARN_FACT = ToolSpec(
+    "learn_fact",
+    "Write the knowledge file for a topic (replaces it): memory/knowledge/<topic>.md. "
+    "`topic` is a short name of lower-case letters, digits and dashes, like python-asyncio.",
+    schema({"topic": {**STR, "minLength": 1}, "content": {**STR, "minLength": 1}}),
+)
+MEMORY_SEARCH = ToolSpec(
+    "memory_search",
+    "Search all your memory (MEMORY.md, daily logs, knowledge, profiles) for `query`; returns "
+    "the matching sections with the file each came from.",
+    schema({"query": {**STR, "minLength": 1}}),
+)
+SPECS = {s.name: s for s in (RECALL, REMEMBER, REFLECT, LEARN_FACT, MEMORY_SEARCH)}
+NAMES = frozenset(SPECS)
+
+
+def memory_tools(memory: AgentMemory, written: Callable[[str], None]) -> list[Tool]:
+    """The five tools bound to one agent's memory; `written(tool)` is told after a write
+    (on the event loop's thread, where events may be emitted)."""
+
+    def bound(name: str, fn: Callable[[dict[str, Any]], str], writes: bool) -> Tool:
+        async def handler(args: dict[str, Any]) -> str:
+            try:
+                text = await asyncio.to_thread(fn, args)
+            except MemoryRefused as exc:
+                raise ToolError(str(exc)) from exc
+            if writes:
+                written(name)
+            return text
+
+        return Tool(SPECS[name], handler)
+
+    return [
+        bound("recall", lambda a: memory.recall(a.get("days", 3)), False),
+        bound("remember", lambda a: memory.remember(a["content"]), True),
+        bound("reflect", lambda a: memory.reflect(a["content"]), True),
+        bound("learn_fact", lambda a: memory.learn_fact(a["topic"], a["content"]), True),
+        bound("memory_search", lambda a: memory.search(a["query"]), False),
+    ]

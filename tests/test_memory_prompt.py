@@ -1,0 +1,157 @@
+"""What every prompt starts with, auto-capture, a worker's reflection when it
+publishes, and the distil job — through a running app and the fake Anthropic API."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from config.settings import Settings
+from tests.fakes.anthropic_api import Call, FakeAnthropic, text, tool
+from tests.kit import Recorder, events, inbound, make_settings, running_app
+from tests.script import TeamScript
+
+
+def coordinator_dir(settings: Settings) -> Path:
+    return settings.data_dir / "agents" / "coordinator"
+
+
+async def test_memory_prefix_is_identical_between_turns_until_memory_changes(
+    settings: Settings, fake: FakeAnthropic
+) -> None:
+    def responder(call: Call) -> list[dict]:
+        if "save the number" in call.last_text:
+            return [tool("remember", content="The on-call phone is 555-0100.")]
+        return [text("ok")]
+
+    fake.responder = responder
+    rec = Recorder()
+    async with running_app(settings, [rec]) as app:
+        for n, line in enumerate(["hello", "how are you", "save the number", "thanks"], 1):
+            app.human.accept(inbound(line))
+            await rec.wait_count(n)
+    systems = [c.system for c in fake.calls]
+    assert systems[0] == systems[1] == systems[2]  # nothing changed memory
+    assert "555-0100" not in systems[2]
+    assert "555-0100" in systems[3] and systems[3] == systems[4]
+    assert systems[0].startswith("# Coordinator\n")  # SOUL.md first, then memory
+
+
+async def test_prefix_holds_memory_profile_recent_logs_and_index_in_order(
+    settings: Settings, fake: FakeAnthropic
+) -> None:
+    agent = coordinator_dir(settings)
+    (agent / "users").mkdir(parents=True)
+    (agent / "memory").mkdir()
+    (agent / "MEMORY.md").write_text("## Team\nOps is led by Ann.\n")
+    (agent / "users/ann.md").write_text("# Ann\nPrefers terse answers. Time zone Europe/Lisbon.\n")
+    (agent / "users/bob.md").write_text("# Bob\nLikes long explanations.\n")
+    today = datetime.now(UTC).date()
+    for days_ago, fact in [(0, "Deployed 2.1"), (1, "Froze the release"), (2, "Old news")]:
+        day = (today - timedelta(days=days_ago)).isoformat()
+        (agent / f"memory/{day}.md").write_text(f"# {day}\n\n### 10:00:00\n{fact}\n")
+    (agent / "memory/index.md").write_text("# Memory index\n- knowledge: none yet\n")
+    fake.responder = lambda call: [text("ok")]
+    rec = Recorder()
+    async with running_app(settings, [rec]) as app:
+        app.human.accept(inbound("hi", sender="ann"))
+        await rec.wait_count(1)
+        app.human.accept(inbound("hi", sender="bob", conversation="other"))
+        await rec.wait_count(2)
+    ann, bob = fake.calls[0].system, fake.calls[1].system
+    order = ["Ops is led by Ann", "terse answers", "Froze the release", "Deployed 2.1", "index"]
+    positions = [ann.index(fragment) for fragment in order]
+    assert positions == sorted(positions)
+    assert ann.startswith("# Coordinator\n")  # SOUL.md comes first
+    assert "Old news" not in ann and "Likes long explanations" not in ann
+    assert "Likes long explanations" in bob and "terse answers" not in bob
+
+
+async def test_prefix_is_trimmed_oldest_first_with_a_note(
+    tmp_path: Path, fake: FakeAnthropic
+) -> None:
+    settings = make_settings(tmp_path / "data", fake, SWITCHBOARD_MEMORY_PROMPT_TOKENS="300")
+    agent = coordinator_dir(settings)
+    (agent / "memory").mkdir(parents=True)
+    day = datetime.now(UTC).date().isoformat()
+    entries = "".join(f"\n### 10:{n:02d}:00\nentry number {n:02d} {'x' * 60}\n" for n in range(40))
+    (agent / f"memory/{day}.md").write_text(f"# {day}\n{entries}")
+    fake.responder = lambda call: [text("ok")]
+    rec = Recorder()
+    async with running_app(settings, [rec]) as app:
+        app.human.accept(inbound("hi"))
+        await rec.wait_count(1)
+    system = fake.calls[0].system
+    assert "entry number 39" in system and "entry number 00" not in system
+    assert "older daily-log entries are left out to fit the prompt" in system
+
+
+async def test_what_people_say_outright_is_captured_once(
+    settings: Settings, fake: FakeAnthropic
+) -> None:
+    fake.responder = lambda call: [text("ok")]  # the model never calls a memory tool
+    rec = Recorder()
+    lines = [
+        "Please remember that the staging DB listens on port 5433.",
+        "I prefer answers as bullet points. Thanks!",
+        "OK, we decided to ship on Thursdays.",
+        "Do you remember what we decided?",
+        "please remember that the staging DB listens on port 5433",
+    ]
+    async with running_app(settings, [rec]) as app:
+        for n, line in enumerate(lines, 1):
+            app.human.accept(inbound(line, sender="ann"))
+            await rec.wait_count(n)
+    agent = coordinator_dir(settings)
+    log = (agent / f"memory/{datetime.now(UTC).date().isoformat()}.md").read_text()
+    assert log.count("port 5433") == 1 and "remember, said by Ann" in log
+    assert "we decided to ship on Thursdays" in log and "decision, said by Ann" in log
+    assert "what we decided" not in log
+    profile = (agent / "users/ann.md").read_text()
+    assert profile.startswith("# Ann\n\n## Preferences\n- I prefer answers as bullet points.")
+    assert "bullet points" in fake.calls[-1].system  # the next prompt knows it
+    assert len(events(settings.data_dir, "memory.captured")) == 3
+
+
+async def test_a_worker_reflects_into_its_own_memory_when_it_publishes(
+    settings: Settings, fake: FakeAnthropic
+) -> None:
+    fake.responder = TeamScript()
+    rec = Recorder()
+    async with running_app(settings, [rec]) as app:
+        app.human.accept(inbound("please research GPUs", conversation="c1"))
+        await rec.wait_for(lambda s: any(m.kind == "question" for m in s))
+        app.human.accept(inbound("Data center only", conversation="c1"))
+        await rec.wait_for(lambda s: any("Report based on" in m.text for m in s))
+    day = datetime.now(UTC).date().isoformat()
+    log = (settings.data_dir / f"agents/alice/memory/{day}.md").read_text()
+    assert "task published" in log and "Task: Research GPU pricing" in log
+    assert "Result: Report based on: Data center only" in log
+    assert not (coordinator_dir(settings) / f"memory/{day}.md").exists()
+
+
+async def test_distil_merges_past_daily_logs_into_memory_md(
+    settings: Settings, fake: FakeAnthropic
+) -> None:
+    agent = coordinator_dir(settings)
+    (agent / "memory").mkdir(parents=True)
+    today = datetime.now(UTC).date()
+    for n, fact in [(2, "Chose Postgres 16"), (1, "Ann joined ops"), (0, "today's draft")]:
+        day = (today - timedelta(days=n)).isoformat()
+        (agent / f"memory/{day}.md").write_text(f"# {day}\n\n### 09:00:00\n{fact}\n")
+    (agent / "MEMORY.md").write_text("## Facts\n- Builds run on ci-3\n")
+
+    def responder(call: Call) -> list[dict]:
+        assert "long-term memory file" in call.system
+        return [text("## Facts\n- Builds run on ci-3\n- Postgres 16\n- Ann is in ops")]
+
+    fake.responder = responder
+    async with running_app(settings, [Recorder()]) as app:
+        first = await app.memory.distil("coordinator")
+        second = await app.memory.distil("coordinator")
+    prompt = fake.calls[0].last_text
+    assert "Chose Postgres 16" in prompt and "Ann joined ops" in prompt
+    assert "today's draft" not in prompt and "Builds run on ci-3" in prompt
+    assert first == "Distilled 2 daily log(s) into MEMORY.md."
+    assert second == "Nothing to distil." and len(fake.calls) == 1
+    assert (agent / "MEMORY.md").read_text().endswith("- Ann is in ops\n")

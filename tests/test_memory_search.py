@@ -1,0 +1,106 @@
+"""memory_search: everything when small, FTS5/bm25 sections when large; the markdown
+stays the source of truth (hand edits found, index deletable)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agents.memory.search import split_sections
+from tests.memkit import call, memory_at, toolbox
+
+
+def fill(agent_dir: Path, files: int = 30) -> None:
+    """About 40 KB of sectioned knowledge files: over the 20 KB inline limit."""
+    folder = agent_dir / "memory/knowledge"
+    folder.mkdir(parents=True, exist_ok=True)
+    for n in range(files):
+        sections = [f"# Topic {n}"]
+        for s in range(20):
+            sections.append(f"## Note {n}.{s}\nRoutine status of service {n} item {s}, all fine.")
+        (folder / f"topic-{n}.md").write_text("\n".join(sections) + "\n")
+
+
+def test_sections_split_at_h2_h3_but_not_inside_code() -> None:
+    text = "# T\nintro\n## A\na\n```\n## not a header\n```\n### B\nb\n"
+    assert split_sections(text) == [
+        "# T\nintro",
+        "## A\na\n```\n## not a header\n```",
+        "### B\nb\n",
+    ]
+
+
+async def test_small_memory_is_returned_whole(tmp_path: Path) -> None:
+    box = toolbox(memory_at(tmp_path))
+    await call(box, "remember", content="Ann owns the billing service.")
+    await call(box, "learn_fact", topic="ci", content="Builds run on ci-3.")
+    result = (await call(box, "memory_search", query="anything")).text
+    assert result.startswith("Your whole memory")
+    assert "billing" in result and "ci-3" in result
+
+
+async def test_large_memory_ranks_sections_with_bm25(tmp_path: Path) -> None:
+    memory = memory_at(tmp_path)
+    box = toolbox(memory)
+    fill(tmp_path / "agents/coordinator")
+    await call(box, "learn_fact", topic="payments", content="## Refunds\nRefund webhooks retry.")
+    result = (await call(box, "memory_search", query="refund webhooks")).text
+    assert not result.startswith("Your whole memory")
+    assert result.startswith("**memory/knowledge/payments.md**\n## Refunds")
+    assert result.count("**memory/knowledge/") == 1  # one matching section, not files
+    nothing = (await call(box, "memory_search", query="zeppelin")).text
+    assert nothing == "No memory matches 'zeppelin'."
+
+
+async def test_common_words_still_answer_and_say_so(tmp_path: Path) -> None:
+    memory = memory_at(tmp_path)
+    agent = tmp_path / "agents/coordinator"
+    folder = agent / "memory/knowledge"
+    folder.mkdir(parents=True, exist_ok=True)
+    for n in range(40):  # 2,000 sections all holding "status": over the ranking budget
+        body = "\n".join(f"## S{n}.{s}\nstatus fine {s}" for s in range(50))
+        (folder / f"t{n}.md").write_text(body)
+    result = (await call(toolbox(memory), "memory_search", query="status")).text
+    assert result.startswith("These words are in most of your memory")
+    assert "status fine" in result
+
+
+async def test_a_file_edited_by_hand_is_found(tmp_path: Path) -> None:
+    memory = memory_at(tmp_path, SWITCHBOARD_MEMORY_RESCAN_SECONDS="0")
+    box = toolbox(memory)
+    agent = tmp_path / "agents/coordinator"
+    fill(agent)
+    assert "Zanzibar" not in (await call(box, "memory_search", query="zanzibar office")).text
+    topic = agent / "memory/knowledge/topic-3.md"
+    topic.write_text(topic.read_text() + "\n## Offices\nThe Zanzibar office opens in May.\n")
+    (agent / "memory/knowledge/topic-4.md").unlink()
+    (agent / "users").mkdir()
+    (agent / "users/ann.md").write_text("# Ann\n\n## Travel\nAnn visits the office monthly.\n")
+    result = (await call(box, "memory_search", query="zanzibar office")).text
+    assert result.startswith("**memory/knowledge/topic-3.md**\n## Offices\nThe Zanzibar office")
+    assert "users/ann.md" in result
+    assert "topic-4.md" not in (await call(box, "memory_search", query="service 4 item")).text
+
+
+async def test_tool_writes_are_searchable_at_once_between_rescans(tmp_path: Path) -> None:
+    memory = memory_at(tmp_path, SWITCHBOARD_MEMORY_RESCAN_SECONDS="3600")
+    box = toolbox(memory)
+    fill(tmp_path / "agents/coordinator")
+    await call(box, "memory_search", query="status")  # the full scan; the next is an hour off
+    await call(box, "remember", content="The Lisbon datacenter moves in June.")
+    result = (await call(box, "memory_search", query="lisbon datacenter")).text
+    assert "The Lisbon datacenter moves in June." in result.split("\n\n---\n\n")[0]
+
+
+async def test_the_index_can_be_deleted_and_is_rebuilt(tmp_path: Path) -> None:
+    memory = memory_at(tmp_path)
+    box = toolbox(memory)
+    agent = tmp_path / "agents/coordinator"
+    fill(agent)
+    await call(box, "learn_fact", topic="dns", content="## Resolver\nUse 10.0.0.53 for DNS.")
+    assert "10.0.0.53" in (await call(box, "memory_search", query="dns resolver")).text
+    index = agent / ".search.sqlite"
+    assert index.exists()
+    for leftover in agent.glob(".search.sqlite*"):
+        leftover.unlink()
+    assert "10.0.0.53" in (await call(box, "memory_search", query="dns resolver")).text
+    assert index.exists()
