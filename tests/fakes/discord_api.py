@@ -281,6 +281,7 @@ class FakeDiscord:
         if problem:
             return json_response({"message": problem, "code": 50035}, 400)
         ref = (body.get("message_reference") or {}).get("message_id")
+        ref = str(ref) if ref else None  # Discord takes snowflakes as numbers or strings
         data = p.message(p.snowflake(), chan, p.BOT_ID, body.get("content") or "")
         if ref:
             data["message_reference"] = {"message_id": str(ref), "channel_id": chan["id"]}
