@@ -1,8 +1,7 @@
 """Test kit for the Discord channel: the fake Discord, and an app wired to it.
 
 `discord_app` builds the app the way `switchboard run` does (the `discord` channel
-name, imported lazily by `bot/app.py`), or with a `DiscordChannel` made by hand when
-a test needs its knobs, and waits until the gateway session is up.
+name, imported lazily by `bot/app.py`) and waits until the gateway session is up.
 """
 
 from __future__ import annotations
@@ -11,7 +10,6 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -41,13 +39,8 @@ def discord_settings(
 
 
 @contextlib.asynccontextmanager
-async def discord_app(settings: Settings, **channel_options: Any) -> AsyncIterator[App]:
-    if channel_options:
-        app = App(settings, [])
-        app.build()
-        app.add_channel(DiscordChannel(app.human, settings, **channel_options))
-    else:
-        app = App(settings, ["discord"])
+async def discord_app(settings: Settings) -> AsyncIterator[App]:
+    app = App(settings, ["discord"])
     await app.start()
     try:
         await asyncio.wait_for(channel_of(app).client.connected.wait(), 10)

@@ -14,7 +14,7 @@ import contextlib
 from bot.channel import TransientDeliveryError
 from bot.human import HumanNode
 from bot.messages import DeliveryReceipt, Outbound
-from channels.discord.client import MAX_RATELIMIT_WAIT, GatewayClient, point_at
+from channels.discord.client import GatewayClient, point_at
 from channels.discord.deliver import Poster
 from channels.discord.events import Intake
 from channels.discord.threads import Threads
@@ -27,14 +27,7 @@ class DiscordChannel:
     kind = "discord"
     pace_seconds = 0.0
 
-    def __init__(
-        self,
-        human: HumanNode,
-        settings: Settings,
-        *,
-        max_ratelimit_wait: float = MAX_RATELIMIT_WAIT,
-        guild_ready_timeout: float = 2.0,
-    ) -> None:
+    def __init__(self, human: HumanNode, settings: Settings) -> None:
         assert settings.discord_bot_token is not None, "build() only when Discord is enabled"
         self._token = settings.discord_bot_token.get_secret_value()
         point_at(settings.discord_api_url, settings.discord_gateway_url)
@@ -42,12 +35,7 @@ class DiscordChannel:
         self.intake = Intake(
             human, self.threads, settings.discord_allowed_users, settings.discord_allowed_channels
         )
-        self.client = GatewayClient(
-            human.store,
-            self.intake.on_message,
-            max_ratelimit_wait=max_ratelimit_wait,
-            guild_ready_timeout=guild_ready_timeout,
-        )
+        self.client = GatewayClient(human.store, self.intake.on_message)
         self.poster = Poster(self.client, self.threads)
         self._task: asyncio.Task[None] | None = None
 

@@ -25,8 +25,9 @@ log = logging.getLogger(__name__)
 
 KIND = "discord"
 #: a rate limit longer than this goes back to the durable outbox (which honours
-#: `retry_after`) instead of holding the delivery task in discord.py's sleep
-MAX_RATELIMIT_WAIT = 10.0
+#: `retry_after`) instead of holding the delivery task in discord.py's sleep;
+#: discord.py accepts no less than 30 s
+MAX_RATELIMIT_WAIT = 30.0
 
 OnMessage = Callable[[discord.Message, discord.ClientUser], None]
 
@@ -50,19 +51,11 @@ def intents() -> discord.Intents:
 
 
 class GatewayClient(discord.Client):
-    def __init__(
-        self,
-        store: Store,
-        on_message: OnMessage,
-        *,
-        max_ratelimit_wait: float = MAX_RATELIMIT_WAIT,
-        guild_ready_timeout: float = 2.0,
-    ) -> None:
+    def __init__(self, store: Store, on_message: OnMessage) -> None:
         super().__init__(
             intents=intents(),
             allowed_mentions=discord.AllowedMentions(everyone=False, roles=False, users=True),
-            max_ratelimit_timeout=max_ratelimit_wait,
-            guild_ready_timeout=guild_ready_timeout,
+            max_ratelimit_timeout=MAX_RATELIMIT_WAIT,
             max_messages=None,  # we keep no message cache: the journal is ours
             chunk_guilds_at_startup=False,
         )

@@ -57,6 +57,8 @@ class FakeDiscord:
         self.requests: list[tuple[str, str]] = []
         self.threads_started: list[str] = []
         self.failures: list[tuple[int, p.Payload, dict[str, str]]] = []
+        self.fail_after = 0  # successful posts before the scripted failures begin
+        self.thread_failures: list[tuple[int, int]] = []
         self.gateway = GatewaySession(TOKEN, self._ready_payloads)
         self.port = 0
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -179,9 +181,20 @@ class FakeDiscord:
         self._call(self.gateway.release())
 
     def fail_posts(
-        self, status: int, times: int = 1, retry_after: float = 0.0, code: int = 0
+        self,
+        status: int,
+        times: int = 1,
+        retry_after: float = 0.0,
+        code: int = 0,
+        after: int = 0,
+        edge: bool = False,
     ) -> None:
-        """The next `times` POSTs of a message get HTTP `status`."""
+        """After `after` more successful posts, `times` POSTs of a message get HTTP `status`.
+
+        A 429 comes from Discord's API (with `Via`, which discord.py waits out itself),
+        or with `edge` from the proxy in front of it (no `Via`: discord.py gives up).
+        """
+        self.fail_after = after
         body: p.Payload = {"message": "scripted failure", "code": code}
         headers: dict[str, str] = {}
         if status == 429:
@@ -190,9 +203,14 @@ class FakeDiscord:
             headers = {
                 "Retry-After": str(max(1, round(retry_after))),
                 "X-RateLimit-Scope": "user",
-                "Via": "1.1 google",
             }
+            if not edge:
+                headers["Via"] = "1.1 google"
         self.failures.extend([(status, body, headers)] * times)
+
+    def fail_threads(self, status: int, code: int, times: int = 1) -> None:
+        """The next `times` thread creations get HTTP `status` with Discord error `code`."""
+        self.thread_failures.extend([(status, code)] * times)
 
     def in_channel(self, channel_id: str) -> list[Post]:
         return [post for post in self.posts if post.channel_id == str(channel_id)]
@@ -270,13 +288,13 @@ class FakeDiscord:
 
     async def _post_message(self, request: web.Request) -> web.Response:
         self._seen(request)
-        if self.failures:
+        body = await request.json()  # read first: an unread body makes aiohttp drop keep-alive
+        if self.failures and self.fail_after == 0:
             status, body, headers = self.failures.pop(0)
             return json_response(body, status, headers)
         chan = self.channels.get(request.match_info["cid"])
         if chan is None:
             return json_response({"message": "Unknown Channel", "code": 10003}, 404)
-        body = await request.json()
         problem = self._invalid(body)
         if problem:
             return json_response({"message": problem, "code": 50035}, 400)
@@ -286,6 +304,7 @@ class FakeDiscord:
         if ref:
             data["message_reference"] = {"message_id": str(ref), "channel_id": chan["id"]}
         self.messages[str(data["id"])] = data
+        self.fail_after = max(0, self.fail_after - 1)
         with self._changed:
             self.posts.append(Post(str(data["id"]), chan["id"], data["content"], ref))
             self._changed.notify_all()
@@ -306,6 +325,10 @@ class FakeDiscord:
     async def _thread_from(self, request: web.Request) -> web.Response:
         self._seen(request)
         cid, mid = request.match_info["cid"], request.match_info["mid"]
+        body = await request.json()
+        if self.thread_failures:
+            status, code = self.thread_failures.pop(0)
+            return json_response({"message": "scripted failure", "code": code}, status)
         chan = self.channels.get(cid)
         if chan is None:
             return json_response({"message": "Unknown Channel", "code": 10003}, 404)
@@ -321,7 +344,6 @@ class FakeDiscord:
                 {"message": "A thread has already been created for this message", "code": 160004},
                 400,
             )
-        body = await request.json()
         data = p.thread(int(mid), int(cid), str(body.get("name") or "thread")[:100], p.BOT_ID)
         self.channels[mid] = data
         self.threads_started.append(mid)
