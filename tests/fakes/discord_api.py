@@ -56,6 +56,7 @@ class FakeDiscord:
         self.posts: list[Post] = []
         self.requests: list[tuple[str, str]] = []
         self.threads_started: list[str] = []
+        self.sent_at: dict[str, float] = {}  # message id -> time.time() its MESSAGE_CREATE left
         self.failures: list[tuple[int, p.Payload, dict[str, str]]] = []
         self.fail_after = 0  # successful posts before the scripted failures begin
         self.thread_failures: list[tuple[int, int]] = []
@@ -125,9 +126,9 @@ class FakeDiscord:
         if self._runner is not None:
             await self._runner.cleanup()
 
-    def _call(self, coro: Coroutine[Any, Any, T]) -> T:
+    def _call(self, coro: Coroutine[Any, Any, T], timeout: float = 10) -> T:
         assert self._loop is not None
-        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(10)
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout)
 
     # -- what a test does (from any thread) ------------------------------------------
     def say(
@@ -155,6 +156,27 @@ class FakeDiscord:
         )
         self._call(self._store_and_dispatch(data))
         return str(data["id"])
+
+    def burst(self, messages: list[tuple[str, str]], author: int = p.ANN) -> list[str]:
+        """Dispatch many (content, channel) messages back to back; returns their ids."""
+        payloads = [
+            p.message(p.snowflake(), self.channels[chan], author, content, mentions=[p.BOT_ID])
+            for content, chan in messages
+        ]
+
+        async def send_all() -> None:
+            for data in payloads:
+                await self._store_and_dispatch(data)
+
+        self._call(send_all(), timeout=120)
+        return [str(data["id"]) for data in payloads]
+
+    def add_threads(self, count: int, parent: int = p.GENERAL) -> list[str]:
+        """Threads people started before the bot connected (listed in GUILD_CREATE)."""
+        ids = [str(p.snowflake()) for _ in range(count)]
+        for tid in ids:
+            self.channels[tid] = p.thread(int(tid), parent, f"topic {tid}", p.ANN)
+        return ids
 
     def resend(self, message_id: str) -> None:
         """Dispatch the same MESSAGE_CREATE again (Discord can deliver an event twice)."""
@@ -264,6 +286,7 @@ class FakeDiscord:
     async def _store_and_dispatch(self, data: p.Payload) -> None:
         self.messages[str(data["id"])] = data
         await self.gateway.dispatch("MESSAGE_CREATE", data)
+        self.sent_at[str(data["id"])] = time.time()  # wall clock: comparable across processes
 
     # -- REST ---------------------------------------------------------------------------
     def _seen(self, request: web.Request) -> bool:
