@@ -102,7 +102,7 @@ class Intake:
             meta={"guild": str(message.guild.id) if message.guild else None},
         )
         if self.human.accept(inbound) and reply_to.thread is not None:
-            self.threads.join(reply_to.thread, reply_to.address)
+            self.threads.note(reply_to.thread, reply_to.address)
             self.threads.names.setdefault(reply_to.thread, _thread_name(text))
 
     def _conversation(self, message: discord.Message) -> tuple[str, Target]:
