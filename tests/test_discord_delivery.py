@@ -91,8 +91,10 @@ async def test_a_rate_limit_discord_py_gives_up_on_goes_back_to_the_outbox_with_
         mid = discord_fake.say(f"{MENTION} go")
         await discord_fake.until(lambda _: bool(discord_fake.in_channel(mid)))
     assert posts_to(discord_fake, mid) == ["**Coordinator:** eventually"]
-    retries = events(settings.data_dir, "outbox.retry")
-    assert [e["data"]["delay"] for e in retries] == [1.0]  # the Retry-After header
+    # only the 429 counts: aiohttp's client now and then hits ServerDisconnectedError on
+    # a reused keep-alive connection here, a separate transient error the outbox retries
+    retries = [e["data"] for e in events(settings.data_dir, "outbox.retry")]
+    assert [r["delay"] for r in retries if "429" in r["error"]] == [1.0]  # its Retry-After
 
 
 async def test_a_server_error_is_retried_and_a_split_message_resumes_at_the_failed_part(
