@@ -1,0 +1,58 @@
+"""The Discord channel as the core sees it: `kind`, `start`, `stop`, `deliver`.
+
+It wires the three roles together: the connection (`client.py`), the intake of
+MESSAGE_CREATE (`events.py`) and delivery (`deliver.py`). Pacing is left to
+discord.py, which follows Discord's per-channel rate-limit buckets from the
+response headers, so the outbox adds no pause of its own (`pace_seconds = 0`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+from bot.channel import TransientDeliveryError
+from bot.human import HumanNode
+from bot.messages import DeliveryReceipt, Outbound
+from channels.discord.client import GatewayClient, point_at
+from channels.discord.deliver import Poster
+from channels.discord.events import Intake
+from channels.discord.threads import Threads
+from config.settings import Settings
+
+LOGIN_WAIT = 5.0  # a delivery waits this long for a login in progress
+
+
+class DiscordChannel:
+    kind = "discord"
+    pace_seconds = 0.0
+
+    def __init__(self, human: HumanNode, settings: Settings) -> None:
+        assert settings.discord_bot_token is not None, "build() only when Discord is enabled"
+        self._token = settings.discord_bot_token.get_secret_value()
+        point_at(settings.discord_api_url, settings.discord_gateway_url)
+        self.threads = Threads(human.store)
+        self.intake = Intake(
+            human, self.threads, settings.discord_allowed_users, settings.discord_allowed_channels
+        )
+        self.client = GatewayClient(human.store, self.intake.on_message)
+        self.poster = Poster(self.client, self.threads)
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        self._task = asyncio.create_task(self.client.run_forever(self._token), name="discord")
+
+    async def stop(self) -> None:
+        await self.client.close()
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        self.client.health("stopped")
+
+    async def deliver(self, msg: Outbound) -> DeliveryReceipt:
+        try:
+            await asyncio.wait_for(self.client.logged_in.wait(), LOGIN_WAIT)
+        except TimeoutError:
+            raise TransientDeliveryError("Discord is not logged in yet", LOGIN_WAIT) from None
+        return await self.poster.deliver(msg)

@@ -1,0 +1,119 @@
+"""The connection to Discord: discord.py's gateway client, its endpoints, its health.
+
+discord.py keeps the gateway alive itself: heartbeats, RESUME after a dropped socket
+(the missed events are replayed), a fresh IDENTIFY when a session cannot resume,
+and REST rate-limit buckets. This module only configures it (intents with message
+content, the endpoints, no @everyone pings from agent text), logs in with backoff
+while the network is down, reports health for `switchboard status`, and hands every
+MESSAGE_CREATE to a callback. Nothing here parses messages or posts them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+
+import discord
+import yarl
+from discord.backoff import ExponentialBackoff
+
+from bot.store import Store
+from channels.discord.errors import INTENT_MISSING, NETWORK_ERRORS, TOKEN_REFUSED
+
+log = logging.getLogger(__name__)
+
+KIND = "discord"
+#: a rate limit longer than this goes back to the durable outbox (which honours
+#: `retry_after`) instead of holding the delivery task in discord.py's sleep;
+#: discord.py accepts no less than 30 s
+MAX_RATELIMIT_WAIT = 30.0
+
+OnMessage = Callable[[discord.Message, discord.ClientUser], None]
+
+
+def point_at(api_url: str, gateway_url: str | None) -> None:
+    """DISCORD_API_URL / DISCORD_GATEWAY_URL. discord.py reads both from class attributes
+    (there is no per-client setting), so they are process-wide: one bot per process."""
+    discord.http.Route.BASE = api_url.rstrip("/")
+    if gateway_url:
+        discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(gateway_url)
+
+
+def intents() -> discord.Intents:
+    """Only what the channel reads: guilds (the channel/thread cache), messages, content."""
+    wanted = discord.Intents.none()
+    wanted.guilds = True
+    wanted.guild_messages = True
+    wanted.dm_messages = True
+    wanted.message_content = True
+    return wanted
+
+
+class GatewayClient(discord.Client):
+    def __init__(self, store: Store, on_message: OnMessage) -> None:
+        super().__init__(
+            intents=intents(),
+            allowed_mentions=discord.AllowedMentions(everyone=False, roles=False, users=True),
+            max_ratelimit_timeout=MAX_RATELIMIT_WAIT,
+            max_messages=None,  # we keep no message cache: the journal is ours
+            chunk_guilds_at_startup=False,
+        )
+        self.store = store
+        self._handle = on_message
+        self.logged_in = asyncio.Event()
+        self.connected = asyncio.Event()
+
+    # -- lifecycle -----------------------------------------------------------------
+    async def run_forever(self, token: str) -> None:
+        """Log in (retrying while Discord is unreachable), then stay connected."""
+        self.health("connecting")
+        try:
+            await self._login(token)
+            await self.connect(reconnect=True)
+        except discord.LoginFailure:
+            self._fail(TOKEN_REFUSED)
+        except discord.PrivilegedIntentsRequired:
+            self._fail(INTENT_MISSING)
+        except discord.ConnectionClosed as exc:
+            self._fail(TOKEN_REFUSED if exc.code == 4004 else f"gateway closed ({exc.code})")
+
+    async def _login(self, token: str) -> None:
+        backoff: ExponentialBackoff[bool] = ExponentialBackoff()
+        while True:
+            try:
+                await self.login(token)
+            except (discord.HTTPException, *NETWORK_ERRORS) as exc:
+                if isinstance(exc, discord.HTTPException) and exc.status < 500:
+                    raise
+                delay = backoff.delay()
+                self.health("connecting", f"Discord unreachable ({exc}); retry in {delay:.0f}s")
+                await asyncio.sleep(delay)
+            else:
+                self.logged_in.set()
+                return
+
+    def _fail(self, reason: str) -> None:
+        log.error("Discord channel stopped: %s", reason)
+        self.health("failed", reason)
+
+    def health(self, state: str, detail: str = "") -> None:
+        self.store.set_health(KIND, state, detail)
+
+    # -- discord.py events ---------------------------------------------------------
+    async def on_connect(self) -> None:
+        self.connected.set()
+        self.health("connected", f"as {self.user} (gateway session)")
+
+    async def on_resumed(self) -> None:
+        self.connected.set()
+        self.health("connected", f"as {self.user} (session resumed)")
+
+    async def on_disconnect(self) -> None:
+        self.connected.clear()
+        if not self.is_closed():
+            self.health("reconnecting", "gateway socket lost; discord.py resumes the session")
+
+    async def on_message(self, message: discord.Message) -> None:
+        if self.user is not None:
+            self._handle(message, self.user)

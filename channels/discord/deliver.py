@@ -1,0 +1,173 @@
+"""Delivering an agent's message to Discord: where it goes, the thread it opens, the parts.
+
+Where, by target:
+- `discord:<channel>/<thread>`: in that thread. When it does not exist yet, it is
+  opened on the message of the same id (the mention that began the conversation).
+  When it cannot be opened (no permission, not a text channel), the parts go to the
+  channel as a reply to that message instead.
+- `discord:<channel>`: in the channel (a DM, or a channel named by SWITCHBOARD_HOME or
+  `deliver_to`). A worker's question there opens a thread on the question itself, so
+  the answer in that thread wakes the worker; the receipt names that thread.
+
+A message split in parts resumes at the part that failed when the outbox retries:
+the parts already posted are remembered per outbound message (in memory, so only a
+crash in the middle of a message can repeat its parts). Failures are mapped to the
+outbox's errors in `errors.py`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Final, Literal
+
+import discord
+
+from bot.channel import DeliveryError, PermanentDeliveryError
+from bot.messages import DeliveryReceipt, Outbound
+from channels.discord.errors import (
+    NETWORK_ERRORS,
+    THREAD_EXISTS,
+    UNKNOWN_MESSAGE,
+    WRONG_CHANNEL_TYPE,
+    delivery_error,
+)
+from channels.discord.format import render, speaker
+from channels.discord.threads import Threads
+
+ARCHIVE_MINUTES: Final[Literal[1440]] = 1440  # threads we open hide after a day without messages
+REPLY_META = "discord_reply_to"  # Outbound.meta: answer as a reply to this message id
+
+
+@dataclass
+class Place:
+    channel: str
+    thread: str | None = None
+    reference: str | None = None
+    refs: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Progress:
+    place: Place | None = None
+    posted: list[str] = field(default_factory=list)
+
+
+class Poster:
+    def __init__(self, client: discord.Client, threads: Threads) -> None:
+        self.client = client
+        self.threads = threads
+        self._opened: set[str] = set()
+        self._progress: dict[str, Progress] = {}
+
+    async def deliver(self, msg: Outbound) -> DeliveryReceipt:
+        try:
+            receipt = await self._deliver(msg)
+        except DeliveryError:
+            raise
+        except (discord.DiscordException, *NETWORK_ERRORS) as exc:
+            raise delivery_error(exc) from exc
+        self._progress.pop(msg.id, None)
+        return receipt
+
+    async def _deliver(self, msg: Outbound) -> DeliveryReceipt:
+        progress = self._progress.setdefault(msg.id, Progress())
+        if progress.place is None:
+            progress.place = await self._place(msg)
+        place = progress.place
+        opens = msg.kind == "question" and place.thread is None and self._threadable(place)
+        await self._post(place, render(msg, _hint(msg, place, opens)), progress)
+        if opens:
+            place = progress.place = await self._thread_on_question(msg, place, progress.posted[0])
+        return DeliveryReceipt(platform_id=progress.posted[0], thread=place.thread, refs=place.refs)
+
+    # -- where -----------------------------------------------------------------------
+    async def _place(self, msg: Outbound) -> Place:
+        target = msg.target
+        channel_id = _snowflake(target.address)
+        if target.thread:
+            return await self._thread_place(target.address, target.thread, msg)
+        channel = self.client.get_channel(channel_id)
+        if isinstance(channel, discord.Thread) and channel.parent_id:
+            # a thread named as a channel: its answers carry the thread's own key
+            return Place(target.address, refs=[f"discord:{channel.parent_id}/{channel.id}"])
+        return Place(target.address, reference=msg.meta.get(REPLY_META))
+
+    async def _thread_place(self, parent: str, thread: str, msg: Outbound) -> Place:
+        if not self._exists(thread):
+            name = self.threads.names.get(thread) or _first_line(msg.text)
+            try:
+                await self.client.http.start_thread_with_message(
+                    parent, thread, name=name, auto_archive_duration=ARCHIVE_MINUTES
+                )
+            except discord.HTTPException as exc:
+                if exc.status == 403 or exc.code == WRONG_CHANNEL_TYPE:
+                    return Place(parent, reference=thread)  # answer beside the message
+                if exc.code not in (THREAD_EXISTS, UNKNOWN_MESSAGE):
+                    raise
+                # THREAD_EXISTS: opened before; UNKNOWN_MESSAGE: an existing thread's own id
+            self._opened.add(thread)
+            self.threads.names.pop(thread, None)
+        self.threads.join(thread, parent)
+        return Place(thread, thread=thread)
+
+    async def _thread_on_question(self, msg: Outbound, place: Place, message_id: str) -> Place:
+        name = _first_line(f"{speaker(msg.agent)} asks: {msg.text}")
+        try:
+            await self.client.http.start_thread_with_message(
+                place.channel, message_id, name=name, auto_archive_duration=ARCHIVE_MINUTES
+            )
+        except discord.HTTPException as exc:
+            if exc.status == 403 or exc.code == WRONG_CHANNEL_TYPE:
+                return place  # no thread: a Discord reply to the question still answers it
+            raise
+        self._opened.add(message_id)
+        self.threads.join(message_id, place.channel)
+        return Place(place.channel, thread=message_id)
+
+    def _exists(self, thread: str) -> bool:
+        if thread in self._opened:
+            return True
+        return isinstance(self.client.get_channel(_snowflake(thread)), discord.Thread)
+
+    def _threadable(self, place: Place) -> bool:
+        channel = self.client.get_channel(_snowflake(place.channel))
+        return isinstance(channel, discord.TextChannel)
+
+    # -- the parts -------------------------------------------------------------------
+    async def _post(self, place: Place, parts: list[str], progress: Progress) -> None:
+        channel = self.client.get_partial_messageable(_snowflake(place.channel))
+        for part in parts[len(progress.posted) :]:
+            reference = None
+            if place.reference and not progress.posted:
+                reference = discord.MessageReference(
+                    message_id=_snowflake(place.reference),
+                    channel_id=_snowflake(place.channel),
+                    fail_if_not_exists=False,
+                )
+            sent = await channel.send(part, reference=reference)  # type: ignore[arg-type]
+            progress.posted.append(str(sent.id))
+
+
+def _hint(msg: Outbound, place: Place, opens_thread: bool) -> str | None:
+    if msg.kind != "question":
+        return None
+    who = speaker(msg.agent)
+    if place.thread:
+        return f"Reply in this thread to answer {who}."
+    if opens_thread:
+        return f"Reply in the thread on this message to answer {who}."
+    return f"Reply to this message to answer {who}."
+
+
+def _first_line(text: str) -> str:
+    first = text.strip().split("\n", 1)[0].strip() or "Switchboard"
+    return first if len(first) <= 100 else first[:97] + "..."
+
+
+def _snowflake(value: str) -> int:
+    try:
+        return int(value)
+    except ValueError:
+        raise PermanentDeliveryError(
+            f"{value!r} is not a Discord id: use discord:<channel_id>[/<thread_id>]"
+        ) from None

@@ -1,0 +1,374 @@
+"""A fake Discord on 127.0.0.1: the REST API and the gateway websocket, in one server.
+
+It runs in its own thread with its own event loop (like the Anthropic fake), so it
+serves a bot in the test's loop or a `switchboard run` subprocess alike. The real
+discord.py talks to it: point `DISCORD_API_URL` at `fake.api_url` and
+`DISCORD_GATEWAY_URL` at `fake.gateway_url`.
+
+What it does, as Discord does: JSON with `Content-Type: application/json` exactly;
+HELLO, heartbeat ACKs, IDENTIFY -> READY + GUILD_CREATE, RESUME -> the missed events
+then RESUMED; every message the bot posts comes back as MESSAGE_CREATE; a thread
+started from a message has the message's id and is announced with THREAD_CREATE;
+messages over 2,000 characters, empty ones, unknown channels and unknown messages
+get Discord's error codes; scripted 429s carry `retry_after`, `Retry-After` and `Via`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import threading
+import time
+import uuid
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from aiohttp import WSMsgType, web
+
+from tests.fakes import discord_payloads as p
+from tests.fakes.discord_server import GatewaySession, json_response
+
+T = TypeVar("T")
+TOKEN = "fake-discord-token"
+_MENTION = re.compile(r"<@!?(\d+)>")
+
+
+@dataclass
+class Post:
+    """A message the bot posted over REST."""
+
+    id: str
+    channel_id: str
+    content: str
+    reference: str | None
+    at: float = field(default_factory=time.monotonic)
+
+
+class FakeDiscord:
+    def __init__(self) -> None:
+        self.channels: dict[str, p.Payload] = {
+            str(p.GENERAL): p.text_channel(p.GENERAL, "general"),
+            str(p.RANDOM): p.text_channel(p.RANDOM, "random"),
+        }
+        self.messages: dict[str, p.Payload] = {}
+        self.posts: list[Post] = []
+        self.requests: list[tuple[str, str]] = []
+        self.threads_started: list[str] = []
+        self.sent_at: dict[str, float] = {}  # message id -> time.time() its MESSAGE_CREATE left
+        self.failures: list[tuple[int, p.Payload, dict[str, str]]] = []
+        self.fail_after = 0  # successful posts before the scripted failures begin
+        self.thread_failures: list[tuple[int, int]] = []
+        self.gateway = GatewaySession(TOKEN, self._ready_payloads)
+        self.port = 0
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._runner: web.AppRunner | None = None
+        self._thread: threading.Thread | None = None
+        self._changed = threading.Condition()
+
+    # -- addresses and settings ------------------------------------------------------
+    @property
+    def api_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/api/v10"
+
+    @property
+    def gateway_url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}/gw/"
+
+    def env(self) -> dict[str, str]:
+        return {
+            "DISCORD_BOT_TOKEN": TOKEN,
+            "DISCORD_API_URL": self.api_url,
+            "DISCORD_GATEWAY_URL": self.gateway_url,
+        }
+
+    # -- lifecycle -----------------------------------------------------------------
+    def start(self) -> FakeDiscord:
+        ready = threading.Event()
+        self._thread = threading.Thread(target=self._serve, args=(ready,), daemon=True)
+        self._thread.start()
+        if not ready.wait(10):
+            raise RuntimeError("fake Discord did not start")
+        return self
+
+    def stop(self) -> None:
+        if self._loop is not None:
+            self._call(self._shutdown())
+            self._loop.call_soon_threadsafe(self._loop.stop)
+        if self._thread is not None:
+            self._thread.join(10)
+
+    def _serve(self, ready: threading.Event) -> None:
+        self._loop = asyncio.new_event_loop()
+        self._loop.run_until_complete(self._startup())
+        ready.set()
+        self._loop.run_forever()
+        self._loop.close()
+
+    async def _startup(self) -> None:
+        app = web.Application()
+        app.router.add_get("/gw/", self._gateway)
+        api = "/api/v10"
+        app.router.add_get(f"{api}/users/@me", self._me)
+        app.router.add_get(f"{api}/oauth2/applications/@me", self._application)
+        app.router.add_post(f"{api}/channels/{{cid}}/messages", self._post_message)
+        app.router.add_post(f"{api}/channels/{{cid}}/messages/{{mid}}/threads", self._thread_from)
+        app.router.add_get(f"{api}/channels/{{cid}}", self._get_channel)
+        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+
+    async def _shutdown(self) -> None:
+        await self.gateway.close()
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    def _call(self, coro: Coroutine[Any, Any, T], timeout: float = 10) -> T:
+        assert self._loop is not None
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout)
+
+    # -- what a test does (from any thread) ------------------------------------------
+    def say(
+        self,
+        content: str,
+        *,
+        author: int = p.ANN,
+        channel: str | int = p.GENERAL,
+        reference: str | None = None,
+        attachments: list[p.Payload] | None = None,
+        kind: int = 0,
+    ) -> str:
+        """A person (or bot) posts `content`: MESSAGE_CREATE goes out; returns its id."""
+        chan = self.channels[str(channel)]
+        mentions = [int(u) for u in _MENTION.findall(content) if int(u) in p.USERS]
+        data = p.message(
+            p.snowflake(),
+            chan,
+            author,
+            content,
+            mentions=mentions,
+            reference=int(reference) if reference else None,
+            attachments=attachments,
+            kind=kind,
+        )
+        self._call(self._store_and_dispatch(data))
+        return str(data["id"])
+
+    def burst(self, messages: list[tuple[str, str]], author: int = p.ANN) -> list[str]:
+        """Dispatch many (content, channel) messages back to back; returns their ids."""
+        payloads = [
+            p.message(p.snowflake(), self.channels[chan], author, content, mentions=[p.BOT_ID])
+            for content, chan in messages
+        ]
+
+        async def send_all() -> None:
+            for data in payloads:
+                await self._store_and_dispatch(data)
+
+        self._call(send_all(), timeout=120)
+        return [str(data["id"]) for data in payloads]
+
+    def add_threads(self, count: int, parent: int = p.GENERAL) -> list[str]:
+        """Threads people started before the bot connected (listed in GUILD_CREATE)."""
+        ids = [str(p.snowflake()) for _ in range(count)]
+        for tid in ids:
+            self.channels[tid] = p.thread(int(tid), parent, f"topic {tid}", p.ANN)
+        return ids
+
+    def resend(self, message_id: str) -> None:
+        """Dispatch the same MESSAGE_CREATE again (Discord can deliver an event twice)."""
+        self._call(self.gateway.dispatch("MESSAGE_CREATE", self.messages[message_id]))
+
+    def open_dm(self, user: int = p.ANN) -> str:
+        cid = str(p.snowflake())
+        self.channels[cid] = p.dm_channel(int(cid), user)
+        return cid
+
+    def thread(self, name: str = "a thread", parent: int = p.GENERAL, owner: int = p.ANN) -> str:
+        """A thread people started (not the bot), announced with THREAD_CREATE."""
+        tid = p.snowflake()
+        data = p.thread(tid, parent, name, owner)
+        self.channels[str(tid)] = data
+        self._call(self.gateway.dispatch("THREAD_CREATE", {**data, "newly_created": True}))
+        return str(tid)
+
+    def drop(self, hold: bool = False) -> None:
+        """Cut the gateway socket; with `hold`, a RESUME waits until `release()`."""
+        self._call(self.gateway.drop(hold))
+
+    def release(self) -> None:
+        self._call(self.gateway.release())
+
+    def fail_posts(
+        self,
+        status: int,
+        times: int = 1,
+        retry_after: float = 0.0,
+        code: int = 0,
+        after: int = 0,
+        edge: bool = False,
+    ) -> None:
+        """After `after` more successful posts, `times` POSTs of a message get HTTP `status`.
+
+        A 429 comes from Discord's API (with `Via`, which discord.py waits out itself),
+        or with `edge` from the proxy in front of it (no `Via`: discord.py gives up).
+        """
+        self.fail_after = after
+        body: p.Payload = {"message": "scripted failure", "code": code}
+        headers: dict[str, str] = {}
+        if status == 429:
+            body = {"message": "You are being rate limited.", "retry_after": retry_after}
+            body.update({"global": False, "code": 0})
+            headers = {
+                "Retry-After": str(max(1, round(retry_after))),
+                "X-RateLimit-Scope": "user",
+            }
+            if not edge:
+                headers["Via"] = "1.1 google"
+        self.failures.extend([(status, body, headers)] * times)
+
+    def fail_threads(self, status: int, code: int, times: int = 1) -> None:
+        """The next `times` thread creations get HTTP `status` with Discord error `code`."""
+        self.thread_failures.extend([(status, code)] * times)
+
+    def in_channel(self, channel_id: str) -> list[Post]:
+        return [post for post in self.posts if post.channel_id == str(channel_id)]
+
+    def wait_for(self, predicate: Callable[[list[Post]], bool], timeout: float = 10.0) -> None:
+        deadline = time.monotonic() + timeout
+        with self._changed:
+            while not predicate(self.posts):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise AssertionError(
+                        f"fake Discord: condition not met after {timeout}s; posts: "
+                        + json.dumps([(x.channel_id, x.content[:80]) for x in self.posts])
+                    )
+                self._changed.wait(min(left, 0.05))
+
+    async def until(self, predicate: Callable[[list[Post]], bool], timeout: float = 10.0) -> None:
+        await asyncio.to_thread(self.wait_for, predicate, timeout)
+
+    async def wait_ready(self, timeout: float = 10.0) -> None:
+        await asyncio.to_thread(self.gateway.wait_identified, timeout)
+
+    # -- the gateway ---------------------------------------------------------------------
+    def _ready_payloads(self) -> tuple[p.Payload, p.Payload]:
+        ready = {
+            "v": 10,
+            "user": p.USERS[p.BOT_ID],
+            "guilds": [{"id": str(p.GUILD_ID), "unavailable": True}],
+            "session_id": uuid.uuid4().hex,
+            "resume_gateway_url": self.gateway_url,
+            "application": {"id": str(p.BOT_ID), "flags": 0},
+            "private_channels": [],
+            "relationships": [],
+        }
+        chans = [c for c in self.channels.values() if c["type"] == p.TEXT]
+        threads = [c for c in self.channels.values() if c["type"] == p.PUBLIC_THREAD]
+        return ready, p.guild(chans, threads)
+
+    async def _gateway(self, request: web.Request) -> web.WebSocketResponse:
+        ws = web.WebSocketResponse(autoping=True)
+        await ws.prepare(request)
+        conn = self.gateway.connected(ws, request.transport)
+        await ws.send_str(json.dumps({"op": 10, "d": {"heartbeat_interval": 41250}}))
+        async for msg in ws:
+            if msg.type is not WSMsgType.TEXT:
+                break
+            await self.gateway.received(conn, json.loads(msg.data))
+        self.gateway.disconnected(conn)
+        return ws
+
+    async def _store_and_dispatch(self, data: p.Payload) -> None:
+        self.messages[str(data["id"])] = data
+        await self.gateway.dispatch("MESSAGE_CREATE", data)
+        self.sent_at[str(data["id"])] = time.time()  # wall clock: comparable across processes
+
+    # -- REST ---------------------------------------------------------------------------
+    def _seen(self, request: web.Request) -> bool:
+        self.requests.append((request.method, request.path))
+        return request.headers.get("Authorization") == f"Bot {TOKEN}"
+
+    async def _me(self, request: web.Request) -> web.Response:
+        if not self._seen(request):
+            return json_response({"message": "401: Unauthorized", "code": 0}, 401)
+        return json_response(p.USERS[p.BOT_ID])
+
+    async def _application(self, request: web.Request) -> web.Response:
+        self._seen(request)
+        return json_response(p.application())
+
+    async def _get_channel(self, request: web.Request) -> web.Response:
+        self._seen(request)
+        chan = self.channels.get(request.match_info["cid"])
+        if chan is None:
+            return json_response({"message": "Unknown Channel", "code": 10003}, 404)
+        return json_response(chan)
+
+    async def _post_message(self, request: web.Request) -> web.Response:
+        self._seen(request)
+        body = await request.json()  # read first: an unread body makes aiohttp drop keep-alive
+        if self.failures and self.fail_after == 0:
+            status, body, headers = self.failures.pop(0)
+            return json_response(body, status, headers)
+        chan = self.channels.get(request.match_info["cid"])
+        if chan is None:
+            return json_response({"message": "Unknown Channel", "code": 10003}, 404)
+        problem = self._invalid(body)
+        if problem:
+            return json_response({"message": problem, "code": 50035}, 400)
+        ref = (body.get("message_reference") or {}).get("message_id")
+        ref = str(ref) if ref else None  # Discord takes snowflakes as numbers or strings
+        data = p.message(p.snowflake(), chan, p.BOT_ID, body.get("content") or "")
+        if ref:
+            data["message_reference"] = {"message_id": str(ref), "channel_id": chan["id"]}
+        self.messages[str(data["id"])] = data
+        self.fail_after = max(0, self.fail_after - 1)
+        with self._changed:
+            self.posts.append(Post(str(data["id"]), chan["id"], data["content"], ref))
+            self._changed.notify_all()
+        await self.gateway.dispatch("MESSAGE_CREATE", data)
+        return json_response(data)
+
+    def _invalid(self, body: p.Payload) -> str | None:
+        content = body.get("content") or ""
+        if not content.strip():
+            return "Cannot send an empty message"
+        if len(content) > 2000:
+            return "Invalid Form Body: content: Must be 2000 or fewer in length."
+        ref = (body.get("message_reference") or {}).get("message_id")
+        if ref and str(ref) not in self.messages:
+            return "Invalid Form Body: message_reference: Unknown message"
+        return None
+
+    async def _thread_from(self, request: web.Request) -> web.Response:
+        self._seen(request)
+        cid, mid = request.match_info["cid"], request.match_info["mid"]
+        body = await request.json()
+        if self.thread_failures:
+            status, code = self.thread_failures.pop(0)
+            return json_response({"message": "scripted failure", "code": code}, status)
+        chan = self.channels.get(cid)
+        if chan is None:
+            return json_response({"message": "Unknown Channel", "code": 10003}, 404)
+        if chan["type"] != p.TEXT:
+            return json_response(
+                {"message": "Cannot execute action on this channel type", "code": 50024}, 400
+            )
+        msg = self.messages.get(mid)
+        if msg is None or msg["channel_id"] != cid:
+            return json_response({"message": "Unknown Message", "code": 10008}, 404)
+        if mid in self.channels:
+            return json_response(
+                {"message": "A thread has already been created for this message", "code": 160004},
+                400,
+            )
+        data = p.thread(int(mid), int(cid), str(body.get("name") or "thread")[:100], p.BOT_ID)
+        self.channels[mid] = data
+        self.threads_started.append(mid)
+        await self.gateway.dispatch("THREAD_CREATE", {**data, "newly_created": True})
+        return json_response(data, 201)
