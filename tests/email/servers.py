@@ -259,6 +259,12 @@ def body_text(msg: Message) -> str:
     return part.get_content() if part is not None else ""  # type: ignore[no-any-return]
 
 
+def from_of(msg: EmailMessage) -> tuple[str, str]:
+    """(display name, address) of From."""
+    address = msg["From"].addresses[0]
+    return address.display_name, address.addr_spec
+
+
 class Person:
     """Someone with a mailbox on the test dovecot: reads it over IMAP, sends over SMTP."""
 
