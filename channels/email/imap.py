@@ -107,9 +107,8 @@ class ImapClient:
         protocol = self._c.protocol
         if "STARTTLS" not in protocol.capabilities:
             raise ImapError(f"{self.host} does not offer STARTTLS (IMAP_TLS=starttls)")
-        _ok(
-            await asyncio.wait_for(protocol.simple_command("STARTTLS"), TIMEOUT_SECONDS), "STARTTLS"
-        )
+        command = aioimaplib.Command("STARTTLS", protocol.new_tag(), loop=protocol.loop)
+        _ok(await asyncio.wait_for(protocol.execute(command), TIMEOUT_SECONDS), "STARTTLS")
         loop = asyncio.get_running_loop()
         assert self.context is not None
         protocol.transport = await loop.start_tls(

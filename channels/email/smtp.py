@@ -44,7 +44,8 @@ class SmtpSender:
                 timeout=TIMEOUT_SECONDS,
             )
         except aiosmtplib.SMTPRecipientsRefused as exc:
-            raise _by_code([r.code for r in exc.recipients], str(exc)) from exc
+            refused = "; ".join(f"{r.code} {r.message} ({r.recipient})" for r in exc.recipients)
+            raise _by_code([r.code for r in exc.recipients], f"SMTP {refused}") from exc
         except aiosmtplib.SMTPResponseException as exc:
             raise _by_code([exc.code], f"SMTP {exc.code} {exc.message}") from exc
         except (aiosmtplib.SMTPException, OSError, TimeoutError) as exc:

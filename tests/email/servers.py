@@ -11,10 +11,13 @@ started on the same port. `Person` reads and answers a mailbox like a mail clien
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import email
 import email.policy
 import imaplib
+import os
 import shutil
+import signal
 import smtplib
 import socket
 import ssl
@@ -88,6 +91,26 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def _children(parent: int) -> list[int]:
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == parent:
+            found.append(int(stat.parent.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return False
+    return fields[0] != "Z"  # a zombie is dead, only not yet reaped
+
+
 def wait_port(port: int, timeout: float = 10.0, host: str = "127.0.0.1") -> None:
     deadline = time.monotonic() + timeout
     while True:
@@ -132,9 +155,19 @@ class Dovecot:
         while (self.base / "run" / "master.pid").exists() and time.monotonic() < deadline:
             time.sleep(0.05)
 
-    def restart(self) -> None:
-        self.stop()
-        self.start()
+    def crash(self) -> None:
+        """SIGKILL the master and every process it started: connections drop at once,
+        as when the server's machine or container goes away."""
+        pid_file = self.base / "run" / "master.pid"
+        master = int(pid_file.read_text().split()[0])
+        family = [master, *_children(master)]
+        for pid in family:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 10
+        while any(_alive(pid) for pid in family) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        pid_file.unlink(missing_ok=True)
 
     def cleanup(self) -> None:
         self.stop()
@@ -305,6 +338,31 @@ class Person:
             if time.monotonic() > deadline:
                 raise AssertionError(f"{self.address}: {len(mails)} of {count} mails {match!r}")
             await asyncio.sleep(0.1)
+
+    def _flags(self) -> dict[int, str]:
+        with imaplib.IMAP4("127.0.0.1", self.dovecot.imap) as imap:
+            imap.login(self.address, PASSWORD)
+            imap.select("INBOX", readonly=True)
+            _, data = imap.uid("FETCH", "1:*", "(FLAGS)")
+            out = {}
+            for item in data:
+                if isinstance(item, bytes) and b"UID" in item:
+                    words = item.replace(b"(", b" ").replace(b")", b" ").split()
+                    out[int(words[words.index(b"UID") + 1])] = item.decode()
+            return out
+
+    async def flags(self) -> dict[int, str]:
+        """UID -> the FETCH FLAGS line, for every mail in the mailbox."""
+        return await asyncio.to_thread(self._flags)
+
+    def _store(self, uid: int, op: str, flag: str) -> None:
+        with imaplib.IMAP4("127.0.0.1", self.dovecot.imap) as imap:
+            imap.login(self.address, PASSWORD)
+            imap.select("INBOX")
+            imap.uid("STORE", str(uid), op, flag)
+
+    async def set_flag(self, uid: int, flag: str, on: bool = True) -> None:
+        await asyncio.to_thread(self._store, uid, "+FLAGS" if on else "-FLAGS", flag)
 
     def compose(
         self,
