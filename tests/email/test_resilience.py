@@ -13,7 +13,7 @@ from channels.email.imap import STATE_KEY
 from tests.email.conftest import MailWorld, channel_of, email_app
 from tests.email.servers import Refusal, SmtpRelay, body_text, server_context
 from tests.fakes.anthropic_api import FakeAnthropic, text
-from tests.kit import eventually, events
+from tests.kit import events, eventually
 
 
 def _answer(fake: FakeAnthropic) -> None:
