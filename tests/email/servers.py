@@ -289,7 +289,8 @@ def parse(raw: bytes) -> EmailMessage:
 def body_text(msg: Message) -> str:
     assert isinstance(msg, EmailMessage)
     part = msg.get_body(preferencelist=("plain",))
-    return part.get_content() if part is not None else ""  # type: ignore[no-any-return]
+    text = part.get_content() if part is not None else ""
+    return str(text).replace("\r\n", "\n")
 
 
 def from_of(msg: EmailMessage) -> tuple[str, str]:

@@ -209,3 +209,18 @@ async def test_mail_journaled_but_not_marked_seen_is_not_handled_twice(
         await eventually(lambda: r"\Seen" in me._flags()[1])
     assert len(fake.calls) == 1
     assert len(await ann.inbox()) == 1
+
+
+async def test_a_4xx_is_retried_until_the_server_takes_the_mail(
+    tmp_path: Path, fake: FakeAnthropic, world: MailWorld
+) -> None:
+    _answer(fake)
+    ann = world.ann
+    world.handler.refuse[ann.address] = Refusal(451, "4.2.0 try again later")
+    async with email_app(world.settings(tmp_path, fake)):
+        await ann.send(ann.compose(world.bot, "q", "greylisted?"))
+        await eventually(lambda: len(events(tmp_path, "outbox.retry")) >= 2)
+        del world.handler.refuse[ann.address]
+        await ann.wait_mail(1, match="greylisted?")
+    assert "451" in events(tmp_path, "outbox.retry")[0]["data"]["error"]
+    assert not events(tmp_path, "outbox.failed")

@@ -87,3 +87,24 @@ async def test_worker_question_by_email_is_answered_and_the_worker_resumes(
 
 def _only_coordinator(call: Call) -> list[dict[str, str]]:
     return [text("ok")]
+
+
+async def test_a_long_mail_is_cut_and_the_answer_says_so(
+    tmp_path: Path, fake: FakeAnthropic, world: MailWorld
+) -> None:
+    fake.responder = lambda call: [text("Read it.")]
+    ann = world.ann
+    async with email_app(world.settings(tmp_path, fake, EMAIL_MAX_CHARS="300")):
+        mail = ann.compose(world.bot, "Logs", "line of a long log\n" * 200)
+        mail.add_attachment(
+            b"%PDF-1.4" * 100, maintype="application", subtype="pdf", filename="build-log.pdf"
+        )
+        await ann.send(mail)
+        (answer,) = await ann.wait_mail(1)
+    seen = fake.calls[0].last_text
+    assert "[This mail was cut: only its first 300 characters were read.]" in seen
+    assert "[Attachments, not opened: build-log.pdf (800 bytes, application/pdf)]" in seen
+    assert body_text(answer).strip() == (
+        "Read it.\n\n(Note: your last mail was longer than I read; "
+        "I read only its first 300 characters.)"
+    )
