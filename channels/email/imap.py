@@ -163,11 +163,11 @@ class ImapClient:
         push = await _race(client.wait_server_push(timeout=seconds + TIMEOUT_SECONDS), self.lost)
         if self.lost.is_set():
             raise ImapError("connection lost during IDLE")
-        client.idle_done()
-        await asyncio.wait_for(idle, TIMEOUT_SECONDS)
         lines = [bytes(line) for line in push] if isinstance(push, list) else []
         if any(line.startswith(b"BYE") for line in lines):
             raise ImapError("the server closed the connection (BYE)")
+        client.idle_done()
+        await asyncio.wait_for(idle, TIMEOUT_SECONDS)
         return lines
 
     async def close(self) -> None:

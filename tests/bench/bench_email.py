@@ -26,7 +26,8 @@ import aiosmtplib
 from bot.app import App
 from bot.events import Event
 from bot.messages import Outbound, Target
-from tests.email.servers import Dovecot, Person, RelayHandler, SmtpRelay, make_ca
+from tests.email.person import Person
+from tests.email.servers import Dovecot, RelayHandler, SmtpRelay, make_ca
 from tests.fakes.anthropic_api import FakeAnthropic, text
 from tests.kit import eventually, make_settings
 

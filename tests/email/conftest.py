@@ -13,7 +13,8 @@ import pytest
 from bot.app import App
 from channels.email import EmailChannel
 from config.settings import Settings
-from tests.email.servers import Dovecot, Person, RelayHandler, SmtpRelay, make_ca
+from tests.email.person import Person
+from tests.email.servers import Dovecot, RelayHandler, SmtpRelay, make_ca
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.kit import make_settings
 

@@ -11,7 +11,8 @@ import pytest
 from bot.store import Store
 from channels.email.imap import STATE_KEY
 from tests.email.conftest import MailWorld, channel_of, email_app
-from tests.email.servers import Refusal, SmtpRelay, body_text, server_context
+from tests.email.person import body_text
+from tests.email.servers import Refusal, SmtpRelay, server_context
 from tests.fakes.anthropic_api import FakeAnthropic, text
 from tests.kit import events, eventually
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from bot.store import Store
 from tests.email.conftest import MailWorld
-from tests.email.servers import body_text
+from tests.email.person import body_text
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.proc import Switchboard
 from tests.script import TeamScript

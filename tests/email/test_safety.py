@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.email.conftest import MailWorld, email_app
-from tests.email.servers import Person
+from tests.email.person import Person
 from tests.fakes.anthropic_api import FakeAnthropic, text
 from tests.kit import events
 

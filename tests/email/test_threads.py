@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.email.conftest import MailWorld, email_app
-from tests.email.servers import body_text, from_of
+from tests.email.person import body_text, from_of
 from tests.fakes.anthropic_api import Call, FakeAnthropic, text
 from tests.kit import events
 from tests.script import TeamScript
