@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from email import message_from_bytes, policy
+from pathlib import Path
+
+import pytest
 
 from bot.messages import Outbound, Target
 from channels.email.compose import Thread, compose, reply_subject, speaker
 from channels.email.parse import parse_mail, strip_reply
 from channels.email.safety import RateGuard, allowed
+from config.settings import SettingsError, load_settings
 
 
 def test_quoted_history_and_signature_are_stripped() -> None:
@@ -77,3 +81,21 @@ def test_allow_list_and_rate_guard() -> None:
     guard = RateGuard(2, window=10)
     assert guard.admit("a", 0) and guard.admit("a", 1) and not guard.admit("a", 2)
     assert guard.admit("a", 11.5)
+
+
+def test_email_settings_errors_name_the_variable(tmp_path: Path) -> None:
+    base = {
+        "EMAIL_ADDRESS": "bot@x.org",
+        "IMAP_HOST": "h",
+        "IMAP_USER": "u",
+        "IMAP_PASSWORD": "p",
+        "SMTP_HOST": "h",
+    }
+    with pytest.raises(SettingsError, match=r"^EMAIL_TLS_CA_FILE: is not a readable file"):
+        load_settings(None, {**base, "EMAIL_TLS_CA_FILE": str(tmp_path / "missing.pem")})
+    with pytest.raises(SettingsError, match=r"^IMAP_IDLE_SECONDS: "):
+        load_settings(None, {**base, "IMAP_IDLE_SECONDS": "1800"})
+    with pytest.raises(SettingsError, match=r"^IMAP_TLS: "):
+        load_settings(None, {**base, "IMAP_TLS": "tls"})
+    conf = load_settings(None, {**base, "EMAIL_ALLOWED_SENDERS": "Ann@X.org, @Team.org"})
+    assert conf.email_allowed_senders == ["ann@x.org", "@team.org"]
