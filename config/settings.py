@@ -144,6 +144,14 @@ class Settings(BaseSettings):
     smtp_user: str | None = None
     smtp_password: SecretStr | None = None
     smtp_tls: Literal["ssl", "starttls", "none"] = "starttls"
+    imap_mailbox: str = "INBOX"
+    # IDLE is re-issued well before the 29 minutes after which servers may drop it
+    imap_idle_seconds: float = Field(default=25 * 60, gt=0, le=29 * 60)
+    imap_poll_seconds: float = Field(default=60.0, gt=0)
+    email_tls_ca_file: Path | None = None
+    email_max_chars: int = Field(default=20_000, ge=200)
+    email_max_bytes: int = Field(default=10_000_000, ge=10_000)
+    email_max_per_sender_per_hour: int = Field(default=60, ge=1)
 
     # Triggers (config file only)
     schedules: list[ScheduleConfig] = Field(default_factory=list)
@@ -169,6 +177,13 @@ class Settings(BaseSettings):
             ZoneInfo(value)
         except (ZoneInfoNotFoundError, ValueError) as exc:
             raise ValueError("is not an IANA time zone (e.g. UTC, Europe/Berlin)") from exc
+        return value
+
+    @field_validator("email_tls_ca_file")
+    @classmethod
+    def _ca_file_exists(cls, value: Path | None) -> Path | None:
+        if value is not None and not value.is_file():
+            raise ValueError("is not a readable file of CA certificates (PEM)")
         return value
 
     @field_validator("email_allowed_senders")

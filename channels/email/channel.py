@@ -1,0 +1,163 @@
+"""The email channel: dispatch between mail and the human node.
+
+Inbound: every new mail from the IMAP watcher is parsed, filtered (allow-list,
+machine mail, loops) and either refused (an event; no model sees it) or turned into
+an `Inbound` whose conversation is its thread (`email:<root Message-ID>`) and
+journaled by `human.accept` — all before the watcher marks it \\Seen. The thread's
+subject and References chain are kept in the store (`email:thread:<conversation>`)
+so answers thread correctly. Outbound: `deliver` composes the mail for the
+conversation's thread (or a new mail: a worker's question, a notice) and sends it
+over SMTP; the receipt's `platform_id` is the Message-ID, which the human node
+records on a worker's open question so the person's reply finds that worker.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from dataclasses import asdict
+
+from bot.human import HumanNode
+from bot.messages import DeliveryReceipt, Inbound, Outbound, Sender, Target
+from channels.email.compose import Thread, compose
+from channels.email.imap import ImapWatcher
+from channels.email.parse import ParsedMail, parse_mail
+from channels.email.safety import RateGuard, check
+from channels.email.smtp import SmtpSender
+from config.settings import Settings
+
+log = logging.getLogger(__name__)
+
+KIND = "email"
+THREAD_KEY = "email:thread:"
+
+
+def conversation_of(mail: ParsedMail) -> str:
+    return f"{KIND}:{mail.root}"
+
+
+class EmailChannel:
+    kind = KIND
+    pace_seconds = 0.0
+
+    def __init__(self, settings: Settings, human: HumanNode) -> None:
+        assert settings.email_address is not None
+        self.settings = settings
+        self.human = human
+        self.store = human.store
+        self.address = settings.email_address.lower()
+        self.guard = RateGuard(settings.email_max_per_sender_per_hour)
+        self.smtp = SmtpSender(settings)
+        self.watcher = ImapWatcher(settings, self.store, human.events, self.handle, self._health)
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        self._health("connecting", f"{self.settings.imap_host} as {self.settings.imap_user}")
+        self._task = asyncio.create_task(self.watcher.run(), name="email-imap")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+        self._health("stopped", "")
+
+    def _health(self, state: str, detail: str) -> None:
+        self.store.set_health(KIND, state, detail)
+
+    # -- inbound -----------------------------------------------------------------------
+    def handle(self, raw: bytes, size: int) -> None:
+        """Journal or refuse one mail; returns only once that is durable."""
+        mail = parse_mail(raw, self.settings.email_max_chars, size)
+        reason = check(mail, self.address, self.settings.email_allowed_senders, self.guard)
+        if reason is not None:
+            self.human.refuse(
+                KIND,
+                reason,
+                sender=mail.sender or None,
+                subject=mail.subject[:200],
+                id=mail.message_id,
+            )
+            return
+        inbound = self._inbound(mail)
+        with self.store.tx():
+            self._remember(inbound.conversation, mail)
+            self.human.accept(inbound)
+
+    def _inbound(self, mail: ParsedMail) -> Inbound:
+        return Inbound(
+            channel=KIND,
+            message_id=mail.message_id,
+            conversation=conversation_of(mail),
+            sender=Sender(mail.sender, mail.sender_name or mail.sender),
+            text=self._text(mail),
+            reply_to=Target(KIND, mail.sender),
+            thread_refs=mail.thread_refs,
+            meta={
+                "subject": mail.subject,
+                "attachments": [asdict(a) for a in mail.attachments],
+                "cut": mail.cut,
+            },
+        )
+
+    def _text(self, mail: ParsedMail) -> str:
+        """What the agents read: the new text, then what they should know about the mail.
+        The body comes first so `@Name` at its start still addresses a worker."""
+        parts = [mail.text.strip()]
+        if not mail.thread_refs and mail.subject:
+            parts.append(f"[Subject: {mail.subject}]")
+        if mail.attachments:
+            names = ", ".join(a.describe() for a in mail.attachments)
+            parts.append(f"[Attachments, not opened: {names}]")
+        if mail.cut:
+            parts.append(
+                f"[This mail was cut: only its first {self.settings.email_max_chars} "
+                "characters were read.]"
+            )
+        text = "\n\n".join(p for p in parts if p)
+        return text or "(an empty mail)"
+
+    def _remember(self, conversation: str, mail: ParsedMail) -> None:
+        thread = self.thread(conversation) or Thread(mail.subject)
+        thread.subject = thread.subject or mail.subject
+        for ref in [*mail.references, *mail.in_reply_to, mail.message_id]:
+            thread.add(ref)
+        thread.cut = thread.cut or mail.cut
+        self._save(conversation, thread)
+
+    # -- threads -----------------------------------------------------------------------
+    def thread(self, conversation: str | None) -> Thread | None:
+        if not conversation:
+            return None
+        raw = self.store.get_kv(THREAD_KEY + conversation)
+        if raw is None:
+            return None
+        try:
+            return Thread(**json.loads(raw))
+        except (ValueError, TypeError):
+            log.error("email thread state of %s is corrupt; answering in a new mail", conversation)
+            return None
+
+    def _save(self, conversation: str, thread: Thread) -> None:
+        self.store.set_kv(THREAD_KEY + conversation, json.dumps(asdict(thread)))
+
+    # -- outbound ----------------------------------------------------------------------
+    async def deliver(self, msg: Outbound) -> DeliveryReceipt:
+        thread = self.thread(msg.conversation)
+        footer = ""
+        if thread is not None and thread.cut:
+            footer = (
+                f"(Note: your last mail was longer than I read; I read only its first "
+                f"{self.settings.email_max_chars} characters.)"
+            )
+        mail = compose(msg, self.address, msg.target.address, thread, footer)
+        await self.smtp.send(mail, self.address, [msg.target.address])
+        message_id = str(mail["Message-ID"])
+        if thread is not None and msg.conversation:
+            thread.add(message_id)
+            thread.cut = False
+            self._save(msg.conversation, thread)
+        return DeliveryReceipt(platform_id=message_id)

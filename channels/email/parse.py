@@ -1,0 +1,278 @@
+"""Raw mail bytes -> `ParsedMail`: the protocol half of inbound email.
+
+Headers are read leniently (the compat32 policy keeps raw strings; decoding is ours
+and falls back to the raw text), the body prefers text/plain, else HTML converted
+to text (html2text). Quoted history and signatures are stripped with
+mail-parser-reply, attachments are noted by name and size, and the text handed on is
+capped. Nothing here raises: a broken mail becomes a mail with less in it.
+Touches nothing but the standard library and its two text libraries.
+"""
+
+from __future__ import annotations
+
+import email
+import email.policy
+import hashlib
+import re
+from dataclasses import dataclass, field
+from email.header import decode_header, make_header
+from email.message import Message
+from email.utils import getaddresses
+
+import html2text
+from mailparser_reply.parser import EmailMessage as ReplyText
+
+_MSGID = re.compile(r"<[^<>\s]+>")
+_TAGS = re.compile(r"<[^>]*>")
+_SHELF = re.compile(r"\x01(\d+)\x01")
+LONG_LINE = 200
+#: languages whose "On ... wrote:" headers and signatures mail-parser-reply knows
+REPLY_LANGUAGES = ("en", "de", "fr", "es", "it", "nl")
+#: the headers the safety filters read, kept raw and lower-cased by name
+SAFETY_HEADERS = (
+    "auto-submitted",
+    "precedence",
+    "list-id",
+    "list-unsubscribe",
+    "return-path",
+    "x-loop",
+    "x-autoreply",
+    "x-autorespond",
+    "x-auto-response-suppress",
+    "x-switchboard",
+    "content-type",
+)
+
+
+@dataclass(slots=True)
+class Attachment:
+    name: str
+    size: int
+    content_type: str
+
+    def describe(self) -> str:
+        return f"{self.name} ({_size(self.size)}, {self.content_type})"
+
+
+@dataclass(slots=True)
+class ParsedMail:
+    message_id: str
+    subject: str = ""
+    sender: str = ""  # lower-cased address of From, "" when there is none
+    sender_name: str = ""
+    in_reply_to: list[str] = field(default_factory=list)
+    references: list[str] = field(default_factory=list)
+    headers: dict[str, str] = field(default_factory=dict)
+    text: str = ""  # the new part of the mail: quotes and signature stripped, capped
+    attachments: list[Attachment] = field(default_factory=list)
+    cut: bool = False
+    size: int = 0
+
+    @property
+    def thread_refs(self) -> list[str]:
+        """Every message this mail answers: In-Reply-To, then References."""
+        return list(dict.fromkeys([*self.in_reply_to, *self.references]))
+
+    @property
+    def root(self) -> str:
+        """The first message of the thread: the conversation's key."""
+        if self.references:
+            return self.references[0]
+        if self.in_reply_to:
+            return self.in_reply_to[0]
+        return self.message_id
+
+
+def parse_mail(raw: bytes, max_chars: int, full_size: int | None = None) -> ParsedMail:
+    """Parse `raw` (maybe only the first part of a mail of `full_size` bytes)."""
+    try:
+        msg = email.message_from_bytes(raw, policy=email.policy.compat32)
+    except Exception:  # the stdlib parser is lenient; this is belt and braces
+        msg = Message()
+    mail = ParsedMail(message_id=_message_id(msg, raw), size=full_size or len(raw))
+    mail.subject = header_text(msg, "subject")
+    mail.sender_name, mail.sender = _from(msg)
+    mail.in_reply_to = _ids(msg, "in-reply-to")[:1]
+    mail.references = _ids(msg, "references")
+    mail.headers = {name: header_text(msg, name) for name in SAFETY_HEADERS if name in msg}
+    body, mail.attachments = _body(msg)
+    mail.cut = full_size is not None and full_size > len(raw)
+    # bound the work the reply parser's regexes do, then the text handed on
+    if len(body) > max_chars * 2:
+        body, mail.cut = body[: max_chars * 2], True
+    text = strip_reply(body)
+    if len(text) > max_chars:
+        text, mail.cut = text[:max_chars], True
+    mail.text = text
+    return mail
+
+
+def header_text(msg: Message, name: str) -> str:
+    """A header decoded (RFC 2047) to one line; the raw text when it does not decode."""
+    try:
+        raw = msg.get(name)
+    except Exception:
+        return ""
+    if raw is None:
+        return ""
+    try:
+        text = str(make_header(decode_header(str(raw))))
+    except Exception:
+        text = str(raw)
+    return " ".join(text.split())
+
+
+def _message_id(msg: Message, raw: bytes) -> str:
+    ids = _ids(msg, "message-id")
+    if ids:
+        return ids[0]
+    # stable across restarts, so the journal still deduplicates it
+    return f"<{hashlib.sha256(raw).hexdigest()[:32]}@no-message-id.invalid>"
+
+
+def _ids(msg: Message, name: str) -> list[str]:
+    try:
+        values = msg.get_all(name) or []
+    except Exception:
+        return []
+    found: list[str] = []
+    for value in values:
+        found.extend(_MSGID.findall(str(value)))
+    return list(dict.fromkeys(found))
+
+
+def _from(msg: Message) -> tuple[str, str]:
+    try:
+        pairs = getaddresses([header_text(msg, "from")])
+    except Exception:
+        return "", ""
+    for name, address in pairs:
+        if "@" in address:
+            return name, address.strip().lower()
+    return "", ""
+
+
+def _body(msg: Message) -> tuple[str, list[Attachment]]:
+    plain: str | None = None
+    html: str | None = None
+    attachments: list[Attachment] = []
+    for part in _parts(msg):
+        kind = _content_type(part)
+        if _is_attachment(part):
+            attachments.append(_attachment(part, kind))
+        elif kind == "text/plain" and plain is None:
+            plain = _decode(part)
+        elif kind == "text/html" and html is None:
+            html = _decode(part)
+    if plain is not None and plain.strip():
+        return plain, attachments
+    if html is not None:
+        return html_to_text(html), attachments
+    return plain or "", attachments
+
+
+def _parts(msg: Message) -> list[Message]:
+    try:
+        return [p for p in msg.walk() if not p.is_multipart()]
+    except Exception:  # a pathological structure: read the top level only
+        return [msg] if not isinstance(msg.get_payload(), list) else []
+
+
+def _content_type(part: Message) -> str:
+    try:
+        return part.get_content_type()
+    except Exception:
+        return "application/octet-stream"
+
+
+def _is_attachment(part: Message) -> bool:
+    try:
+        disposition = str(part.get("content-disposition", "")).split(";")[0].strip().lower()
+        return disposition == "attachment" or bool(part.get_filename())
+    except Exception:
+        return False
+
+
+def _attachment(part: Message, kind: str) -> Attachment:
+    try:
+        name = part.get_filename() or "(unnamed)"
+        name = str(make_header(decode_header(name)))
+    except Exception:
+        name = "(unnamed)"
+    try:
+        payload = part.get_payload(decode=True)
+        size = len(payload) if isinstance(payload, bytes) else 0
+    except Exception:
+        size = 0
+    return Attachment(" ".join(name.split()) or "(unnamed)", size, kind)
+
+
+def _decode(part: Message) -> str:
+    try:
+        payload = part.get_payload(decode=True)
+    except Exception:
+        payload = None
+    if not isinstance(payload, bytes):
+        raw = part.get_payload()
+        return raw if isinstance(raw, str) else ""
+    charset = "utf-8"
+    try:
+        charset = part.get_content_charset() or "utf-8"
+        return payload.decode(charset, errors="replace")
+    except (LookupError, ValueError, TypeError):  # an unknown or bogus charset name
+        return payload.decode("utf-8", errors="replace")
+
+
+def html_to_text(html: str) -> str:
+    converter = html2text.HTML2Text()
+    converter.body_width = 0  # keep paragraphs on one line; the model does not need wrapping
+    converter.ignore_images = True
+    try:
+        return converter.handle(html)
+    except Exception:  # html2text on broken markup: fall back to dropping the tags
+        return _TAGS.sub(" ", html)
+
+
+def strip_reply(text: str) -> str:
+    """The new part of a reply: no quoted history, no signature; the whole text when
+    stripping leaves nothing (a mail that is all quote says nothing new)."""
+    text = text.replace("\r\n", "\n").replace("\x00", "").replace("\x01", "")
+    shelved, short = _shelve_long_lines(text)
+    try:
+        parsed = ReplyText(text=short, languages=list(REPLY_LANGUAGES), keep_hyphen_lists=True)
+        replies = parsed.read().replies
+        latest = replies[0].body if replies else short
+    except Exception:
+        latest = short
+    latest = _SHELF.sub(lambda m: shelved[int(m.group(1))], _drop_quoted_tail(latest))
+    return latest.strip() or text.strip()
+
+
+def _shelve_long_lines(text: str) -> tuple[list[str], str]:
+    """Swap lines too long to be a "wrote:" header or a signature for short tokens.
+
+    The reply parser's header patterns backtrack badly on very long lines (seconds on
+    one 10 KB line); no real quote header is that long, so it never sees them.
+    """
+    shelved: list[str] = []
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        if len(line) > LONG_LINE:
+            lines[i] = f"\x01{len(shelved)}\x01"
+            shelved.append(line.strip())
+    return shelved, "\n".join(lines)
+
+
+def _drop_quoted_tail(text: str) -> str:
+    """Drop a trailing block of `>` lines (a quote with no "wrote:" line above it)."""
+    lines = text.rstrip().split("\n")
+    while lines and (lines[-1].lstrip().startswith(">") or not lines[-1].strip()):
+        lines.pop()
+    return "\n".join(lines)
+
+
+def _size(n: int) -> str:
+    for unit, scale in (("MB", 1_000_000), ("KB", 1_000)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n} bytes"
