@@ -55,7 +55,7 @@ class Worker(NodeLoop):
     def __init__(self, services: Services, team: Team, row: WorkerRow) -> None:
         self.row = row
         self.team = team
-        self.info = AgentInfo(row.id, "worker")
+        self.info = AgentInfo(row.id, "worker", row.origin_conversation)
         self.max_turns = services.limits.max_turns
         self.mailbox: Mailbox = services.bus.register(row.id)
         self._question: QuestionRow | None = None

@@ -23,12 +23,16 @@ from agents.coordinator import Coordinator
 from agents.llm import Provider
 from agents.services import Limits, Services
 from agents.team import Team
+from agents.trigger_tools import trigger_tools
 from bot.bus import Bus
 from bot.channel import Channel
 from bot.events import EventLog
 from bot.human import HumanNode
 from bot.messages import Target
+from bot.status import SECTIONS
 from bot.store import Store
+from bot.triggers import TriggerEngine
+from bot.triggers.status import triggers_section
 from config.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -44,6 +48,9 @@ RUNTIME_BEAT_SECONDS = 2.0
 
 #: Extensions (memory, triggers) wire themselves into a built app through these.
 Extension = Callable[["App"], Any]
+
+if triggers_section not in SECTIONS:
+    SECTIONS.append(triggers_section)
 
 
 def configured_channels(settings: Settings) -> list[str]:
@@ -101,6 +108,10 @@ class App:
         )
         self.team = Team(self.services)
         self.coordinator = Coordinator(self.services, self.team)
+        self.triggers = TriggerEngine(
+            s, self.store, self.events, self.human, self.bus, spawn=self.team.spawn
+        )
+        self.services.tool_factories.append(trigger_tools(self.triggers))
         for extension in self.extensions:
             extension(self)
         for name in self.channel_names:
@@ -120,6 +131,7 @@ class App:
             inbound=rerouted,
             pid=os.getpid(),
         )
+        self.triggers.start()
         self._spawn(self.coordinator.run(), "coordinator")
         self._spawn(self.human.outbox.run(), "outbox")
         self._spawn(self._beat(), "runtime-beat")
@@ -150,6 +162,7 @@ class App:
             await asyncio.sleep(RUNTIME_BEAT_SECONDS)
 
     async def stop(self) -> None:
+        self.triggers.stop()
         for channel in self.channels:
             try:
                 await channel.stop()

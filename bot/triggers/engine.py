@@ -1,0 +1,333 @@
+"""The trigger engine: APScheduler's AsyncIOScheduler with its SQLAlchemy job store
+on the data dir's SQLite database, plus the event and idle watchers.
+
+Time triggers (`scheduled`, `delayed`, `at_time`, `heartbeat`) and internal periodic
+jobs are APScheduler jobs whose only arguments are ids. Jobs keep their next run
+time in the job store across restarts; start-up never re-adds an existing job
+(that would reset its next run time and drop missed runs). Missed runs follow each
+trigger's policy: `catch_up` coalesces them into one run if within the grace
+window, `skip` drops them; either way a missed run is recorded (status shows it).
+
+Every run goes through `_dispatch` with its scheduled fire time, handed over by
+`FireTimeExecutor`: the fire time is the key that makes a run happen once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from datetime import datetime
+from functools import partial
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from apscheduler.events import EVENT_JOB_MISSED, JobExecutionEvent
+from apscheduler.executors.asyncio import AsyncIOExecutor
+from apscheduler.job import Job
+from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
+from apscheduler.schedulers.asyncio import AsyncIOScheduler
+from apscheduler.triggers.base import BaseTrigger
+from sqlalchemy import create_engine, event
+
+from bot.bus import Bus
+from bot.events import EventLog
+from bot.human import HumanNode
+from bot.store import Store
+from bot.triggers import heartbeat
+from bot.triggers.fire import SCHEDULER, Firing, Spawn
+from bot.triggers.model import TriggerSpec, check_cron, cron_trigger, schedule_of
+from bot.triggers.reconcile import ConfigTriggers
+from bot.triggers.rows import ACTIVE, TriggerRow, TriggerTable, job_id_of
+from bot.triggers.watchers import EventWatch, IdleWatch
+from config.settings import Settings
+
+log = logging.getLogger(__name__)
+
+INTERNAL = "internal:"
+MAX_INSTANCES = 3
+Internal = Callable[[], Awaitable[Any]]
+
+
+async def scheduled_job(*ids: str) -> None:
+    """The job function APScheduler persists. `FireTimeExecutor` never calls it: it
+    hands the run to the live engine with its fire time instead."""
+    raise RuntimeError(f"job {ids} ran outside the trigger engine's executor")
+
+
+class _Run:
+    """A job as the executor's runner sees it, calling `func` instead of the stored one."""
+
+    def __init__(self, job: Job, func: Callable[[], Awaitable[None]]) -> None:
+        self._job = job
+        self.func = func
+        self.args: tuple[()] = ()
+        self.kwargs: dict[str, Any] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._job, name)
+
+    def __str__(self) -> str:
+        return str(self._job)
+
+
+class FireTimeExecutor(AsyncIOExecutor):
+    """Runs each job in the loop as `dispatch(job_id, fire_time)`.
+
+    Every job coalesces, so one submission carries one run time: the newest due one.
+    """
+
+    def __init__(self, dispatch: Callable[[str, datetime], Awaitable[None]]) -> None:
+        super().__init__()
+        self._dispatch = dispatch
+
+    def _do_submit_job(self, job: Job, run_times: list[datetime]) -> None:
+        func = partial(self._dispatch, job.id, run_times[-1])
+        super()._do_submit_job(_Run(job, func), run_times)
+
+
+class TriggerEngine:
+    def __init__(
+        self,
+        settings: Settings,
+        store: Store,
+        events: EventLog,
+        human: HumanNode,
+        bus: Bus,
+        spawn: Spawn | None = None,
+    ) -> None:
+        self.settings = settings
+        self.store = store
+        self.events = events
+        self.human = human
+        self.table = TriggerTable(store)
+        self.table.create_schema()
+        self.firing = Firing(store, self.table, bus, human, events, spawn)
+        self.event_watch = EventWatch(self._fire_soon)
+        self.idle_watch = IdleWatch(self._fire_soon)
+        self.scheduler: AsyncIOScheduler | None = None
+        self._internal: dict[str, tuple[str, str, Internal]] = {}
+        self._unsubscribe: list[Callable[[], None]] = []
+
+    # -- lifecycle -----------------------------------------------------------------------
+    def start(self) -> None:
+        """Open the job store, reconcile jobs with the trigger rows and config, run."""
+        self.scheduler = self._scheduler()
+        self.scheduler.start(paused=True)  # job changes below go straight to the store
+        ConfigTriggers(self, self.table.job_ids()).reconcile(self.settings)
+        existing = self.table.job_ids()
+        for row in self.table.active():
+            self._arm(row, existing)
+        self._reconcile_internal(existing)
+        self._unsubscribe = [
+            self.events.subscribe(self.event_watch.on_event),
+            self.events.subscribe(self.idle_watch.on_event),
+        ]
+        self.scheduler.resume()
+
+    def stop(self) -> None:
+        for unsubscribe in self._unsubscribe:
+            unsubscribe()
+        self._unsubscribe = []
+        self.idle_watch.stop()
+        if self.scheduler is not None and self.scheduler.running:
+            self.scheduler.shutdown(wait=False)
+        self.scheduler = None
+
+    def _scheduler(self) -> AsyncIOScheduler:
+        engine = create_engine(f"sqlite:///{self.settings.db_path}")
+        # The core opened the file in WAL mode; without fsync on every commit, a burst of
+        # due jobs (each updated or deleted in its own commit) is not held up by the disk.
+        event.listen(engine, "connect", _sqlite_pragmas)
+        scheduler = AsyncIOScheduler(
+            jobstores={"default": SQLAlchemyJobStore(engine=engine)},
+            executors={"default": FireTimeExecutor(self._dispatch)},
+            job_defaults={"coalesce": True, "max_instances": MAX_INSTANCES},
+            timezone=ZoneInfo("UTC"),
+        )
+        scheduler.add_listener(self._on_missed, EVENT_JOB_MISSED)
+        return scheduler
+
+    # -- triggers ------------------------------------------------------------------------
+    def create(
+        self,
+        spec: TriggerSpec,
+        created_by: str,
+        conversation: str | None = None,
+        origin_target: str | None = None,
+        *,
+        source: str = "tool",
+        trigger_id: str | None = None,
+    ) -> TriggerRow:
+        row = TriggerRow(
+            trigger_id or "t" + uuid.uuid4().hex[:8],
+            spec,
+            ACTIVE,
+            source,
+            created_by,
+            conversation,
+            origin_target,
+        )
+        self.table.save(row)  # the row first: a crash before the job is added is repaired at start
+        self._arm(row)
+        self.events.emit(
+            "trigger.created",
+            SCHEDULER,
+            trigger_id=row.id,
+            trigger_type=spec.type,
+            by=created_by,
+            schedule=spec.describe(),
+        )
+        return row
+
+    def cancel(self, trigger_id: str, status: str = "cancelled") -> TriggerRow | None:
+        row = self.table.get(trigger_id)
+        if row is None or row.status != ACTIVE:
+            return None
+        self.table.set_status(trigger_id, status)
+        self.disarm(trigger_id)
+        self.events.emit("trigger." + status, SCHEDULER, trigger_id=trigger_id)
+        return row
+
+    def disarm(self, trigger_id: str) -> None:
+        self.event_watch.remove(trigger_id)
+        self.idle_watch.remove(trigger_id)
+        if self.scheduler is not None and self.scheduler.get_job(job_id_of(trigger_id)):
+            self.scheduler.remove_job(job_id_of(trigger_id))
+
+    def next_fire(self, row: TriggerRow) -> float | None:
+        if row.spec.type == "on_idle":
+            return self.idle_watch.next_fire(row.id)
+        job = self.scheduler.get_job(row.job_id) if self.scheduler else None
+        return job.next_run_time.timestamp() if job and job.next_run_time else None
+
+    def _arm(self, row: TriggerRow, existing: set[str] | None = None) -> None:
+        """Make a live trigger follow its clock or the event stream (idempotent).
+
+        A time trigger whose job exists keeps it untouched (its next run time stands).
+        """
+        if self.scheduler is None:
+            return  # start() arms every active row
+        if row.spec.type == "on_event":
+            self.event_watch.add(row)
+        elif row.spec.type == "on_idle":
+            self.idle_watch.add(row)
+        elif existing is None and self.scheduler.get_job(row.job_id) is None:
+            self.add_job(row.job_id, row.spec)
+        elif existing is not None and row.job_id not in existing:
+            self.add_job(row.job_id, row.spec)
+
+    def add_job(self, job_id: str, spec: TriggerSpec) -> None:
+        trigger = schedule_of(spec)
+        assert trigger is not None and self.scheduler is not None
+        self._add(job_id, trigger, spec.misfire_grace)
+
+    def _add(self, job_id: str, trigger: BaseTrigger, grace: int) -> None:
+        assert self.scheduler is not None
+        self.scheduler.add_job(
+            scheduled_job, trigger, args=(job_id,), id=job_id, name=job_id, misfire_grace_time=grace
+        )
+
+    def reschedule(self, job_id: str, spec: TriggerSpec) -> None:
+        trigger = schedule_of(spec)
+        assert trigger is not None and self.scheduler is not None
+        self.scheduler.reschedule_job(job_id, trigger=trigger)
+        self.scheduler.modify_job(job_id, misfire_grace_time=spec.misfire_grace)
+
+    # -- internal periodic jobs ----------------------------------------------------------
+    def add_internal(
+        self, job_id: str, cron: str, func: Internal, timezone: str | None = None
+    ) -> None:
+        """Register a periodic job of the runtime itself (e.g. memory distillation).
+
+        `func` is any async callable; it is looked up live at each run, so it need not be
+        picklable. Call before or after `start()`; the job keeps its next run time across
+        restarts as long as `cron` and `timezone` stay the same. A run missed while the
+        bot was down is caught up once within an hour.
+        """
+        zone = timezone or self.settings.timezone
+        self._internal[job_id] = (check_cron(cron), zone, func)
+        if self.scheduler is not None:
+            self._reconcile_internal(self.table.job_ids(), only=job_id)
+
+    def _reconcile_internal(self, existing: set[str], only: str | None = None) -> None:
+        assert self.scheduler is not None
+        for job_id, (cron, zone, _) in self._internal.items():
+            if only is not None and job_id != only:
+                continue
+            trigger = cron_trigger(cron, ZoneInfo(zone))
+            full = INTERNAL + job_id
+            job = self.scheduler.get_job(full) if full in existing else None
+            if job is None:
+                self._add(full, trigger, 3600)
+            elif str(job.trigger) != str(trigger):
+                self.scheduler.reschedule_job(full, trigger=trigger)
+        stale = {j for j in existing if j.startswith(INTERNAL)} - {
+            INTERNAL + i for i in self._internal
+        }
+        for job_id in stale if only is None else ():
+            self.scheduler.remove_job(job_id)
+
+    # -- running -------------------------------------------------------------------------
+    async def _dispatch(self, job_id: str, fire_time: datetime) -> None:
+        key = f"{fire_time.timestamp():.6f}"
+        if job_id.startswith(INTERNAL):
+            await self._run_internal(job_id, key)
+            return
+        row = self.table.get(job_id.removeprefix("trigger:"))
+        if row is None or row.status != ACTIVE:
+            log.warning("job %s has no active trigger; removed", job_id)
+            self.disarm(job_id.removeprefix("trigger:"))
+            return
+        if row.spec.type == "heartbeat":
+            await self._heartbeat(row, key)
+        else:
+            self.firing.fire(row, key)
+
+    async def _heartbeat(self, row: TriggerRow, key: str) -> None:
+        state = row.state or {"last_run": row.created_at}
+        watch, checklist = row.spec.config["watch"], row.spec.config["checklist"]
+        found = await asyncio.to_thread(
+            heartbeat.look, self.settings.db_path, self.events.path, state, watch, time.time()
+        )  # the event log is a file: read it off the loop
+        row.state = {**state, **found.state}
+        if found.quiet:
+            self.firing.quiet(row, key, f"nothing changed since {found.since:.0f}")
+        else:
+            note = heartbeat.wake_note(found, checklist, row.spec.config["interval_seconds"])
+            self.firing.fire(row, key, note)
+
+    async def _run_internal(self, job_id: str, key: str) -> None:
+        entry = self._internal.get(job_id.removeprefix(INTERNAL))
+        if entry is None or not self.table.claim(job_id, key, "fired"):
+            return
+        self.events.emit("trigger.internal", SCHEDULER, job=job_id, fire_key=key)
+        try:
+            await entry[2]()
+        except Exception as exc:
+            log.exception("internal job %s failed", job_id)
+            self.events.emit("trigger.failed", SCHEDULER, trigger_id=job_id, error=str(exc))
+
+    def _fire_soon(self, row: TriggerRow, key: str, note: str) -> None:
+        current = self.table.get(row.id)  # it may have been cancelled since it matched
+        if current is not None and current.status == ACTIVE:
+            self.firing.fire(current, key, note)
+
+    def _on_missed(self, ev: JobExecutionEvent) -> None:
+        late_by = time.time() - ev.scheduled_run_time.timestamp()
+        key = f"{ev.scheduled_run_time.timestamp():.6f}"
+        if ev.job_id.startswith(INTERNAL):
+            self.table.claim(ev.job_id, key, "missed", f"late by {late_by:.0f}s")
+            return
+        row = self.table.get(ev.job_id.removeprefix("trigger:"))
+        if row is not None:
+            self.firing.missed(row, key, late_by)
+
+
+def _sqlite_pragmas(dbapi_connection: Any, connection_record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute("PRAGMA busy_timeout=5000")
+    cursor.close()
