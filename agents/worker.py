@@ -243,7 +243,9 @@ class Worker(NodeLoop):
                 result,
                 kind="result",
                 conversation=self.row.origin_conversation,
-                meta={"worker": self.row.id},
+                # where the coordinator answers when this conversation has no target yet
+                # (a worker a trigger started): the worker's own target
+                meta={"worker": self.row.id, "reply_to": self.row.origin_target},
             )
         )
         self.services.events.emit("worker.completed", self.row.id, result=result[:2000])
