@@ -7,7 +7,7 @@ from datetime import datetime
 from pathlib import Path
 
 from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
-from apscheduler.schedulers.background import BackgroundScheduler
+from apscheduler.schedulers.blocking import BlockingScheduler
 
 from bot.app import App
 from config.settings import Settings
@@ -27,15 +27,16 @@ def trigger_settings(data_dir: Path, fake: FakeAnthropic, **env: str) -> Setting
 
 def set_next_run(db_path: Path, job_id: str, when: datetime) -> None:
     """Move a persisted job's next run time, as if the clock had moved while the bot
-    was down. Uses APScheduler's own API on the job store, with nothing running."""
-    scheduler = BackgroundScheduler(
-        jobstores={"default": SQLAlchemyJobStore(url=f"sqlite:///{db_path}")}
-    )
-    scheduler.start(paused=True)
+    was down: APScheduler's job store API, with no scheduler running that could act."""
+    store = SQLAlchemyJobStore(url=f"sqlite:///{db_path}")
+    store.start(BlockingScheduler(), "default")  # never started; only lends its config
     try:
-        scheduler.modify_job(job_id, next_run_time=when)
+        job = store.lookup_job(job_id)
+        assert job is not None, f"no job {job_id}"
+        job.next_run_time = when
+        store.update_job(job)
     finally:
-        scheduler.shutdown(wait=False)
+        store.shutdown()
 
 
 def next_run(app: App, trigger_id: str) -> datetime | None:
