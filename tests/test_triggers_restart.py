@@ -44,6 +44,8 @@ async def test_cron_run_missed_while_down_is_caught_up_once_or_skipped(
     rec = Recorder()
     async with running_app(settings, [rec]) as app:
         await _settled(app, row.id)
+        if expected == ["fired"]:
+            await rec.wait_count(1)
         later = next_run(app, row.id)
         assert outcomes(app, row.id) == expected
     assert rec.texts() == (["Daily digest"] if expected == ["fired"] else [])

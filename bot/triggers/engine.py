@@ -20,72 +20,30 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable
 from datetime import datetime
-from functools import partial
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from apscheduler.events import EVENT_JOB_MISSED, JobExecutionEvent
-from apscheduler.executors.asyncio import AsyncIOExecutor
-from apscheduler.job import Job
-from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
+from apscheduler.events import JobExecutionEvent
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.triggers.base import BaseTrigger
-from sqlalchemy import create_engine, event
 
 from bot.bus import Bus
 from bot.events import EventLog
 from bot.human import HumanNode
 from bot.store import Store
 from bot.triggers import heartbeat
-from bot.triggers.fire import SCHEDULER, Firing, Spawn
+from bot.triggers.fire import SCHEDULER, Firing, Shot, Spawn
 from bot.triggers.model import TriggerSpec, check_cron, cron_trigger, schedule_of
 from bot.triggers.reconcile import ConfigTriggers
 from bot.triggers.rows import ACTIVE, TriggerRow, TriggerTable, job_id_of
+from bot.triggers.scheduling import BatchedJobStore, make_scheduler, scheduled_job
 from bot.triggers.watchers import EventWatch, IdleWatch
 from config.settings import Settings
 
 log = logging.getLogger(__name__)
 
 INTERNAL = "internal:"
-MAX_INSTANCES = 3
 Internal = Callable[[], Awaitable[Any]]
-
-
-async def scheduled_job(*ids: str) -> None:
-    """The job function APScheduler persists. `FireTimeExecutor` never calls it: it
-    hands the run to the live engine with its fire time instead."""
-    raise RuntimeError(f"job {ids} ran outside the trigger engine's executor")
-
-
-class _Run:
-    """A job as the executor's runner sees it, calling `func` instead of the stored one."""
-
-    def __init__(self, job: Job, func: Callable[[], Awaitable[None]]) -> None:
-        self._job = job
-        self.func = func
-        self.args: tuple[()] = ()
-        self.kwargs: dict[str, Any] = {}
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._job, name)
-
-    def __str__(self) -> str:
-        return str(self._job)
-
-
-class FireTimeExecutor(AsyncIOExecutor):
-    """Runs each job in the loop as `dispatch(job_id, fire_time)`.
-
-    Every job coalesces, so one submission carries one run time: the newest due one.
-    """
-
-    def __init__(self, dispatch: Callable[[str, datetime], Awaitable[None]]) -> None:
-        super().__init__()
-        self._dispatch = dispatch
-
-    def _do_submit_job(self, job: Job, run_times: list[datetime]) -> None:
-        func = partial(self._dispatch, job.id, run_times[-1])
-        super()._do_submit_job(_Run(job, func), run_times)
 
 
 class TriggerEngine:
@@ -109,15 +67,16 @@ class TriggerEngine:
         self.idle_watch = IdleWatch(self._fire_soon)
         self.scheduler: AsyncIOScheduler | None = None
         self._internal: dict[str, tuple[str, str, Internal]] = {}
+        self._batch: list[Shot] = []
         self._unsubscribe: list[Callable[[], None]] = []
 
     # -- lifecycle -----------------------------------------------------------------------
     def start(self) -> None:
         """Open the job store, reconcile jobs with the trigger rows and config, run."""
-        self.scheduler = self._scheduler()
+        self.scheduler = make_scheduler(self.settings.db_path, self._dispatch, self._on_missed)
         self.scheduler.start(paused=True)  # job changes below go straight to the store
-        ConfigTriggers(self, self.table.job_ids()).reconcile(self.settings)
-        existing = self.table.job_ids()
+        ConfigTriggers(self, self.job_ids()).reconcile(self.settings)
+        existing = self.job_ids()
         for row in self.table.active():
             self._arm(row, existing)
         self._reconcile_internal(existing)
@@ -128,6 +87,7 @@ class TriggerEngine:
         self.scheduler.resume()
 
     def stop(self) -> None:
+        self._flush_batch()  # runs already taken off the schedule must still act
         for unsubscribe in self._unsubscribe:
             unsubscribe()
         self._unsubscribe = []
@@ -136,19 +96,13 @@ class TriggerEngine:
             self.scheduler.shutdown(wait=False)
         self.scheduler = None
 
-    def _scheduler(self) -> AsyncIOScheduler:
-        engine = create_engine(f"sqlite:///{self.settings.db_path}")
-        # The core opened the file in WAL mode; without fsync on every commit, a burst of
-        # due jobs (each updated or deleted in its own commit) is not held up by the disk.
-        event.listen(engine, "connect", _sqlite_pragmas)
-        scheduler = AsyncIOScheduler(
-            jobstores={"default": SQLAlchemyJobStore(engine=engine)},
-            executors={"default": FireTimeExecutor(self._dispatch)},
-            job_defaults={"coalesce": True, "max_instances": MAX_INSTANCES},
-            timezone=ZoneInfo("UTC"),
-        )
-        scheduler.add_listener(self._on_missed, EVENT_JOB_MISSED)
-        return scheduler
+    def job_ids(self) -> set[str]:
+        """Ids of the persisted jobs, read in one query (cheap with 10,000 jobs)."""
+        if self.scheduler is not None:
+            store = self.scheduler._lookup_jobstore("default")
+            if isinstance(store, BatchedJobStore):
+                store.flush()
+        return self.table.job_ids()
 
     # -- triggers ------------------------------------------------------------------------
     def create(
@@ -250,7 +204,7 @@ class TriggerEngine:
         zone = timezone or self.settings.timezone
         self._internal[job_id] = (check_cron(cron), zone, func)
         if self.scheduler is not None:
-            self._reconcile_internal(self.table.job_ids(), only=job_id)
+            self._reconcile_internal(self.job_ids(), only=job_id)
 
     def _reconcile_internal(self, existing: set[str], only: str | None = None) -> None:
         assert self.scheduler is not None
@@ -280,11 +234,27 @@ class TriggerEngine:
         if row is None or row.status != ACTIVE:
             log.warning("job %s has no active trigger; removed", job_id)
             self.disarm(job_id.removeprefix("trigger:"))
-            return
-        if row.spec.type == "heartbeat":
+        elif row.spec.type == "heartbeat":
             await self._heartbeat(row, key)
         else:
-            self.firing.fire(row, key)
+            await self._fire_batched(row, key)
+
+    async def _fire_batched(self, row: TriggerRow, key: str) -> None:
+        """Runs submitted together (due in the same second) act in one transaction."""
+        done = asyncio.get_running_loop().create_future()
+        self._batch.append(Shot(row, key, "", done))
+        if len(self._batch) == 1:  # every run submitted with this one queues before it flushes
+            asyncio.get_running_loop().call_soon(self._flush_batch)
+        await done
+
+    def _flush_batch(self) -> None:
+        batch, self._batch = self._batch, []
+        try:
+            self.firing.fire_many(batch)
+        finally:
+            for shot in batch:
+                if shot.done is not None and not shot.done.done():
+                    shot.done.set_result(None)
 
     async def _heartbeat(self, row: TriggerRow, key: str) -> None:
         state = row.state or {"last_run": row.created_at}
@@ -324,10 +294,3 @@ class TriggerEngine:
         row = self.table.get(ev.job_id.removeprefix("trigger:"))
         if row is not None:
             self.firing.missed(row, key, late_by)
-
-
-def _sqlite_pragmas(dbapi_connection: Any, connection_record: Any) -> None:
-    cursor = dbapi_connection.cursor()
-    cursor.execute("PRAGMA synchronous=NORMAL")
-    cursor.execute("PRAGMA busy_timeout=5000")
-    cursor.close()

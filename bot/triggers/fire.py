@@ -14,9 +14,11 @@ turn, the delivery) is retried by the bus, the node loop and the outbox.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from bot.bus import Bus
@@ -32,6 +34,16 @@ log = logging.getLogger(__name__)
 SCHEDULER = "scheduler"
 #: spawn(name, task, conversation, target) starts a worker (wired to Team.spawn).
 Spawn = Callable[[str, str, str | None, str | None], Any]
+
+
+@dataclass(slots=True)
+class Shot:
+    """One run to act on: the trigger, its fire key, a note added to the action."""
+
+    row: TriggerRow
+    key: str
+    note: str = ""
+    done: asyncio.Future[None] | None = None
 
 
 class FireError(Exception):
@@ -69,28 +81,54 @@ class Firing:
 
     def fire(self, row: TriggerRow, fire_key: str, note: str = "") -> bool:
         """Claim the run and act. False when this fire key was handled before."""
-        try:
-            with self.store.tx():
-                if not self.table.claim(row.id, fire_key, "fired"):
-                    self.events.emit(
-                        "trigger.duplicate", SCHEDULER, trigger_id=row.id, fire_key=fire_key
-                    )
-                    return False
-                target = self._act(row, note)
-                self._settle(row)
-        except Exception as exc:
-            self._failed(row, fire_key, exc)
-            return False
-        self.events.emit(
-            "trigger.fired",
-            SCHEDULER,
-            trigger_id=row.id,
-            trigger_type=row.spec.type,
-            fire_key=fire_key,
-            action=row.spec.action_type,
-            target=str(target) if target else None,
-        )
-        return True
+        return self.fire_many([Shot(row, fire_key, note)]) == 1
+
+    def fire_many(self, shots: list[Shot]) -> int:
+        """Claim and act for each shot, all in one transaction (a savepoint each, so one
+        failing action does not undo the others). Returns how many acted."""
+        acted: list[tuple[Shot, Target | None]] = []
+        failed: list[tuple[Shot, Exception]] = []
+        duplicates: list[Shot] = []
+        db = self.store.db
+        with self.store.tx():
+            for shot in shots:
+                db.execute("SAVEPOINT shot")
+                try:
+                    if self.table.claim(shot.row.id, shot.key, "fired"):
+                        acted.append((shot, self._act(shot.row, shot.note)))
+                        self._settle(shot.row)
+                    else:
+                        duplicates.append(shot)
+                    db.execute("RELEASE shot")
+                except Exception as exc:
+                    db.execute("ROLLBACK TO shot")
+                    db.execute("RELEASE shot")
+                    failed.append((shot, exc))
+        self._report(acted, failed, duplicates)
+        return len(acted)
+
+    def _report(
+        self,
+        acted: list[tuple[Shot, Target | None]],
+        failed: list[tuple[Shot, Exception]],
+        duplicates: list[Shot],
+    ) -> None:
+        for shot, target in acted:
+            self.events.emit(
+                "trigger.fired",
+                SCHEDULER,
+                trigger_id=shot.row.id,
+                trigger_type=shot.row.spec.type,
+                fire_key=shot.key,
+                action=shot.row.spec.action_type,
+                target=str(target) if target else None,
+            )
+        for shot in duplicates:
+            self.events.emit(
+                "trigger.duplicate", SCHEDULER, trigger_id=shot.row.id, fire_key=shot.key
+            )
+        for shot, exc in failed:
+            self._failed(shot.row, shot.key, exc)
 
     def quiet(self, row: TriggerRow, fire_key: str, detail: str) -> None:
         """A heartbeat run that found nothing to do: recorded, nothing posted."""
@@ -157,7 +195,7 @@ class Firing:
         row.last_fired_at = time.time()
         if row.spec.type in ONE_SHOT:
             row.status = "fired"
-        self.table.save(row)
+        self.table.mark_run(row)
 
     def _failed(self, row: TriggerRow, fire_key: str, exc: Exception) -> None:
         error = f"{type(exc).__name__}: {exc}" if not isinstance(exc, FireError) else str(exc)

@@ -96,6 +96,14 @@ class TriggerTable:
             ),
         )
 
+    def mark_run(self, row: TriggerRow) -> None:
+        """After a run: its status, last fire time and (heartbeat) state; a light update."""
+        self.db.execute(
+            "UPDATE triggers SET status = ?, last_fired_at = ?, state = ?, updated_at = ?"
+            " WHERE id = ?",
+            (row.status, row.last_fired_at, json.dumps(row.state), time.time(), row.id),
+        )
+
     def get(self, trigger_id: str) -> TriggerRow | None:
         rows = self._select("WHERE id = ?", (trigger_id,))
         return rows[0] if rows else None
