@@ -33,7 +33,13 @@ from bot.human import HumanNode
 from bot.store import Store
 from bot.triggers import heartbeat
 from bot.triggers.fire import SCHEDULER, Firing, Shot, Spawn
-from bot.triggers.model import TriggerSpec, check_cron, cron_trigger, schedule_of
+from bot.triggers.model import (
+    DEFAULT_GRACE_SECONDS,
+    TriggerSpec,
+    check_cron,
+    cron_trigger,
+    schedule_of,
+)
 from bot.triggers.reconcile import ConfigTriggers
 from bot.triggers.rows import ACTIVE, TriggerRow, TriggerTable, job_id_of
 from bot.triggers.scheduling import BatchedJobStore, make_scheduler, scheduled_job
@@ -208,21 +214,24 @@ class TriggerEngine:
 
     def _reconcile_internal(self, existing: set[str], only: str | None = None) -> None:
         assert self.scheduler is not None
-        for job_id, (cron, zone, _) in self._internal.items():
-            if only is not None and job_id != only:
-                continue
-            trigger = cron_trigger(cron, ZoneInfo(zone))
-            full = INTERNAL + job_id
-            job = self.scheduler.get_job(full) if full in existing else None
-            if job is None:
-                self._add(full, trigger, 3600)
-            elif str(job.trigger) != str(trigger):
-                self.scheduler.reschedule_job(full, trigger=trigger)
-        stale = {j for j in existing if j.startswith(INTERNAL)} - {
-            INTERNAL + i for i in self._internal
-        }
-        for job_id in stale if only is None else ():
-            self.scheduler.remove_job(job_id)
+        for job_id in [only] if only is not None else list(self._internal):
+            self._ensure_internal(job_id, existing)
+        if only is None:  # at start: jobs no part registered any more
+            registered = {INTERNAL + i for i in self._internal}
+            for stale in {j for j in existing if j.startswith(INTERNAL)} - registered:
+                self.scheduler.remove_job(stale)
+
+    def _ensure_internal(self, job_id: str, existing: set[str]) -> None:
+        """Add the job, or reschedule it if its cron or zone changed; else leave it be."""
+        assert self.scheduler is not None
+        cron, zone, _ = self._internal[job_id]
+        trigger = cron_trigger(cron, ZoneInfo(zone))
+        full = INTERNAL + job_id
+        job = self.scheduler.get_job(full) if full in existing else None
+        if job is None:
+            self._add(full, trigger, DEFAULT_GRACE_SECONDS)
+        elif repr(job.trigger) != repr(trigger):
+            self.scheduler.reschedule_job(full, trigger=trigger)
 
     # -- running -------------------------------------------------------------------------
     async def _dispatch(self, job_id: str, fire_time: datetime) -> None:
