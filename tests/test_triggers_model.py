@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
 from croniter import croniter
 
-from bot.triggers.model import TriggerError, build_spec, cron_trigger, schedule_of
+from bot.triggers.model import (
+    TriggerError,
+    build_spec,
+    cron_trigger,
+    repeats_wall_time,
+    schedule_of,
+)
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC).timestamp()
 
@@ -94,6 +100,15 @@ def test_cron_across_dst_fires_at_the_right_utc_instants() -> None:
         "11-01 14:30",
         "11-02 14:30",
     ]
+    # a time that does not exist runs an hour later; a repeated one runs once
+    gap = _fires("30 2 * * *", "America/New_York", datetime(2026, 3, 7, tzinfo=UTC), 3)
+    assert [d.strftime("%m-%d %H:%M") for d in gap] == ["03-07 07:30", "03-08 07:30", "03-09 06:30"]
+    spec = build_spec("scheduled", {"cron": "30 1 * * *", "timezone": "America/New_York"}, "x")
+    fold = _fires("30 1 * * *", "America/New_York", datetime(2026, 10, 31, 12, tzinfo=UTC), 3)
+    assert [repeats_wall_time(spec, d) for d in fold] == [False, True, False]
+    assert fold[1] - fold[0] == timedelta(hours=1)  # APScheduler's second 01:30, not run
+    hourly = build_spec("scheduled", {"cron": "30 * * * *", "timezone": "America/New_York"}, "x")
+    assert not repeats_wall_time(hourly, fold[1])
     # Berlin, weekdays at 09:00, across the European change on 2026-03-29
     berlin = _fires("0 9 * * 1-5", "Europe/Berlin", datetime(2026, 3, 26, tzinfo=UTC), 4)
     assert [d.strftime("%a %m-%d %H:%M") for d in berlin] == [

@@ -38,6 +38,7 @@ from bot.triggers.model import (
     TriggerSpec,
     check_cron,
     cron_trigger,
+    repeats_wall_time,
     schedule_of,
 )
 from bot.triggers.reconcile import ConfigTriggers
@@ -245,6 +246,8 @@ class TriggerEngine:
             self.disarm(job_id.removeprefix("trigger:"))
         elif row.spec.type == "heartbeat":
             await self._heartbeat(row, key)
+        elif repeats_wall_time(row.spec, fire_time):
+            self.events.emit("trigger.repeated_time", SCHEDULER, trigger_id=row.id, fire_key=key)
         else:
             await self._fire_batched(row, key)
 

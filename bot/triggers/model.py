@@ -315,6 +315,17 @@ def cron_trigger(expr: str, zone: tzinfo) -> CronTrigger:
     )
 
 
+def repeats_wall_time(spec: TriggerSpec, fire_time: datetime) -> bool:
+    """True for the second run of a fixed-hour cron in the hour that DST repeats.
+
+    APScheduler fires at both 01:30s of a fall-back night; crontab runs a job with a
+    fixed hour once (jobs with `*` in the hour run in both hours, an hour apart).
+    """
+    if spec.type != "scheduled" or spec.config["cron"].split()[1] == "*":
+        return False
+    return fire_time.astimezone(ZoneInfo(spec.timezone)).fold == 1
+
+
 def _dom(value: Any) -> str:
     return "last" if str(value).lower() == "l" else str(value)
 
