@@ -12,7 +12,7 @@ import json
 import logging
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
@@ -48,7 +48,14 @@ class EventLog:
     def emit(self, type: str, agent_id: str = "", **data: Any) -> Event:
         event = Event(type, agent_id, data)
         if self._file is not None:
-            self._file.write(json.dumps(asdict(event), default=str) + "\n")
+            # a plain dict, not asdict(): that deep-copies `data`, which only gets dumped
+            line = {
+                "type": event.type,
+                "agent_id": event.agent_id,
+                "data": event.data,
+                "ts": event.ts,
+            }
+            self._file.write(json.dumps(line, default=str) + "\n")
         for fn in list(self._subscribers):
             try:
                 fn(event)

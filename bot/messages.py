@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 HUMAN = "human"
@@ -122,7 +122,8 @@ class Outbound:
     id: str = field(default_factory=lambda: uuid.uuid4().hex)
 
     def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
+        # shallow (asdict() deep-copies meta for nothing): the result is only dumped
+        data = {f.name: getattr(self, f.name) for f in fields(self)}
         data["target"] = str(self.target)
         return data
 

@@ -19,6 +19,7 @@ import logging
 import time
 import uuid
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -53,6 +54,15 @@ INTERNAL = "internal:"
 Internal = Callable[[], Awaitable[Any]]
 
 
+@dataclass(slots=True)
+class Due:
+    """A run APScheduler handed over, waiting for the batch it belongs to."""
+
+    trigger_id: str
+    fire_time: datetime
+    done: asyncio.Future[TriggerRow | None]
+
+
 class TriggerEngine:
     def __init__(
         self,
@@ -74,7 +84,7 @@ class TriggerEngine:
         self.idle_watch = IdleWatch(self._fire_soon)
         self.scheduler: AsyncIOScheduler | None = None
         self._internal: dict[str, tuple[str, str, Internal]] = {}
-        self._batch: list[Shot] = []
+        self._batch: list[Due] = []
         self._unsubscribe: list[Callable[[], None]] = []
 
     # -- lifecycle -----------------------------------------------------------------------
@@ -236,37 +246,48 @@ class TriggerEngine:
 
     # -- running -------------------------------------------------------------------------
     async def _dispatch(self, job_id: str, fire_time: datetime) -> None:
+        """One run of a job. Runs submitted together (due in the same second) are looked
+        up and act in one transaction: queued here, flushed once all have queued."""
         key = f"{fire_time.timestamp():.6f}"
         if job_id.startswith(INTERNAL):
             await self._run_internal(job_id, key)
             return
-        row = self.table.get(job_id.removeprefix("trigger:"))
-        if row is None or row.status != ACTIVE:
-            log.warning("job %s has no active trigger; removed", job_id)
-            self.disarm(job_id.removeprefix("trigger:"))
-        elif row.spec.type == "heartbeat":
-            await self._heartbeat(row, key)
-        elif repeats_wall_time(row.spec, fire_time):
-            self.events.emit("trigger.repeated_time", SCHEDULER, trigger_id=row.id, fire_key=key)
-        else:
-            await self._fire_batched(row, key)
-
-    async def _fire_batched(self, row: TriggerRow, key: str) -> None:
-        """Runs submitted together (due in the same second) act in one transaction."""
-        done = asyncio.get_running_loop().create_future()
-        self._batch.append(Shot(row, key, "", done))
-        if len(self._batch) == 1:  # every run submitted with this one queues before it flushes
-            asyncio.get_running_loop().call_soon(self._flush_batch)
-        await done
+        loop = asyncio.get_running_loop()
+        due = Due(job_id.removeprefix("trigger:"), fire_time, loop.create_future())
+        self._batch.append(due)
+        if len(self._batch) == 1:  # every run submitted with this one queues before it
+            loop.call_soon(self._flush_batch)
+        heartbeat_row = await due.done
+        if heartbeat_row is not None:  # it reads the event log first, off the loop
+            await self._heartbeat(heartbeat_row, key)
 
     def _flush_batch(self) -> None:
         batch, self._batch = self._batch, []
+        shots: list[Shot] = []
         try:
-            self.firing.fire_many(batch)
+            rows = self.table.get_many([d.trigger_id for d in batch])
+            for due in batch:
+                shot = self._shot(due, rows.get(due.trigger_id))
+                if shot is not None:
+                    shots.append(shot)
+            self.firing.fire_many(shots)
         finally:
-            for shot in batch:
-                if shot.done is not None and not shot.done.done():
-                    shot.done.set_result(None)
+            for due in batch:
+                if not due.done.done():
+                    due.done.set_result(None)
+
+    def _shot(self, due: Due, row: TriggerRow | None) -> Shot | None:
+        key = f"{due.fire_time.timestamp():.6f}"
+        if row is None or row.status != ACTIVE:
+            log.warning("trigger %s is not active; its job is removed", due.trigger_id)
+            self.disarm(due.trigger_id)
+        elif row.spec.type == "heartbeat":
+            due.done.set_result(row)
+        elif repeats_wall_time(row.spec, due.fire_time):
+            self.events.emit("trigger.repeated_time", SCHEDULER, trigger_id=row.id, fire_key=key)
+        else:
+            return Shot(row, key)
+        return None
 
     async def _heartbeat(self, row: TriggerRow, key: str) -> None:
         state = row.state or {"last_run": row.created_at}

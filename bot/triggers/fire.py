@@ -14,7 +14,6 @@ turn, the delivery) is retried by the bus, the node loop and the outbox.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from collections.abc import Callable
@@ -43,7 +42,6 @@ class Shot:
     row: TriggerRow
     key: str
     note: str = ""
-    done: asyncio.Future[None] | None = None
 
 
 class FireError(Exception):

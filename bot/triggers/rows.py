@@ -108,6 +108,14 @@ class TriggerTable:
         rows = self._select("WHERE id = ?", (trigger_id,))
         return rows[0] if rows else None
 
+    def get_many(self, trigger_ids: list[str]) -> dict[str, TriggerRow]:
+        rows: dict[str, TriggerRow] = {}
+        for start in range(0, len(trigger_ids), 500):  # SQLite's bound-parameter limit
+            chunk = trigger_ids[start : start + 500]
+            where = f"WHERE id IN ({','.join('?' * len(chunk))})"
+            rows.update((r.id, r) for r in self._select(where, tuple(chunk)))
+        return rows
+
     def active(self) -> list[TriggerRow]:
         return self._select("WHERE status = ? ORDER BY created_at", (ACTIVE,))
 
