@@ -98,8 +98,10 @@ class BatchedJobStore(SQLAlchemyJobStore):
         with self.engine.begin() as conn:
             if updates:
                 stmt = t.update().where(t.c.id == bindparam("_id"))
-                conn.execute(stmt.values(next_run_time=bindparam("next_run"),
-                                         job_state=bindparam("state")), updates)  # fmt: skip
+                conn.execute(
+                    stmt.values(next_run_time=bindparam("next_run"), job_state=bindparam("state")),
+                    updates,
+                )
             if removals:
                 conn.execute(t.delete().where(t.c.id.in_(removals)))
 

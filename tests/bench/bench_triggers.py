@@ -179,8 +179,16 @@ def main() -> None:
         due_at = float(int(time.time()) + 10)  # a second boundary after start-up
         make_due(data_dir / "switchboard.db", due_ids, due_at)
         launched = time.time()
-        cmd = [sys.executable, __file__, "--due", str(args.due), "--measure", str(data_dir),
-               str(due_at), str(launched)]  # fmt: skip
+        cmd = [
+            sys.executable,
+            __file__,
+            "--due",
+            str(args.due),
+            "--measure",
+            str(data_dir),
+            str(due_at),
+            str(launched),
+        ]
         out = subprocess.run(cmd, capture_output=True, text=True, check=True, cwd=ROOT)
         figures = json.loads(out.stdout.strip().splitlines()[-1])
     report(figures, args.triggers, args.due)
@@ -205,9 +213,11 @@ def report(f: dict[str, float], total: int, due: int) -> None:
         f"at end, peak {f['rss_peak_mb']:.0f} MB   target <= 150 MB  "
         f"{mark(f['rss_peak_mb'] <= 150)}"
     )
-    print(f"lateness       p50 {f['lateness_p50_ms']:.0f} ms, p99 {f['lateness_p99_ms']:.0f} ms, "
-          f"max {f['lateness_max_ms']:.0f} ms   target p99 <= 250 ms  "
-          f"{mark(0 <= f['lateness_p99_ms'] <= 250)}")  # fmt: skip
+    print(
+        f"lateness       p50 {f['lateness_p50_ms']:.0f} ms, p99 {f['lateness_p99_ms']:.0f} ms, "
+        f"max {f['lateness_max_ms']:.0f} ms   target p99 <= 250 ms  "
+        f"{mark(0 <= f['lateness_p99_ms'] <= 250)}"
+    )
 
 
 if __name__ == "__main__":
