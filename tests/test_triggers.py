@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from bot.triggers import build_spec
-from tests.fakes.anthropic_api import Call, FakeAnthropic, text, tool
+from bot.triggers.fire import Shot
+from tests.fakes.anthropic_api import Call, FakeAnthropic, Reply, text, tool
 from tests.kit import Recorder, events, eventually, inbound, running_app
 from tests.trigger_kit import EmailRecorder, next_run, outcomes, trigger_settings
 
@@ -302,3 +303,35 @@ async def test_a_fire_time_is_acted_on_once(tmp_path: Path, fake: FakeAnthropic)
         await asyncio.sleep(0.1)
     assert len(rec.sent) == 1
     assert len(events(settings.data_dir, "trigger.duplicate")) == 1
+
+
+async def test_a_failing_action_does_not_undo_the_others_in_its_batch(
+    tmp_path: Path, fake: FakeAnthropic
+) -> None:
+    settings = trigger_settings(tmp_path / "data", fake, SWITCHBOARD_MAX_WORKERS="1")
+    fake.responder = lambda call: Reply([text("still busy")], delay=30)  # Busy never ends
+    rec = Recorder()
+    async with running_app(settings, [rec]) as app:
+        far = {"delay_seconds": 3600}
+        fine = app.triggers.create(
+            build_spec("delayed", {**far, "action_type": "send_message"}, "all good"),
+            "coordinator",
+            None,
+            "terminal",
+        )
+        app.team.spawn("Busy", "occupies the only worker slot", None, "terminal")
+        bad = app.triggers.create(
+            build_spec("delayed", {**far, "agent": "Helper"}, "needs a worker"),
+            "coordinator",
+            None,
+            "terminal",
+        )
+        acted = app.triggers.firing.fire_many([Shot(bad, "1.0"), Shot(fine, "1.0")])
+        sent = list(await rec.wait_for(lambda s: len(s) >= 2))
+        assert acted == 1
+        assert outcomes(app, bad.id) == ["failed"] and outcomes(app, fine.id) == ["fired"]
+        assert app.triggers.table.get(bad.id).status == "failed"  # type: ignore[union-attr]
+    notice = next(m for m in sent if m.kind == "notice")
+    assert "could not act" in notice.text and "SWITCHBOARD_MAX_WORKERS" in notice.text
+    assert [m.text for m in sent if m.kind != "notice"] == ["all good"]
+    assert "Helper" not in app.human.directory.workers
