@@ -94,8 +94,9 @@ class Session(NodeLoop):
             Tool(LIST_WORKERS, self._list),
             Tool(STOP_WORKER, self._stop),
         ]
+        info = AgentInfo(COORDINATOR, "coordinator", self.key)
         for factory in self.services.tool_factories:
-            tools.extend(factory(INFO))
+            tools.extend(factory(info))
         return tools
 
     def put(self, mail: Mail) -> None:

@@ -37,6 +37,8 @@ class AgentInfo:
 
     agent_id: str
     kind: str  # coordinator | worker
+    #: the conversation the tools serve (a coordinator session's key, a worker's origin)
+    conversation: str | None = None
 
 
 ToolFactory = Callable[[AgentInfo], "list[Tool]"]

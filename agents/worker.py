@@ -55,7 +55,7 @@ class Worker(NodeLoop):
     def __init__(self, services: Services, team: Team, row: WorkerRow) -> None:
         self.row = row
         self.team = team
-        self.info = AgentInfo(row.id, "worker")
+        self.info = AgentInfo(row.id, "worker", row.origin_conversation)
         self.max_turns = services.limits.max_turns
         self.mailbox: Mailbox = services.bus.register(row.id)
         self._question: QuestionRow | None = None
@@ -247,7 +247,9 @@ class Worker(NodeLoop):
                 result,
                 kind="result",
                 conversation=self.row.origin_conversation,
-                meta={"worker": self.row.id},
+                # where the coordinator answers when this conversation has no target yet
+                # (a worker a trigger started): the worker's own target
+                meta={"worker": self.row.id, "reply_to": self.row.origin_target},
             )
         )
         self.services.events.emit("worker.completed", self.row.id, result=result[:2000])

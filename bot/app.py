@@ -24,12 +24,16 @@ from agents.llm import Provider
 from agents.memory import install_memory
 from agents.services import Limits, Services
 from agents.team import Team
+from agents.trigger_tools import trigger_tools
 from bot.bus import Bus
 from bot.channel import Channel
 from bot.events import EventLog
 from bot.human import HumanNode
 from bot.messages import Target
+from bot.status import SECTIONS
 from bot.store import Store
+from bot.triggers import TriggerEngine
+from bot.triggers.status import triggers_section
 from config.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -45,6 +49,9 @@ RUNTIME_BEAT_SECONDS = 2.0
 
 #: Extensions (memory, triggers) wire themselves into a built app through these.
 Extension = Callable[["App"], Any]
+
+if triggers_section not in SECTIONS:
+    SECTIONS.append(triggers_section)
 
 
 def configured_channels(settings: Settings) -> list[str]:
@@ -103,6 +110,11 @@ class App:
         self.memory = install_memory(self.services, s)
         self.team = Team(self.services)
         self.coordinator = Coordinator(self.services, self.team)
+        self.triggers = TriggerEngine(
+            s, self.store, self.events, self.human, self.bus, spawn=self.team.spawn
+        )
+        self.services.tool_factories.append(trigger_tools(self.triggers))
+        self.triggers.add_internal("memory-distil", s.memory_distil_cron, self.memory.distil_all)
         for extension in self.extensions:
             extension(self)
         for name in self.channel_names:
@@ -123,6 +135,7 @@ class App:
             inbound=rerouted,
             pid=os.getpid(),
         )
+        self.triggers.start()
         self._spawn(self.coordinator.run(), "coordinator")
         self._spawn(self.human.outbox.run(), "outbox")
         self._spawn(self._beat(), "runtime-beat")
@@ -156,6 +169,7 @@ class App:
             await asyncio.sleep(RUNTIME_BEAT_SECONDS)
 
     async def stop(self) -> None:
+        self.triggers.stop()
         for channel in self.channels:
             try:
                 await channel.stop()

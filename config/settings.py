@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from croniter import croniter
 from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
@@ -47,6 +48,14 @@ def _split_csv(value: Any) -> Any:
     return value
 
 
+def _check_zone(value: str) -> str:
+    try:
+        ZoneInfo(value)
+    except (ZoneInfoNotFoundError, ValueError) as exc:
+        raise ValueError("is not an IANA time zone (e.g. UTC, Europe/Berlin)") from exc
+    return value
+
+
 def _check_target(value: str) -> str:
     kind = value.split(":", 1)[0]
     if kind not in TARGET_KINDS or (kind != "terminal" and ":" not in value):
@@ -70,13 +79,45 @@ class ScheduleConfig(BaseModel):
     grace_seconds: int = Field(default=3600, ge=0)
 
     _target = field_validator("deliver_to")(lambda v: v if v is None else _check_target(v))
+    _zone = field_validator("timezone")(lambda v: v if v is None else _check_zone(v))
+
+    @field_validator("cron")
+    @classmethod
+    def _cron(cls, value: str) -> str:
+        if len(value.split()) != 5 or not croniter.is_valid(value):
+            raise ValueError(
+                "must be a 5-field cron expression: minute hour day-of-month month "
+                "day-of-week, e.g. '0 9 * * 1-5'"
+            )
+        return value
+
+
+HeartbeatSource = Literal["messages", "workers", "questions", "outbox", "triggers"]
+HEARTBEAT_SOURCES: tuple[HeartbeatSource, ...] = (
+    "messages",
+    "workers",
+    "questions",
+    "outbox",
+    "triggers",
+)
 
 
 class HeartbeatConfig(BaseModel):
-    """The `[heartbeat]` section: a periodic check-in with a checklist."""
+    """The `[heartbeat]` section: a periodic check-in with a checklist.
+
+    `watch` names what the quiet rule looks at (see bot/triggers/heartbeat.py); the
+    agent is woken only when one of them changed since the previous heartbeat.
+    """
 
     interval_seconds: int = Field(ge=10)
     checklist: list[str] = Field(default_factory=list)
+    watch: list[HeartbeatSource] = Field(
+        default_factory=lambda: list(HEARTBEAT_SOURCES), min_length=1
+    )
+    action: str = (
+        "Heartbeat check-in: go through your checklist and the changes listed below. "
+        "Report only what needs a person's attention."
+    )
     deliver_to: str | None = None
     agent: str = "coordinator"
 
@@ -153,9 +194,13 @@ class Settings(BaseSettings):
     email_max_bytes: int = Field(default=10_000_000, ge=10_000)
     email_max_per_sender_per_hour: int = Field(default=60, ge=1)
 
-    # Triggers (config file only)
+    # Nightly distillation of daily logs into MEMORY.md (cron, in `timezone`)
+    memory_distil_cron: str = "30 3 * * *"
+
+    # Triggers (config file only, but the minimum interval)
     schedules: list[ScheduleConfig] = Field(default_factory=list)
     heartbeat: HeartbeatConfig | None = None
+    trigger_min_interval_seconds: float = Field(default=60.0, gt=0)
 
     _csv = field_validator(
         "slack_allowed_users",
@@ -170,13 +215,14 @@ class Settings(BaseSettings):
     def _home_is_target(cls, value: str | None) -> str | None:
         return value if value is None else _check_target(value)
 
-    @field_validator("timezone")
+    _known_zone = field_validator("timezone")(_check_zone)
+
+    @field_validator("schedules")
     @classmethod
-    def _known_zone(cls, value: str) -> str:
-        try:
-            ZoneInfo(value)
-        except (ZoneInfoNotFoundError, ValueError) as exc:
-            raise ValueError("is not an IANA time zone (e.g. UTC, Europe/Berlin)") from exc
+    def _unique_names(cls, value: list[ScheduleConfig]) -> list[ScheduleConfig]:
+        names = [s.name for s in value]
+        if len(names) != len(set(names)):
+            raise ValueError("two [[schedules]] entries have the same name; names must differ")
         return value
 
     @field_validator("email_tls_ca_file")

@@ -114,6 +114,16 @@ class Memory:
         self.events.emit("memory.distilled", agent_id, result=text)
         return text
 
+    async def distil_all(self) -> None:
+        """The nightly job: distil every agent that has a memory directory."""
+        root = self.data_dir / "agents"
+        for path in sorted(root.iterdir()) if root.is_dir() else []:
+            if path.is_dir() and (path / "memory").is_dir():
+                try:
+                    await self.distil(path.name)
+                except Exception as exc:  # one agent's failure must not stop the others
+                    self.events.emit("memory.distil_failed", path.name, error=str(exc))
+
     def close(self) -> None:
         for memory in self._agents.values():
             memory.index.close()

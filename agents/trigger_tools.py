@@ -1,0 +1,172 @@
+"""Agent tools for triggers: `schedule`, `list_triggers`, `cancel_trigger`, and
+`read_activity` (what happened in a period, so a scheduled summary has something to say).
+
+Given to every agent (coordinator sessions and workers) through
+`Services.tool_factories`. A trigger remembers the conversation it was created in:
+its output goes to `deliver_to`, else that conversation, else SWITCHBOARD_HOME.
+Every bad argument comes back to the model as an error text saying what to send.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from agents.services import AgentInfo
+from agents.tools import STR, Tool, ToolError, ToolSpec, schema
+from bot.messages import COORDINATOR, Target, TargetError
+from bot.triggers import TYPES, TriggerEngine, TriggerError, build_spec
+from bot.triggers.activity import period, read_activity
+from bot.triggers.rows import TriggerRow, run_stats
+
+SCHEDULE = ToolSpec(
+    "schedule",
+    "Schedule something to happen later. `type` and its `config`: "
+    "scheduled {cron: '0 9 * * 1-5'} (5-field cron, weekday 0 = Sunday); "
+    "delayed {delay_seconds: 1800}; at_time {at: '2030-02-12T09:00:00'} (ISO 8601, future); "
+    "heartbeat {interval_seconds, checklist?: [..], watch?: [messages, workers, questions, "
+    "outbox, triggers]} (wakes you only when something watched changed); "
+    "on_event {event_pattern: 'worker.completed', filter?: {agent_id: 'alice'}, "
+    "cooldown_seconds?: 10}; on_idle {idle_seconds, watch_agent?}. Any config may add "
+    "timezone (IANA; default the bot's), agent (who is woken: coordinator or a worker's "
+    "name, started if needed; default you), action_type (wake_agent = give `action` as a "
+    "task, the default; send_message = post `action` as is), missed (catch_up = run once "
+    "late after downtime, the default; skip) and grace_seconds (how late a catch-up may "
+    "be; default 3600). Output goes to `deliver_to` (a delivery target), else this "
+    "conversation, else the home target.",
+    schema(
+        {
+            "type": {"type": "string", "enum": list(TYPES)},
+            "config": {"type": "object"},
+            "action": STR,
+        },
+        {"deliver_to": STR},
+    ),
+)
+LIST_TRIGGERS = ToolSpec(
+    "list_triggers", "List the active triggers with their next fire time.", schema({})
+)
+CANCEL_TRIGGER = ToolSpec(
+    "cancel_trigger", "Cancel an active trigger by its id.", schema({"trigger_id": STR})
+)
+READ_ACTIVITY = ToolSpec(
+    "read_activity",
+    "What happened in a period: conversations (people's messages and agents' replies), "
+    "worker results, open questions, event counts. `since`/`until`: ISO 8601, 'today', "
+    "'yesterday' (alone: the whole of yesterday), or a span back from now like '24h'.",
+    schema({"since": STR}, {"until": STR}),
+)
+
+
+def trigger_tools(engine: TriggerEngine) -> Callable[[AgentInfo], list[Tool]]:
+    """The tool factory the app adds to `Services.tool_factories`."""
+
+    def factory(info: AgentInfo) -> list[Tool]:
+        tools = TriggerTools(engine, info)
+        return [
+            Tool(SCHEDULE, tools.schedule),
+            Tool(LIST_TRIGGERS, tools.list),
+            Tool(CANCEL_TRIGGER, tools.cancel),
+            Tool(READ_ACTIVITY, tools.read_activity),
+        ]
+
+    return factory
+
+
+class TriggerTools:
+    def __init__(self, engine: TriggerEngine, info: AgentInfo) -> None:
+        self.engine = engine
+        self.info = info
+
+    async def schedule(self, args: dict[str, Any]) -> str:
+        deliver_to = _target(args.get("deliver_to"))
+        name, conversation, origin = self._origin()
+        settings = self.engine.settings
+        try:
+            spec = build_spec(
+                args["type"],
+                args["config"],
+                args["action"],
+                deliver_to,
+                default_agent=name,
+                default_timezone=settings.timezone,
+                min_interval=settings.trigger_min_interval_seconds,
+            )
+        except TriggerError as exc:
+            raise ToolError(str(exc)) from exc
+        target = (
+            deliver_to
+            or origin
+            or (str(self.engine.human.home) if self.engine.human.home else None)
+        )
+        if target is None:
+            raise ToolError("there is nowhere to deliver this trigger's output: give deliver_to")
+        row = self.engine.create(spec, self.info.agent_id, conversation, origin)
+        return (
+            f"Scheduled trigger {row.id}: {spec.describe()}; next fire "
+            f"{_when(self.engine.next_fire(row), row)}. Output goes to {target}."
+        )
+
+    async def list(self, args: dict[str, Any]) -> str:
+        rows = self.engine.table.active()
+        if not rows:
+            return "No active triggers."
+        stats = run_stats(self.engine.store.db)
+        lines = []
+        for row in rows:
+            s = stats.get(row.id)
+            missed = f", missed {s.missed}" if s and s.missed else ""
+            lines.append(
+                f"- {row.id} [{row.spec.type}, {row.source}, by {row.created_by}] "
+                f"{row.spec.describe()}; next {_when(self.engine.next_fire(row), row)}"
+                f"{missed}; {row.spec.action_type}: {row.spec.action[:200]}"
+            )
+        return "\n".join(lines)
+
+    async def cancel(self, args: dict[str, Any]) -> str:
+        trigger_id = args["trigger_id"].strip()
+        row = self.engine.table.get(trigger_id)
+        if row is not None and row.source == "config" and row.status == "active":
+            raise ToolError(f"{trigger_id} comes from the config file; remove it there")
+        if self.engine.cancel(trigger_id) is None:
+            active = ", ".join(r.id for r in self.engine.table.active()[:30]) or "none"
+            raise ToolError(f"no active trigger {trigger_id!r}; active triggers: {active}")
+        return f"Trigger {trigger_id} cancelled."
+
+    async def read_activity(self, args: dict[str, Any]) -> str:
+        try:
+            p = period(args["since"], args.get("until"), self.engine.settings.timezone, time.time())
+        except TriggerError as exc:
+            raise ToolError(str(exc)) from exc
+        settings = self.engine.settings
+        return await asyncio.to_thread(read_activity, settings.db_path, self.engine.events.path, p)
+
+    def _origin(self) -> tuple[str, str | None, str | None]:
+        """Who creates the trigger (its default agent), in which conversation, to where."""
+        store = self.engine.store
+        if self.info.kind == COORDINATOR:
+            key = self.info.conversation
+            target = store.conversation_target(COORDINATOR, key) if key else None
+            return COORDINATOR, key, target
+        row = next((w for w in store.workers() if w.id == self.info.agent_id), None)
+        if row is None:
+            return self.info.agent_id, self.info.conversation, None
+        return row.name, row.origin_conversation, row.origin_target
+
+
+def _target(text: Any) -> str | None:
+    if not text:
+        return None
+    try:
+        return str(Target.parse(text))
+    except TargetError as exc:
+        raise ToolError(f"deliver_to: {exc}") from exc
+
+
+def _when(ts: float | None, row: TriggerRow) -> str:
+    if ts is None:
+        return {"on_event": "on the next matching event"}.get(row.spec.type, "not scheduled")
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")

@@ -1,0 +1,329 @@
+"""The trigger engine: APScheduler's AsyncIOScheduler with its SQLAlchemy job store
+on the data dir's SQLite database, plus the event and idle watchers.
+
+Time triggers (`scheduled`, `delayed`, `at_time`, `heartbeat`) and internal periodic
+jobs are APScheduler jobs whose only arguments are ids. Jobs keep their next run
+time in the job store across restarts; start-up never re-adds an existing job
+(that would reset its next run time and drop missed runs). Missed runs follow each
+trigger's policy: `catch_up` coalesces them into one run if within the grace
+window, `skip` drops them; either way a missed run is recorded (status shows it).
+
+Every run goes through `_dispatch` with its scheduled fire time, handed over by
+`FireTimeExecutor`: the fire time is the key that makes a run happen once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from apscheduler.events import JobExecutionEvent
+from apscheduler.schedulers.asyncio import AsyncIOScheduler
+from apscheduler.triggers.base import BaseTrigger
+
+from bot.bus import Bus
+from bot.events import EventLog
+from bot.human import HumanNode
+from bot.store import Store
+from bot.triggers import heartbeat
+from bot.triggers.fire import SCHEDULER, Firing, Shot, Spawn
+from bot.triggers.model import (
+    DEFAULT_GRACE_SECONDS,
+    TriggerSpec,
+    check_cron,
+    cron_trigger,
+    repeats_wall_time,
+    schedule_of,
+)
+from bot.triggers.reconcile import ConfigTriggers
+from bot.triggers.rows import ACTIVE, TriggerRow, TriggerTable, job_id_of
+from bot.triggers.scheduling import BatchedJobStore, make_scheduler, scheduled_job
+from bot.triggers.watchers import EventWatch, IdleWatch
+from config.settings import Settings
+
+log = logging.getLogger(__name__)
+
+INTERNAL = "internal:"
+Internal = Callable[[], Awaitable[Any]]
+
+
+@dataclass(slots=True)
+class Due:
+    """A run APScheduler handed over, waiting for the batch it belongs to."""
+
+    trigger_id: str
+    fire_time: datetime
+    done: asyncio.Future[TriggerRow | None]
+
+
+class TriggerEngine:
+    def __init__(
+        self,
+        settings: Settings,
+        store: Store,
+        events: EventLog,
+        human: HumanNode,
+        bus: Bus,
+        spawn: Spawn | None = None,
+    ) -> None:
+        self.settings = settings
+        self.store = store
+        self.events = events
+        self.human = human
+        self.table = TriggerTable(store)
+        self.table.create_schema()
+        self.firing = Firing(store, self.table, bus, human, events, spawn)
+        self.event_watch = EventWatch(self._fire_soon)
+        self.idle_watch = IdleWatch(self._fire_soon)
+        self.scheduler: AsyncIOScheduler | None = None
+        self._internal: dict[str, tuple[str, str, Internal]] = {}
+        self._batch: list[Due] = []
+        self._unsubscribe: list[Callable[[], None]] = []
+
+    # -- lifecycle -----------------------------------------------------------------------
+    def start(self) -> None:
+        """Open the job store, reconcile jobs with the trigger rows and config, run."""
+        self.scheduler = make_scheduler(self.settings.db_path, self._dispatch, self._on_missed)
+        self.scheduler.start(paused=True)  # job changes below go straight to the store
+        ConfigTriggers(self, self.job_ids()).reconcile(self.settings)
+        existing = self.job_ids()
+        for row in self.table.active():
+            self._arm(row, existing)
+        self._reconcile_internal(existing)
+        self._unsubscribe = [
+            self.events.subscribe(self.event_watch.on_event),
+            self.events.subscribe(self.idle_watch.on_event),
+        ]
+        self.scheduler.resume()
+
+    def stop(self) -> None:
+        self._flush_batch()  # runs already taken off the schedule must still act
+        for unsubscribe in self._unsubscribe:
+            unsubscribe()
+        self._unsubscribe = []
+        self.idle_watch.stop()
+        if self.scheduler is not None and self.scheduler.running:
+            self.scheduler.shutdown(wait=False)
+        self.scheduler = None
+
+    def job_ids(self) -> set[str]:
+        """Ids of the persisted jobs, read in one query (cheap with 10,000 jobs)."""
+        if self.scheduler is not None:
+            store = self.scheduler._lookup_jobstore("default")
+            if isinstance(store, BatchedJobStore):
+                store.flush()
+        return self.table.job_ids()
+
+    # -- triggers ------------------------------------------------------------------------
+    def create(
+        self,
+        spec: TriggerSpec,
+        created_by: str,
+        conversation: str | None = None,
+        origin_target: str | None = None,
+        *,
+        source: str = "tool",
+        trigger_id: str | None = None,
+    ) -> TriggerRow:
+        row = TriggerRow(
+            trigger_id or "t" + uuid.uuid4().hex[:8],
+            spec,
+            ACTIVE,
+            source,
+            created_by,
+            conversation,
+            origin_target,
+        )
+        self.table.save(row)  # the row first: a crash before the job is added is repaired at start
+        self._arm(row)
+        self.events.emit(
+            "trigger.created",
+            SCHEDULER,
+            trigger_id=row.id,
+            trigger_type=spec.type,
+            by=created_by,
+            schedule=spec.describe(),
+        )
+        return row
+
+    def cancel(self, trigger_id: str, status: str = "cancelled") -> TriggerRow | None:
+        row = self.table.get(trigger_id)
+        if row is None or row.status != ACTIVE:
+            return None
+        self.table.set_status(trigger_id, status)
+        self.disarm(trigger_id)
+        self.events.emit("trigger." + status, SCHEDULER, trigger_id=trigger_id)
+        return row
+
+    def disarm(self, trigger_id: str) -> None:
+        self.event_watch.remove(trigger_id)
+        self.idle_watch.remove(trigger_id)
+        if self.scheduler is not None and self.scheduler.get_job(job_id_of(trigger_id)):
+            self.scheduler.remove_job(job_id_of(trigger_id))
+
+    def next_fire(self, row: TriggerRow) -> float | None:
+        if row.spec.type == "on_idle":
+            return self.idle_watch.next_fire(row.id)
+        job = self.scheduler.get_job(row.job_id) if self.scheduler else None
+        return job.next_run_time.timestamp() if job and job.next_run_time else None
+
+    def _arm(self, row: TriggerRow, existing: set[str] | None = None) -> None:
+        """Make a live trigger follow its clock or the event stream (idempotent).
+
+        A time trigger whose job exists keeps it untouched (its next run time stands).
+        """
+        if self.scheduler is None:
+            return  # start() arms every active row
+        if row.spec.type == "on_event":
+            self.event_watch.add(row)
+        elif row.spec.type == "on_idle":
+            self.idle_watch.add(row)
+        elif existing is None and self.scheduler.get_job(row.job_id) is None:
+            self.add_job(row.job_id, row.spec)
+        elif existing is not None and row.job_id not in existing:
+            self.add_job(row.job_id, row.spec)
+
+    def add_job(self, job_id: str, spec: TriggerSpec) -> None:
+        trigger = schedule_of(spec)
+        assert trigger is not None and self.scheduler is not None
+        self._add(job_id, trigger, spec.misfire_grace)
+
+    def _add(self, job_id: str, trigger: BaseTrigger, grace: int) -> None:
+        assert self.scheduler is not None
+        self.scheduler.add_job(
+            scheduled_job, trigger, args=(job_id,), id=job_id, name=job_id, misfire_grace_time=grace
+        )
+
+    def reschedule(self, job_id: str, spec: TriggerSpec) -> None:
+        trigger = schedule_of(spec)
+        assert trigger is not None and self.scheduler is not None
+        self.scheduler.reschedule_job(job_id, trigger=trigger)
+        self.scheduler.modify_job(job_id, misfire_grace_time=spec.misfire_grace)
+
+    # -- internal periodic jobs ----------------------------------------------------------
+    def add_internal(
+        self, job_id: str, cron: str, func: Internal, timezone: str | None = None
+    ) -> None:
+        """Register a periodic job of the runtime itself (e.g. memory distillation).
+
+        `func` is any async callable; it is looked up live at each run, so it need not be
+        picklable. Call before or after `start()`; the job keeps its next run time across
+        restarts as long as `cron` and `timezone` stay the same. A run missed while the
+        bot was down is caught up once within an hour.
+        """
+        zone = timezone or self.settings.timezone
+        self._internal[job_id] = (check_cron(cron), zone, func)
+        if self.scheduler is not None:
+            self._reconcile_internal(self.job_ids(), only=job_id)
+
+    def _reconcile_internal(self, existing: set[str], only: str | None = None) -> None:
+        assert self.scheduler is not None
+        for job_id in [only] if only is not None else list(self._internal):
+            self._ensure_internal(job_id, existing)
+        if only is None:  # at start: jobs no part registered any more
+            registered = {INTERNAL + i for i in self._internal}
+            for stale in {j for j in existing if j.startswith(INTERNAL)} - registered:
+                self.scheduler.remove_job(stale)
+
+    def _ensure_internal(self, job_id: str, existing: set[str]) -> None:
+        """Add the job, or reschedule it if its cron or zone changed; else leave it be."""
+        assert self.scheduler is not None
+        cron, zone, _ = self._internal[job_id]
+        trigger = cron_trigger(cron, ZoneInfo(zone))
+        full = INTERNAL + job_id
+        job = self.scheduler.get_job(full) if full in existing else None
+        if job is None:
+            self._add(full, trigger, DEFAULT_GRACE_SECONDS)
+        elif repr(job.trigger) != repr(trigger):
+            self.scheduler.reschedule_job(full, trigger=trigger)
+
+    # -- running -------------------------------------------------------------------------
+    async def _dispatch(self, job_id: str, fire_time: datetime) -> None:
+        """One run of a job. Runs submitted together (due in the same second) are looked
+        up and act in one transaction: queued here, flushed once all have queued."""
+        key = f"{fire_time.timestamp():.6f}"
+        if job_id.startswith(INTERNAL):
+            await self._run_internal(job_id, key)
+            return
+        loop = asyncio.get_running_loop()
+        due = Due(job_id.removeprefix("trigger:"), fire_time, loop.create_future())
+        self._batch.append(due)
+        if len(self._batch) == 1:  # every run submitted with this one queues before it
+            loop.call_soon(self._flush_batch)
+        heartbeat_row = await due.done
+        if heartbeat_row is not None:  # it reads the event log first, off the loop
+            await self._heartbeat(heartbeat_row, key)
+
+    def _flush_batch(self) -> None:
+        batch, self._batch = self._batch, []
+        shots: list[Shot] = []
+        try:
+            rows = self.table.get_many([d.trigger_id for d in batch])
+            for due in batch:
+                shot = self._shot(due, rows.get(due.trigger_id))
+                if shot is not None:
+                    shots.append(shot)
+            self.firing.fire_many(shots)
+        finally:
+            for due in batch:
+                if not due.done.done():
+                    due.done.set_result(None)
+
+    def _shot(self, due: Due, row: TriggerRow | None) -> Shot | None:
+        key = f"{due.fire_time.timestamp():.6f}"
+        if row is None or row.status != ACTIVE:
+            log.warning("trigger %s is not active; its job is removed", due.trigger_id)
+            self.disarm(due.trigger_id)
+        elif row.spec.type == "heartbeat":
+            due.done.set_result(row)
+        elif repeats_wall_time(row.spec, due.fire_time):
+            self.events.emit("trigger.repeated_time", SCHEDULER, trigger_id=row.id, fire_key=key)
+        else:
+            return Shot(row, key)
+        return None
+
+    async def _heartbeat(self, row: TriggerRow, key: str) -> None:
+        state = row.state or {"last_run": row.created_at}
+        watch, checklist = row.spec.config["watch"], row.spec.config["checklist"]
+        found = await asyncio.to_thread(
+            heartbeat.look, self.settings.db_path, self.events.path, state, watch, time.time()
+        )  # the event log is a file: read it off the loop
+        row.state = {**state, **found.state}
+        if found.quiet:
+            self.firing.quiet(row, key, f"nothing changed since {found.since:.0f}")
+        else:
+            note = heartbeat.wake_note(found, checklist, row.spec.config["interval_seconds"])
+            self.firing.fire(row, key, note)
+
+    async def _run_internal(self, job_id: str, key: str) -> None:
+        entry = self._internal.get(job_id.removeprefix(INTERNAL))
+        if entry is None or not self.table.claim(job_id, key, "fired"):
+            return
+        self.events.emit("trigger.internal", SCHEDULER, job=job_id, fire_key=key)
+        try:
+            await entry[2]()
+        except Exception as exc:
+            log.exception("internal job %s failed", job_id)
+            self.events.emit("trigger.failed", SCHEDULER, trigger_id=job_id, error=str(exc))
+
+    def _fire_soon(self, row: TriggerRow, key: str, note: str) -> None:
+        current = self.table.get(row.id)  # it may have been cancelled since it matched
+        if current is not None and current.status == ACTIVE:
+            self.firing.fire(current, key, note)
+
+    def _on_missed(self, ev: JobExecutionEvent) -> None:
+        late_by = time.time() - ev.scheduled_run_time.timestamp()
+        key = f"{ev.scheduled_run_time.timestamp():.6f}"
+        if ev.job_id.startswith(INTERNAL):
+            self.table.claim(ev.job_id, key, "missed", f"late by {late_by:.0f}s")
+            return
+        row = self.table.get(ev.job_id.removeprefix("trigger:"))
+        if row is not None:
+            self.firing.missed(row, key, late_by)

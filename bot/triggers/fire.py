@@ -1,0 +1,211 @@
+"""What firing a trigger does: wake an agent with a task, or send a message.
+
+The output target is the trigger's `deliver_to`, else the target of the conversation
+it was created in, else SWITCHBOARD_HOME. Waking the coordinator is a `task` on the
+bus in the creating conversation (so the answer lands in that thread), or in a
+conversation of its own, `trigger:<id>`. A named worker that is not active is spawned
+through the `spawn` callback (the core cannot import `agents`; the app wires it).
+
+Claiming the run (`trigger_runs`) and the action's durable writes (bus mail,
+outbox, a one-shot's status) happen in one transaction, so a trigger acts at most
+once per fire time, across crashes too. What follows the action (the agent's model
+turn, the delivery) is retried by the bus, the node loop and the outbox.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from bot.bus import Bus
+from bot.events import EventLog
+from bot.human import SYSTEM_SPEAKER, HumanNode
+from bot.messages import COORDINATOR, BusMessage, Outbound, Target, TargetError
+from bot.store import Store
+from bot.triggers.model import ONE_SHOT
+from bot.triggers.rows import TriggerRow, TriggerTable
+
+log = logging.getLogger(__name__)
+
+SCHEDULER = "scheduler"
+#: spawn(name, task, conversation, target) starts a worker (wired to Team.spawn).
+Spawn = Callable[[str, str, str | None, str | None], Any]
+
+
+@dataclass(slots=True)
+class Shot:
+    """One run to act on: the trigger, its fire key, a note added to the action."""
+
+    row: TriggerRow
+    key: str
+    note: str = ""
+
+
+class FireError(Exception):
+    """The action could not be taken (no target, worker limit...)."""
+
+
+class Firing:
+    def __init__(
+        self,
+        store: Store,
+        table: TriggerTable,
+        bus: Bus,
+        human: HumanNode,
+        events: EventLog,
+        spawn: Spawn | None,
+    ) -> None:
+        self.store = store
+        self.table = table
+        self.bus = bus
+        self.human = human
+        self.events = events
+        self.spawn = spawn
+
+    def target_of(self, row: TriggerRow) -> Target | None:
+        for text in (row.spec.deliver_to, row.origin_target):
+            if text:
+                try:
+                    return Target.parse(text)
+                except TargetError:
+                    log.warning("trigger %s has a bad target %r", row.id, text)
+        return self.human.home
+
+    def conversation_of(self, row: TriggerRow) -> str:
+        return row.conversation or f"trigger:{row.id}"
+
+    def fire(self, row: TriggerRow, fire_key: str, note: str = "") -> bool:
+        """Claim the run and act. False when this fire key was handled before."""
+        return self.fire_many([Shot(row, fire_key, note)]) == 1
+
+    def fire_many(self, shots: list[Shot]) -> int:
+        """Claim and act for each shot, all in one transaction (a savepoint each, so one
+        failing action does not undo the others). Returns how many acted."""
+        acted: list[tuple[Shot, Target | None]] = []
+        failed: list[tuple[Shot, Exception]] = []
+        duplicates: list[Shot] = []
+        db = self.store.db
+        with self.store.tx():
+            for shot in shots:
+                db.execute("SAVEPOINT shot")
+                try:
+                    if self.table.claim(shot.row.id, shot.key, "fired"):
+                        acted.append((shot, self._act(shot.row, shot.note)))
+                        self._settle(shot.row)
+                    else:
+                        duplicates.append(shot)
+                    db.execute("RELEASE shot")
+                except Exception as exc:
+                    db.execute("ROLLBACK TO shot")
+                    db.execute("RELEASE shot")
+                    failed.append((shot, exc))
+        self._report(acted, failed, duplicates)
+        return len(acted)
+
+    def _report(
+        self,
+        acted: list[tuple[Shot, Target | None]],
+        failed: list[tuple[Shot, Exception]],
+        duplicates: list[Shot],
+    ) -> None:
+        for shot, target in acted:
+            self.events.emit(
+                "trigger.fired",
+                SCHEDULER,
+                trigger_id=shot.row.id,
+                trigger_type=shot.row.spec.type,
+                fire_key=shot.key,
+                action=shot.row.spec.action_type,
+                target=str(target) if target else None,
+            )
+        for shot in duplicates:
+            self.events.emit(
+                "trigger.duplicate", SCHEDULER, trigger_id=shot.row.id, fire_key=shot.key
+            )
+        for shot, exc in failed:
+            self._failed(shot.row, shot.key, exc)
+
+    def quiet(self, row: TriggerRow, fire_key: str, detail: str) -> None:
+        """A heartbeat run that found nothing to do: recorded, nothing posted."""
+        with self.store.tx():
+            if self.table.claim(row.id, fire_key, "quiet", detail):
+                self._settle(row)
+        self.events.emit("trigger.quiet", SCHEDULER, trigger_id=row.id, fire_key=fire_key)
+
+    def missed(self, row: TriggerRow, fire_key: str, late_by: float) -> None:
+        with self.store.tx():
+            if not self.table.claim(row.id, fire_key, "missed", f"late by {late_by:.0f}s"):
+                return
+            if row.spec.type in ONE_SHOT:
+                self.table.set_status(row.id, "missed")
+        self.events.emit(
+            "trigger.missed",
+            SCHEDULER,
+            trigger_id=row.id,
+            fire_key=fire_key,
+            late_by=round(late_by, 3),
+            policy=row.spec.missed,
+        )
+
+    # -- the actions ---------------------------------------------------------------------
+    def _act(self, row: TriggerRow, note: str) -> Target | None:
+        text = row.spec.action + (f"\n\n{note}" if note else "")
+        target = self.target_of(row)
+        if row.spec.action_type == "send_message":
+            if target is None:
+                raise FireError("no delivery target: give deliver_to or set SWITCHBOARD_HOME")
+            speaker = row.created_by if row.source == "tool" else SCHEDULER
+            self.human.say(Outbound(speaker, target, text, row.conversation))
+        elif row.spec.agent.lower() == COORDINATOR:
+            self.bus.send(self._task(COORDINATOR, row, text, target))
+        else:
+            self._wake_worker(row, text, target)
+        return target
+
+    def _task(
+        self, recipient: str, row: TriggerRow, text: str, target: Target | None
+    ) -> BusMessage:
+        meta: dict[str, Any] = {"trigger_id": row.id}
+        if target is not None:
+            meta["reply_to"] = str(target)
+        return BusMessage(
+            SCHEDULER,
+            recipient,
+            text,
+            kind="task",
+            conversation=self.conversation_of(row),
+            meta=meta,
+        )
+
+    def _wake_worker(self, row: TriggerRow, text: str, target: Target | None) -> None:
+        worker_id = row.spec.agent.lower()
+        if worker_id in self.human.directory.workers:
+            self.bus.send(self._task(worker_id, row, text, target))
+            return
+        if self.spawn is None:
+            raise FireError(f"worker {row.spec.agent} is not active and cannot be started here")
+        self.spawn(row.spec.agent, text, row.conversation, str(target) if target else None)
+
+    def _settle(self, row: TriggerRow) -> None:
+        row.last_fired_at = time.time()
+        if row.spec.type in ONE_SHOT:
+            row.status = "fired"
+        self.table.mark_run(row)
+
+    def _failed(self, row: TriggerRow, fire_key: str, exc: Exception) -> None:
+        error = f"{type(exc).__name__}: {exc}" if not isinstance(exc, FireError) else str(exc)
+        log.warning("trigger %s failed: %s", row.id, error)
+        with self.store.tx():
+            self.table.claim(row.id, fire_key, "failed", error)
+            if row.spec.type in ONE_SHOT:
+                self.table.set_status(row.id, "failed")
+        self.events.emit(
+            "trigger.failed", SCHEDULER, trigger_id=row.id, fire_key=fire_key, error=error
+        )
+        target = self.target_of(row)
+        if target is not None:
+            text = f"Trigger {row.id} ({row.spec.describe()}) could not act: {error}"
+            self.human.say(Outbound(SYSTEM_SPEAKER, target, text, row.conversation, kind="notice"))

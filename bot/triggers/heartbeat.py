@@ -1,0 +1,126 @@
+"""The heartbeat's quiet rule: wake the agent only when something it watches changed.
+
+Deterministic, no model call. A heartbeat watches some of five sources (all by
+default) and compares them with what it saw at its previous run (kept in the
+trigger's `state`):
+
+- `messages`: a person's message arrived (`message.received` events since then);
+- `workers`: a worker completed, failed, stopped, parked or resumed;
+- `questions`: the set of open questions differs;
+- `outbox`: a delivery failed for good (`outbox.failed`);
+- `triggers`: a trigger missed a run or failed.
+
+Nothing changed: the run is quiet (an event `trigger.quiet`, nothing posted).
+Something changed: the agent is woken with its checklist and the list of changes.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from bot.events import Event, read_events
+from bot.store import Store
+
+EVENT_SOURCES: dict[str, tuple[str, ...]] = {
+    "messages": ("message.received",),
+    "workers": (
+        "worker.completed",
+        "worker.failed",
+        "worker.stopped",
+        "worker.parked",
+        "worker.resumed",
+    ),
+    "outbox": ("outbox.failed",),
+    "triggers": ("trigger.missed", "trigger.failed"),
+}
+
+
+@dataclass(slots=True)
+class Look:
+    """What one heartbeat run found."""
+
+    since: float
+    changes: list[str] = field(default_factory=list)
+    state: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def quiet(self) -> bool:
+        return not self.changes
+
+
+def look(
+    db_path: Path, events_path: Path | None, state: dict[str, Any], watch: list[str], now: float
+) -> Look:
+    """Compare the watched sources with the previous run's `state`.
+
+    Blocking (reads the event log file): run it in a thread. It opens its own
+    read-only connection, so it never shares the loop's connection or transaction.
+    """
+    since = float(state.get("last_run", now))
+    result = Look(since, state={"last_run": now})
+    types = {t: src for src, ts in EVENT_SOURCES.items() if src in watch for t in ts}
+    found = [e for e in _events(events_path, since, now) if e.type in types]
+    result.changes.extend(_summarise(found))
+    if "questions" in watch:
+        store = Store(db_path, readonly=True)
+        try:
+            _questions(store, state, result)
+        finally:
+            store.close()
+    return result
+
+
+def _events(path: Path | None, since: float, until: float) -> list[Event]:
+    return [] if path is None else list(read_events(path, since, until))
+
+
+def _summarise(found: list[Event]) -> list[str]:
+    lines = []
+    received = [e for e in found if e.type == "message.received"]
+    if received:
+        where = Counter(str(e.data.get("conversation", "?")) for e in received)
+        lines.append(
+            f"{len(received)} message(s) from people in: "
+            + ", ".join(f"{c} ({n})" for c, n in where.most_common(5))
+        )
+    for e in found:
+        if e.type.startswith("worker."):
+            detail = e.data.get("result") or e.data.get("error") or e.data.get("status") or ""
+            lines.append(f"worker {e.agent_id} {e.type.split('.', 1)[1]}: {str(detail)[:300]}")
+        elif e.type == "outbox.failed":
+            lines.append(f"delivery to {e.data.get('target')} failed: {e.data.get('error')}")
+        elif e.type.startswith("trigger."):
+            lines.append(f"trigger {e.data.get('trigger_id')} {e.type.split('.', 1)[1]}")
+    return lines
+
+
+def _questions(store: Store, state: dict[str, Any], result: Look) -> None:
+    open_now = {q.id: q for q in store.open_questions()}
+    result.state["questions"] = sorted(open_now)
+    before = set(state.get("questions", []))
+    new = [q for qid, q in open_now.items() if qid not in before]
+    gone = before - set(open_now)
+    for q in new:
+        result.changes.append(f"open question from {q.worker} ({_ago(q.asked_at)}): {q.question}")
+    if gone:
+        result.changes.append(f"{len(gone)} question(s) answered or closed")
+
+
+def _ago(ts: float) -> str:
+    minutes = int((time.time() - ts) // 60)
+    return f"asked {minutes} min ago" if minutes else "just asked"
+
+
+def wake_note(look: Look, checklist: list[str], interval: float) -> str:
+    """The text added to the heartbeat's action when the agent is woken."""
+    since = datetime.fromtimestamp(look.since, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    parts = [f"(Heartbeat, every {interval:g}s.)"]
+    if checklist:
+        parts.append("Checklist:\n" + "\n".join(f"- {item}" for item in checklist))
+    parts.append(f"What changed since {since}:\n" + "\n".join(f"- {c}" for c in look.changes))
+    return "\n".join(parts)

@@ -1,0 +1,100 @@
+"""Triggers from the config file (`[[schedules]]`, `[heartbeat]`), reconciled at start.
+
+Each entry is a trigger with a stable id (`config:<name>`, `config:heartbeat`).
+At start: a new entry gets a row (its job is added with the other rows); an
+unchanged entry is left alone, so its job keeps its next run time and the runs it
+missed while the bot was down are caught up or skipped per its policy; a changed
+schedule is rescheduled from now; an entry gone from the file is removed.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from bot.triggers.fire import SCHEDULER
+from bot.triggers.model import TriggerError, TriggerSpec, build_spec
+from bot.triggers.rows import ACTIVE, TriggerRow, job_id_of
+from config.settings import HeartbeatConfig, ScheduleConfig, Settings
+
+if TYPE_CHECKING:
+    from bot.triggers.engine import TriggerEngine
+
+log = logging.getLogger(__name__)
+
+PREFIX = "config:"
+HEARTBEAT_ID = PREFIX + "heartbeat"
+
+
+def schedule_spec(entry: ScheduleConfig, settings: Settings) -> TriggerSpec:
+    config = {
+        "cron": entry.cron,
+        "agent": entry.agent,
+        "missed": entry.missed,
+        "grace_seconds": max(entry.grace_seconds, 1),
+        "timezone": entry.timezone or settings.timezone,
+    }
+    return build_spec("scheduled", config, entry.action, entry.deliver_to, min_interval=0)
+
+
+def heartbeat_spec(entry: HeartbeatConfig, settings: Settings) -> TriggerSpec:
+    config = {
+        "interval_seconds": entry.interval_seconds,
+        "checklist": entry.checklist,
+        "watch": entry.watch,
+        "agent": entry.agent,
+        "timezone": settings.timezone,
+    }
+    return build_spec("heartbeat", config, entry.action, entry.deliver_to, min_interval=0)
+
+
+def desired(settings: Settings) -> dict[str, TriggerSpec]:
+    specs: dict[str, TriggerSpec] = {}
+    for entry in settings.schedules:
+        try:
+            specs[PREFIX + entry.name] = schedule_spec(entry, settings)
+        except TriggerError as exc:  # settings validated the cron; this is the rarer rest
+            log.error("config schedule %r ignored: %s", entry.name, exc)
+    if settings.heartbeat is not None:
+        specs[HEARTBEAT_ID] = heartbeat_spec(settings.heartbeat, settings)
+    return specs
+
+
+class ConfigTriggers:
+    def __init__(self, engine: TriggerEngine, existing_jobs: set[str]) -> None:
+        self.engine = engine
+        self.table = engine.table
+        self.jobs = existing_jobs
+
+    def reconcile(self, settings: Settings) -> None:
+        wanted = desired(settings)
+        for trigger_id, spec in wanted.items():
+            self._one(trigger_id, spec)
+        for row in self.table.active():
+            if row.source == "config" and row.id not in wanted:
+                self.engine.cancel(row.id, status="removed")
+
+    def _one(self, trigger_id: str, spec: TriggerSpec) -> None:
+        row = self.table.get(trigger_id)
+        if row is not None and row.status == ACTIVE and row.spec.to_json() == spec.to_json():
+            return  # unchanged: its job and next run time stay as they are
+        job = job_id_of(trigger_id)
+        if job in self.jobs and (row is None or row.spec.timing() != spec.timing()):
+            self.engine.reschedule(job, spec)
+        elif job in self.jobs and self.engine.scheduler is not None:
+            self.engine.scheduler.modify_job(job, misfire_grace_time=spec.misfire_grace)
+        fresh = TriggerRow(trigger_id, spec, ACTIVE, "config", SCHEDULER)
+        if row is not None:
+            fresh.created_at, fresh.last_fired_at, fresh.state = (
+                row.created_at,
+                row.last_fired_at,
+                row.state,
+            )
+        self.table.save(fresh)
+        self.engine.events.emit(
+            "trigger.configured",
+            SCHEDULER,
+            trigger_id=trigger_id,
+            schedule=spec.describe(),
+            new=row is None,
+        )

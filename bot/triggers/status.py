@@ -1,0 +1,63 @@
+"""The `Triggers` section of `switchboard status`: every active trigger with its next
+fire time and its missed runs, read from the database alone (the bot may be down).
+
+Next fire times come from APScheduler's job table; an on_idle trigger's deadline
+lives only in the running process, so status shows its idle time instead.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+
+from bot.status import ago, table, when
+from bot.store import Store
+from bot.triggers.rows import TriggerTable, job_id_of, next_run_times, run_stats
+
+MAX_ROWS = 200
+
+
+def triggers_section(store: Store) -> str:
+    try:
+        rows = TriggerTable(store).active()
+    except sqlite3.OperationalError:  # the trigger engine never ran on this data dir
+        return "Triggers: none"
+    if not rows:
+        return "Triggers: none"
+    stats = run_stats(store.db)
+    next_at = next_run_times(store.db)
+    rows.sort(key=lambda r: next_at.get(job_id_of(r.id), float("inf")))
+    lines = []
+    for r in rows[:MAX_ROWS]:
+        s = stats.get(r.id)
+        nxt = next_at.get(job_id_of(r.id))
+        missed = f"{s.missed} (last {ago(s.last_missed)})" if s and s.missed else "0"
+        lines.append(
+            [
+                r.id,
+                r.spec.type,
+                r.spec.describe(),
+                _next(nxt, r.spec.type),
+                missed,
+                ago(r.last_fired_at),
+                r.spec.deliver_to or r.origin_target or "home",
+                r.spec.action,
+            ]
+        )
+    more = f"\n({len(rows) - MAX_ROWS} more not shown)" if len(rows) > MAX_ROWS else ""
+    headers = ["id", "type", "schedule", "next fire", "missed", "last fired", "to", "action"]
+    return f"Triggers ({len(rows)} active)\n" + table(headers, lines) + more
+
+
+def _next(ts: float | None, type: str) -> str:
+    if ts is not None:
+        late = time.time() - ts
+        return when(ts) + (f" (due {ago(ts)})" if late > 0 else f" (in {_span(-late)})")
+    return {"on_event": "on event", "on_idle": "when idle"}.get(type, "-")
+
+
+def _span(seconds: float) -> str:
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{int(seconds // size)}{unit}"
+    return f"{int(seconds)}s"

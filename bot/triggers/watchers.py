@@ -1,0 +1,131 @@
+"""The two triggers that are not clocks: `on_event` and `on_idle`.
+
+Both follow the event log through `EventLog.subscribe`. Subscribers are called
+synchronously by `emit`, possibly inside a store transaction, so a match only
+schedules the firing on the loop (`call_soon`); nothing is written from inside.
+
+- `on_event`: the event type matches `event_pattern` (shell-style, `worker.*`), and
+  every `filter` key equals the event's field (`agent_id` is the event's agent),
+  compared case-insensitively as text. Events of the trigger engine itself
+  (`trigger.*`) never match, and a trigger fires at most once per
+  `cooldown_seconds`, so an action cannot feed its own trigger in a tight loop.
+- `on_idle`: the watched agent's last activity is its last event (`*` watches every
+  agent). The trigger fires `idle_seconds` after it and re-arms: the next firing is
+  `idle_seconds` after the later of that firing and the next activity. After a
+  restart the clock starts at start-up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fnmatch
+import time
+from collections.abc import Callable
+from typing import Any
+
+from bot.events import Event
+from bot.triggers.rows import TriggerRow
+
+#: fire(row, fire_key, note) — the engine's firing entry point.
+Fire = Callable[[TriggerRow, str, str], Any]
+ANY_AGENT = "*"
+_IGNORED_PREFIX = "trigger."
+
+
+def matches(row: TriggerRow, event: Event) -> bool:
+    config = row.spec.config
+    if event.type.startswith(_IGNORED_PREFIX):
+        return False
+    if not fnmatch.fnmatchcase(event.type, config["event_pattern"]):
+        return False
+    for key, wanted in config.get("filter", {}).items():
+        value = event.agent_id if key == "agent_id" else event.data.get(key)
+        if value is None or str(value).casefold() != str(wanted).casefold():
+            return False
+    return True
+
+
+def describe_event(event: Event) -> str:
+    data = ", ".join(f"{k}={str(v)[:300]}" for k, v in event.data.items())
+    return f"(Triggered by event {event.type} from {event.agent_id or '-'}: {data})"
+
+
+class EventWatch:
+    def __init__(self, fire: Fire) -> None:
+        self.fire = fire
+        self.rows: dict[str, TriggerRow] = {}
+        self._last_fired: dict[str, float] = {}
+
+    def add(self, row: TriggerRow) -> None:
+        self.rows[row.id] = row
+
+    def remove(self, trigger_id: str) -> None:
+        self.rows.pop(trigger_id, None)
+
+    def on_event(self, event: Event) -> None:
+        for row in list(self.rows.values()):
+            if matches(row, event) and self._cool(row, event.ts):
+                loop = asyncio.get_running_loop()
+                key = f"event:{event.type}:{event.ts:.6f}"
+                loop.call_soon(self.fire, row, key, describe_event(event))
+
+    def _cool(self, row: TriggerRow, now: float) -> bool:
+        if now - self._last_fired.get(row.id, float("-inf")) < row.spec.config["cooldown_seconds"]:
+            return False
+        self._last_fired[row.id] = now
+        return True
+
+
+class IdleWatch:
+    def __init__(self, fire: Fire) -> None:
+        self.fire = fire
+        self.rows: dict[str, TriggerRow] = {}
+        self._deadline: dict[str, float] = {}
+        self._timers: dict[str, asyncio.TimerHandle] = {}
+
+    def add(self, row: TriggerRow, last_activity: float | None = None) -> None:
+        self.rows[row.id] = row
+        self._arm(row, time.time() if last_activity is None else last_activity)
+
+    def remove(self, trigger_id: str) -> None:
+        self.rows.pop(trigger_id, None)
+        timer = self._timers.pop(trigger_id, None)
+        if timer is not None:
+            timer.cancel()
+
+    def stop(self) -> None:
+        for trigger_id in list(self.rows):
+            self.remove(trigger_id)
+
+    def next_fire(self, trigger_id: str) -> float | None:
+        return self._deadline.get(trigger_id)
+
+    def on_event(self, event: Event) -> None:
+        if event.type.startswith(_IGNORED_PREFIX):
+            return
+        agent = event.agent_id.lower()
+        for row in list(self.rows.values()):
+            if row.spec.config["watch_agent"] in (agent, ANY_AGENT):
+                self._arm(row, event.ts)
+
+    def _arm(self, row: TriggerRow, since: float) -> None:
+        deadline = since + row.spec.config["idle_seconds"]
+        self._deadline[row.id] = deadline
+        old = self._timers.pop(row.id, None)
+        if old is not None:
+            old.cancel()
+        loop = asyncio.get_running_loop()
+        delay = max(0.0, deadline - time.time())
+        self._timers[row.id] = loop.call_later(delay, self._due, row.id, deadline)
+
+    def _due(self, trigger_id: str, deadline: float) -> None:
+        row = self.rows.get(trigger_id)
+        if row is None:
+            return
+        self.fire(
+            row,
+            f"idle:{deadline:.6f}",
+            f"(No activity from "
+            f"{row.spec.config['watch_agent']} for {row.spec.config['idle_seconds']:g}s.)",
+        )
+        self._arm(row, time.time())
