@@ -1,0 +1,87 @@
+"""The database schema and the row types of the store.
+
+Imports nothing of the project but message types. `bot.store` re-exports the rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from bot.messages import Outbound
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS inbound (
+    id INTEGER PRIMARY KEY, channel TEXT NOT NULL, message_id TEXT NOT NULL,
+    conversation TEXT NOT NULL, payload TEXT NOT NULL, status TEXT NOT NULL DEFAULT 'pending',
+    received_at REAL NOT NULL, UNIQUE (channel, message_id));
+CREATE INDEX IF NOT EXISTS inbound_status ON inbound (status);
+CREATE TABLE IF NOT EXISTS mail (
+    id INTEGER PRIMARY KEY, recipient TEXT NOT NULL, payload TEXT NOT NULL,
+    created_at REAL NOT NULL);
+CREATE INDEX IF NOT EXISTS mail_recipient ON mail (recipient);
+CREATE TABLE IF NOT EXISTS outbox (
+    seq INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, target TEXT NOT NULL,
+    payload TEXT NOT NULL, status TEXT NOT NULL DEFAULT 'pending',
+    attempts INTEGER NOT NULL DEFAULT 0,
+    next_at REAL NOT NULL, created_at REAL NOT NULL, sent_at REAL, error TEXT, receipt TEXT);
+CREATE INDEX IF NOT EXISTS outbox_pending ON outbox (status, next_at);
+CREATE INDEX IF NOT EXISTS outbox_target ON outbox (target, status, seq);
+CREATE TABLE IF NOT EXISTS conversations (
+    agent TEXT NOT NULL, key TEXT NOT NULL, target TEXT, messages TEXT NOT NULL,
+    updated_at REAL NOT NULL, PRIMARY KEY (agent, key));
+CREATE TABLE IF NOT EXISTS workers (
+    id TEXT PRIMARY KEY, name TEXT NOT NULL, task TEXT NOT NULL, status TEXT NOT NULL,
+    origin_conversation TEXT, origin_target TEXT, turns INTEGER NOT NULL DEFAULT 0,
+    state TEXT NOT NULL DEFAULT '{}', error TEXT, created_at REAL NOT NULL,
+    updated_at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS questions (
+    id TEXT PRIMARY KEY, worker TEXT NOT NULL, question TEXT NOT NULL, target TEXT NOT NULL,
+    conversation TEXT, refs TEXT NOT NULL DEFAULT '[]', status TEXT NOT NULL DEFAULT 'open',
+    asked_at REAL NOT NULL, answered_at REAL, answer TEXT);
+CREATE INDEX IF NOT EXISTS questions_open ON questions (status);
+CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS quarantine (
+    id INTEGER PRIMARY KEY, source TEXT NOT NULL, row_key TEXT NOT NULL, payload TEXT,
+    error TEXT NOT NULL, at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS health (
+    channel TEXT PRIMARY KEY, state TEXT NOT NULL, detail TEXT NOT NULL DEFAULT '',
+    updated_at REAL NOT NULL);
+"""
+
+ACTIVE_WORKER_STATES = ("running", "parked", "idle")
+
+
+@dataclass(slots=True)
+class WorkerRow:
+    id: str
+    name: str
+    task: str
+    status: str
+    origin_conversation: str | None
+    origin_target: str | None
+    turns: int
+    state: dict[str, Any]
+    error: str | None
+    created_at: float
+    updated_at: float
+
+
+@dataclass(slots=True)
+class QuestionRow:
+    id: str
+    worker: str
+    question: str
+    target: str
+    conversation: str | None
+    refs: list[str]
+    status: str
+    asked_at: float
+
+
+@dataclass(slots=True)
+class OutboxRow:
+    seq: int
+    message: Outbound
+    attempts: int
+    next_at: float
