@@ -75,6 +75,7 @@ async def test_symlinks_out_of_the_memory_are_refused_and_not_searched(tmp_path:
     (outside / "secret.md").write_text("## Secret\nthe launch code is swordfish\n")
     memory = memory_at(tmp_path / "data")
     box = toolbox(memory)
+    memory.agent("coordinator")  # opens (creates) the directory; tools open it lazily
     agent = tmp_path / "data/agents/coordinator"
     (agent / "memory/leak.md").symlink_to(outside / "secret.md")
     knowledge = agent / "memory/knowledge"

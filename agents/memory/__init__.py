@@ -12,6 +12,7 @@ when a worker publishes, compact a long conversation). Each agent's files live i
 from __future__ import annotations
 
 import logging
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -47,21 +48,20 @@ class Memory:
         self.llm = llm
         self.events = events
         self._agents: dict[str, AgentMemory] = {}
+        self._opening = threading.Lock()  # tools open an agent's memory from worker threads
         self.compactor = Compactor(
             llm, events, self.agent, settings.compact_at_tokens, settings.compact_keep_tokens
         )
 
     def agent(self, agent_id: str) -> AgentMemory:
-        memory = self._agents.get(agent_id)
-        if memory is None:
-            s = self.settings
-            files = AgentFiles(
-                agent_dir(self.data_dir, agent_id), s.memory_file_max_bytes, s.timezone
-            )
-            index = MemoryIndex(files, s.memory_rescan_seconds)
-            memory = self._agents[agent_id] = AgentMemory(
-                agent_id, files, index, s.memory_inline_bytes
-            )
+        with self._opening:
+            return self._agents.get(agent_id) or self._open(agent_id)
+
+    def _open(self, agent_id: str) -> AgentMemory:
+        s = self.settings
+        files = AgentFiles(agent_dir(self.data_dir, agent_id), s.memory_file_max_bytes, s.timezone)
+        index = MemoryIndex(files, s.memory_rescan_seconds)
+        memory = self._agents[agent_id] = AgentMemory(agent_id, files, index, s.memory_inline_bytes)
         return memory
 
     # -- seams of Services ---------------------------------------------------------------
@@ -71,7 +71,7 @@ class Memory:
         def written(tool: str) -> None:
             self.events.emit("memory.written", agent_id, tool=tool)
 
-        return memory_tools(self.agent(agent_id), written)
+        return memory_tools(lambda: self.agent(agent_id), written)
 
     def prompt(self, info: AgentInfo, person: str | None) -> str:
         return memory_prompt(self.agent(info.agent_id), person, self.settings.memory_prompt_tokens)

@@ -55,9 +55,12 @@ SPECS = {s.name: s for s in (RECALL, REMEMBER, REFLECT, LEARN_FACT, MEMORY_SEARC
 NAMES = frozenset(SPECS)
 
 
-def memory_tools(memory: AgentMemory, written: Callable[[str], None]) -> list[Tool]:
-    """The five tools bound to one agent's memory; `written(tool)` is told after a write
-    (on the event loop's thread, where events may be emitted)."""
+def memory_tools(
+    memory_of: Callable[[], AgentMemory], written: Callable[[str], None]
+) -> list[Tool]:
+    """The five tools bound to one agent's memory, opened on first use (restoring a
+    thousand parked workers must not open a thousand indexes); `written(tool)` is told
+    after a write (on the event loop's thread, where events may be emitted)."""
 
     def bound(name: str, fn: Callable[[dict[str, Any]], str], writes: bool) -> Tool:
         async def handler(args: dict[str, Any]) -> str:
@@ -72,9 +75,9 @@ def memory_tools(memory: AgentMemory, written: Callable[[str], None]) -> list[To
         return Tool(SPECS[name], handler)
 
     return [
-        bound("recall", lambda a: memory.recall(a.get("days", 3)), False),
-        bound("remember", lambda a: memory.remember(a["content"]), True),
-        bound("reflect", lambda a: memory.reflect(a["content"]), True),
-        bound("learn_fact", lambda a: memory.learn_fact(a["topic"], a["content"]), True),
-        bound("memory_search", lambda a: memory.search(a["query"]), False),
+        bound("recall", lambda a: memory_of().recall(a.get("days", 3)), False),
+        bound("remember", lambda a: memory_of().remember(a["content"]), True),
+        bound("reflect", lambda a: memory_of().reflect(a["content"]), True),
+        bound("learn_fact", lambda a: memory_of().learn_fact(a["topic"], a["content"]), True),
+        bound("memory_search", lambda a: memory_of().search(a["query"]), False),
     ]

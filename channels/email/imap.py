@@ -80,6 +80,10 @@ class ImapClient:
         self.context = client_context(settings.email_tls_ca_file) if self.tls != "none" else None
         self.lost = lost
         self.imap: aioimaplib.IMAP4 | None = None
+        # The server announces new mail (`* n EXISTS`) inside the response of whatever
+        # command runs; mail that lands during a sync is announced there, not in the next
+        # IDLE, so the watcher must sync again before it idles.
+        self.news = False
 
     @property
     def _c(self) -> aioimaplib.IMAP4:
@@ -130,8 +134,13 @@ class ImapClient:
         uidnext = _UIDNEXT.search(lines)
         return int(validity.group(1)), int(uidnext.group(1)) if uidnext else None
 
+    def _note(self, response: aioimaplib.Response) -> aioimaplib.Response:
+        if any(bytes(line).endswith(b" EXISTS") for line in response.lines):
+            self.news = True
+        return response
+
     async def search(self, *criteria: str) -> list[int]:
-        response = _ok(await self._c.uid_search(*criteria, charset=None), "UID SEARCH")
+        response = self._note(_ok(await self._c.uid_search(*criteria, charset=None), "UID SEARCH"))
         uids: list[int] = []
         for line in response.lines[:-1]:
             uids.extend(int(part) for part in bytes(line).split() if part.isdigit())
@@ -140,7 +149,7 @@ class ImapClient:
     async def fetch(self, uid: int, max_bytes: int) -> tuple[bytes, int] | None:
         """The first `max_bytes` of a mail and its full size; None if it is gone."""
         response = await self._c.uid("fetch", str(uid), f"(RFC822.SIZE BODY.PEEK[]<0.{max_bytes}>)")
-        _ok(response, f"UID FETCH {uid}")
+        self._note(_ok(response, f"UID FETCH {uid}"))
         raw: bytes | None = None
         size = 0
         for line in response.lines:
@@ -151,10 +160,11 @@ class ImapClient:
         return None if raw is None else (raw, max(size, len(raw)))
 
     async def mark_seen(self, uid: int) -> None:
-        _ok(await self._c.uid("store", str(uid), "+FLAGS.SILENT", r"(\Seen)"), f"STORE {uid}")
+        response = await self._c.uid("store", str(uid), "+FLAGS.SILENT", r"(\Seen)")
+        self._note(_ok(response, f"STORE {uid}"))
 
     async def noop(self) -> None:
-        _ok(await self._c.noop(), "NOOP")
+        self._note(_ok(await self._c.noop(), "NOOP"))
 
     async def idle(self, seconds: float) -> list[bytes]:
         """Wait in IDLE for the server's news, at most `seconds`; [] when nothing came."""
@@ -278,11 +288,15 @@ class ImapWatcher:
         await self._sync(client, UidState(validity, baseline))
 
     async def _sync(self, client: ImapClient, state: UidState) -> None:
-        for uid in await client.search("UID", f"{state.last_uid + 1}:*"):
-            if uid > state.last_uid:  # "N:*" also names the newest mail when none is newer
-                await self._one(client, uid)
-                state.last_uid = uid
-                state.save(self.store)
+        """Handle every mail after the last UID; again while the server announced more."""
+        client.news = True
+        while client.news:
+            client.news = False
+            for uid in await client.search("UID", f"{state.last_uid + 1}:*"):
+                if uid > state.last_uid:  # "N:*" also names the newest mail when none is newer
+                    await self._one(client, uid)
+                    state.last_uid = uid
+                    state.save(self.store)
 
     async def _one(self, client: ImapClient, uid: int) -> None:
         fetched = await client.fetch(uid, self.settings.email_max_bytes)

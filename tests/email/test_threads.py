@@ -108,3 +108,18 @@ async def test_a_long_mail_is_cut_and_the_answer_says_so(
         "Read it.\n\n(Note: your last mail was longer than I read; "
         "I read only its first 300 characters.)"
     )
+
+
+async def test_mail_arriving_during_a_sync_is_not_left_for_the_next_idle(
+    tmp_path: Path, fake: FakeAnthropic, world: MailWorld
+) -> None:
+    # The server announces mail that lands while the bot fetches and marks mail inside
+    # those commands' responses, not in the next IDLE: with IDLE renewed only every 10
+    # minutes, such a mail would wait that long. A burst makes that window likely.
+    fake.responder = lambda call: [text("answered")]
+    ann = world.ann
+    async with email_app(world.settings(tmp_path, fake, IMAP_IDLE_SECONDS="600")):
+        for i in range(12):
+            await ann.send(ann.compose(world.bot, f"burst {i}", f"question {i}"))
+        await ann.wait_mail(12, timeout=45, match="answered")
+    assert len(fake.calls) == 12
