@@ -9,6 +9,7 @@ names what a `wait_for` predicate is given in `_watched`, and says in `_progress
 what a timed-out wait should report. Handlers call `_notify()` (or change state
 under `with self._changed:` and notify) whenever something a test may wait for has
 changed; tests wait from any thread with `wait_for`, or from a loop with `until`.
+`with FakeX() as fake:` starts a fake and stops it on the way out.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import asyncio
 import threading
 import time
 from collections.abc import Callable, Coroutine
+from types import TracebackType
 from typing import Any, Generic, Self, TypeVar
 
 from aiohttp import web
@@ -65,12 +67,28 @@ class ThreadedServer(Generic[S]):
         if self._thread is not None:
             self._thread.join(10)
 
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.stop()
+
     def _serve(self, ready: threading.Event) -> None:
         self._loop = asyncio.new_event_loop()
         asyncio.set_event_loop(self._loop)
         self._loop.run_until_complete(self._startup())
         ready.set()
         self._loop.run_forever()
+        # as asyncio.run does: no task is left pending for the garbage collector to find
+        pending = asyncio.all_tasks(self._loop)
+        for task in pending:
+            task.cancel()
+        self._loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
         self._loop.close()
 
     async def _startup(self) -> None:
