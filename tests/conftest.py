@@ -25,9 +25,8 @@ def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def fake() -> Iterator[FakeAnthropic]:
-    server = FakeAnthropic().start()
-    yield server
-    server.stop()
+    with FakeAnthropic() as server:
+        yield server
 
 
 @pytest.fixture

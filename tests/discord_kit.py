@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -18,7 +18,7 @@ from channels.discord import DiscordChannel
 from config.settings import Settings
 from tests.fakes import discord_payloads as dp
 from tests.fakes.anthropic_api import FakeAnthropic
-from tests.fakes.discord_api import FakeDiscord
+from tests.fakes.discord_api import FakeDiscord, Post
 from tests.kit import make_settings
 
 MENTION = f"<@{dp.BOT_ID}>"
@@ -27,9 +27,8 @@ MENTION = f"<@{dp.BOT_ID}>"
 @pytest.fixture(name="discord_fake")
 def discord_fake_fixture() -> Iterator[FakeDiscord]:
     """Import this into a test module to get the `discord_fake` fixture."""
-    server = FakeDiscord().start()
-    yield server
-    server.stop()
+    with FakeDiscord() as server:
+        yield server
 
 
 def discord_settings(
@@ -47,6 +46,16 @@ async def discord_app(settings: Settings) -> AsyncIterator[App]:
         yield app
     finally:
         await app.stop()
+
+
+def posted(words: str) -> Callable[[list[Post]], bool]:
+    """A condition for `discord_fake.until`: some post's content contains `words`."""
+    return lambda posts: any(words in p.content for p in posts)
+
+
+def post_with(discord_fake: FakeDiscord, words: str) -> Post:
+    """The first post whose content contains `words`."""
+    return next(p for p in discord_fake.posts if words in p.content)
 
 
 def channel_of(app: App) -> DiscordChannel:

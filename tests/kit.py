@@ -75,6 +75,14 @@ class Recorder:
     async def wait_count(self, n: int, timeout: float = 10.0) -> list[Outbound]:
         return await self.wait_for(lambda sent: len(sent) >= n, timeout)
 
+    async def wait_text(self, words: str, timeout: float = 10.0) -> list[Outbound]:
+        """Wait until the text of a delivered message contains `words`."""
+        return await self.wait_for(lambda sent: any(words in m.text for m in sent), timeout)
+
+    async def wait_kind(self, kind: str, timeout: float = 10.0) -> list[Outbound]:
+        """Wait until a message of `kind` (a `question`, say) has been delivered."""
+        return await self.wait_for(lambda sent: any(m.kind == kind for m in sent), timeout)
+
 
 def inbound(
     text: str,

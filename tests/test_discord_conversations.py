@@ -9,7 +9,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.discord_kit import MENTION, discord_app, discord_fake_fixture, discord_settings  # noqa: F401
+from tests.discord_kit import (  # noqa: F401
+    MENTION,
+    discord_app,
+    discord_fake_fixture,
+    discord_settings,
+    post_with,
+    posted,
+)
 from tests.fakes import discord_payloads as dp
 from tests.fakes.anthropic_api import Call, FakeAnthropic, text
 from tests.fakes.discord_api import FakeDiscord
@@ -70,8 +77,8 @@ async def test_worker_question_answered_in_the_thread_wakes_it_and_its_result_la
     fake.responder = script
     async with discord_app(discord_settings(tmp_path, fake, discord_fake)) as app:
         mid = discord_fake.say(f"{MENTION} please research GPUs")
-        await discord_fake.until(lambda posts: any("Alice asks" in p.content for p in posts))
-        question = next(p for p in discord_fake.posts if "Alice asks" in p.content)
+        await discord_fake.until(posted("Alice asks"))
+        question = post_with(discord_fake, "Alice asks")
         assert question.channel_id == mid
         assert question.content == (
             "**Alice asks:** Data center or consumer GPUs?\n"
@@ -80,9 +87,9 @@ async def test_worker_question_answered_in_the_thread_wakes_it_and_its_result_la
         assert app.store.workers()[0].status == "parked"
 
         discord_fake.say("Data center only", channel=mid)
-        await discord_fake.until(lambda posts: any("Report based on" in p.content for p in posts))
+        await discord_fake.until(posted("Report based on"))
         assert [w.status for w in app.store.workers()] == ["done"]
-    result = next(p for p in discord_fake.posts if "Report based on" in p.content)
+    result = post_with(discord_fake, "Report based on")
     assert result.channel_id == mid
     assert result.content == "**Coordinator:** Alice finished. Report based on: Data center only"
     assert script.answers_seen == ["Data center only"]
@@ -95,15 +102,15 @@ async def test_question_to_a_channel_opens_a_thread_on_the_question(
     fake.responder = script
     async with discord_app(discord_settings(tmp_path, fake, discord_fake)):
         mid = discord_fake.say(f"{MENTION} please research GPUs")
-        await discord_fake.until(lambda posts: any("Alice asks" in p.content for p in posts))
-        question = next(p for p in discord_fake.posts if "Alice asks" in p.content)
+        await discord_fake.until(posted("Alice asks"))
+        question = post_with(discord_fake, "Alice asks")
         assert question.channel_id == str(dp.RANDOM)
         assert question.content.endswith("-# Reply in the thread on this message to answer Alice.")
         await discord_fake.until(lambda _: question.id in discord_fake.threads_started)
 
         discord_fake.say("Consumer", channel=question.id)  # in the question's thread
-        await discord_fake.until(lambda posts: any("Report based on" in p.content for p in posts))
-    result = next(p for p in discord_fake.posts if "Report based on" in p.content)
+        await discord_fake.until(posted("Report based on"))
+    result = post_with(discord_fake, "Report based on")
     assert result.channel_id == mid  # the coordinator answers where the work began
     assert script.answers_seen == ["Consumer"]
 
@@ -115,11 +122,9 @@ async def test_at_name_in_the_thread_reaches_the_worker(
     fake.responder = script
     async with discord_app(discord_settings(tmp_path, fake, discord_fake)):
         mid = discord_fake.say(f"{MENTION} research it")
-        await discord_fake.until(lambda posts: any("Alice asks" in p.content for p in posts))
+        await discord_fake.until(posted("Alice asks"))
         discord_fake.say(f"{MENTION} @Alice focus on pricing", channel=mid)
-        await discord_fake.until(
-            lambda posts: any("Report based on: focus on pricing" in p.content for p in posts)
-        )
+        await discord_fake.until(posted("Report based on: focus on pricing"))
     assert script.answers_seen == ["focus on pricing"]
     alice = [c for c in fake.calls if c.agent == "Alice"]
     assert "Ann answered: focus on pricing" in alice[-1].last_text  # mention and @Alice gone
@@ -132,12 +137,10 @@ async def test_at_all_in_a_dm_reaches_the_coordinator_and_every_worker(
     fake.responder = script
     async with discord_app(discord_settings(tmp_path, fake, discord_fake)):
         discord_fake.say(f"{MENTION} research it")
-        await discord_fake.until(lambda posts: any("Alice asks" in p.content for p in posts))
+        await discord_fake.until(posted("Alice asks"))
         dm = discord_fake.open_dm()
         discord_fake.say("@all deadline moved up", channel=dm)
-        await discord_fake.until(
-            lambda posts: any("Report based on: deadline moved up" in p.content for p in posts)
-        )
+        await discord_fake.until(posted("Report based on: deadline moved up"))
         await discord_fake.until(lambda posts: bool(discord_fake.in_channel(dm)))
     assert discord_fake.in_channel(dm)[0].content == (
         "**Coordinator:** coordinator heard: [Ann via discord]: deadline moved up"

@@ -120,9 +120,9 @@ async def test_a_worker_reflects_into_its_own_memory_when_it_publishes(
     rec = Recorder()
     async with running_app(settings, [rec]) as app:
         app.human.accept(inbound("please research GPUs", conversation="c1"))
-        await rec.wait_for(lambda s: any(m.kind == "question" for m in s))
+        await rec.wait_kind("question")
         app.human.accept(inbound("Data center only", conversation="c1"))
-        await rec.wait_for(lambda s: any("Report based on" in m.text for m in s))
+        await rec.wait_text("Report based on")
     day = datetime.now(UTC).date().isoformat()
     log = (settings.data_dir / f"agents/alice/memory/{day}.md").read_text()
     assert "task published" in log and "Task: Research GPU pricing" in log

@@ -89,13 +89,13 @@ async def test_new_app_over_same_data_dir_resumes_parked_worker(
     rec = Recorder()
     async with running_app(settings, [rec]) as app:
         app.human.accept(inbound("research please", conversation="c1"))
-        await rec.wait_for(lambda s: any(m.kind == "question" for m in s))
+        await rec.wait_kind("question")
 
     rec2 = Recorder()
     async with running_app(settings, [rec2]) as app:
         assert app.store.workers()[0].status == "parked"
         app.human.accept(inbound("Consumer", conversation="c1"))
-        await rec2.wait_for(lambda s: any("Report based on: Consumer" in m.text for m in s))
+        await rec2.wait_text("Report based on: Consumer")
     assert not any(m.kind == "question" for m in rec2.sent)
 
 

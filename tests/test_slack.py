@@ -4,28 +4,23 @@ Slack (Web API + websocket) and the fake Anthropic API, all on 127.0.0.1."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
 from bot.status import render_status
-from tests.fakes.anthropic_api import Call, FakeAnthropic, text
+from tests.fakes.anthropic_api import FakeAnthropic, text
 from tests.fakes.slack_api import BOT_ID, BOT_USER, FakeSlack
 from tests.kit import events
 from tests.script import TeamScript
-from tests.slack_kit import MENTION, slack_app, slack_settings, texts
-
-
-@pytest.fixture
-def slack() -> Iterator[FakeSlack]:
-    server = FakeSlack().start()
-    yield server
-    server.stop()
-
-
-def heard(call: Call) -> list[dict]:
-    return [text(f"heard: {call.last_text}")]
+from tests.slack_kit import (  # noqa: F401
+    MENTION,
+    heard,
+    post_with,
+    posted,
+    slack_app,
+    slack_fake_fixture,
+    slack_settings,
+    texts,
+)
 
 
 def all_acked(slack: FakeSlack) -> bool:
@@ -88,15 +83,15 @@ async def test_worker_question_is_answered_in_the_thread(
     fake.responder = script
     async with slack_app(slack_settings(tmp_path, fake, slack)):
         ts = slack.post(f"{MENTION} please research GPUs", channel="C1")
-        await slack.until(lambda s: any("Alice asks" in t for t in texts(s)))
+        await slack.until(posted("Alice asks"))
         slack.post("Data center only", channel="C1", thread_ts=ts)
-        await slack.until(lambda s: any("Report based on" in t for t in texts(s)))
-    question = next(p for p in slack.posts if "Alice asks" in p["text"])
+        await slack.until(posted("Report based on"))
+    question = post_with(slack, "Alice asks")
     assert question["thread_ts"] == ts
     assert question["text"] == (
         f"*Alice asks:* {script.question}\n_Reply in this thread to answer Alice._"
     )
-    report = next(p for p in slack.posts if "Report based on" in p["text"])
+    report = post_with(slack, "Report based on")
     assert report["thread_ts"] == ts and "Data center only" in report["text"]
     assert script.answers_seen == ["Data center only"]
 
@@ -108,15 +103,15 @@ async def test_at_name_reaches_the_worker_from_another_thread(
     fake.responder = script
     async with slack_app(slack_settings(tmp_path, fake, slack)):
         ts = slack.post(f"{MENTION} research GPUs", channel="C1")
-        await slack.until(lambda s: any("Alice asks" in t for t in texts(s)))
+        await slack.until(posted("Alice asks"))
         slack.post(f"{MENTION} @Zed hello", channel="C2")
         slack.post(f"{MENTION} @alice Consumer cards", channel="C2")
-        await slack.until(lambda s: any("Report based on" in t for t in texts(s)))
-        await slack.until(lambda s: any("no worker called Zed" in t for t in texts(s)))
+        await slack.until(posted("Report based on"))
+        await slack.until(posted("no worker called Zed"))
     assert script.answers_seen == ["Consumer cards"]
-    report = next(p for p in slack.posts if "Report based on" in p["text"])
+    report = post_with(slack, "Report based on")
     assert (report["channel"], report["thread_ts"]) == ("C1", ts)  # the task's thread
-    notice = next(p for p in slack.posts if "Zed" in p["text"])
+    notice = post_with(slack, "Zed")
     assert notice["channel"] == "C2" and notice["text"].startswith("*switchboard:*")
 
 
@@ -127,10 +122,10 @@ async def test_broadcast_reaches_coordinator_and_workers(
     fake.responder = script
     async with slack_app(slack_settings(tmp_path, fake, slack)):
         slack.post(f"{MENTION} research GPUs", channel="C1")
-        await slack.until(lambda s: any("Alice asks" in t for t in texts(s)))
+        await slack.until(posted("Alice asks"))
         ts = slack.post(f"{MENTION} @all deadline moved up", channel="C3")
         report = "Report based on: deadline moved up"
-        await slack.until(lambda s: any(report in t for t in texts(s)))
+        await slack.until(posted(report))
         await slack.until(lambda s: any(p.get("thread_ts") == ts for p in s.posts))
     assert "*coordinator:* coordinator heard: [UANN via slack]: deadline moved up" in texts(slack)
 
@@ -281,14 +276,11 @@ async def test_permanent_slack_error_is_recorded(
 
 async def test_custom_username_when_the_app_may(tmp_path: Path, fake: FakeAnthropic) -> None:
     fake.responder = heard
-    slack = FakeSlack(scopes="chat:write,chat:write.customize").start()
-    try:
+    with FakeSlack(scopes="chat:write,chat:write.customize") as slack:
         async with slack_app(slack_settings(tmp_path, fake, slack)):
             slack.post(f"{MENTION} hi", channel="C1")
             await slack.until(lambda s: len(s.posts) == 1)
             await slack.until(lambda s: len(s.envelopes) == 3 and all_acked(s))
-    finally:
-        slack.stop()
     assert slack.posts[0]["username"] == "coordinator"
     assert slack.posts[0]["text"] == "heard: [UANN via slack]: hi"
     assert len(fake.calls) == 1  # the echo (a bot_message with our bot id) was ignored

@@ -3,33 +3,28 @@ endpoint), and `switchboard run` serving Slack as a real subprocess."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import signal
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
-
-import pytest
 
 from bot.store import Store
 from config.settings import Settings
-from tests.fakes.anthropic_api import Call, FakeAnthropic, text
+from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.slack_api import FakeSlack, deliver_http
 from tests.kit import events
 from tests.proc import Switchboard
-from tests.slack_kit import MENTION, free_port, slack_app, slack_settings
-
-
-@pytest.fixture
-def slack() -> Iterator[FakeSlack]:
-    server = FakeSlack().start()
-    yield server
-    server.stop()
-
-
-def heard(call: Call) -> list[dict]:
-    return [text(f"heard: {call.last_text}")]
+from tests.slack_kit import (  # noqa: F401
+    MENTION,
+    free_port,
+    heard,
+    slack_app,
+    slack_fake_fixture,
+    slack_settings,
+)
 
 
 def http_settings(tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack) -> Settings:
@@ -45,6 +40,15 @@ def http_settings(tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack) -> Sett
     )
 
 
+@contextlib.asynccontextmanager
+async def http_endpoint(
+    tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack
+) -> AsyncIterator[tuple[str, str]]:
+    """The app in HTTP Events mode: yields its events URL and the signing secret."""
+    async with slack_app(http_settings(tmp_path, fake, slack)):
+        yield slack.http_endpoint or "", slack.signing_secret
+
+
 def mention_body(slack: FakeSlack, words: str = "hello") -> dict:
     ts = slack.next_ts()
     event = {"type": "app_mention", "channel": "C1", "user": "UANN", "ts": ts}
@@ -55,9 +59,7 @@ async def test_forged_or_stale_requests_get_401_and_reach_no_model(
     tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack
 ) -> None:
     fake.responder = heard
-    settings = http_settings(tmp_path, fake, slack)
-    async with slack_app(settings):
-        url, secret = slack.http_endpoint or "", slack.signing_secret
+    async with http_endpoint(tmp_path, fake, slack) as (url, secret):
         forged = await deliver_http(url, mention_body(slack), secret, signature="v0=" + "0" * 64)
         wrong_key = await deliver_http(url, mention_body(slack), "not-the-secret")
         stale = await deliver_http(
@@ -76,9 +78,7 @@ async def test_an_event_delivered_twice_is_answered_once(
     tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack
 ) -> None:
     fake.responder = heard
-    settings = http_settings(tmp_path, fake, slack)
-    async with slack_app(settings):
-        url, secret = slack.http_endpoint or "", slack.signing_secret
+    async with http_endpoint(tmp_path, fake, slack) as (url, secret):
         body = mention_body(slack)
         first = await deliver_http(url, body, secret)
         retry = await deliver_http(url, body, secret, retry_num=1)  # Slack's redelivery

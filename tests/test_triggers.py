@@ -47,7 +47,7 @@ async def test_delayed_reminder_is_sent_in_the_creating_conversation(
     rec = Recorder()
     async with running_app(settings, [rec]) as app:
         app.human.accept(inbound("remind me in a bit", conversation="c1"))
-        sent = await rec.wait_for(lambda s: any("check the build" in m.text for m in s))
+        sent = await rec.wait_text("check the build")
         reminder = next(m for m in sent if "check the build" in m.text)
         confirmation = next(m for m in sent if m.text.startswith("scheduled"))
         assert "Scheduled trigger t" in confirmation.text and "Output goes to terminal" in (
@@ -138,7 +138,7 @@ async def test_named_worker_is_spawned_with_the_task(tmp_path: Path, fake: FakeA
     async with running_app(settings, [rec]) as app:
         spec = build_spec("delayed", {"delay_seconds": 0.1, "agent": "Bob"}, "Check the queue")
         app.triggers.create(spec, "coordinator", "c5", "terminal")
-        sent = await rec.wait_for(lambda s: any("Bob checked the queue" in m.text for m in s))
+        sent = await rec.wait_text("Bob checked the queue")
     bob = next(c for c in fake.calls if c.agent == "Bob")
     assert "Your task: Check the queue" in bob.all_text
     relay = next(m for m in sent if "Bob checked the queue" in m.text)

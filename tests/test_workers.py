@@ -19,7 +19,7 @@ async def test_worker_asks_parks_resumes_and_result_is_relayed(
     rec = Recorder()
     async with running_app(settings, [rec]) as app:
         app.human.accept(inbound("please research GPUs", conversation="conv-1"))
-        sent = await rec.wait_for(lambda s: any(m.kind == "question" for m in s))
+        sent = await rec.wait_kind("question")
         question = next(m for m in sent if m.kind == "question")
         assert question.agent == "Alice" and question.text == script.question
         assert question.conversation == "conv-1"
@@ -28,7 +28,7 @@ async def test_worker_asks_parks_resumes_and_result_is_relayed(
 
         # a plain reply in the same conversation answers the open question
         app.human.accept(inbound("Data center only", conversation="conv-1"))
-        await rec.wait_for(lambda s: any("Report based on" in m.text for m in s))
+        await rec.wait_text("Report based on")
         assert [w.status for w in app.store.workers()] == ["done"]
     assert script.answers_seen == ["Data center only"]
     relay = next(m for m in rec.sent if "Report based on" in m.text)
@@ -75,7 +75,7 @@ async def test_broadcast_reaches_coordinator_and_every_worker(
     rec = Recorder()
     async with running_app(settings, [rec]) as app:
         app.human.accept(inbound("research it", conversation="c1"))
-        await rec.wait_for(lambda s: any(m.kind == "question" for m in s))
+        await rec.wait_kind("question")
         calls_before = len(fake.calls)
         app.human.accept(inbound("@all deadline moved up", conversation="c2"))
         await fake.until(
@@ -83,7 +83,7 @@ async def test_broadcast_reaches_coordinator_and_every_worker(
                 c.agent == "coordinator" and "deadline" in c.last_text for c in calls[calls_before:]
             )
         )
-        await rec.wait_for(lambda s: any("Report based on: deadline moved up" in m.text for m in s))
+        await rec.wait_text("Report based on: deadline moved up")
 
 
 async def test_unknown_name_lists_the_workers(settings: Settings, fake: FakeAnthropic) -> None:
@@ -91,10 +91,10 @@ async def test_unknown_name_lists_the_workers(settings: Settings, fake: FakeAnth
     rec = Recorder()
     async with running_app(settings, [rec]) as app:
         app.human.accept(inbound("research it"))
-        await rec.wait_for(lambda s: any(m.kind == "question" for m in s))
+        await rec.wait_kind("question")
         calls = len(fake.calls)
         app.human.accept(inbound("@Zed hello"))
-        sent = await rec.wait_for(lambda s: any("no worker called Zed" in m.text for m in s))
+        sent = await rec.wait_text("no worker called Zed")
     notice = next(m for m in sent if "Zed" in m.text)
     assert notice.text == "There is no worker called Zed. Workers: Alice."
     assert len(fake.calls) == calls  # no model saw it
@@ -140,7 +140,7 @@ async def test_worker_limit_and_turn_limit(tmp_path: Path, fake: FakeAnthropic) 
     rec = Recorder()
     async with running_app(settings, [rec]) as app:
         app.human.accept(inbound("go"))
-        sent = await rec.wait_for(lambda s: any("limit of 3 turns" in m.text for m in s))
+        sent = await rec.wait_text("limit of 3 turns")
     results = fake.calls[1].tool_results()
     assert "limit of 1 active workers (SWITCHBOARD_MAX_WORKERS)" in results[1]["content"]
     assert any(m.agent == "switchboard" and "Worker A stopped" in m.text for m in sent)
@@ -164,7 +164,7 @@ async def test_a_crashing_tool_does_not_take_down_others(
             raise RuntimeError("kaboom")
 
         worker.think = explode  # type: ignore[method-assign]
-        sent = await rec.wait_for(lambda s: any("kaboom" in m.text for m in s))
+        sent = await rec.wait_text("kaboom")
         app.human.accept(inbound("are you alive?"))
         await rec.wait_for(lambda s: "still here" in [m.text for m in s])
         assert app.store.workers()[0].status == "failed"

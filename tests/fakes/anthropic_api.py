@@ -1,10 +1,11 @@
 """A fake Anthropic Messages API on 127.0.0.1 that tests script per case.
 
-It runs in its own thread with its own event loop, so the same fake serves an app in
-the test's loop and a `switchboard` subprocess. The real anthropic SDK talks to it
-over HTTP. A test sets `responder`, a function of the parsed `Call` that returns
-content blocks (see `text` and `tool`) or a full `Reply`; it may be async. `fail`
-queues HTTP errors (a 529 storm). Every request is recorded in `calls`.
+It runs in its own thread with its own event loop (a `ThreadedServer`), so the same
+fake serves an app in the test's loop and a `switchboard` subprocess. The real
+anthropic SDK talks to it over HTTP. A test sets `responder`, a function of the
+parsed `Call` that returns content blocks (see `text` and `tool`) or a full `Reply`;
+it may be async. `fail` queues HTTP errors (a 529 storm). Every request is recorded
+in `calls`.
 """
 
 from __future__ import annotations
@@ -13,13 +14,14 @@ import asyncio
 import inspect
 import itertools
 import json
-import threading
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
+
+from tests.fakes.threaded import ThreadedServer
 
 _ids = itertools.count(1)
 
@@ -105,16 +107,15 @@ def _echo(call: Call) -> list[dict[str, Any]]:
     return [text(f"echo: {call.last_text}")]
 
 
-class FakeAnthropic:
+class FakeAnthropic(ThreadedServer[list[Call]]):
+    name = "fake Anthropic"
+    client_max_size = 64 * 1024 * 1024
+
     def __init__(self, responder: Responder = _echo) -> None:
+        super().__init__()
         self.responder: Responder = responder
         self.calls: list[Call] = []
         self.failures: list[tuple[int, dict[str, str]]] = []
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._runner: web.AppRunner | None = None
-        self._thread: threading.Thread | None = None
-        self.port = 0
-        self._changed = threading.Condition()
 
     @property
     def url(self) -> str:
@@ -128,42 +129,15 @@ class FakeAnthropic:
         headers = {} if retry_after is None else {"retry-after": str(retry_after)}
         self.failures.extend([(status, headers)] * times)
 
-    # -- lifecycle -----------------------------------------------------------------
-    def start(self) -> FakeAnthropic:
-        ready = threading.Event()
-        self._thread = threading.Thread(target=self._serve, args=(ready,), daemon=True)
-        self._thread.start()
-        if not ready.wait(10):
-            raise RuntimeError("fake Anthropic server did not start")
-        return self
-
-    def stop(self) -> None:
-        if self._loop is not None:
-            asyncio.run_coroutine_threadsafe(self._shutdown(), self._loop).result(10)
-            self._loop.call_soon_threadsafe(self._loop.stop)
-        if self._thread is not None:
-            self._thread.join(10)
-
-    def _serve(self, ready: threading.Event) -> None:
-        self._loop = asyncio.new_event_loop()
-        asyncio.set_event_loop(self._loop)
-        self._loop.run_until_complete(self._startup())
-        ready.set()
-        self._loop.run_forever()
-        self._loop.close()
-
-    async def _startup(self) -> None:
-        app = web.Application(client_max_size=64 * 1024 * 1024)
+    # -- the server (see ThreadedServer) -----------------------------------------------
+    def _routes(self, app: web.Application) -> None:
         app.router.add_post("/v1/messages", self._messages)
-        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
 
-    async def _shutdown(self) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
+    def _watched(self) -> list[Call]:
+        return self.calls
+
+    def _progress(self) -> str:
+        return f"{len(self.calls)} calls"
 
     # -- the endpoint --------------------------------------------------------------
     async def _messages(self, request: web.Request) -> web.Response:
@@ -215,19 +189,3 @@ class FakeAnthropic:
                 "cache_read_input_tokens": 0,
             },
         }
-
-    # -- waiting (from any thread) ------------------------------------------------------
-    def wait_for(self, predicate: Callable[[list[Call]], bool], timeout: float = 10.0) -> None:
-        deadline = time.monotonic() + timeout
-        with self._changed:
-            while not predicate(self.calls):
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise AssertionError(
-                        f"fake Anthropic: condition not met after {timeout}s; "
-                        f"{len(self.calls)} calls"
-                    )
-                self._changed.wait(min(left, 0.05))
-
-    async def until(self, predicate: Callable[[list[Call]], bool], timeout: float = 10.0) -> None:
-        await asyncio.to_thread(self.wait_for, predicate, timeout)

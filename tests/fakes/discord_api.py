@@ -1,6 +1,6 @@
 """A fake Discord on 127.0.0.1: the REST API and the gateway websocket, in one server.
 
-It runs in its own thread with its own event loop (like the Anthropic fake), so it
+It runs in its own thread with its own event loop (a `ThreadedServer`), so it
 serves a bot in the test's loop or a `switchboard run` subprocess alike. The real
 discord.py talks to it: point `DISCORD_API_URL` at `fake.api_url` and
 `DISCORD_GATEWAY_URL` at `fake.gateway_url`.
@@ -18,19 +18,16 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import threading
 import time
 import uuid
-from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
 
 from aiohttp import WSMsgType, web
 
 from tests.fakes import discord_payloads as p
 from tests.fakes.discord_server import GatewaySession, json_response
+from tests.fakes.threaded import ThreadedServer
 
-T = TypeVar("T")
 TOKEN = "fake-discord-token"
 _MENTION = re.compile(r"<@!?(\d+)>")
 
@@ -46,8 +43,11 @@ class Post:
     at: float = field(default_factory=time.monotonic)
 
 
-class FakeDiscord:
+class FakeDiscord(ThreadedServer[list[Post]]):
+    name = "fake Discord"
+
     def __init__(self) -> None:
+        super().__init__()
         self.channels: dict[str, p.Payload] = {
             str(p.GENERAL): p.text_channel(p.GENERAL, "general"),
             str(p.RANDOM): p.text_channel(p.RANDOM, "random"),
@@ -61,11 +61,6 @@ class FakeDiscord:
         self.fail_after = 0  # successful posts before the scripted failures begin
         self.thread_failures: list[tuple[int, int]] = []
         self.gateway = GatewaySession(TOKEN, self._ready_payloads)
-        self.port = 0
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._runner: web.AppRunner | None = None
-        self._thread: threading.Thread | None = None
-        self._changed = threading.Condition()
 
     # -- addresses and settings ------------------------------------------------------
     @property
@@ -83,31 +78,8 @@ class FakeDiscord:
             "DISCORD_GATEWAY_URL": self.gateway_url,
         }
 
-    # -- lifecycle -----------------------------------------------------------------
-    def start(self) -> FakeDiscord:
-        ready = threading.Event()
-        self._thread = threading.Thread(target=self._serve, args=(ready,), daemon=True)
-        self._thread.start()
-        if not ready.wait(10):
-            raise RuntimeError("fake Discord did not start")
-        return self
-
-    def stop(self) -> None:
-        if self._loop is not None:
-            self._call(self._shutdown())
-            self._loop.call_soon_threadsafe(self._loop.stop)
-        if self._thread is not None:
-            self._thread.join(10)
-
-    def _serve(self, ready: threading.Event) -> None:
-        self._loop = asyncio.new_event_loop()
-        self._loop.run_until_complete(self._startup())
-        ready.set()
-        self._loop.run_forever()
-        self._loop.close()
-
-    async def _startup(self) -> None:
-        app = web.Application()
+    # -- the server (see ThreadedServer) ---------------------------------------------
+    def _routes(self, app: web.Application) -> None:
         app.router.add_get("/gw/", self._gateway)
         api = "/api/v10"
         app.router.add_get(f"{api}/users/@me", self._me)
@@ -115,20 +87,15 @@ class FakeDiscord:
         app.router.add_post(f"{api}/channels/{{cid}}/messages", self._post_message)
         app.router.add_post(f"{api}/channels/{{cid}}/messages/{{mid}}/threads", self._thread_from)
         app.router.add_get(f"{api}/channels/{{cid}}", self._get_channel)
-        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
 
-    async def _shutdown(self) -> None:
+    async def _closing(self) -> None:
         await self.gateway.close()
-        if self._runner is not None:
-            await self._runner.cleanup()
 
-    def _call(self, coro: Coroutine[Any, Any, T], timeout: float = 10) -> T:
-        assert self._loop is not None
-        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout)
+    def _watched(self) -> list[Post]:
+        return self.posts
+
+    def _progress(self) -> str:
+        return "posts: " + json.dumps([(x.channel_id, x.content[:80]) for x in self.posts])
 
     # -- what a test does (from any thread) ------------------------------------------
     def say(
@@ -236,21 +203,6 @@ class FakeDiscord:
 
     def in_channel(self, channel_id: str) -> list[Post]:
         return [post for post in self.posts if post.channel_id == str(channel_id)]
-
-    def wait_for(self, predicate: Callable[[list[Post]], bool], timeout: float = 10.0) -> None:
-        deadline = time.monotonic() + timeout
-        with self._changed:
-            while not predicate(self.posts):
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise AssertionError(
-                        f"fake Discord: condition not met after {timeout}s; posts: "
-                        + json.dumps([(x.channel_id, x.content[:80]) for x in self.posts])
-                    )
-                self._changed.wait(min(left, 0.05))
-
-    async def until(self, predicate: Callable[[list[Post]], bool], timeout: float = 10.0) -> None:
-        await asyncio.to_thread(self.wait_for, predicate, timeout)
 
     async def wait_ready(self, timeout: float = 10.0) -> None:
         await asyncio.to_thread(self.gateway.wait_identified, timeout)

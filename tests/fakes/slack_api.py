@@ -1,6 +1,6 @@
 """A fake Slack on 127.0.0.1: the Web API, the Socket Mode websocket, HTTP Events delivery.
 
-It runs in its own thread with its own event loop (like the Anthropic fake), so it
+It runs in its own thread with its own event loop (a `ThreadedServer`), so it
 serves an app in the test's loop or a `switchboard run` subprocess, and its timings
 are a remote server's view. The real slack-sdk/slack-bolt talk to it over the wire.
 
@@ -20,10 +20,8 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
-import threading
 import time
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl
@@ -31,6 +29,8 @@ from urllib.parse import parse_qsl
 import aiohttp
 from aiohttp import web
 from slack_sdk.signature import SignatureVerifier
+
+from tests.fakes.threaded import ThreadedServer
 
 BOT_USER = "UBOT"
 BOT_ID = "BBOT"
@@ -61,8 +61,11 @@ class Failure:
     headers: dict[str, str] = field(default_factory=dict)
 
 
-class FakeSlack:
+class FakeSlack(ThreadedServer["FakeSlack"]):
+    name = "fake Slack"
+
     def __init__(self, scopes: str = "chat:write,app_mentions:read,im:history") -> None:
+        super().__init__()
         self.scopes = scopes
         self.calls: list[ApiCall] = []
         self.posts: list[dict[str, Any]] = []
@@ -76,11 +79,6 @@ class FakeSlack:
         self._queue: list[Envelope] = []
         self._ts = itertools.count(1)
         self._event_ids = itertools.count(1)
-        self._changed = threading.Condition()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._runner: web.AppRunner | None = None
-        self._thread: threading.Thread | None = None
-        self.port = 0
 
     # -- addresses -------------------------------------------------------------------
     @property
@@ -95,49 +93,20 @@ class FakeSlack:
             env["SLACK_SIGNING_SECRET"] = self.signing_secret
         return env
 
-    # -- lifecycle -------------------------------------------------------------------
-    def start(self) -> FakeSlack:
-        ready = threading.Event()
-        self._thread = threading.Thread(target=self._serve, args=(ready,), daemon=True)
-        self._thread.start()
-        if not ready.wait(10):
-            raise RuntimeError("fake Slack did not start")
-        return self
-
-    def stop(self) -> None:
-        if self._loop is not None:
-            asyncio.run_coroutine_threadsafe(self._shutdown(), self._loop).result(10)
-            self._loop.call_soon_threadsafe(self._loop.stop)
-        if self._thread is not None:
-            self._thread.join(10)
-
-    def _serve(self, ready: threading.Event) -> None:
-        self._loop = asyncio.new_event_loop()
-        asyncio.set_event_loop(self._loop)
-        self._loop.run_until_complete(self._startup())
-        ready.set()
-        self._loop.run_forever()
-        self._loop.close()
-
-    async def _startup(self) -> None:
-        app = web.Application()
+    # -- the server (see ThreadedServer) ---------------------------------------------
+    def _routes(self, app: web.Application) -> None:
         app.router.add_post("/api/{method}", self._api)
         app.router.add_get("/ws", self._socket)
-        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
 
-    async def _shutdown(self) -> None:
+    async def _closing(self) -> None:
         for ws in list(self._sockets):
             await ws.close()
-        if self._runner is not None:
-            await self._runner.cleanup()
 
-    def _run(self, coro: Any) -> Any:
-        assert self._loop is not None
-        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(10)
+    def _watched(self) -> FakeSlack:
+        return self
+
+    def _progress(self) -> str:
+        return "posts: " + json.dumps([p.get("text") for p in self.posts])[:2000]
 
     # -- scripting (from any thread) --------------------------------------------------
     def fail(
@@ -172,15 +141,13 @@ class FakeSlack:
 
     def send_event(self, event: dict[str, Any]) -> Envelope:
         """Deliver one raw event (Socket Mode envelope, or HTTP when http_endpoint is set)."""
-        return self._run(self._send(self.callback(event)))  # type: ignore[no-any-return]
+        return self._call(self._send(self.callback(event)))
 
     def send_many(self, events: list[dict[str, Any]], interval: float = 0.0) -> list[Envelope]:
         """A burst from the fake's loop: `interval` seconds apart (0: back to back)."""
         bodies = [self.callback(e) for e in events]
         timeout = 10 + interval * len(bodies)
-        assert self._loop is not None
-        future = asyncio.run_coroutine_threadsafe(self._send_all(bodies, interval), self._loop)
-        return future.result(timeout)
+        return self._call(self._send_all(bodies, interval), timeout)
 
     def callback(self, event: dict[str, Any]) -> dict[str, Any]:
         return {
@@ -196,7 +163,7 @@ class FakeSlack:
 
     def drop(self) -> None:
         """Close every open socket, as Slack does when it rotates connections."""
-        self._run(self._drop())
+        self._call(self._drop())
 
     def next_ts(self) -> str:
         n = next(self._ts)
@@ -208,25 +175,6 @@ class FakeSlack:
 
     def unacked(self) -> list[Envelope]:
         return [e for e in self.envelopes.values() if e.acked_at is None]
-
-    def wait_for(self, predicate: Callable[[FakeSlack], bool], timeout: float = 10.0) -> None:
-        deadline = time.monotonic() + timeout
-        with self._changed:
-            while not predicate(self):
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise AssertionError(
-                        f"fake Slack: condition not met after {timeout}s; posts: "
-                        + json.dumps([p.get("text") for p in self.posts])[:2000]
-                    )
-                self._changed.wait(min(left, 0.05))
-
-    async def until(self, predicate: Callable[[FakeSlack], bool], timeout: float = 10.0) -> None:
-        await asyncio.to_thread(self.wait_for, predicate, timeout)
-
-    def _notify(self) -> None:
-        with self._changed:
-            self._changed.notify_all()
 
     # -- the Web API ------------------------------------------------------------------
     async def _api(self, request: web.Request) -> web.Response:
