@@ -144,8 +144,8 @@ class NodeLoop:
             saved = False
             if turns >= self.max_turns:
                 return Outcome("limit")
-            await self._fit_context(conv)
-            response = await self._complete(conv)
+            system = await self._fit_context(conv)
+            response = await self._complete(conv, system)
             turns += 1
             self.on_turn(turns, response)
             if response is None:
@@ -158,17 +158,18 @@ class NodeLoop:
                 return outcome
             saved = True  # _act ended in a checkpoint
 
-    async def _fit_context(self, conv: Conversation) -> None:
-        """Compact a conversation nearing its token budget (flush, summary: agents/memory)."""
-        memory = self.services.memory
-        if memory is None:
-            return
+    async def _fit_context(self, conv: Conversation) -> str:
+        """Compact a conversation nearing its token budget (flush, summary: agents/memory);
+        the system prompt for this step, built once."""
         system = self.system_prompt(conv)
-        if memory.over_budget(system, self.toolbox.specs, conv.messages):
-            conv.messages = await memory.compact(
-                self.agent_id, conv.key, system, self.toolbox, conv.messages
-            )
-            self.checkpoint(conv)
+        memory = self.services.memory
+        if memory is None or not memory.over_budget(system, self.toolbox.specs, conv.messages):
+            return system
+        conv.messages = await memory.compact(
+            self.agent_id, conv.key, system, self.toolbox, conv.messages
+        )
+        self.checkpoint(conv)
+        return self.system_prompt(conv)  # the flush turn may have changed memory
 
     def on_turn(self, turns: int, response: LLMResponse | None) -> None:
         """Hook: a turn finished (workers count them)."""
@@ -222,14 +223,12 @@ class NodeLoop:
     ) -> None:
         raise NotImplementedError(f"{self.agent_id} cannot park")
 
-    async def _complete(self, conv: Conversation) -> LLMResponse | None:
+    async def _complete(self, conv: Conversation, system: str) -> LLMResponse | None:
         attempt = 0
         llm = self.services.llm
         while True:
             try:
-                return await llm.complete(
-                    self.system_prompt(conv), self.toolbox.specs, conv.messages
-                )
+                return await llm.complete(system, self.toolbox.specs, conv.messages)
             except ModelUnavailable as exc:
                 self.services.events.emit(
                     "llm.unavailable", self.agent_id, error=str(exc), attempt=attempt

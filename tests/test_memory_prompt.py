@@ -155,3 +155,21 @@ async def test_distil_merges_past_daily_logs_into_memory_md(
     assert first == "Distilled 2 daily log(s) into MEMORY.md."
     assert second == "Nothing to distil." and len(fake.calls) == 1
     assert (agent / "MEMORY.md").read_text().endswith("- Ann is in ops\n")
+
+
+def test_the_memory_prompt_is_cached_until_a_file_changes(tmp_path: Path) -> None:
+    from agents.services import AgentInfo
+    from tests.memkit import memory_at
+
+    memory = memory_at(tmp_path)
+    info = AgentInfo("coordinator", "coordinator")
+    root = memory.agent("coordinator").files.root
+    (root / "MEMORY.md").write_text("## Team\nAnn leads ops.\n")
+    first = memory.prompt(info, None)
+    assert "Ann leads ops." in first
+    assert memory.prompt(info, None) is first  # nothing changed: served from the cache
+    (root / "MEMORY.md").write_text("## Team\nBob leads ops now.\n")  # an edit by hand
+    assert "Bob leads ops now." in memory.prompt(info, None)
+    day = datetime.now(UTC).date().isoformat()
+    (root / "memory" / f"{day}.md").write_text(f"# {day}\n\n### 09:00\nDeploy frozen.\n")
+    assert "Deploy frozen." in memory.prompt(info, None)  # a new daily log

@@ -21,7 +21,7 @@ from agents.memory.capture import captures
 from agents.memory.compaction import Compactor
 from agents.memory.files import AgentFiles, MemoryRefused
 from agents.memory.maintenance import distil
-from agents.memory.prompt import memory_prompt
+from agents.memory.prompt import PromptCache
 from agents.memory.search import MemoryIndex
 from agents.memory.tools import memory_tools
 from agents.prompts import agent_dir
@@ -48,6 +48,7 @@ class Memory:
         self.llm = llm
         self.events = events
         self._agents: dict[str, AgentMemory] = {}
+        self._prompts = PromptCache()
         self._opening = threading.Lock()  # tools open an agent's memory from worker threads
         self.compactor = Compactor(
             llm, events, self.agent, settings.compact_at_tokens, settings.compact_keep_tokens
@@ -74,7 +75,8 @@ class Memory:
         return memory_tools(lambda: self.agent(agent_id), written)
 
     def prompt(self, info: AgentInfo, person: str | None) -> str:
-        return memory_prompt(self.agent(info.agent_id), person, self.settings.memory_prompt_tokens)
+        memory = self.agent(info.agent_id)
+        return self._prompts.get(memory, person, self.settings.memory_prompt_tokens)
 
     # -- hooks of the node loop ----------------------------------------------------------
     def heard(self, agent_id: str, msg: BusMessage) -> None:

@@ -11,8 +11,10 @@ says what was left out and how to read it (recall, memory_search).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from agents.memory.agent import AgentMemory
-from agents.memory.files import INDEX_FILE, MEMORY_FILE
+from agents.memory.files import INDEX_FILE, LOG_DIR, MEMORY_FILE
 from agents.memory.search import split_sections
 
 CHARS_PER_TOKEN = 4  # the estimate used throughout (no tokenizer for Claude offline)
@@ -100,3 +102,45 @@ def _render(fixed: list[tuple[str, str]], logs: list[tuple[str, str]], notes: li
 
 def _tag(name: str, text: str, lead: str = "") -> str:
     return f'<memory file="{name}">\n{lead}{text.strip()}\n</memory>'
+
+
+Stamp = tuple[tuple[int, int, int] | None, ...]
+
+
+class PromptCache:
+    """The memory prompt per (agent, person), rebuilt only when one of its inputs changed.
+
+    Building it reads and parses several files; a turn that finds them unchanged (by
+    size and modification time, and the log folder's own time for new daily logs) reuses
+    the text, so a hand edit still shows at the next turn.
+    """
+
+    def __init__(self) -> None:
+        self._entries: dict[tuple[str, str | None], tuple[list[Path], Stamp, str]] = {}
+
+    def get(self, memory: AgentMemory, person: str | None, budget_tokens: int) -> str:
+        entry = self._entries.get((memory.agent_id, person))
+        if entry is not None and _stamp(entry[0]) == entry[1]:
+            return entry[2]
+        root = memory.files.root
+        names = [MEMORY_FILE, INDEX_FILE, LOG_DIR, *memory.files.recent_days(2)]
+        profile = memory.profile_path(person)
+        paths = [root / name for name in [*names, *([profile] if profile else [])]]
+        stamp = _stamp(paths)  # before reading: a change while reading shows next time
+        text = memory_prompt(memory, person, budget_tokens)
+        self._entries[(memory.agent_id, person)] = (paths, stamp, text)
+        return text
+
+
+def _stamp(paths: list[Path]) -> Stamp:
+    # the inode too: an atomic rewrite (temp file + rename) of the same size within one
+    # clock tick keeps size and mtime, never the inode
+    out: list[tuple[int, int, int] | None] = []
+    for path in paths:
+        try:
+            st = path.stat()
+        except OSError:
+            out.append(None)
+        else:
+            out.append((st.st_ino, st.st_mtime_ns, st.st_size))
+    return tuple(out)
