@@ -1,12 +1,11 @@
 """The durable outbox: every message to a person is stored, then delivered.
 
 Rows are delivered in order per target (one task per target key at a time),
-concurrently across targets. Each channel states its pacing (`pace_seconds`
-between posts to one pace key: the target, or what the channel's `pace_key` makes of
-it, such as a Slack channel for all its threads); a platform's Retry-After pauses
-that key. Transient
-failures back off exponentially with jitter; a permanent failure is recorded as an
-event and reported to the home target. Nothing is dropped on a crash: a row is
+concurrently across targets. Each channel states its pacing (`pace_seconds` between
+posts to one pace key: the target, or what the channel's `pace_key` makes of it, such
+as a Slack channel for all its threads); a platform's Retry-After pauses that key.
+Transient failures back off exponentially with jitter; a permanent failure is
+recorded as an event and reported to the home target. Nothing is dropped on a crash: a row is
 marked sent only after the channel returned.
 """
 
