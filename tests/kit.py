@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 from bot.app import App, Extension
-from bot.channel import TransientDeliveryError
 from bot.messages import DeliveryReceipt, Inbound, Outbound, Sender, Target
 from config.settings import Settings, load_settings
 from tests.fakes.anthropic_api import FakeAnthropic
@@ -45,7 +44,6 @@ class Recorder:
 
     def __init__(self) -> None:
         self.sent: list[Outbound] = []
-        self.fail_next = 0
         self._changed = asyncio.Event()
 
     async def start(self) -> None: ...
@@ -53,9 +51,6 @@ class Recorder:
     async def stop(self) -> None: ...
 
     async def deliver(self, msg: Outbound) -> DeliveryReceipt:
-        if self.fail_next:
-            self.fail_next -= 1
-            raise TransientDeliveryError("scripted failure")
         self.sent.append(msg)
         self._changed.set()
         return DeliveryReceipt(platform_id=msg.id)

@@ -6,7 +6,7 @@ import asyncio
 
 from bot.messages import Target
 from config.settings import Settings
-from tests.fakes.anthropic_api import Call, FakeAnthropic, Reply, text
+from tests.fakes.anthropic_api import FakeAnthropic, Reply, text
 from tests.kit import Recorder, inbound, running_app
 
 
@@ -80,10 +80,6 @@ async def test_529_storm_delays_but_loses_nothing(settings: Settings, fake: Fake
     notices = [m for m in rec.sent if m.kind == "notice"]
     assert len(notices) == 1 and "unavailable" in notices[0].text
     assert [m.text for m in rec.sent if m.agent == "coordinator"] == ["finally"]
-
-
-def _target_of(call: Call) -> str:
-    return call.system
 
 
 async def test_reply_goes_to_the_conversation_target(
