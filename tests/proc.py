@@ -106,3 +106,8 @@ class Switchboard:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             return self.proc.wait(5)
+
+
+def chat(workdir: Path, env: dict[str, str]) -> Switchboard:
+    """`switchboard chat` over `<workdir>/data`, run from `workdir`."""
+    return Switchboard(["--data-dir", str(workdir / "data"), "chat"], env, workdir)

@@ -11,7 +11,7 @@ from agents.memory.compaction import FLUSH, SUMMARISE
 from tests.fakes.anthropic_api import Call, FakeAnthropic, text, tool
 from tests.kit import Recorder, events, inbound, make_settings, running_app
 from tests.memkit import assert_tool_pairs_valid
-from tests.proc import Switchboard
+from tests.proc import chat
 
 
 def test_amnesia_a_fact_survives_a_kill_and_is_in_the_next_request(
@@ -27,8 +27,7 @@ def test_amnesia_a_fact_survives_a_kill_and_is_in_the_next_request(
         return [text("ok")]
 
     fake.responder = responder
-    args = ["--data-dir", str(tmp_path / "data"), "chat"]
-    first = Switchboard(args, fake.env(), tmp_path)
+    first = chat(tmp_path, fake.env())
     try:
         first.expect("you are talking to the coordinator")
         first.send("My favourite editor is Helix.")  # stored by the model's tool call
@@ -39,7 +38,7 @@ def test_amnesia_a_fact_survives_a_kill_and_is_in_the_next_request(
         first.kill()  # SIGKILL: no clean shutdown
 
     before = len(fake.calls)
-    second = Switchboard(args, fake.env(), tmp_path)
+    second = chat(tmp_path, fake.env())
     try:
         second.expect("you are talking to the coordinator")
         second.send("which editor do I use?")

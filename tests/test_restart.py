@@ -11,17 +11,13 @@ from pathlib import Path
 from config.settings import Settings
 from tests.fakes.anthropic_api import Call, FakeAnthropic, Reply, text
 from tests.kit import Recorder, inbound, make_settings, running_app
-from tests.proc import Switchboard
+from tests.proc import chat
 from tests.script import TeamScript
-
-
-def chat(tmp_path: Path, fake: FakeAnthropic) -> Switchboard:
-    return Switchboard(["--data-dir", str(tmp_path / "data"), "chat"], fake.env(), tmp_path)
 
 
 def test_terminal_chat_through_real_stdin_stdout(tmp_path: Path, fake: FakeAnthropic) -> None:
     fake.responder = lambda call: [text("Hi, I am the coordinator.")]
-    sb = chat(tmp_path, fake)
+    sb = chat(tmp_path, fake.env())
     try:
         sb.expect("you are talking to the coordinator")
         sb.send("hello")
@@ -36,7 +32,7 @@ def test_terminal_chat_through_real_stdin_stdout(tmp_path: Path, fake: FakeAnthr
 def test_parked_worker_survives_kill_and_resumes(tmp_path: Path, fake: FakeAnthropic) -> None:
     script = TeamScript()
     fake.responder = script
-    first = chat(tmp_path, fake)
+    first = chat(tmp_path, fake.env())
     try:
         first.send("please research GPUs")
         first.expect("[Alice asks] Data center or consumer GPUs?")
@@ -44,7 +40,7 @@ def test_parked_worker_survives_kill_and_resumes(tmp_path: Path, fake: FakeAnthr
     finally:
         first.kill()
 
-    second = chat(tmp_path, fake)
+    second = chat(tmp_path, fake.env())
     try:
         second.expect("you are talking to the coordinator")
         second.send("Data center only")
@@ -61,7 +57,7 @@ def test_message_journaled_before_a_crash_is_answered_once(
     tmp_path: Path, fake: FakeAnthropic
 ) -> None:
     fake.responder = lambda call: Reply([text("too late")], delay=30)
-    first = chat(tmp_path, fake)
+    first = chat(tmp_path, fake.env())
     try:
         first.expect("you are talking to the coordinator")
         first.send("what is the status of the build?")
@@ -70,7 +66,7 @@ def test_message_journaled_before_a_crash_is_answered_once(
         first.kill()
 
     fake.responder = lambda call: [text(f"answer #{len(fake.calls)}")]
-    second = chat(tmp_path, fake)
+    second = chat(tmp_path, fake.env())
     try:
         second.expect("[coordinator] answer #2")
         lines = second.settle(1.0)

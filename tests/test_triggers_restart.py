@@ -15,7 +15,7 @@ from bot.triggers import build_spec
 from config.settings import Settings, load_settings
 from tests.fakes.anthropic_api import Call, FakeAnthropic, text, tool
 from tests.kit import Recorder, events, inbound, running_app
-from tests.proc import Switchboard
+from tests.proc import chat
 from tests.trigger_kit import EmailRecorder, next_run, outcomes, set_next_run, trigger_settings
 
 
@@ -142,8 +142,7 @@ def test_delayed_trigger_pending_across_a_restart_fires_after_it(
         return [text("hm")]
 
     fake.responder = responder
-    args = ["--data-dir", str(tmp_path / "data"), "chat"]
-    first = Switchboard(args, fake.env(), tmp_path)
+    first = chat(tmp_path, fake.env())
     try:
         first.expect("you are talking to the coordinator")
         first.send("remind me to check the build")
@@ -152,7 +151,7 @@ def test_delayed_trigger_pending_across_a_restart_fires_after_it(
         first.kill()
     assert not any("check the build." in line for line in first.lines)
 
-    second = Switchboard(args, fake.env(), tmp_path)
+    second = chat(tmp_path, fake.env())
     try:
         assert second.expect("Time to check the build.") == "[coordinator] Time to check the build."
         lines = second.settle(0.5)
