@@ -17,6 +17,7 @@ import asyncio
 import json
 import logging
 import re
+import ssl
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TypeVar
@@ -69,6 +70,43 @@ class UidState:
         )
 
 
+class _Protocol(aioimaplib.IMAP4ClientProtocol):
+    """aioimaplib's protocol, noting every `* n EXISTS` the server sends.
+
+    The server announces new mail inside the response of whatever command runs, and
+    once announced, it is not announced again in the next IDLE. aioimaplib drops such
+    lines during UID SEARCH/FETCH/STORE ("ignored untagged response"), so a mail that
+    lands while the watcher syncs would wait for the next IDLE renewal. Noting them
+    here lets the watcher sync again before it idles."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, conn_lost_cb: Callable[..., None]) -> None:
+        super().__init__(loop, conn_lost_cb)
+        self.news = False
+
+    def _untagged_response(self, line: bytes) -> aioimaplib.Command:
+        if line.endswith(b" EXISTS"):
+            self.news = True
+        return super()._untagged_response(line)
+
+
+class _Imap4(aioimaplib.IMAP4):
+    protocol: _Protocol
+
+    def create_client(
+        self,
+        host: str,
+        port: int,
+        loop: asyncio.AbstractEventLoop | None,
+        conn_lost_cb: Callable[..., None],
+        ssl_context: ssl.SSLContext | None = None,
+    ) -> None:
+        running = loop or asyncio.get_running_loop()
+        self.protocol = _Protocol(running, conn_lost_cb)
+        self._client_task = running.create_task(
+            running.create_connection(lambda: self.protocol, host, port, ssl=ssl_context)
+        )
+
+
 class ImapClient:
     """The few IMAP commands the watcher needs, on aioimaplib, errors mapped to ImapError."""
 
@@ -79,20 +117,25 @@ class ImapClient:
         self.port = port_for("imap", self.tls, settings.imap_port)
         self.context = client_context(settings.email_tls_ca_file) if self.tls != "none" else None
         self.lost = lost
-        self.imap: aioimaplib.IMAP4 | None = None
-        # The server announces new mail (`* n EXISTS`) inside the response of whatever
-        # command runs; mail that lands during a sync is announced there, not in the next
-        # IDLE, so the watcher must sync again before it idles.
-        self.news = False
+        self.imap: _Imap4 | None = None
 
     @property
-    def _c(self) -> aioimaplib.IMAP4:
+    def _c(self) -> _Imap4:
         if self.imap is None:
             raise ImapError("not connected")
         return self.imap
 
+    @property
+    def news(self) -> bool:
+        """Whether the server announced new mail since the flag was last cleared."""
+        return self._c.protocol.news
+
+    @news.setter
+    def news(self, value: bool) -> None:
+        self._c.protocol.news = value
+
     async def connect(self) -> None:
-        self.imap = aioimaplib.IMAP4(
+        self.imap = _Imap4(
             self.host,
             self.port,
             timeout=TIMEOUT_SECONDS,
@@ -134,13 +177,8 @@ class ImapClient:
         uidnext = _UIDNEXT.search(lines)
         return int(validity.group(1)), int(uidnext.group(1)) if uidnext else None
 
-    def _note(self, response: aioimaplib.Response) -> aioimaplib.Response:
-        if any(bytes(line).endswith(b" EXISTS") for line in response.lines):
-            self.news = True
-        return response
-
     async def search(self, *criteria: str) -> list[int]:
-        response = self._note(_ok(await self._c.uid_search(*criteria, charset=None), "UID SEARCH"))
+        response = _ok(await self._c.uid_search(*criteria, charset=None), "UID SEARCH")
         uids: list[int] = []
         for line in response.lines[:-1]:
             uids.extend(int(part) for part in bytes(line).split() if part.isdigit())
@@ -149,7 +187,7 @@ class ImapClient:
     async def fetch(self, uid: int, max_bytes: int) -> tuple[bytes, int] | None:
         """The first `max_bytes` of a mail and its full size; None if it is gone."""
         response = await self._c.uid("fetch", str(uid), f"(RFC822.SIZE BODY.PEEK[]<0.{max_bytes}>)")
-        self._note(_ok(response, f"UID FETCH {uid}"))
+        _ok(response, f"UID FETCH {uid}")
         raw: bytes | None = None
         size = 0
         for line in response.lines:
@@ -161,10 +199,10 @@ class ImapClient:
 
     async def mark_seen(self, uid: int) -> None:
         response = await self._c.uid("store", str(uid), "+FLAGS.SILENT", r"(\Seen)")
-        self._note(_ok(response, f"STORE {uid}"))
+        _ok(response, f"STORE {uid}")
 
     async def noop(self) -> None:
-        self._note(_ok(await self._c.noop(), "NOOP"))
+        _ok(await self._c.noop(), "NOOP")
 
     async def idle(self, seconds: float) -> list[bytes]:
         """Wait in IDLE for the server's news, at most `seconds`; [] when nothing came."""
