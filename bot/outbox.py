@@ -26,6 +26,7 @@ from bot.store import OutboxRow, Store
 log = logging.getLogger(__name__)
 
 MAX_BACKOFF = 300.0
+BATCH = 200  # rows read at a time
 
 
 def backoff(attempt: int, base: float, cap: float = MAX_BACKOFF) -> float:
@@ -79,7 +80,9 @@ class Outbox:
         self._on_delivered = on_delivered
         self._on_failed = on_failed
         self._wake = asyncio.Event()
-        self._busy: set[str] = set()
+        self._seen = 0  # the last seq `run` looked at
+        self._busy: set[str] = set()  # targets being drained
+        self._waiting: dict[str, float] = {}  # targets held until their head's retry time
         self._tasks: set[asyncio.Task[None]] = set()
 
     def add_channel(self, channel: Channel) -> None:
@@ -97,53 +100,70 @@ class Outbox:
     async def run(self) -> None:
         while True:
             self._wake.clear()
-            for key, rows in self._due_by_target().items():
+            new, more = self._new_targets()
+            for key in [*new, *self._due_waiting()]:
                 self._busy.add(key)
-                task = asyncio.create_task(self._drain(key, rows))
+                task = asyncio.create_task(self._drain(key))
                 self._tasks.add(task)
                 task.add_done_callback(self._tasks.discard)
-            await self._sleep_until_due()
+            if not more:
+                await self._sleep()
 
     async def stop(self) -> None:
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
 
-    def _due_by_target(self) -> dict[str, list[OutboxRow]]:
-        groups: dict[str, list[OutboxRow]] = {}
-        # rows of targets being drained are left in SQLite: under a burst of replies,
-        # re-reading them on every wake made the loop quadratic
-        for row in self.store.due_outbox(time.time(), skip_targets=self._busy):
-            key = str(row.message.target)
-            if row.message.target.kind not in self.channels:
-                self._fail(row, f"no {row.message.target.kind} channel is configured")
-            elif key not in self._busy:
-                groups.setdefault(key, []).append(row)
-        return groups
+    def _new_targets(self) -> tuple[list[str], bool]:
+        """Targets of rows queued since the last look that nothing is draining or
+        holding for a retry (those read their own new rows), and whether more wait.
+        Only new rows are read: under a burst of replies, re-reading every pending
+        row on each wake made the loop quadratic."""
+        rows = self.store.new_outbox_rows(self._seen, BATCH)
+        if rows:
+            self._seen = rows[-1][0]
+        held = self._busy.union(self._waiting)
+        idle = dict.fromkeys(t for _, t in rows if t not in held)  # in the order queued
+        return list(idle), len(rows) == BATCH
 
-    async def _sleep_until_due(self) -> None:
-        next_at = self.store.next_outbox_time()
-        timeout = None if next_at is None else next_at - time.time()
-        if timeout is not None and timeout <= 0:
-            # what is due belongs to targets being drained; their end wakes us
-            timeout = None if self._busy else 0.01
+    def _due_waiting(self) -> list[str]:
+        now = time.time()
+        due = [key for key, at in self._waiting.items() if at <= now]
+        for key in due:
+            del self._waiting[key]
+        return due
+
+    async def _sleep(self) -> None:
+        timeout = None
+        if self._waiting:
+            timeout = max(0.0, min(self._waiting.values()) - time.time())
         try:
             await asyncio.wait_for(self._wake.wait(), timeout)
         except TimeoutError:
             pass
 
-    async def _drain(self, key: str, rows: list[OutboxRow]) -> None:
+    async def _drain(self, key: str) -> None:
+        """Deliver one target's rows in order until none is left, or until its first
+        row waits for a retry (which holds back the rest)."""
         try:
-            for row in rows:
-                if not await self._deliver(key, row):
-                    break  # keep order: later rows wait for this one
+            while rows := self.store.pending_outbox(key, BATCH):
+                if rows[0].next_at > time.time():
+                    self._waiting[key] = rows[0].next_at
+                    return
+                for row in rows:
+                    if not await self._deliver(key, row):
+                        break  # its retry time now heads the queue: read again
         finally:
+            # no await since the last read: a row queued from here on starts a new drain
             self._busy.discard(key)
             self.wake()
 
     async def _deliver(self, key: str, row: OutboxRow) -> bool:
         msg = row.message
-        channel = self.channels[msg.target.kind]
+        channel = self.channels.get(msg.target.kind)
+        if channel is None:
+            self._fail(row, f"no {msg.target.kind} channel is configured")
+            return True
         pace = pace_key(channel, msg.target)
         await self.pacer.wait(pace, channel.pace_seconds)
         try:

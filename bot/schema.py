@@ -25,7 +25,7 @@ CREATE TABLE IF NOT EXISTS outbox (
     payload TEXT NOT NULL, status TEXT NOT NULL DEFAULT 'pending',
     attempts INTEGER NOT NULL DEFAULT 0,
     next_at REAL NOT NULL, created_at REAL NOT NULL, sent_at REAL, error TEXT, receipt TEXT);
-CREATE INDEX IF NOT EXISTS outbox_pending ON outbox (status, next_at);
+DROP INDEX IF EXISTS outbox_pending;
 CREATE INDEX IF NOT EXISTS outbox_target ON outbox (target, status, seq);
 CREATE TABLE IF NOT EXISTS conversations (
     agent TEXT NOT NULL, key TEXT NOT NULL, target TEXT, messages TEXT NOT NULL,

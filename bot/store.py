@@ -14,7 +14,7 @@ import json
 import logging
 import sqlite3
 import time
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
@@ -149,34 +149,27 @@ class Store:
             (msg.id, str(msg.target), json.dumps(msg.to_json()), now, now),
         )
 
-    def due_outbox(
-        self, now: float, limit: int = 200, skip_targets: Collection[str] = ()
-    ) -> list[OutboxRow]:
-        """Due rows, oldest first, leaving out `skip_targets` (being drained); a target whose
-        earliest pending row waits for its retry holds back the rest of its queue."""
-        skip = list(skip_targets)[:10000]  # the caller filters any rest (SQLite caps variables)
-        marks = ",".join("?" * len(skip))
+    def new_outbox_rows(self, after_seq: int, limit: int) -> list[tuple[int, str]]:
+        """(seq, target) of pending rows queued after `after_seq`, oldest first."""
         rows = self._x(
-            "SELECT seq, payload, attempts, next_at FROM outbox o"
-            f" WHERE status = 'pending' AND next_at <= ? AND target NOT IN ({marks})"
-            " AND NOT EXISTS (SELECT 1 FROM outbox p WHERE p.target = o.target"
-            "   AND p.status = 'pending' AND p.seq < o.seq AND p.next_at > ?)"
+            "SELECT seq, target FROM outbox WHERE seq > ? AND status = 'pending'"
             " ORDER BY seq LIMIT ?",
-            (now, *skip, now, limit),
+            (after_seq, limit),
+        )
+        return [(row[0], row[1]) for row in rows]
+
+    def pending_outbox(self, target: str, limit: int) -> list[OutboxRow]:
+        """The first pending rows of one target, in the order they were queued."""
+        rows = self._x(
+            "SELECT seq, payload, attempts, next_at FROM outbox"
+            " WHERE target = ? AND status = 'pending' ORDER BY seq LIMIT ?",
+            (target, limit),
         )
         return self._decode(
             "outbox",
             rows,
             lambda r: OutboxRow(r[0], Outbound.from_json(json.loads(r[1])), r[2], r[3]),
         )
-
-    def next_outbox_time(self) -> float | None:
-        """When the earliest head of a target's queue is due (later rows wait behind it)."""
-        row = self._x(
-            "SELECT MIN(next_at) FROM outbox o WHERE status = 'pending' AND seq = ("
-            " SELECT MIN(seq) FROM outbox p WHERE p.target = o.target AND p.status = 'pending')"
-        ).fetchone()
-        return row[0] if row else None
 
     def outbox_sent(self, seq: int, receipt: dict[str, Any]) -> None:
         self._x(
