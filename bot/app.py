@@ -9,6 +9,7 @@ it is used. Every channel package exposes `build(settings, human) -> Channel`.
 from __future__ import annotations
 
 import asyncio
+import gc
 import importlib
 import json
 import logging
@@ -135,6 +136,7 @@ class App:
             inbound=rerouted,
             pid=os.getpid(),
         )
+        _settle_heap()
         self.triggers.start()
         self._spawn(self.coordinator.run(), "coordinator")
         self._spawn(self.human.outbox.run(), "outbox")
@@ -191,3 +193,12 @@ class App:
 def _report_death(task: asyncio.Task[Any]) -> None:
     if not task.cancelled() and task.exception() is not None:
         log.critical("core task %s died", task.get_name(), exc_info=task.exception())
+
+
+def _settle_heap() -> None:
+    """Move everything built at start (the SDKs' modules and models: ~200,000 objects)
+    out of the collector's sight. Left in, every full collection walks them all and
+    stalls the event loop for 30-160 ms, and a burst of events waits that long for its
+    acks (tests/bench/bench_slack.py: ack p99 84 ms -> 27 ms at 100 mentions/s)."""
+    gc.collect()
+    gc.freeze()
