@@ -77,6 +77,15 @@ def build_app(
         request_verification_enabled=signing_secret is not None,
         process_before_response=True,
         authorize=authorize,
+        # Middleware that does nothing for us costs every event before its ack:
+        # SlackEvents drops our own posts itself, we use no workflow functions or
+        # assistant threads, and ssl_check / url_verification exist only over HTTP.
+        ignoring_self_events_enabled=False,
+        ignoring_self_assistant_message_events_enabled=False,
+        attaching_function_token_enabled=False,
+        attaching_conversation_kwargs_enabled=False,
+        ssl_check_enabled=signing_secret is not None,
+        url_verification_enabled=signing_secret is not None,
         logger=bolt_log,
     )
 
