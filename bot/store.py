@@ -41,6 +41,10 @@ class Store:
             self.db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=NORMAL")
+            # checkpoint every ~40 MB of WAL, not every 4 MB: the hot pages (journal,
+            # mail) are copied back once per checkpoint, however often they changed
+            # (bench_core routing: ~5,000 -> ~6,500 journaled messages/s)
+            self.db.execute("PRAGMA wal_autocheckpoint=10000")
             self.db.executescript(SCHEMA)
         self.db.execute("PRAGMA busy_timeout=5000")
         self._depth = 0
