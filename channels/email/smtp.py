@@ -7,6 +7,7 @@ the outbox records it and reports it to the home target.
 
 from __future__ import annotations
 
+import asyncio
 from email.message import EmailMessage
 
 import aiosmtplib
@@ -16,6 +17,10 @@ from channels.email.tls import client_context, port_for
 from config.settings import Settings
 
 TIMEOUT_SECONDS = 30.0
+#: SMTP sessions open at once. The outbox delivers to every address concurrently;
+#: servers cap connections per client (Postfix: 50) and a burst of hundreds overflows
+#: the listen backlog, so mails would wait out connect timeouts instead.
+MAX_SESSIONS = 8
 
 
 class SmtpSender:
@@ -27,8 +32,13 @@ class SmtpSender:
         password = settings.smtp_password
         self.password = password.get_secret_value() if password is not None else None
         self.context = client_context(settings.email_tls_ca_file) if self.tls != "none" else None
+        self.sessions = asyncio.Semaphore(MAX_SESSIONS)
 
     async def send(self, mail: EmailMessage, sender: str, recipients: list[str]) -> None:
+        async with self.sessions:
+            await self._send(mail, sender, recipients)
+
+    async def _send(self, mail: EmailMessage, sender: str, recipients: list[str]) -> None:
         try:
             await aiosmtplib.send(
                 mail,

@@ -210,6 +210,9 @@ class RelayHandler:
     refuse: dict[str, Refusal] = field(default_factory=dict)
     accepted: list[Envelope] = field(default_factory=list)
     deliver: bool = True
+    hold: float = 0.0  # seconds each DATA takes, to make sessions overlap
+    sessions: int = 0  # in DATA now
+    most_sessions: int = 0
 
     async def handle_RCPT(
         self, server: SMTP, session: Session, envelope: Envelope, address: str, options: list[str]
@@ -221,12 +224,18 @@ class RelayHandler:
         return "250 OK"
 
     async def handle_DATA(self, server: SMTP, session: Session, envelope: Envelope) -> str:
-        data = envelope.original_content or b""
-        if self.deliver:
-            sender = envelope.mail_from or ""
-            await asyncio.to_thread(self.dovecot.deliver, sender, list(envelope.rcpt_tos), data)
-        self.accepted.append(envelope)
-        return "250 Message accepted"
+        self.sessions += 1
+        self.most_sessions = max(self.most_sessions, self.sessions)
+        try:
+            await asyncio.sleep(self.hold)
+            data = envelope.original_content or b""
+            if self.deliver:
+                sender = envelope.mail_from or ""
+                await asyncio.to_thread(self.dovecot.deliver, sender, list(envelope.rcpt_tos), data)
+            self.accepted.append(envelope)
+            return "250 Message accepted"
+        finally:
+            self.sessions -= 1
 
 
 class SmtpRelay:

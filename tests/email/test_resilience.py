@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from bot.messages import Outbound, Target
 from bot.store import Store
 from channels.email.imap import STATE_KEY
+from channels.email.smtp import MAX_SESSIONS
 from tests.email.conftest import MailWorld, channel_of, email_app
 from tests.email.person import body_text
 from tests.email.servers import Refusal, SmtpRelay, server_context
@@ -225,3 +227,18 @@ async def test_a_4xx_is_retried_until_the_server_takes_the_mail(
         await ann.wait_mail(1, match="greylisted?")
     assert "451" in events(tmp_path, "outbox.retry")[0]["data"]["error"]
     assert not events(tmp_path, "outbox.failed")
+
+
+async def test_a_burst_to_many_addresses_keeps_few_smtp_sessions_open(
+    tmp_path: Path, fake: FakeAnthropic, world: MailWorld
+) -> None:
+    # The outbox delivers to every address at once; hundreds of SMTP sessions would
+    # overflow a server's backlog and wait out connect timeouts (seen: 9 mails/s).
+    world.handler.deliver, world.handler.hold = False, 0.05
+    async with email_app(world.settings(tmp_path, fake)) as app:
+        for i in range(40):
+            target = Target("email", f"reader{i}@localhost")
+            app.human.say(Outbound("coordinator", target, f"update {i}"))
+        await eventually(lambda: len(world.handler.accepted) == 40)
+    assert world.handler.most_sessions == MAX_SESSIONS
+    assert not events(tmp_path, "outbox.retry")
