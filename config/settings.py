@@ -246,6 +246,17 @@ class Settings(BaseSettings):
             )
         if (self.slack_app_token or self.slack_signing_secret) and not self.slack_bot_token:
             raise _FieldProblem("slack_bot_token", "is required when Slack is configured")
+        if self.slack_bot_token and not _secret(self.slack_bot_token).startswith("xoxb-"):
+            raise _FieldProblem(
+                "slack_bot_token",
+                "must be the app's bot token (xoxb-..., under OAuth & Permissions)",
+            )
+        if self.slack_app_token and not _secret(self.slack_app_token).startswith("xapp-"):
+            raise _FieldProblem(
+                "slack_app_token",
+                "must be an app-level token (xapp-..., under Basic Information,"
+                " with the connections:write scope)",
+            )
         if self.email_address:
             for name in ("imap_host", "imap_user", "imap_password", "smtp_host"):
                 if not getattr(self, name):
@@ -284,6 +295,10 @@ class Settings(BaseSettings):
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         return (init_settings,)
+
+
+def _secret(value: SecretStr) -> str:
+    return value.get_secret_value().strip()
 
 
 class _FieldProblem(ValueError):

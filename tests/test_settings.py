@@ -34,6 +34,14 @@ def test_comma_separated_lists_from_the_environment() -> None:
         ({"IMAP_TLS": "maybe"}, "IMAP_TLS: Input should be 'ssl', 'starttls' or 'none'"),
         ({"SWITCHBOARD_TIMEZONE": "Mars/Olympus"}, "SWITCHBOARD_TIMEZONE: is not an IANA"),
         ({"SLACK_BOT_TOKEN": "xoxb-1"}, "SLACK_APP_TOKEN set SLACK_APP_TOKEN (Socket Mode)"),
+        (
+            {"SLACK_BOT_TOKEN": "xoxp-1", "SLACK_APP_TOKEN": "xapp-1"},
+            "SLACK_BOT_TOKEN must be the app's bot token (xoxb-",
+        ),
+        (
+            {"SLACK_BOT_TOKEN": "xoxb-1", "SLACK_APP_TOKEN": "xoxb-1"},
+            "SLACK_APP_TOKEN must be an app-level token (xapp-",
+        ),
         ({"EMAIL_ADDRESS": "bot@x.org"}, "IMAP_HOST is required when EMAIL_ADDRESS is set"),
     ],
 )

@@ -6,10 +6,13 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
+from bot.app import App
 from bot.status import render_status
 from tests.fakes.anthropic_api import FakeAnthropic, text
 from tests.fakes.slack_api import BOT_ID, BOT_USER, FakeSlack
-from tests.kit import events
+from tests.kit import events, eventually
 from tests.script import TeamScript
 from tests.slack_kit import (  # noqa: F401
     MENTION,
@@ -284,3 +287,22 @@ async def test_custom_username_when_the_app_may(tmp_path: Path, fake: FakeAnthro
     assert slack.posts[0]["username"] == "coordinator"
     assert slack.posts[0]["text"] == "heard: [UANN via slack]: hi"
     assert len(fake.calls) == 1  # the echo (a bot_message with our bot id) was ignored
+
+
+@pytest.mark.parametrize(
+    ("method", "variable"),
+    [("auth.test", "SLACK_BOT_TOKEN"), ("apps.connections.open", "SLACK_APP_TOKEN")],
+)
+async def test_a_token_slack_refuses_fails_the_channel_naming_the_variable(
+    tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack, method: str, variable: str
+) -> None:
+    slack.fail(method, status=200, error="token_revoked")
+    app = App(slack_settings(tmp_path, fake, slack), ["slack"])
+    await app.start()
+    try:
+        await eventually(lambda: app.store.health()[0][1] == "failed")
+        (health,) = app.store.health()
+        assert health[2] == f"{variable} refused by Slack: token_revoked"
+        assert len(slack.method_calls(method)) == 1  # refused: not retried
+    finally:
+        await app.stop()

@@ -12,6 +12,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
 
 import aiohttp
 from slack_sdk.errors import SlackApiError, SlackClientError
@@ -28,9 +30,17 @@ from channels.slack.threads import ThreadMemory
 from config.settings import Settings
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 #: auth.test answers that retrying cannot fix
-REFUSED_TOKEN = {"invalid_auth", "not_authed", "account_inactive", "token_revoked", "token_expired"}
+REFUSED_TOKEN = {
+    "invalid_auth",
+    "not_authed",
+    "account_inactive",
+    "token_revoked",
+    "token_expired",
+    "not_allowed_token_type",
+}
 CONNECT_BACKOFF_CAP = 60.0
 
 
@@ -92,27 +102,34 @@ class SlackChannel:
 
     # -- start-up ----------------------------------------------------------------------
     async def _connect(self) -> None:
-        identity = await self._whoami()
+        identity = await self._patiently(lambda: whoami(self.client), "SLACK_BOT_TOKEN")
         if identity is None:
             return
         self.events.identity = identity
-        await self.connection.start()
+        if not await self._patiently(self._open, "SLACK_APP_TOKEN"):
+            return
         self.ready.set()
         log.info("Slack: %s as @%s (%s)", self.connection.describe, identity.name, identity.team_id)
 
-    async def _whoami(self) -> BotIdentity | None:
+    async def _open(self) -> bool:
+        await self.connection.start()
+        return True
+
+    async def _patiently(self, step: Callable[[], Awaitable[T]], token: str) -> T | None:
+        """Run a start-up step, retrying with backoff while Slack is unreachable or
+        failing; None (health `failed`, naming the variable) when Slack refuses `token`."""
         attempt = 0
         while True:
             try:
-                return await whoami(self.client)
+                return await step()
             except SlackApiError as exc:
                 error = str(exc.response.get("error", exc.response.status_code))
                 if error in REFUSED_TOKEN:
-                    log.error("Slack refused SLACK_BOT_TOKEN (%s); the Slack channel is off", error)
-                    self._health("failed", f"SLACK_BOT_TOKEN refused by Slack: {error}")
+                    log.error("Slack refused %s (%s); the Slack channel is off", token, error)
+                    self._health("failed", f"{token} refused by Slack: {error}")
                     return None
-                problem = f"auth.test failed: {error}"
-            except (SlackClientError, aiohttp.ClientError, TimeoutError) as exc:
+                problem = f"{exc.response.api_url.rsplit('/', 1)[-1]} failed: {error}"
+            except (SlackClientError, aiohttp.ClientError, OSError, TimeoutError) as exc:
                 problem = f"Slack unreachable: {type(exc).__name__}"
             delay = backoff(attempt, 1.0, CONNECT_BACKOFF_CAP)
             log.warning("Slack: %s; retrying in %.1fs", problem, delay)

@@ -112,6 +112,11 @@ class SocketModeConnection:
         return "Socket Mode"
 
     async def start(self) -> None:
+        # The SDK retries a refused app token forever, logging each try; asking for the
+        # socket URL once ourselves turns a refusal into an error the channel reports.
+        client = self.handler.client
+        opened = await client.web_client.apps_connections_open(app_token=client.app_token)
+        client.wss_uri = str(opened["url"])
         await self.handler.connect_async()
 
     async def stop(self) -> None:
