@@ -321,6 +321,9 @@ class Store:
     def set_kv(self, key: str, value: str) -> None:
         self._x("INSERT OR REPLACE INTO kv (key, value) VALUES (?, ?)", (key, value))
 
+    def delete_kv(self, key: str) -> None:
+        self._x("DELETE FROM kv WHERE key = ?", (key,))
+
     def set_health(self, channel: str, state: str, detail: str = "") -> None:
         self._x(
             "INSERT OR REPLACE INTO health (channel, state, detail, updated_at) VALUES (?,?,?,?)",

@@ -18,7 +18,7 @@ from tests.discord_kit import (  # noqa: F401
 from tests.fakes import discord_payloads as dp
 from tests.fakes.anthropic_api import FakeAnthropic, text
 from tests.fakes.discord_api import FakeDiscord
-from tests.kit import events
+from tests.kit import events, eventually
 
 CODE = [f"    total_{i} = compute(values[{i}])  # step {i}" for i in range(100)]
 LONG = "\n".join(
@@ -158,3 +158,22 @@ async def test_without_thread_permission_the_reply_goes_beside_the_mention(
     reply = discord_fake.posts[0]
     assert (reply.channel_id, reply.reference) == (str(dp.GENERAL), mid)
     assert reply.content == "**Coordinator:** answered in the channel"
+
+
+async def test_a_split_message_cut_by_a_restart_resumes_at_the_part_not_posted(
+    tmp_path: Path, fake: FakeAnthropic, discord_fake: FakeDiscord
+) -> None:
+    fake.responder = lambda call: [text(LONG)]
+    settings = discord_settings(
+        tmp_path, fake, discord_fake, SWITCHBOARD_OUTBOX_RETRY_BASE_SECONDS="4"
+    )
+    async with discord_app(settings):
+        discord_fake.fail_posts(503, after=1)  # the second part fails; its retry is 2-4 s off
+        mid = discord_fake.say(f"{MENTION} plan it")
+        await eventually(lambda: bool(events(settings.data_dir, "outbox.retry")))
+    assert len(posts_to(discord_fake, mid)) == 1
+    async with discord_app(settings):  # a new process would find the same data dir
+        await discord_fake.until(lambda _: "That is all." in "".join(posts_to(discord_fake, mid)))
+    parts = posts_to(discord_fake, mid)
+    assert len(parts) == len(set(parts)) >= 3  # no part posted twice
+    assert parts[0].startswith("**Coordinator:** Here is the plan.")

@@ -36,7 +36,7 @@ class DiscordChannel:
             human, self.threads, settings.discord_allowed_users, settings.discord_allowed_channels
         )
         self.client = GatewayClient(human.store, self.intake.on_message)
-        self.poster = Poster(self.client, self.threads)
+        self.poster = Poster(self.client, self.threads, human.store)
         self._task: asyncio.Task[None] | None = None
 
     async def start(self) -> None:

@@ -9,21 +9,24 @@ Where, by target:
   `deliver_to`). A worker's question there opens a thread on the question itself, so
   the answer in that thread wakes the worker; the receipt names that thread.
 
-A message split in parts resumes at the part that failed when the outbox retries:
-the parts already posted are remembered per outbound message (in memory, so only a
-crash in the middle of a message can repeat its parts). Failures are mapped to the
-outbox's errors in `errors.py`.
+A message split in parts resumes at the part that failed when the outbox retries, also
+after a crash: where it goes and the parts already posted are written to the store's
+key/value table (`discord.posted.<outbound id>`) after each part, and dropped once the
+whole message is delivered. Failures are mapped to the outbox's errors in `errors.py`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import json
+import logging
+from dataclasses import asdict, dataclass, field
 from typing import Final, Literal
 
 import discord
 
 from bot.channel import DeliveryError, PermanentDeliveryError
 from bot.messages import DeliveryReceipt, Outbound
+from bot.store import Store
 from channels.discord.errors import (
     NETWORK_ERRORS,
     THREAD_EXISTS,
@@ -36,6 +39,9 @@ from channels.discord.threads import Threads
 
 ARCHIVE_MINUTES: Final[Literal[1440]] = 1440  # threads we open hide after a day without messages
 REPLY_META = "discord_reply_to"  # Outbound.meta: answer as a reply to this message id
+_PROGRESS = "discord.posted."
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -51,13 +57,22 @@ class Progress:
     place: Place | None = None
     posted: list[str] = field(default_factory=list)
 
+    def to_json(self) -> str:
+        return json.dumps(asdict(self))
+
+    @classmethod
+    def from_json(cls, raw: str) -> Progress:
+        data = json.loads(raw)
+        place = data.get("place")
+        return cls(Place(**place) if place else None, [str(i) for i in data.get("posted", [])])
+
 
 class Poster:
-    def __init__(self, client: discord.Client, threads: Threads) -> None:
+    def __init__(self, client: discord.Client, threads: Threads, store: Store) -> None:
         self.client = client
         self.threads = threads
+        self.store = store
         self._opened: set[str] = set()
-        self._progress: dict[str, Progress] = {}
 
     async def deliver(self, msg: Outbound) -> DeliveryReceipt:
         try:
@@ -66,19 +81,29 @@ class Poster:
             raise
         except (discord.DiscordException, *NETWORK_ERRORS) as exc:
             raise delivery_error(exc) from exc
-        self._progress.pop(msg.id, None)
+        self.store.delete_kv(_PROGRESS + msg.id)
         return receipt
 
     async def _deliver(self, msg: Outbound) -> DeliveryReceipt:
-        progress = self._progress.setdefault(msg.id, Progress())
+        progress = self._progress(msg.id)
         if progress.place is None:
             progress.place = await self._place(msg)
         place = progress.place
         opens = msg.kind == "question" and place.thread is None and self._threadable(place)
-        await self._post(place, render(msg, _hint(msg, place, opens)), progress)
+        await self._post(msg.id, place, render(msg, _hint(msg, place, opens)), progress)
         if opens:
             place = progress.place = await self._thread_on_question(msg, place, progress.posted[0])
         return DeliveryReceipt(platform_id=progress.posted[0], thread=place.thread, refs=place.refs)
+
+    def _progress(self, msg_id: str) -> Progress:
+        raw = self.store.get_kv(_PROGRESS + msg_id)
+        if raw is None:
+            return Progress()
+        try:
+            return Progress.from_json(raw)
+        except (ValueError, TypeError, AttributeError):
+            log.error("Discord progress of %s is corrupt; posting the message whole", msg_id)
+            return Progress()
 
     # -- where -----------------------------------------------------------------------
     async def _place(self, msg: Outbound) -> Place:
@@ -134,7 +159,7 @@ class Poster:
         return isinstance(channel, discord.TextChannel)
 
     # -- the parts -------------------------------------------------------------------
-    async def _post(self, place: Place, parts: list[str], progress: Progress) -> None:
+    async def _post(self, msg_id: str, place: Place, parts: list[str], progress: Progress) -> None:
         channel = self.client.get_partial_messageable(_snowflake(place.channel))
         for part in parts[len(progress.posted) :]:
             reference = None
@@ -146,6 +171,8 @@ class Poster:
                 )
             sent = await channel.send(part, reference=reference)  # type: ignore[arg-type]
             progress.posted.append(str(sent.id))
+            # also for one part: a question's thread is opened after it is posted
+            self.store.set_kv(_PROGRESS + msg_id, progress.to_json())
 
 
 def _hint(msg: Outbound, place: Place, opens_thread: bool) -> str | None:

@@ -64,6 +64,8 @@ class SlackPoster:
             posted.append(ts)
             if len(chunks) > 1:
                 self.store.set_kv(_PROGRESS + msg.id, json.dumps(posted))
+        if len(chunks) > 1:
+            self.store.delete_kv(_PROGRESS + msg.id)
         threads = [msg.target.thread] if msg.target.thread else posted
         return DeliveryReceipt(
             platform_id=posted[0],
