@@ -124,6 +124,14 @@ class Store:
     def mark_inbound(self, inbound_id: int, status: str) -> None:
         self._x("UPDATE inbound SET status = ? WHERE id = ?", (status, inbound_id))
 
+    def recent_inbound(self, channel: str, since: float) -> list[Inbound]:
+        """Messages of one channel kind journaled since `since` (epoch seconds)."""
+        rows = self._x(
+            "SELECT id, payload FROM inbound WHERE channel = ? AND received_at >= ? ORDER BY id",
+            (channel, since),
+        )
+        return self._decode("inbound", rows, lambda r: Inbound.from_json(json.loads(r[1])))
+
     def pending_inbound(self) -> list[tuple[int, Inbound]]:
         rows = self._x("SELECT id, payload FROM inbound WHERE status = 'pending' ORDER BY id")
         return self._decode("inbound", rows, lambda r: (r[0], Inbound.from_json(json.loads(r[1]))))

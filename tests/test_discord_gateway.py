@@ -143,6 +143,52 @@ async def test_a_dropped_gateway_resumes_and_missed_messages_are_answered(
     assert "discord  connected  as switchboard (session resumed)" in status
 
 
+async def test_what_was_said_while_the_bot_was_down_is_read_back_and_answered(
+    tmp_path: Path, fake: FakeAnthropic, discord_fake: FakeDiscord
+) -> None:
+    # A new gateway session (after a restart) is not replayed what it missed.
+    fake.responder = echo
+    settings = discord_settings(tmp_path, fake, discord_fake)
+    async with discord_app(settings):
+        await eventually(lambda: len(events(settings.data_dir, "channel.caught_up")) == 1)
+        mid = discord_fake.say(f"{MENTION} before the restart")
+        await discord_fake.until(lambda posts: answered(discord_fake, "before the restart") == 1)
+    discord_fake.say("in the thread while down", channel=mid)
+    discord_fake.say(f"{MENTION} mentioned while down")
+    discord_fake.say("chatter for the people in the channel")
+    async with discord_app(settings):
+        await discord_fake.until(lambda posts: answered(discord_fake, "mentioned while down") == 1)
+        await discord_fake.until(
+            lambda posts: answered(discord_fake, "in the thread while down") == 1
+        )
+    assert answered(discord_fake, "before the restart") == 1
+    assert len(fake.calls) == 3  # the chatter reached no model
+    assert discord_fake.gateway.identifies == 2
+
+
+async def test_a_session_that_cannot_resume_reads_back_the_gap(
+    tmp_path: Path, fake: FakeAnthropic, discord_fake: FakeDiscord
+) -> None:
+    fake.responder = echo
+    settings = discord_settings(tmp_path, fake, discord_fake)
+    async with discord_app(settings):
+        await eventually(lambda: len(events(settings.data_dir, "channel.caught_up")) == 1)
+        mid = discord_fake.say(f"{MENTION} before the gap")
+        await discord_fake.until(lambda posts: answered(discord_fake, "before the gap") == 1)
+        discord_fake.drop(hold=True)
+        discord_fake.expire_session()  # RESUME is refused: discord.py identifies anew
+        discord_fake.say("in the thread during the gap", channel=mid)
+        discord_fake.release()
+        await discord_fake.until(
+            lambda posts: answered(discord_fake, "in the thread during the gap") == 1
+        )
+    assert discord_fake.gateway.identifies == 2 and len(fake.calls) == 2
+    assert [e["data"]["messages"] for e in events(settings.data_dir, "channel.caught_up")] == [
+        0,
+        2,  # our own answer in the thread, then hers
+    ]
+
+
 async def test_status_shows_discord_health_and_a_refused_token_fails_clearly(
     tmp_path: Path, fake: FakeAnthropic, discord_fake: FakeDiscord
 ) -> None:

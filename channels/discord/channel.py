@@ -1,9 +1,10 @@
 """The Discord channel as the core sees it: `kind`, `start`, `stop`, `deliver`.
 
-It wires the three roles together: the connection (`client.py`), the intake of
-MESSAGE_CREATE (`events.py`) and delivery (`deliver.py`). Pacing is left to
-discord.py, which follows Discord's per-channel rate-limit buckets from the
-response headers, so the outbox adds no pause of its own (`pace_seconds = 0`).
+It wires the roles together: the connection (`client.py`), the intake of
+MESSAGE_CREATE (`events.py`), catching up after a gap (`catchup.py`) and delivery
+(`deliver.py`). Pacing is left to discord.py, which follows Discord's per-channel
+rate-limit buckets from the response headers, so the outbox adds no pause of its own
+(`pace_seconds = 0`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import contextlib
 from bot.channel import TransientDeliveryError
 from bot.human import HumanNode
 from bot.messages import DeliveryReceipt, Outbound
+from channels.discord.catchup import CatchUp
 from channels.discord.client import GatewayClient, point_at
 from channels.discord.deliver import Poster
 from channels.discord.events import Intake
@@ -31,11 +33,13 @@ class DiscordChannel:
         assert settings.discord_bot_token is not None, "build() only when Discord is enabled"
         self._token = settings.discord_bot_token.get_secret_value()
         point_at(settings.discord_api_url, settings.discord_gateway_url)
+        self.human = human
         self.threads = Threads(human.store)
         self.intake = Intake(
             human, self.threads, settings.discord_allowed_users, settings.discord_allowed_channels
         )
-        self.client = GatewayClient(human.store, self.intake.on_message)
+        self.client = GatewayClient(human.store, self.intake.on_message, self._catch_up)
+        self.catchup = CatchUp(self.client, human.store, self.intake)
         self.poster = Poster(self.client, self.threads, human.store)
         self._task: asyncio.Task[None] | None = None
 
@@ -49,6 +53,10 @@ class DiscordChannel:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
         self.client.health("stopped")
+
+    async def _catch_up(self) -> None:
+        seen = await self.catchup.run()
+        self.human.events.emit("channel.caught_up", self.kind, messages=seen)
 
     async def deliver(self, msg: Outbound) -> DeliveryReceipt:
         try:

@@ -1,8 +1,9 @@
 """The connection to Discord: discord.py's gateway client, its endpoints, its health.
 
 discord.py keeps the gateway alive itself: heartbeats, RESUME after a dropped socket
-(the missed events are replayed), a fresh IDENTIFY when a session cannot resume,
-and REST rate-limit buckets. This module only configures it (intents with message
+(the missed events are replayed), a fresh IDENTIFY when a session cannot resume
+(after which `catchup.py` reads back what was missed), and REST rate-limit buckets.
+This module only configures it (intents with message
 content, the endpoints, no @everyone pings from agent text), logs in with backoff
 while the network is down, reports health for `switchboard status`, and hands every
 MESSAGE_CREATE to a callback. Nothing here parses messages or posts them.
@@ -12,7 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
+from typing import Any
 
 import discord
 import yarl
@@ -30,6 +32,7 @@ KIND = "discord"
 MAX_RATELIMIT_WAIT = 30.0
 
 OnMessage = Callable[[discord.Message, discord.ClientUser], None]
+OnSession = Callable[[], Coroutine[Any, Any, object]]
 
 
 def point_at(api_url: str, gateway_url: str | None) -> None:
@@ -51,7 +54,7 @@ def intents() -> discord.Intents:
 
 
 class GatewayClient(discord.Client):
-    def __init__(self, store: Store, on_message: OnMessage) -> None:
+    def __init__(self, store: Store, on_message: OnMessage, on_session: OnSession) -> None:
         super().__init__(
             intents=intents(),
             allowed_mentions=discord.AllowedMentions(everyone=False, roles=False, users=True),
@@ -61,6 +64,8 @@ class GatewayClient(discord.Client):
         )
         self.store = store
         self._handle = on_message
+        self._on_session = on_session
+        self._catching_up: asyncio.Task[object] | None = None
         self.logged_in = asyncio.Event()
         self.connected = asyncio.Event()
 
@@ -104,6 +109,19 @@ class GatewayClient(discord.Client):
     async def on_connect(self) -> None:
         self.connected.set()
         self.health("connected", f"as {self.user} (gateway session)")
+
+    def dispatch(self, event: str, /, *args: Any, **kwargs: Any) -> None:
+        super().dispatch(event, *args, **kwargs)
+        if event == "ready" and not self.is_closed():
+            # A new session (not a resumed one): what was said in the gap is not
+            # replayed. (Not an `on_ready` handler: discord.py may fire `ready` while
+            # the client closes, leaving a handler coroutine that never runs.)
+            self._catching_up = asyncio.create_task(self._on_session(), name="discord-catch-up")
+
+    async def close(self) -> None:
+        if self._catching_up is not None:
+            self._catching_up.cancel()
+        await super().close()
 
     async def on_resumed(self) -> None:
         self.connected.set()

@@ -99,7 +99,10 @@ class Intake:
             text=text,
             reply_to=reply_to,
             thread_refs=_refs(message),
-            meta={"guild": str(message.guild.id) if message.guild else None},
+            meta={
+                "guild": str(message.guild.id) if message.guild else None,
+                "channel": str(message.channel.id),  # where to catch up after a gap
+            },
         )
         if self.human.accept(inbound) and reply_to.thread is not None:
             self.threads.note(reply_to.thread, reply_to.address)
@@ -128,6 +131,7 @@ class Intake:
                 conversation,
                 kind="notice",
                 meta={"discord_reply_to": str(message.id)},
+                id=f"discord-empty-{message.id}",  # once, even if the message comes again
             )
         )
 

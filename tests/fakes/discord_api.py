@@ -85,6 +85,7 @@ class FakeDiscord(ThreadedServer[list[Post]]):
         app.router.add_get(f"{api}/users/@me", self._me)
         app.router.add_get(f"{api}/oauth2/applications/@me", self._application)
         app.router.add_post(f"{api}/channels/{{cid}}/messages", self._post_message)
+        app.router.add_get(f"{api}/channels/{{cid}}/messages", self._history)
         app.router.add_post(f"{api}/channels/{{cid}}/messages/{{mid}}/threads", self._thread_from)
         app.router.add_get(f"{api}/channels/{{cid}}", self._get_channel)
 
@@ -165,6 +166,10 @@ class FakeDiscord(ThreadedServer[list[Post]]):
     def drop(self, hold: bool = False) -> None:
         """Cut the gateway socket; with `hold`, a RESUME waits until `release()`."""
         self._call(self.gateway.drop(hold))
+
+    def expire_session(self) -> None:
+        """The session can no longer resume: the next RESUME gets INVALID_SESSION."""
+        self.gateway.session_id = "expired"
 
     def release(self) -> None:
         self._call(self.gateway.release())
@@ -260,6 +265,18 @@ class FakeDiscord(ThreadedServer[list[Post]]):
         if chan is None:
             return json_response({"message": "Unknown Channel", "code": 10003}, 404)
         return json_response(chan)
+
+    async def _history(self, request: web.Request) -> web.Response:
+        """GET messages `after` an id: the `limit` oldest after it, newest first (as
+        Discord answers; discord.py reverses them for `oldest_first`)."""
+        self._seen(request)
+        cid = request.match_info["cid"]
+        if cid not in self.channels:
+            return json_response({"message": "Unknown Channel", "code": 10003}, 404)
+        after, limit = int(request.query.get("after", 0)), int(request.query.get("limit", 50))
+        later = [m for m in self.messages.values() if m["channel_id"] == cid]
+        later = sorted((m for m in later if int(m["id"]) > after), key=lambda m: int(m["id"]))
+        return json_response(list(reversed(later[:limit])))
 
     async def _post_message(self, request: web.Request) -> web.Response:
         self._seen(request)
