@@ -10,6 +10,7 @@ from pathlib import Path
 from bot.app import App
 from bot.status import render_status
 from bot.store import Store
+from config.settings import Settings
 from tests.discord_kit import (  # noqa: F401
     MENTION,
     channel_of,
@@ -143,6 +144,14 @@ async def test_a_dropped_gateway_resumes_and_missed_messages_are_answered(
     assert "discord  connected  as switchboard (session resumed)" in status
 
 
+async def caught_up_and_answered(discord: FakeDiscord, settings: Settings, words: str) -> str:
+    """Once the new session has caught up: a mention, answered; its id."""
+    await eventually(lambda: len(events(settings.data_dir, "channel.caught_up")) == 1)
+    mid = discord.say(f"{MENTION} {words}")
+    await discord.until(lambda posts: answered(discord, words) == 1)
+    return mid
+
+
 async def test_what_was_said_while_the_bot_was_down_is_read_back_and_answered(
     tmp_path: Path, fake: FakeAnthropic, discord_fake: FakeDiscord
 ) -> None:
@@ -150,9 +159,7 @@ async def test_what_was_said_while_the_bot_was_down_is_read_back_and_answered(
     fake.responder = echo
     settings = discord_settings(tmp_path, fake, discord_fake)
     async with discord_app(settings):
-        await eventually(lambda: len(events(settings.data_dir, "channel.caught_up")) == 1)
-        mid = discord_fake.say(f"{MENTION} before the restart")
-        await discord_fake.until(lambda posts: answered(discord_fake, "before the restart") == 1)
+        mid = await caught_up_and_answered(discord_fake, settings, "before the restart")
     discord_fake.say("in the thread while down", channel=mid)
     discord_fake.say(f"{MENTION} mentioned while down")
     discord_fake.say("chatter for the people in the channel")
@@ -172,9 +179,7 @@ async def test_a_session_that_cannot_resume_reads_back_the_gap(
     fake.responder = echo
     settings = discord_settings(tmp_path, fake, discord_fake)
     async with discord_app(settings):
-        await eventually(lambda: len(events(settings.data_dir, "channel.caught_up")) == 1)
-        mid = discord_fake.say(f"{MENTION} before the gap")
-        await discord_fake.until(lambda posts: answered(discord_fake, "before the gap") == 1)
+        mid = await caught_up_and_answered(discord_fake, settings, "before the gap")
         discord_fake.drop(hold=True)
         discord_fake.expire_session()  # RESUME is refused: discord.py identifies anew
         discord_fake.say("in the thread during the gap", channel=mid)
