@@ -146,7 +146,7 @@ async def test_a_dropped_gateway_resumes_and_missed_messages_are_answered(
 
 async def caught_up_and_answered(discord: FakeDiscord, settings: Settings, words: str) -> str:
     """Once the new session has caught up: a mention, answered; its id."""
-    await eventually(lambda: len(events(settings.data_dir, "channel.caught_up")) == 1)
+    await eventually(lambda: len(events(settings.data_dir, "channel.caught_up")) == 1, 30)
     mid = discord.say(f"{MENTION} {words}")
     await discord.until(lambda posts: answered(discord, words) == 1)
     return mid
@@ -164,10 +164,9 @@ async def test_what_was_said_while_the_bot_was_down_is_read_back_and_answered(
     discord_fake.say(f"{MENTION} mentioned while down")
     discord_fake.say("chatter for the people in the channel")
     async with discord_app(settings):
-        await discord_fake.until(lambda posts: answered(discord_fake, "mentioned while down") == 1)
-        await discord_fake.until(
-            lambda posts: answered(discord_fake, "in the thread while down") == 1
-        )
+        # a new session, Discord's 2 s wait for guilds, then the catch-up
+        await discord_fake.until(lambda _: answered(discord_fake, "mentioned while down") == 1, 30)
+        await discord_fake.until(lambda _: answered(discord_fake, "in the thread while down") == 1)
     assert answered(discord_fake, "before the restart") == 1
     assert len(fake.calls) == 3  # the chatter reached no model
     assert discord_fake.gateway.identifies == 2
@@ -185,7 +184,7 @@ async def test_a_session_that_cannot_resume_reads_back_the_gap(
         discord_fake.say("in the thread during the gap", channel=mid)
         discord_fake.release()
         await discord_fake.until(
-            lambda posts: answered(discord_fake, "in the thread during the gap") == 1
+            lambda _: answered(discord_fake, "in the thread during the gap") == 1, 30
         )
     assert discord_fake.gateway.identifies == 2 and len(fake.calls) == 2
     assert [e["data"]["messages"] for e in events(settings.data_dir, "channel.caught_up")] == [

@@ -234,11 +234,11 @@ async def test_a_burst_to_many_addresses_keeps_few_smtp_sessions_open(
 ) -> None:
     # The outbox delivers to every address at once; hundreds of SMTP sessions would
     # overflow a server's backlog and wait out connect timeouts (seen: 9 mails/s).
-    world.handler.deliver, world.handler.hold = False, 0.05
+    world.handler.deliver, world.handler.hold = False, 0.2
     async with email_app(world.settings(tmp_path, fake)) as app:
         for i in range(40):
             target = Target("email", f"reader{i}@localhost")
             app.human.say(Outbound("coordinator", target, f"update {i}"))
         await eventually(lambda: len(world.handler.accepted) == 40)
-    assert world.handler.most_sessions == MAX_SESSIONS
+    assert 1 < world.handler.most_sessions <= MAX_SESSIONS
     assert not events(tmp_path, "outbox.retry")
