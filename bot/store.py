@@ -124,11 +124,13 @@ class Store:
     def mark_inbound(self, inbound_id: int, status: str) -> None:
         self._x("UPDATE inbound SET status = ? WHERE id = ?", (status, inbound_id))
 
-    def recent_inbound(self, channel: str, since: float) -> list[Inbound]:
-        """Messages of one channel kind journaled since `since` (epoch seconds)."""
+    def recent_inbound(self, channel: str, since: float, limit: int) -> list[Inbound]:
+        """The newest `limit` messages of one channel kind journaled since `since`
+        (epoch seconds), newest first; read from the journal's end, never all of it."""
         rows = self._x(
-            "SELECT id, payload FROM inbound WHERE channel = ? AND received_at >= ? ORDER BY id",
-            (channel, since),
+            "SELECT id, payload FROM inbound WHERE channel = ? AND received_at >= ?"
+            " ORDER BY id DESC LIMIT ?",
+            (channel, since, limit),
         )
         return self._decode("inbound", rows, lambda r: Inbound.from_json(json.loads(r[1])))
 

@@ -25,6 +25,7 @@ log = logging.getLogger(__name__)
 CATCHUP_DAYS = 3
 MAX_CHANNELS = 50  # the most recently active channels and threads, one request each
 MAX_PER_CHANNEL = 200  # messages read back per channel and session at most
+MAX_JOURNAL_ROWS = 5000  # the newest journaled Discord messages that name the channels
 
 
 class CatchUp:
@@ -38,7 +39,7 @@ class CatchUp:
         thread, in the channel it hangs off), for the MAX_CHANNELS most recent ones."""
         newest: dict[int, int] = {}
         since = time.time() - CATCHUP_DAYS * 86400
-        for msg in self.store.recent_inbound(KIND, since):
+        for msg in self.store.recent_inbound(KIND, since, MAX_JOURNAL_ROWS):
             if not msg.message_id.isdigit():
                 continue
             # where it was said, and the thread its conversation continues in

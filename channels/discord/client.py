@@ -1,12 +1,12 @@
 """The connection to Discord: discord.py's gateway client, its endpoints, its health.
 
 discord.py keeps the gateway alive itself: heartbeats, RESUME after a dropped socket
-(the missed events are replayed), a fresh IDENTIFY when a session cannot resume
-(after which `catchup.py` reads back what was missed), and REST rate-limit buckets.
-This module only configures it (intents with message
+(the missed events are replayed), a fresh IDENTIFY when a session cannot resume, and
+REST rate-limit buckets. This module only configures it (intents with message
 content, the endpoints, no @everyone pings from agent text), logs in with backoff
-while the network is down, reports health for `switchboard status`, and hands every
-MESSAGE_CREATE to a callback. Nothing here parses messages or posts them.
+while the network is down, reports health for `switchboard status`, hands every
+MESSAGE_CREATE to a callback, and calls another on each new session (`catchup.py`
+reads back what was missed). Nothing here parses messages or posts them.
 """
 
 from __future__ import annotations

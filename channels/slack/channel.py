@@ -130,7 +130,7 @@ class SlackChannel:
                     return None
                 problem = f"{exc.response.api_url.rsplit('/', 1)[-1]} failed: {error}"
             except (SlackClientError, aiohttp.ClientError, OSError, TimeoutError) as exc:
-                problem = f"Slack unreachable: {type(exc).__name__}"
+                problem = f"{type(exc).__name__}: {exc}"
             delay = backoff(attempt, 1.0, CONNECT_BACKOFF_CAP)
             log.warning("Slack: %s; retrying in %.1fs", problem, delay)
             self._health("connecting", problem)
