@@ -32,3 +32,24 @@ def fake() -> Iterator[FakeAnthropic]:
 @pytest.fixture
 def settings(tmp_path: Path, fake: FakeAnthropic) -> Settings:
     return make_settings(tmp_path / "data", fake)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Iterator[None]:  # pragma: no cover - runs only when a test fails
+    """A failing test shows the last events of the app it ran (events.jsonl under its
+    tmp_path), and for email tests the end of dovecot's log: on CI that output is all
+    there is to go on."""
+    report = yield
+    if report.failed and call.when == "call":
+        tmp = item.funcargs.get("tmp_path") if hasattr(item, "funcargs") else None
+        if isinstance(tmp, Path):
+            for log in sorted(tmp.rglob("events.jsonl")):
+                tail = log.read_text(errors="replace").splitlines()[-40:]
+                report.sections.append((f"last events ({log})", "\n".join(tail)))
+        world = item.funcargs.get("world") if hasattr(item, "funcargs") else None
+        dovecot = getattr(world, "dovecot", None)
+        if dovecot is not None:
+            report.sections.append(("dovecot log", "\n".join(dovecot.log().splitlines()[-40:])))
+    return report
