@@ -172,6 +172,7 @@ class App:
 
     async def stop(self) -> None:
         self.triggers.stop()
+        await self.human.outbox.stop()  # deliveries under way finish while channels are up
         for channel in self.channels:
             try:
                 await channel.stop()
@@ -179,7 +180,6 @@ class App:
                 log.exception("stopping channel %s failed", channel.kind)
         await self.coordinator.shutdown()
         await self.team.shutdown()
-        await self.human.outbox.stop()
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)

@@ -17,6 +17,7 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import asdict
+from typing import Any
 
 from bot.channel import Channel, PermanentDeliveryError, TransientDeliveryError, pace_key
 from bot.events import EventLog
@@ -27,6 +28,7 @@ log = logging.getLogger(__name__)
 
 MAX_BACKOFF = 300.0
 BATCH = 200  # rows read at a time
+STOP_GRACE_SECONDS = 5.0
 
 
 def backoff(attempt: int, base: float, cap: float = MAX_BACKOFF) -> float:
@@ -80,10 +82,12 @@ class Outbox:
         self._on_delivered = on_delivered
         self._on_failed = on_failed
         self._wake = asyncio.Event()
+        self._stopping = False
         self._seen = 0  # the last seq `run` looked at
         self._busy: set[str] = set()  # targets being drained
         self._waiting: dict[str, float] = {}  # targets held until their head's retry time
         self._tasks: set[asyncio.Task[None]] = set()
+        self._sending: set[asyncio.Task[Any]] = set()  # drains inside a channel's deliver
 
     def add_channel(self, channel: Channel) -> None:
         self.channels[channel.kind] = channel
@@ -98,7 +102,7 @@ class Outbox:
         self._wake.set()
 
     async def run(self) -> None:
-        while True:
+        while not self._stopping:
             self._wake.clear()
             new, more = self._new_targets()
             for key in [*new, *self._due_waiting()]:
@@ -109,7 +113,16 @@ class Outbox:
             if not more:
                 await self._sleep()
 
-    async def stop(self) -> None:
+    async def stop(self, grace: float = STOP_GRACE_SECONDS) -> None:
+        """Start no new delivery and give those under way `grace` seconds to finish: one
+        cancelled mid-request may have reached the platform, and would be sent again at
+        the next start. Then cancel what is left."""
+        self._stopping = True
+        self.wake()
+        for task in self._tasks - self._sending:  # waiting for a pace slot or a retry
+            task.cancel()
+        if self._sending:
+            await asyncio.wait(set(self._sending), timeout=grace)
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
@@ -151,6 +164,8 @@ class Outbox:
                     self._waiting[key] = rows[0].next_at
                     return
                 for row in rows:
+                    if self._stopping:
+                        return
                     if not await self._deliver(key, row):
                         break  # its retry time now heads the queue: read again
         finally:
@@ -166,6 +181,9 @@ class Outbox:
             return True
         pace = pace_key(channel, msg.target)
         await self.pacer.wait(pace, channel.pace_seconds)
+        sending = asyncio.current_task()
+        assert sending is not None
+        self._sending.add(sending)
         try:
             receipt = await channel.deliver(msg)
         except TransientDeliveryError as exc:
@@ -178,6 +196,8 @@ class Outbox:
         except Exception as exc:  # an adapter bug must not stop the outbox
             log.exception("delivery to %s raised", key)
             return self._retry(key, pace, row, f"{type(exc).__name__}: {exc}", None)
+        finally:
+            self._sending.discard(sending)
         self.pacer.hold(pace, channel.pace_seconds)
         self.store.outbox_sent(row.seq, asdict(receipt))
         self.events.emit("message.sent", msg.agent, target=key, kind=msg.kind, id=msg.id)

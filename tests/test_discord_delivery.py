@@ -177,3 +177,18 @@ async def test_a_split_message_cut_by_a_restart_resumes_at_the_part_not_posted(
     parts = posts_to(discord_fake, mid)
     assert len(parts) == len(set(parts)) >= 3  # no part posted twice
     assert parts[0].startswith("**Coordinator:** Here is the plan.")
+
+
+async def test_a_post_whose_answer_was_lost_is_not_posted_again(
+    tmp_path: Path, fake: FakeAnthropic, discord_fake: FakeDiscord
+) -> None:
+    # Discord created the message, but the connection broke before its answer: the
+    # outbox retries, with the same nonce, and Discord answers with the first message.
+    fake.responder = lambda call: [text("only once")]
+    settings = discord_settings(tmp_path, fake, discord_fake)
+    async with discord_app(settings):
+        discord_fake.lose_answers = 1
+        mid = discord_fake.say(f"{MENTION} say it once")
+        await eventually(lambda: bool(events(settings.data_dir, "message.sent")))
+    assert posts_to(discord_fake, mid) == ["**Coordinator:** only once"]
+    assert len(events(settings.data_dir, "outbox.retry")) == 1

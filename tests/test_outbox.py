@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from pathlib import Path
 
 from bot.channel import PermanentDeliveryError, TransientDeliveryError
 from bot.messages import DeliveryReceipt, Outbound, Target
+from bot.store import Store
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.kit import Recorder, events, eventually, make_settings, running_app
 
@@ -73,3 +75,42 @@ async def test_a_target_without_a_channel_fails_once(tmp_path: Path, fake: FakeA
         assert app.store.outbox_counts() == {"failed": 1}
     failed = events(tmp_path, "outbox.failed")
     assert len(failed) == 1 and failed[0]["data"]["error"] == "no email channel is configured"
+
+
+class Slow:
+    """A `discord` channel whose every post takes a while."""
+
+    kind = "discord"
+    pace_seconds = 0.0
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.started: list[str] = []
+        self.sent: list[str] = []
+
+    async def start(self) -> None: ...
+
+    async def stop(self) -> None: ...
+
+    async def deliver(self, msg: Outbound) -> DeliveryReceipt:
+        self.started.append(msg.text)
+        await asyncio.sleep(self.seconds)
+        self.sent.append(msg.text)
+        return DeliveryReceipt(platform_id=msg.id)
+
+
+async def test_a_stop_lets_a_post_under_way_finish_and_starts_no_other(
+    tmp_path: Path, fake: FakeAnthropic
+) -> None:
+    # Cancelled mid-request, a post may have reached the platform and would be sent
+    # again at the next start.
+    slow = Slow(0.3)
+    settings = make_settings(tmp_path, fake)
+    async with running_app(settings, [Recorder(), slow]) as app:
+        for text in ("first", "second"):
+            app.human.say(Outbound("coordinator", Target.parse("discord:1"), text))
+        await eventually(lambda: slow.started == ["first"])
+    assert slow.sent == ["first"]
+    store = Store(settings.db_path)
+    assert store.outbox_counts() == {"sent": 1, "pending": 1}  # "second" waits for the next start
+    store.close()

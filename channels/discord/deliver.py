@@ -12,11 +12,14 @@ Where, by target:
 A message split in parts resumes at the part that failed when the outbox retries, also
 after a crash: where it goes and the parts already posted are written to the store's
 key/value table (`discord.posted.<outbound id>`) after each part, and dropped once the
-whole message is delivered. Failures are mapped to the outbox's errors in `errors.py`.
+whole message is delivered; each part carries a nonce Discord enforces, so a part whose
+answer was lost is not posted twice. Failures are mapped to the outbox's errors in
+`errors.py`.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 from dataclasses import asdict, dataclass, field
@@ -169,10 +172,18 @@ class Poster:
                     channel_id=_snowflake(place.channel),
                     fail_if_not_exists=False,
                 )
-            sent = await channel.send(part, reference=reference)  # type: ignore[arg-type]
+            nonce = _nonce(msg_id, len(progress.posted))
+            sent = await channel.send(part, reference=reference, nonce=nonce)  # type: ignore[arg-type]
             progress.posted.append(str(sent.id))
             # also for one part: a question's thread is opened after it is posted
             self.store.set_kv(_PROGRESS + msg_id, progress.to_json())
+
+
+def _nonce(msg_id: str, part: int) -> str:
+    """The same for every try of one part: discord.py asks Discord to enforce it, and
+    Discord answers a repeat within minutes with the message already posted (a post
+    whose answer was lost, in a crash or a timeout, is not posted twice)."""
+    return hashlib.blake2b(f"{msg_id}/{part}".encode(), digest_size=10).hexdigest()
 
 
 def _hint(msg: Outbound, place: Place, opens_thread: bool) -> str | None:

@@ -48,6 +48,9 @@ first_valid_uid = 8
 mail_location = maildir:~/Maildir
 # a test server: its own disk durability is not under test, and fsync slows every delivery
 mail_fsync = never
+# IDLE learns of new mail by inotify; where a machine's inotify instances run out
+# (shared by every process of the uid), dovecot falls back to looking every 30 s
+mailbox_idle_check_interval = 1 secs
 passdb {{
   driver = static
   args = password={password}

@@ -53,6 +53,8 @@ class FakeDiscord(ThreadedServer[list[Post]]):
             str(p.RANDOM): p.text_channel(p.RANDOM, "random"),
         }
         self.messages: dict[str, p.Payload] = {}
+        self.nonces: dict[str, str] = {}  # enforced nonce -> the message it created
+        self.lose_answers = 0  # posts to create, then cut the connection instead of answering
         self.posts: list[Post] = []
         self.requests: list[tuple[str, str]] = []
         self.threads_started: list[str] = []
@@ -290,9 +292,14 @@ class FakeDiscord(ThreadedServer[list[Post]]):
         problem = self._invalid(body)
         if problem:
             return json_response({"message": problem, "code": 50035}, 400)
+        nonce = str(body["nonce"]) if body.get("enforce_nonce") and body.get("nonce") else None
+        if nonce in self.nonces:  # Discord: the message this nonce already created
+            return json_response(self.messages[self.nonces[nonce]])
         ref = (body.get("message_reference") or {}).get("message_id")
         ref = str(ref) if ref else None  # Discord takes snowflakes as numbers or strings
         data = p.message(p.snowflake(), chan, p.BOT_ID, body.get("content") or "")
+        if nonce is not None:
+            self.nonces[nonce] = str(data["id"])
         if ref:
             data["message_reference"] = {"message_id": str(ref), "channel_id": chan["id"]}
         self.messages[str(data["id"])] = data
@@ -301,6 +308,10 @@ class FakeDiscord(ThreadedServer[list[Post]]):
             self.posts.append(Post(str(data["id"]), chan["id"], data["content"], ref))
             self._changed.notify_all()
         await self.gateway.dispatch("MESSAGE_CREATE", data)
+        if self.lose_answers > 0:  # the message exists; the bot never hears so
+            self.lose_answers -= 1
+            assert request.transport is not None
+            request.transport.abort()
         return json_response(data)
 
     def _invalid(self, body: p.Payload) -> str | None:
