@@ -84,7 +84,6 @@ class Poster:
             raise
         except (discord.DiscordException, *NETWORK_ERRORS) as exc:
             raise delivery_error(exc) from exc
-        self.store.delete_kv(_PROGRESS + msg.id)
         return receipt
 
     async def _deliver(self, msg: Outbound) -> DeliveryReceipt:
@@ -93,9 +92,15 @@ class Poster:
             progress.place = await self._place(msg)
         place = progress.place
         opens = msg.kind == "question" and place.thread is None and self._threadable(place)
-        await self._post(msg.id, place, render(msg, _hint(msg, place, opens)), progress)
+        parts = render(msg, _hint(msg, place, opens))
+        # one plain part needs no memory (its nonce makes a retry safe); several parts,
+        # or a question whose thread opens after it is posted, do
+        remember = len(parts) > 1 or opens
+        await self._post(msg.id, place, parts, progress, remember)
         if opens:
             place = progress.place = await self._thread_on_question(msg, place, progress.posted[0])
+        if remember:
+            self.store.delete_kv(_PROGRESS + msg.id)
         return DeliveryReceipt(platform_id=progress.posted[0], thread=place.thread, refs=place.refs)
 
     def _progress(self, msg_id: str) -> Progress:
@@ -162,7 +167,9 @@ class Poster:
         return isinstance(channel, discord.TextChannel)
 
     # -- the parts -------------------------------------------------------------------
-    async def _post(self, msg_id: str, place: Place, parts: list[str], progress: Progress) -> None:
+    async def _post(
+        self, msg_id: str, place: Place, parts: list[str], progress: Progress, remember: bool
+    ) -> None:
         channel = self.client.get_partial_messageable(_snowflake(place.channel))
         for part in parts[len(progress.posted) :]:
             reference = None
@@ -175,8 +182,8 @@ class Poster:
             nonce = _nonce(msg_id, len(progress.posted))
             sent = await channel.send(part, reference=reference, nonce=nonce)  # type: ignore[arg-type]
             progress.posted.append(str(sent.id))
-            # also for one part: a question's thread is opened after it is posted
-            self.store.set_kv(_PROGRESS + msg_id, progress.to_json())
+            if remember:
+                self.store.set_kv(_PROGRESS + msg_id, progress.to_json())
 
 
 def _nonce(msg_id: str, part: int) -> str:
