@@ -164,11 +164,14 @@ async def test_what_was_said_while_the_bot_was_down_is_read_back_and_answered(
     discord_fake.say(f"{MENTION} mentioned while down")
     discord_fake.say("chatter for the people in the channel")
     async with discord_app(settings):
-        # a new session, Discord's 2 s wait for guilds, then the catch-up
+        # live before the catch-up (which waits for Discord's guilds, ~2 s): it must not
+        # hide the gap behind it
+        discord_fake.say(f"{MENTION} live after the restart")
         await discord_fake.until(lambda _: answered(discord_fake, "mentioned while down") == 1, 30)
         await discord_fake.until(lambda _: answered(discord_fake, "in the thread while down") == 1)
     assert answered(discord_fake, "before the restart") == 1
-    assert len(fake.calls) == 3  # the chatter reached no model
+    assert answered(discord_fake, "live after the restart") == 1
+    assert len(fake.calls) == 4  # the chatter reached no model
     assert discord_fake.gateway.identifies == 2
 
 

@@ -3,9 +3,11 @@
 Discord replays missed events only to a session that RESUMEs. After a restart, or when
 a session cannot resume (a fresh IDENTIFY), messages posted in the gap never arrive.
 So on every new session (`on_ready`) the channels and threads where people talked to
-the bot in the last CATCHUP_DAYS (the MAX_CHANNELS most recent) are read back from the
-journal, each with the newest message id journaled there, and their history after
-that id goes through the intake like any MESSAGE_CREATE. The journal drops what it
+the bot in the last CATCHUP_DAYS before the session began (the MAX_CHANNELS most
+recent) are read back from the journal, each with the newest message id journaled
+there, and their history after that id goes through the intake like any
+MESSAGE_CREATE. Messages journaled since the session began came live and say
+nothing about the gap. The journal drops what it
 already holds; chatter not addressed to the bot is skipped by the intake as always. A
 channel that cannot be read (deleted, access lost) is logged and skipped.
 """
@@ -13,7 +15,6 @@ channel that cannot be read (deleted, access lost) is logged and skipped.
 from __future__ import annotations
 
 import logging
-import time
 
 import discord
 
@@ -34,13 +35,14 @@ class CatchUp:
         self.store = store
         self.intake = intake
 
-    def last_seen(self) -> dict[int, int]:
-        """Channel id -> the newest message id journaled there (or, for a conversation's
-        thread, in the channel it hangs off), for the MAX_CHANNELS most recent ones."""
+    def last_seen(self, before: float) -> dict[int, int]:
+        """Channel id -> the newest message id journaled there before `before` (when the
+        session began: what came since arrived live), also for the thread a message's
+        conversation continues in; the MAX_CHANNELS most recent."""
         newest: dict[int, int] = {}
-        since = time.time() - CATCHUP_DAYS * 86400
+        since = before - CATCHUP_DAYS * 86400
         for msg in self.store.recent_inbound(KIND, since, MAX_JOURNAL_ROWS):
-            if not msg.message_id.isdigit():
+            if not msg.message_id.isdigit() or msg.received_at >= before:
                 continue
             # where it was said, and the thread its conversation continues in
             for channel in (msg.meta.get("channel"), msg.reply_to.thread):
@@ -50,13 +52,13 @@ class CatchUp:
         recent = sorted(newest.items(), key=lambda item: item[1], reverse=True)
         return dict(recent[:MAX_CHANNELS])
 
-    async def run(self) -> int:
+    async def run(self, session_began: float) -> int:
         """Read back every channel; the number of messages the intake saw."""
         me = self.client.user
         if me is None:
             return 0
         seen = 0
-        for channel_id, last in self.last_seen().items():
+        for channel_id, last in self.last_seen(session_began).items():
             try:
                 channel = self.client.get_channel(channel_id) or await self.client.fetch_channel(
                     channel_id

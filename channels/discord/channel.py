@@ -55,7 +55,7 @@ class DiscordChannel:
         self.client.health("stopped")
 
     async def _catch_up(self) -> None:
-        seen = await self.catchup.run()
+        seen = await self.catchup.run(self.client.connected_at)
         self.human.events.emit("channel.caught_up", self.kind, messages=seen)
 
     async def deliver(self, msg: Outbound) -> DeliveryReceipt:

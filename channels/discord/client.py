@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable, Coroutine
 from typing import Any
 
@@ -68,6 +69,7 @@ class GatewayClient(discord.Client):
         self._catching_up: asyncio.Task[object] | None = None
         self.logged_in = asyncio.Event()
         self.connected = asyncio.Event()
+        self.connected_at = 0.0
 
     # -- lifecycle -----------------------------------------------------------------
     async def run_forever(self, token: str) -> None:
@@ -107,6 +109,7 @@ class GatewayClient(discord.Client):
 
     # -- discord.py events ---------------------------------------------------------
     async def on_connect(self) -> None:
+        self.connected_at = time.time()  # what arrives from here on is live
         self.connected.set()
         self.health("connected", f"as {self.user} (gateway session)")
 
