@@ -7,9 +7,9 @@ the bot in the last CATCHUP_DAYS before the session began (the MAX_CHANNELS most
 recent) are read back from the journal, each with the newest message id journaled
 there, and their history after that id goes through the intake like any
 MESSAGE_CREATE. Messages journaled since the session began came live and say
-nothing about the gap. The journal drops what it
-already holds; chatter not addressed to the bot is skipped by the intake as always. A
-channel that cannot be read (deleted, access lost) is logged and skipped.
+nothing about the gap. The journal drops what it already holds; chatter not addressed
+to the bot is skipped by the intake as always. A channel that cannot be read (deleted,
+access lost) is logged and skipped.
 """
 
 from __future__ import annotations
