@@ -48,7 +48,7 @@ CHANNEL_MODULES = {
 RUNTIME_KEY = "runtime"
 RUNTIME_BEAT_SECONDS = 2.0
 
-#: Extensions (memory, triggers) wire themselves into a built app through these.
+#: Code run on a built app before it starts (tests add tools and triggers with it).
 Extension = Callable[["App"], Any]
 
 if triggers_section not in SECTIONS:

@@ -14,7 +14,7 @@ import signal
 import sys
 from pathlib import Path
 
-from bot.app import App, Extension, configured_channels
+from bot.app import App, configured_channels
 from bot.status import render_status
 from bot.store import Store
 from config.settings import Settings, SettingsError, load_settings, require_llm
@@ -24,8 +24,6 @@ NO_CHANNEL = (
     "(or SLACK_SIGNING_SECRET), DISCORD_BOT_TOKEN, or EMAIL_ADDRESS with IMAP_*/SMTP_* "
     "(see config/switchboard.toml), or use `switchboard chat` to talk in the terminal."
 )
-#: Parts that wire themselves into every app (memory, triggers) append here.
-EXTENSIONS: list[Extension] = []
 
 
 def parser() -> argparse.ArgumentParser:
@@ -83,7 +81,7 @@ def status(settings: Settings) -> int:
 
 
 async def serve(settings: Settings, channels: list[str]) -> int:
-    app = App(settings, channels, EXTENSIONS)
+    app = App(settings, channels)
     await app.start()
     done = asyncio.Event()
     loop = asyncio.get_running_loop()

@@ -124,13 +124,13 @@ class Store:
     def mark_inbound(self, inbound_id: int, status: str) -> None:
         self._x("UPDATE inbound SET status = ? WHERE id = ?", (status, inbound_id))
 
-    def recent_inbound(self, channel: str, since: float, limit: int) -> list[Inbound]:
-        """The newest `limit` messages of one channel kind journaled since `since`
+    def recent_inbound(self, channel: str, since: float, until: float, limit: int) -> list[Inbound]:
+        """The newest `limit` messages of one channel kind journaled in [since, until)
         (epoch seconds), newest first; read from the journal's end, never all of it."""
         rows = self._x(
             "SELECT id, payload FROM inbound WHERE channel = ? AND received_at >= ?"
-            " ORDER BY id DESC LIMIT ?",
-            (channel, since, limit),
+            " AND received_at < ? ORDER BY id DESC LIMIT ?",
+            (channel, since, until, limit),
         )
         return self._decode("inbound", rows, lambda r: Inbound.from_json(json.loads(r[1])))
 
@@ -330,6 +330,13 @@ class Store:
 
     def set_kv(self, key: str, value: str) -> None:
         self._x("INSERT OR REPLACE INTO kv (key, value) VALUES (?, ?)", (key, value))
+
+    def kv_prefixed(self, prefix: str) -> dict[str, str]:
+        """Every key/value row whose key starts with `prefix`, the prefix cut off."""
+        rows = self._x(
+            "SELECT key, value FROM kv WHERE key >= ? AND key < ?", (prefix, prefix + "\uffff")
+        )
+        return {row[0][len(prefix) :]: row[1] for row in rows}
 
     def delete_kv(self, key: str) -> None:
         self._x("DELETE FROM kv WHERE key = ?", (key,))

@@ -15,7 +15,7 @@ import os
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from croniter import croniter
@@ -93,13 +93,7 @@ class ScheduleConfig(BaseModel):
 
 
 HeartbeatSource = Literal["messages", "workers", "questions", "outbox", "triggers"]
-HEARTBEAT_SOURCES: tuple[HeartbeatSource, ...] = (
-    "messages",
-    "workers",
-    "questions",
-    "outbox",
-    "triggers",
-)
+HEARTBEAT_SOURCES: tuple[HeartbeatSource, ...] = get_args(HeartbeatSource)
 
 
 class HeartbeatConfig(BaseModel):

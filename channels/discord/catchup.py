@@ -41,8 +41,8 @@ class CatchUp:
         conversation continues in; the MAX_CHANNELS most recent."""
         newest: dict[int, int] = {}
         since = before - CATCHUP_DAYS * 86400
-        for msg in self.store.recent_inbound(KIND, since, MAX_JOURNAL_ROWS):
-            if not msg.message_id.isdigit() or msg.received_at >= before:
+        for msg in self.store.recent_inbound(KIND, since, before, MAX_JOURNAL_ROWS):
+            if not msg.message_id.isdigit():
                 continue
             # where it was said, and the thread its conversation continues in
             for channel in (msg.meta.get("channel"), msg.reply_to.thread):

@@ -27,7 +27,7 @@ from typing import Final, Literal
 
 import discord
 
-from bot.channel import DeliveryError, PermanentDeliveryError
+from bot.channel import PermanentDeliveryError
 from bot.messages import DeliveryReceipt, Outbound
 from bot.store import Store
 from channels.discord.errors import (
@@ -37,7 +37,7 @@ from channels.discord.errors import (
     WRONG_CHANNEL_TYPE,
     delivery_error,
 )
-from channels.discord.format import render, speaker
+from channels.discord.format import first_line, render, speaker
 from channels.discord.threads import Threads
 
 ARCHIVE_MINUTES: Final[Literal[1440]] = 1440  # threads we open hide after a day without messages
@@ -79,12 +79,9 @@ class Poster:
 
     async def deliver(self, msg: Outbound) -> DeliveryReceipt:
         try:
-            receipt = await self._deliver(msg)
-        except DeliveryError:
-            raise
+            return await self._deliver(msg)
         except (discord.DiscordException, *NETWORK_ERRORS) as exc:
             raise delivery_error(exc) from exc
-        return receipt
 
     async def _deliver(self, msg: Outbound) -> DeliveryReceipt:
         progress = self._progress(msg.id)
@@ -127,7 +124,7 @@ class Poster:
 
     async def _thread_place(self, parent: str, thread: str, msg: Outbound) -> Place:
         if not self._exists(thread):
-            name = self.threads.names.get(thread) or _first_line(msg.text)
+            name = self.threads.names.get(thread) or first_line(msg.text)
             try:
                 await self.client.http.start_thread_with_message(
                     parent, thread, name=name, auto_archive_duration=ARCHIVE_MINUTES
@@ -144,7 +141,7 @@ class Poster:
         return Place(thread, thread=thread)
 
     async def _thread_on_question(self, msg: Outbound, place: Place, message_id: str) -> Place:
-        name = _first_line(f"{speaker(msg.agent)} asks: {msg.text}")
+        name = first_line(f"{speaker(msg.agent)} asks: {msg.text}")
         try:
             await self.client.http.start_thread_with_message(
                 place.channel, message_id, name=name, auto_archive_duration=ARCHIVE_MINUTES
@@ -202,11 +199,6 @@ def _hint(msg: Outbound, place: Place, opens_thread: bool) -> str | None:
     if opens_thread:
         return f"Reply in the thread on this message to answer {who}."
     return f"Reply to this message to answer {who}."
-
-
-def _first_line(text: str) -> str:
-    first = text.strip().split("\n", 1)[0].strip() or "Switchboard"
-    return first if len(first) <= 100 else first[:97] + "..."
 
 
 def _snowflake(value: str) -> int:

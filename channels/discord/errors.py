@@ -17,10 +17,7 @@ import discord
 from bot.channel import DeliveryError, PermanentDeliveryError, TransientDeliveryError
 
 # Discord JSON error codes we act on
-UNKNOWN_CHANNEL = 10003
 UNKNOWN_MESSAGE = 10008
-MISSING_ACCESS = 50001
-MISSING_PERMISSIONS = 50013
 WRONG_CHANNEL_TYPE = 50024
 THREAD_EXISTS = 160004
 

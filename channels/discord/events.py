@@ -27,6 +27,7 @@ import discord
 
 from bot.human import SYSTEM_SPEAKER, HumanNode
 from bot.messages import Inbound, Outbound, Sender, Target
+from channels.discord.format import first_line
 from channels.discord.threads import Threads
 
 log = logging.getLogger(__name__)
@@ -106,7 +107,8 @@ class Intake:
         )
         if self.human.accept(inbound) and reply_to.thread is not None:
             self.threads.note(reply_to.thread, reply_to.address)
-            self.threads.names.setdefault(reply_to.thread, _thread_name(text))
+            if reply_to.thread == inbound.message_id:  # the reply opens a thread on it
+                self.threads.names.setdefault(reply_to.thread, first_line(text))
 
     def _conversation(self, message: discord.Message) -> tuple[str, Target]:
         channel = message.channel
@@ -170,8 +172,3 @@ def _text(message: discord.Message, me: discord.ClientUser) -> str:
 def _refs(message: discord.Message) -> list[str]:
     ref = message.reference
     return [str(ref.message_id)] if ref is not None and ref.message_id else []
-
-
-def _thread_name(text: str) -> str:
-    first = text.split("\n", 1)[0].strip()
-    return (first[:97] + "...") if len(first) > 100 else (first or "Switchboard")

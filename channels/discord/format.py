@@ -14,6 +14,8 @@ import re
 from bot.messages import Outbound
 from channels.split import split_message
 
+THREAD_NAME_MAX = 100
+
 LIMIT = 2000  # Discord's maximum message length
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _DEEP_HEADING = re.compile(r"^\s*#{4,6}\s+(.+?)\s*#*\s*$")
@@ -63,3 +65,9 @@ def _flush_table(rows: list[str]) -> list[str]:
 def _starts_block(body: str) -> bool:
     first = body.split("\n", 1)[0]
     return bool(_FENCE.match(first) or first.startswith(("#", ">", "- ", "* ", "1. ")))
+
+
+def first_line(text: str) -> str:
+    """A thread name: the text's first line, cut to Discord's 100 characters."""
+    first = text.strip().split("\n", 1)[0].strip() or "Switchboard"
+    return first if len(first) <= THREAD_NAME_MAX else first[: THREAD_NAME_MAX - 3] + "..."

@@ -4,8 +4,8 @@ A thread is ours when the bot started it (to answer a mention, or to hold a work
 question) or when someone mentioned the bot inside it. Intake only `note`s a thread
 in memory, keeping SQLite writes off the journal-before-ack path; delivery `join`s
 it, which also writes it (with its parent channel) to the store's key/value table,
-so follow-ups there need no mention after a restart.
-Touches only `Store.get_kv` / `Store.set_kv`.
+so follow-ups there need no mention after a restart. The stored threads are read once
+at start: every channel message is checked against them.
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ _KEY = "discord.thread:"
 class Threads:
     def __init__(self, store: Store) -> None:
         self.store = store
-        self._parents: dict[str, str] = {}
+        self._parents = store.kv_prefixed(_KEY)  # only this process writes them
+        self._stored: set[str] = set(self._parents)
         #: names for threads not created yet (a mention's thread is named after it)
         self.names: dict[str, str] = {}
-        self._stored: set[str] = set()
 
     def note(self, thread_id: str, parent_id: str) -> None:
         """In memory only: the reply's delivery `join`s it for good."""
@@ -36,13 +36,7 @@ class Threads:
 
     def parent(self, thread_id: str) -> str | None:
         """The parent channel of a thread we are in, else None."""
-        parent = self._parents.get(thread_id)
-        if parent is None:
-            parent = self.store.get_kv(_KEY + thread_id)
-            if parent is not None:
-                self._parents[thread_id] = parent
-                self._stored.add(thread_id)
-        return parent
+        return self._parents.get(thread_id)
 
     def is_ours(self, thread_id: str) -> bool:
-        return self.parent(thread_id) is not None
+        return thread_id in self._parents

@@ -1,8 +1,8 @@
 """The Slack threads the bot is in: it was mentioned there, or it posted there.
 
 A follow-up in such a thread reaches the bot without a mention. The set lives in the
-store's key/value table (one key per thread), so it survives restarts, with an
-in-memory cache in front: every channel message is checked against it.
+store's key/value table (one key per thread), so it survives restarts; it is read once
+at start, as every channel message is checked against it.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ _PREFIX = "slack.thread."
 class ThreadMemory:
     def __init__(self, store: Store) -> None:
         self.store = store
-        self._known: set[str] = set()
+        self._known = set(store.kv_prefixed(_PREFIX))  # only this process writes them
 
     def remember(self, channel: str, thread_ts: str) -> None:
         key = f"{channel}/{thread_ts}"
@@ -24,10 +24,4 @@ class ThreadMemory:
             self.store.set_kv(_PREFIX + key, "1")
 
     def knows(self, channel: str, thread_ts: str) -> bool:
-        key = f"{channel}/{thread_ts}"
-        if key in self._known:
-            return True
-        if self.store.get_kv(_PREFIX + key) is not None:
-            self._known.add(key)
-            return True
-        return False
+        return f"{channel}/{thread_ts}" in self._known
