@@ -296,7 +296,7 @@ class ImapWatcher:
 
     async def _session(self, client: ImapClient) -> None:
         validity, uidnext = await client.select(self.mailbox)
-        await self._catch_up(client, validity, uidnext)
+        state = await self._catch_up(client, validity, uidnext)
         mode = "IDLE" if client.has_idle else f"polling every {self.settings.imap_poll_seconds:g}s"
         self.health("connected", f"{client.host}:{client.port} {self.mailbox} ({mode})")
         self.events.emit("channel.connected", "email", mode=mode)
@@ -307,23 +307,25 @@ class ImapWatcher:
             else:
                 await _race(asyncio.sleep(self.settings.imap_poll_seconds), client.lost)
                 await client.noop()
-            await self._sync(client, UidState.load(self.store))
+            await self._sync(client, state)
 
-    async def _catch_up(self, client: ImapClient, validity: int, uidnext: int | None) -> None:
+    async def _catch_up(self, client: ImapClient, validity: int, uidnext: int | None) -> UidState:
         """On a first start or a new UIDVALIDITY, stored UIDs mean nothing: handle the
         unread mail (the journal drops any seen before), then follow UIDs from there."""
         state = UidState.load(self.store)
         if state.uidvalidity == validity:
             await self._sync(client, state)
-            return
+            return state
         if state.uidvalidity is not None:
             self.events.emit("channel.uidvalidity", "email", old=state.uidvalidity, new=validity)
         baseline = uidnext - 1 if uidnext else max(await client.search("ALL"), default=0)
         for uid in await client.search("UNSEEN"):
             if uid <= baseline:
                 await self._one(client, uid)
-        UidState(validity, baseline).save(self.store)
-        await self._sync(client, UidState(validity, baseline))
+        state = UidState(validity, baseline)
+        state.save(self.store)
+        await self._sync(client, state)
+        return state
 
     async def _sync(self, client: ImapClient, state: UidState) -> None:
         """Handle every mail after the last UID; again while the server announced more."""

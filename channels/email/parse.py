@@ -38,8 +38,6 @@ SAFETY_HEADERS = (
     "x-loop",
     "x-autoreply",
     "x-autorespond",
-    "x-auto-response-suppress",
-    "x-switchboard",
     "content-type",
 )
 

@@ -25,7 +25,7 @@ from bot.outbox import backoff
 from channels.slack.connection import HttpConnection, SocketModeConnection, build_app
 from channels.slack.events import SlackEvents
 from channels.slack.identity import BotIdentity, whoami
-from channels.slack.post import SlackPoster
+from channels.slack.post import SlackPoster, pace_key
 from channels.slack.threads import ThreadMemory
 from config.settings import Settings
 
@@ -56,28 +56,25 @@ class SlackChannel:
         )
         self.threads = ThreadMemory(human.store)
         self.events = SlackEvents(human, self.threads, settings.slack_allowed_users)
-        self.poster = SlackPoster(self.client, human.store, self.pace_seconds)
+        self.poster = SlackPoster(self.client, human.store, human.outbox.pacer, self.pace_seconds)
         self.connection = self._connection(settings)
         self.ready = asyncio.Event()
         self._starting: asyncio.Task[None] | None = None
 
     def _connection(self, settings: Settings) -> SocketModeConnection | HttpConnection:
         app_token, secret = settings.slack_app_token, settings.slack_signing_secret
+        assert app_token is not None or secret is not None  # Settings require one of the two
+        signing = None if app_token is not None or secret is None else secret.get_secret_value()
+        app = build_app(self.client, self.events.dispatch, signing, self._identity)
         if app_token is not None:
-            app = build_app(self.client, self.events.dispatch, None, self._identity)
             return SocketModeConnection(app, app_token.get_secret_value(), self._health)
-        assert secret is not None  # Settings require one of the two
-        app = build_app(
-            self.client, self.events.dispatch, secret.get_secret_value(), self._identity
-        )
         return HttpConnection(
             app, settings.http_host, settings.listen_port, self._health, self._malformed
         )
 
     # -- the Channel protocol ----------------------------------------------------------
     def pace_key(self, target: Target) -> str:
-        """Slack paces chat.postMessage per channel, whatever the thread."""
-        return f"slack:{target.address}"
+        return pace_key(target)
 
     async def start(self) -> None:
         self._health("connecting", self.connection.describe)
@@ -96,8 +93,8 @@ class SlackChannel:
         identity = self.events.identity
         receipt = await self.poster.deliver(msg, identity is not None and identity.can_customize)
         for ref in receipt.refs:  # replies in these threads reach the bot without a mention
-            channel, _, thread = ref.removeprefix("slack:").partition("/")
-            self.threads.remember(channel, thread)
+            target = Target.parse(ref)
+            self.threads.remember(target.address, target.thread or "")
         return receipt
 
     # -- start-up ----------------------------------------------------------------------

@@ -78,9 +78,10 @@ class SlackEvents:
             self.human.refuse(KIND, refusal, user=who, id=_message_id(event))
             return
         msg = self._inbound(event)
-        self.human.accept(msg)
-        if msg.reply_to.thread is not None and not _is_dm(event):
-            self.threads.remember(msg.reply_to.address, msg.reply_to.thread)
+        with self.human.store.tx():  # one commit before the ack
+            self.human.accept(msg)
+            if msg.reply_to.thread is not None and not _is_dm(event):
+                self.threads.remember(msg.reply_to.address, msg.reply_to.thread)
 
     def _for_bot(self, event: SlackMessage) -> bool:
         assert self.identity is not None

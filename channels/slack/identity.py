@@ -7,6 +7,7 @@ carry a custom username (`chat:write.customize`) to show the speaking agent.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from slack_sdk.web.async_client import AsyncWebClient
@@ -29,7 +30,7 @@ class BotIdentity:
 async def whoami(client: AsyncWebClient) -> BotIdentity:
     """Ask Slack who the token belongs to; raises slack_sdk errors as they come."""
     response = await client.auth_test()
-    scopes = _header(response.headers, "x-oauth-scopes")
+    scopes = header(response.headers, "x-oauth-scopes")
     return BotIdentity(
         user_id=str(response.get("user_id", "")),
         bot_id=str(response.get("bot_id", "")),
@@ -39,7 +40,8 @@ async def whoami(client: AsyncWebClient) -> BotIdentity:
     )
 
 
-def _header(headers: dict[str, object], name: str) -> str:
+def header(headers: Mapping[str, object], name: str) -> str:
+    """A response header by its lower-case name ('' if absent); list values joined."""
     for key, value in headers.items():
         if key.lower() == name:
             return ",".join(value) if isinstance(value, list) else str(value)

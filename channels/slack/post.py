@@ -11,7 +11,6 @@ posting one twice.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -21,12 +20,13 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.channel import DeliveryError, PermanentDeliveryError, TransientDeliveryError
-from bot.messages import DeliveryReceipt, Outbound
+from bot.messages import DeliveryReceipt, Outbound, Target
+from bot.outbox import Pacer
 from bot.store import Store
 from channels.slack.format import render
+from channels.slack.identity import header
 
 TRANSIENT_ERRORS = {
-    "ratelimited",
     "internal_error",
     "fatal_error",
     "service_unavailable",
@@ -42,13 +42,22 @@ HINTS = {
     "token_revoked": "SLACK_BOT_TOKEN was revoked",
     "missing_scope": "the app lacks the chat:write scope",
 }
+KIND = "slack"
 _PROGRESS = "slack.posted."
 
 
+def pace_key(target: Target) -> str:
+    """Slack paces chat.postMessage per channel, whatever the thread."""
+    return f"slack:{target.address}"
+
+
 class SlackPoster:
-    def __init__(self, client: AsyncWebClient, store: Store, chunk_spacing: float) -> None:
+    def __init__(
+        self, client: AsyncWebClient, store: Store, pacer: Pacer, chunk_spacing: float
+    ) -> None:
         self.client = client
         self.store = store
+        self.pacer = pacer  # the outbox's: chunks take their slots beside other threads' posts
         self.chunk_spacing = chunk_spacing
 
     async def deliver(self, msg: Outbound, custom_username: bool) -> DeliveryReceipt:
@@ -58,7 +67,7 @@ class SlackPoster:
         channel = msg.target.address
         for index in range(len(posted), len(chunks)):
             if index:  # Slack's limit is per channel, chunks included
-                await asyncio.sleep(self.chunk_spacing)
+                await self.pacer.wait(pace_key(msg.target), self.chunk_spacing)
             # a user id as target posts in the DM; its replies come from the DM channel
             channel, ts = await self._post(msg, chunks[index], custom_username)
             posted.append(ts)
@@ -70,7 +79,7 @@ class SlackPoster:
         return DeliveryReceipt(
             platform_id=posted[0],
             thread=threads[0],
-            refs=[f"slack:{channel}/{ts}" for ts in threads],
+            refs=[str(Target(KIND, channel, ts)) for ts in threads],
         )
 
     def _progress(self, msg_id: str) -> list[str]:
@@ -109,11 +118,7 @@ def mapped(exc: SlackApiError) -> DeliveryError:
 
 
 def _retry_after(headers: Mapping[str, Any]) -> float:
-    for key, value in headers.items():
-        if key.lower() == "retry-after":
-            raw = value[0] if isinstance(value, list) else value
-            try:
-                return max(0.0, float(raw))
-            except (TypeError, ValueError):
-                break
-    return 1.0  # Slack always sends it; if not, a second is its usual window
+    try:
+        return max(0.0, float(header(headers, "retry-after").split(",")[0]))
+    except ValueError:
+        return 1.0  # Slack always sends it; if not, a second is its usual window
