@@ -12,12 +12,12 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime
 from typing import Any
 
 from agents.services import AgentInfo
 from agents.tools import STR, Tool, ToolError, ToolSpec, schema
 from bot.messages import COORDINATOR, Target, TargetError
+from bot.status import when
 from bot.triggers import TYPES, TriggerEngine, TriggerError, build_spec
 from bot.triggers.activity import period, read_activity
 from bot.triggers.rows import TriggerRow, run_stats
@@ -115,13 +115,19 @@ class TriggerTools:
         if not rows:
             return "No active triggers."
         stats = run_stats(self.engine.store.db)
+        fires = self.engine.next_fires()
         lines = []
         for row in rows:
             s = stats.get(row.id)
             missed = f", missed {s.missed}" if s and s.missed else ""
+            nxt = (
+                self.engine.idle_watch.next_fire(row.id)
+                if row.spec.type == "on_idle"
+                else fires.get(row.job_id)
+            )
             lines.append(
                 f"- {row.id} [{row.spec.type}, {row.source}, by {row.created_by}] "
-                f"{row.spec.describe()}; next {_when(self.engine.next_fire(row), row)}"
+                f"{row.spec.describe()}; next {_when(nxt, row)}"
                 f"{missed}; {row.spec.action_type}: {row.spec.action[:200]}"
             )
         return "\n".join(lines)
@@ -169,4 +175,4 @@ def _target(text: Any) -> str | None:
 def _when(ts: float | None, row: TriggerRow) -> str:
     if ts is None:
         return {"on_event": "on the next matching event"}.get(row.spec.type, "not scheduled")
-    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    return when(ts)

@@ -34,15 +34,19 @@ def _cell(value: object) -> str:
 
 
 def ago(ts: float | None, now: float | None = None) -> str:
+    """`5m ago`, or `in 5m` for a time still to come."""
     if not ts:
         return "-"
     seconds = int((now or time.time()) - ts)
-    if seconds < 0:
-        return "in " + ago(now or time.time(), ts)
+    return f"{span(seconds)} ago" if seconds >= 0 else f"in {span(-seconds)}"
+
+
+def span(seconds: float) -> str:
+    """A duration in its largest whole unit: `3d`, `2h`, `5m`, `40s`."""
     for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
         if seconds >= size:
-            return f"{seconds // size}{unit} ago"
-    return f"{seconds}s ago"
+            return f"{int(seconds // size)}{unit}"
+    return f"{int(seconds)}s"
 
 
 def when(ts: float | None) -> str:

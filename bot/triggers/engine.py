@@ -43,7 +43,7 @@ from bot.triggers.model import (
     schedule_of,
 )
 from bot.triggers.reconcile import ConfigTriggers
-from bot.triggers.rows import ACTIVE, TriggerRow, TriggerTable, job_id_of
+from bot.triggers.rows import ACTIVE, TriggerRow, TriggerTable, job_id_of, next_run_times
 from bot.triggers.scheduling import BatchedJobStore, make_scheduler, scheduled_job
 from bot.triggers.watchers import EventWatch, IdleWatch
 from config.settings import Settings
@@ -52,6 +52,11 @@ log = logging.getLogger(__name__)
 
 INTERNAL = "internal:"
 Internal = Callable[[], Awaitable[Any]]
+
+
+def fire_key(fire_time: datetime) -> str:
+    """What a run is claimed under: a trigger acts at most once per key."""
+    return f"{fire_time.timestamp():.6f}"
 
 
 @dataclass(slots=True)
@@ -115,11 +120,19 @@ class TriggerEngine:
 
     def job_ids(self) -> set[str]:
         """Ids of the persisted jobs, read in one query (cheap with 10,000 jobs)."""
+        self._flush_jobs()
+        return self.table.job_ids()
+
+    def next_fires(self) -> dict[str, float]:
+        """Next fire time (epoch) per job id, read in one query."""
+        self._flush_jobs()
+        return next_run_times(self.store.db)
+
+    def _flush_jobs(self) -> None:
         if self.scheduler is not None:
             store = self.scheduler._lookup_jobstore("default")
             if isinstance(store, BatchedJobStore):
                 store.flush()
-        return self.table.job_ids()
 
     # -- triggers ------------------------------------------------------------------------
     def create(
@@ -248,7 +261,7 @@ class TriggerEngine:
     async def _dispatch(self, job_id: str, fire_time: datetime) -> None:
         """One run of a job. Runs submitted together (due in the same second) are looked
         up and act in one transaction: queued here, flushed once all have queued."""
-        key = f"{fire_time.timestamp():.6f}"
+        key = fire_key(fire_time)
         if job_id.startswith(INTERNAL):
             await self._run_internal(job_id, key)
             return
@@ -277,7 +290,7 @@ class TriggerEngine:
                     due.done.set_result(None)
 
     def _shot(self, due: Due, row: TriggerRow | None) -> Shot | None:
-        key = f"{due.fire_time.timestamp():.6f}"
+        key = fire_key(due.fire_time)
         if row is None or row.status != ACTIVE:
             log.warning("trigger %s is not active; its job is removed", due.trigger_id)
             self.disarm(due.trigger_id)
@@ -320,7 +333,7 @@ class TriggerEngine:
 
     def _on_missed(self, ev: JobExecutionEvent) -> None:
         late_by = time.time() - ev.scheduled_run_time.timestamp()
-        key = f"{ev.scheduled_run_time.timestamp():.6f}"
+        key = fire_key(ev.scheduled_run_time)
         if ev.job_id.startswith(INTERNAL):
             self.table.claim(ev.job_id, key, "missed", f"late by {late_by:.0f}s")
             return

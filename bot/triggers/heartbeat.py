@@ -19,11 +19,11 @@ from __future__ import annotations
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from bot.events import Event, read_events
+from bot.status import when
 from bot.store import Store
 
 EVENT_SOURCES: dict[str, tuple[str, ...]] = {
@@ -118,7 +118,7 @@ def _ago(ts: float) -> str:
 
 def wake_note(look: Look, checklist: list[str], interval: float) -> str:
     """The text added to the heartbeat's action when the agent is woken."""
-    since = datetime.fromtimestamp(look.since, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    since = when(look.since)
     parts = [f"(Heartbeat, every {interval:g}s.)"]
     if checklist:
         parts.append("Checklist:\n" + "\n".join(f"- {item}" for item in checklist))

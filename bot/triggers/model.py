@@ -23,23 +23,20 @@ from apscheduler.triggers.date import DateTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 from croniter import croniter
 
+from config.settings import HEARTBEAT_SOURCES as WATCH_SOURCES
+
 TYPES = ("scheduled", "delayed", "at_time", "heartbeat", "on_event", "on_idle")
-TIME_TYPES = ("scheduled", "delayed", "at_time", "heartbeat")
 ONE_SHOT = ("delayed", "at_time")
 ACTION_TYPES = ("wake_agent", "send_message")
 MISSED_POLICIES = ("catch_up", "skip")
-WATCH_SOURCES = ("messages", "workers", "questions", "outbox", "triggers")
 
 #: A `skip` trigger whose run starts later than this counts as missed (not run).
 SKIP_TOLERANCE_SECONDS = 30
 DEFAULT_GRACE_SECONDS = 3600
 DEFAULT_COOLDOWN_SECONDS = 10.0
-HEARTBEAT_ACTION = (
-    "Heartbeat check-in: go through your checklist and the changes listed below. "
-    "Report only what needs a person's attention; if nothing does, answer in one line."
-)
 
 _COMMON = ("agent", "action_type", "missed", "grace_seconds", "timezone")
+#: the keys each type takes; the first is required
 _KEYS: dict[str, tuple[str, ...]] = {
     "scheduled": ("cron",),
     "delayed": ("delay_seconds",),
@@ -47,14 +44,6 @@ _KEYS: dict[str, tuple[str, ...]] = {
     "heartbeat": ("interval_seconds", "checklist", "watch"),
     "on_event": ("event_pattern", "filter", "cooldown_seconds"),
     "on_idle": ("idle_seconds", "watch_agent"),
-}
-_REQUIRED = {
-    "scheduled": "cron",
-    "delayed": "delay_seconds",
-    "at_time": "at",
-    "heartbeat": "interval_seconds",
-    "on_event": "event_pattern",
-    "on_idle": "idle_seconds",
 }
 _EXAMPLES = {
     "scheduled": '{"cron": "0 9 * * 1-5", "timezone": "Europe/Berlin"}',
@@ -160,10 +149,9 @@ def _check_keys(type: str, config: dict[str, Any]) -> None:
             f"unknown config key(s) {', '.join(unknown)} for a {type} trigger; "
             f"allowed: {', '.join(allowed)} (e.g. {_EXAMPLES[type]})"
         )
-    if _REQUIRED[type] not in config:
-        raise TriggerError(
-            f"a {type} trigger needs config.{_REQUIRED[type]}, e.g. {_EXAMPLES[type]}"
-        )
+    required = _KEYS[type][0]
+    if required not in config:
+        raise TriggerError(f"a {type} trigger needs config.{required}, e.g. {_EXAMPLES[type]}")
 
 
 def _common(spec: TriggerSpec, config: dict[str, Any], agent: str, zone: str) -> None:
@@ -178,7 +166,7 @@ def _common(spec: TriggerSpec, config: dict[str, Any], agent: str, zone: str) ->
         _number(config.get("grace_seconds", DEFAULT_GRACE_SECONDS), "grace_seconds", minimum=1)
     )
     spec.timezone = check_timezone(config.get("timezone", zone))
-    for key in ("agent", "action_type", "missed", "grace_seconds", "timezone"):
+    for key in _COMMON:
         spec.config.pop(key, None)
 
 

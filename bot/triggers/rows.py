@@ -58,7 +58,6 @@ def job_id_of(trigger_id: str) -> str:
 
 @dataclass(slots=True)
 class RunStats:
-    fired: int = 0
     missed: int = 0
     last_missed: float | None = None
 
@@ -155,17 +154,14 @@ def _row(r: tuple[Any, ...]) -> TriggerRow:
 
 
 def run_stats(db: sqlite3.Connection) -> dict[str, RunStats]:
-    """Fired and missed runs per trigger (read-only; for status and list_triggers)."""
+    """Missed runs per trigger (read-only; for status and list_triggers)."""
     stats: dict[str, RunStats] = {}
     for trigger_id, outcome, count, last in db.execute(
         "SELECT trigger_id, outcome, COUNT(*), MAX(at) FROM trigger_runs"
         " GROUP BY trigger_id, outcome"
     ):
-        s = stats.setdefault(trigger_id, RunStats())
         if outcome == "missed":
-            s.missed, s.last_missed = count, last
-        elif outcome in ("fired", "quiet"):
-            s.fired += count
+            stats[trigger_id] = RunStats(count, last)
     return stats
 
 

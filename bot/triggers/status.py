@@ -51,13 +51,5 @@ def triggers_section(store: Store) -> str:
 
 def _next(ts: float | None, type: str) -> str:
     if ts is not None:
-        late = time.time() - ts
-        return when(ts) + (f" (due {ago(ts)})" if late > 0 else f" (in {_span(-late)})")
+        return when(ts) + (f" (due {ago(ts)})" if ts < time.time() else f" ({ago(ts)})")
     return {"on_event": "on event", "on_idle": "when idle"}.get(type, "-")
-
-
-def _span(seconds: float) -> str:
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if seconds >= size:
-            return f"{int(seconds // size)}{unit}"
-    return f"{int(seconds)}s"
