@@ -27,7 +27,6 @@ from bot.messages import COORDINATOR, Outbound, Target
 log = logging.getLogger(__name__)
 
 HOME_KEY = "home"
-INFO = AgentInfo(COORDINATOR, "coordinator")
 
 SPAWN_WORKER = ToolSpec(
     "spawn_worker",
@@ -76,6 +75,7 @@ class Session(NodeLoop):
     def __init__(self, coordinator: Coordinator, key: str) -> None:
         self.coordinator = coordinator
         self.key = key
+        self.info = AgentInfo(COORDINATOR, "coordinator", key)
         self.queue: deque[Mail] = deque()
         self.task: asyncio.Task[None] | None = None
         self.person: str | None = None
@@ -94,9 +94,8 @@ class Session(NodeLoop):
             Tool(LIST_WORKERS, self._list),
             Tool(STOP_WORKER, self._stop),
         ]
-        info = AgentInfo(COORDINATOR, "coordinator", self.key)
         for factory in self.services.tool_factories:
-            tools.extend(factory(info))
+            tools.extend(factory(self.info))
         return tools
 
     def put(self, mail: Mail) -> None:
@@ -123,7 +122,7 @@ class Session(NodeLoop):
 
     def system_prompt(self, conv: Conversation) -> str:
         role = f"This conversation: {conv.target or 'no channel (messages go to the home target)'}."
-        return system_prompt(self.services, INFO, self.person, role)
+        return system_prompt(self.services, self.info, self.person, role)
 
     async def _serve(self) -> None:
         try:

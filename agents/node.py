@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 from agents.llm import LLMResponse, ModelError, ModelUnavailable
 from agents.services import Services
-from agents.tools import Toolbox, ToolResult
+from agents.tools import Toolbox, ToolResult, result_block
 from bot.bus import Mail
 from bot.human import SYSTEM_SPEAKER
 from bot.messages import BusMessage, Outbound, Target
@@ -112,12 +112,15 @@ class NodeLoop:
 
     def absorb(self, conv: Conversation, mail: list[Mail]) -> None:
         """Yield point: take the mailbox's contents into the conversation."""
-        memory = self.services.memory
         for item in mail:
             conv.add_text(render(item))
             self.effects.consumed.append(item.id)
-            if memory is not None:
-                memory.heard(self.agent_id, item.msg)
+            self.heard(item.msg)
+
+    def heard(self, msg: BusMessage) -> None:
+        """Every message the agent takes in passes here (memory's auto-capture)."""
+        if self.services.memory is not None:
+            self.services.memory.heard(self.agent_id, msg)
 
     def checkpoint(self, conv: Conversation, extra: Callable[[], None] | None = None) -> None:
         effects, self.effects = self.effects, Effects()
@@ -181,15 +184,8 @@ class NodeLoop:
         for call in response.tool_calls:
             later.extend(inbox.drain())  # ── yield point between tool calls ──
             if outcome is not None:
-                results.append(
-                    _result(
-                        call,
-                        ToolResult(
-                            "Not run: the task was parked or ended by an earlier call.",
-                            is_error=True,
-                        ),
-                    )
-                )
+                not_run = "Not run: the task was parked or ended by an earlier call."
+                results.append(result_block(call["id"], ToolResult(not_run, is_error=True)))
                 continue
             self.services.events.emit("tool.called", self.agent_id, tool=call["name"])
             result = await self.toolbox.call(call["name"], call.get("input"))
@@ -197,7 +193,7 @@ class NodeLoop:
                 outcome = Outcome("parked", question_id=result.park)
                 self.park_call(call["id"], result.park)
                 continue
-            results.append(_result(call, result))
+            results.append(result_block(call["id"], result))
             if result.end:
                 outcome = Outcome("ended", result.text)
         if outcome is not None and outcome.kind == "parked":
@@ -264,14 +260,3 @@ class NodeLoop:
         if conv.target:
             return Target.parse(conv.target)
         return self.services.home
-
-
-def _result(call: dict[str, Any], result: ToolResult) -> dict[str, Any]:
-    block: dict[str, Any] = {
-        "type": "tool_result",
-        "tool_use_id": call["id"],
-        "content": result.text,
-    }
-    if result.is_error:
-        block["is_error"] = True
-    return block

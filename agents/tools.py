@@ -45,6 +45,15 @@ class ToolResult:
 Handler = Callable[[dict[str, Any]], Awaitable[ToolResult | str]]
 
 
+def result_block(tool_use_id: str, result: ToolResult) -> dict[str, Any]:
+    """The `tool_result` block that answers one tool call."""
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_use_id}
+    block["content"] = result.text
+    if result.is_error:
+        block["is_error"] = True
+    return block
+
+
 @dataclass(frozen=True, slots=True)
 class Tool:
     spec: ToolSpec

@@ -18,6 +18,7 @@ from agents.services import AgentInfo
 from agents.tools import STR, Tool, ToolError, ToolSpec, schema
 from bot.messages import COORDINATOR, Target, TargetError
 from bot.status import when
+from bot.store import ACTIVE_WORKER_STATES
 from bot.triggers import TYPES, TriggerEngine, TriggerError, build_spec
 from bot.triggers.activity import period, read_activity
 from bot.triggers.rows import TriggerRow, run_stats
@@ -157,7 +158,8 @@ class TriggerTools:
             key = self.info.conversation
             target = store.conversation_target(COORDINATOR, key) if key else None
             return COORDINATOR, key, target
-        row = next((w for w in store.workers() if w.id == self.info.agent_id), None)
+        workers = store.workers(ACTIVE_WORKER_STATES)  # the caller is running
+        row = next((w for w in workers if w.id == self.info.agent_id), None)
         if row is None:
             return self.info.agent_id, self.info.conversation, None
         return row.name, row.origin_conversation, row.origin_target

@@ -184,8 +184,11 @@ class Worker(NodeLoop):
             for r in state["results"]
         ]
         conv.add_blocks(results)
+        self.heard(answer.msg)
         for raw in state.get("later", []):
-            conv.add_text(render(Mail(0, BusMessage.from_json(raw))))
+            later = BusMessage.from_json(raw)
+            conv.add_text(render(Mail(0, later)))
+            self.heard(later)
         self.effects.consumed.append(answer.id)
         self.absorb(conv, held)
         question_id = state["question_id"]

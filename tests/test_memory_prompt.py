@@ -130,6 +130,22 @@ async def test_a_worker_reflects_into_its_own_memory_when_it_publishes(
     assert not (coordinator_dir(settings) / f"memory/{day}.md").exists()
 
 
+async def test_what_a_person_says_outright_in_a_worker_answer_is_captured(
+    settings: Settings, fake: FakeAnthropic
+) -> None:
+    # the answer reaches a parked worker by its own path, not the mailbox's
+    fake.responder = TeamScript()
+    rec = Recorder()
+    async with running_app(settings, [rec]) as app:
+        app.human.accept(inbound("please research GPUs", conversation="c1", sender="ann"))
+        await rec.wait_kind("question")
+        answer = "Data center only. I prefer prices in euros."
+        app.human.accept(inbound(answer, conversation="c1", sender="ann"))
+        await rec.wait_text("Report based on")
+    profile = (settings.data_dir / "agents/alice/users/ann.md").read_text()
+    assert "I prefer prices in euros." in profile
+
+
 async def test_distil_merges_past_daily_logs_into_memory_md(
     settings: Settings, fake: FakeAnthropic
 ) -> None:

@@ -81,12 +81,13 @@ class Memory:
     # -- hooks of the node loop ----------------------------------------------------------
     def heard(self, agent_id: str, msg: BusMessage) -> None:
         """Auto-capture from a person's message the agent just took in."""
-        if msg.kind not in ("human", "answer") or not captures(msg.text):
+        found = captures(msg.text) if msg.kind in ("human", "answer") else []
+        if not found:
             return
         person = msg.meta.get("sender_id")
         display = msg.meta.get("sender") or person or "someone"
         try:
-            written = self.agent(agent_id).capture(msg.text, person, display)
+            written = self.agent(agent_id).capture(found, person, display)
         except (MemoryRefused, OSError) as exc:  # a full file must not stop the conversation
             log.warning("auto-capture for %s failed: %s", agent_id, exc)
             return

@@ -9,7 +9,7 @@ return the text the model reads.
 
 from __future__ import annotations
 
-from agents.memory.capture import Capture, captures, normalised
+from agents.memory.capture import Capture, normalised
 from agents.memory.files import (
     INDEX_FILE,
     KNOWLEDGE_DIR,
@@ -95,19 +95,22 @@ class AgentMemory:
         name = person_name(person) if person else None
         return f"{USERS_DIR}/{name}.md" if name else None
 
-    def capture(self, text: str, person: str | None, display: str) -> list[str]:
-        """Note what a person said outright; returns the files written (none if known)."""
+    def capture(self, items: list[Capture], person: str | None, display: str) -> list[str]:
+        """Note what a person said outright (`captures` of their message); returns the
+        files written, leaving out what every prompt already shows."""
+        profile = self.profile_path(person)
+        sources = [MEMORY_FILE, *self.files.recent_days(2), *([profile] if profile else [])]
+        known = [normalised(self.files.read(name)) for name in sources]
         written: list[str] = []
-        for item in captures(text):
-            target = self._capture_one(item, person, display)
-            if target is not None:
-                written.append(target)
+        for item in items:
+            needle = normalised(item.text)
+            if any(needle in text for text in known):
+                continue
+            written.append(self._capture_one(item, profile, display))
+            known.append(needle)
         return written
 
-    def _capture_one(self, item: Capture, person: str | None, display: str) -> str | None:
-        profile = self.profile_path(person)
-        if self._known(item.text, profile):
-            return None
+    def _capture_one(self, item: Capture, profile: str | None, display: str) -> str:
         if item.kind == "preference" and profile is not None:
             day = self.files.now().date().isoformat()
             head = f"# {display}\n\n## Preferences\n"
@@ -116,12 +119,6 @@ class AgentMemory:
         relative = self.files.append_entry(item.text, f"{item.kind}, said by {display}")
         self.index.touched(self.files.root / relative)
         return relative
-
-    def _known(self, sentence: str, profile: str | None) -> bool:
-        """Already in what every prompt shows (MEMORY.md, the profile, recent logs)."""
-        needle = normalised(sentence)
-        sources = [MEMORY_FILE, *self.files.recent_days(2), *([profile] if profile else [])]
-        return any(needle in normalised(self.files.read(name)) for name in sources)
 
     def published(self, task: str, result: str) -> str:
         """A worker's reflection when it publishes: its task and result, in its log."""

@@ -15,6 +15,7 @@ there is no offline tokenizer for Claude).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import Callable
@@ -24,7 +25,8 @@ from agents.llm import ModelError, ModelUnavailable
 from agents.memory.agent import AgentMemory
 from agents.memory.prompt import CHARS_PER_TOKEN
 from agents.memory.tools import NAMES as MEMORY_TOOLS
-from agents.tools import Toolbox, ToolResult
+from agents.services import Messages
+from agents.tools import Toolbox, ToolResult, result_block
 from bot.events import EventLog
 
 if TYPE_CHECKING:
@@ -32,7 +34,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-Messages = list[dict[str, Any]]
 
 FLUSH = (
     "[Switchboard] This conversation is nearing compaction: its older turns will soon be "
@@ -86,7 +87,8 @@ class Compactor:
         try:
             calls = await self._flush(agent_id, system, toolbox, messages)
             self.events.emit("memory.flushed", agent_id, conversation=key, tool_calls=calls)
-            archive = self.memory_for(agent_id).files.archive(key, messages)
+            files = self.memory_for(agent_id).files
+            archive = await asyncio.to_thread(files.archive, key, messages)  # the whole talk
             summary = await self._summarise(messages[:cut])
         except (ModelUnavailable, ModelError) as exc:
             self.events.emit("memory.compaction_failed", agent_id, conversation=key, error=str(exc))
@@ -120,7 +122,7 @@ class Compactor:
                     result = await toolbox.call(call["name"], call.get("input"))
                 else:
                     result = ToolResult("Not run: only memory tools work now.", is_error=True)
-                results.append(_result_block(call["id"], result))
+                results.append(result_block(call["id"], result))
             convo = [
                 *convo,
                 {"role": "assistant", "content": response.content},
@@ -154,7 +156,7 @@ def with_summary(summary: str, kept: Messages) -> Messages:
     """`kept` led by the summary; its first message's orphaned tool results become text."""
     first = kept[0]
     content = first["content"]
-    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+    blocks = _blocks(content)
     fixed: list[dict[str, Any]] = [{"type": "text", "text": summary}]
     for block in blocks:
         if block.get("type") == "tool_result":
@@ -169,7 +171,7 @@ def render_transcript(messages: Messages) -> str:
     lines: list[str] = []
     for message in messages:
         content = message["content"]
-        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        blocks = _blocks(content)
         for block in blocks:
             lines.append(f"{message['role']}: {_describe(block)}")
     return "\n".join(lines)
@@ -198,13 +200,9 @@ def _with_note(messages: Messages, note: str) -> Messages:
         return [*messages, {"role": "user", "content": [block]}]
     last = messages[-1]
     content = last["content"]
-    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+    blocks = _blocks(content)
     return [*messages[:-1], {"role": "user", "content": [*blocks, block]}]
 
 
-def _result_block(tool_use_id: str, result: ToolResult) -> dict[str, Any]:
-    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_use_id}
-    block["content"] = result.text
-    if result.is_error:
-        block["is_error"] = True
-    return block
+def _blocks(content: str | list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{"type": "text", "text": content}] if isinstance(content, str) else list(content)

@@ -34,23 +34,24 @@ async def distil(memory: AgentMemory, llm: Provider) -> str:
     done = files.read(STATE_FILE).strip()
     today = files.day_path(files.now().date())
     pending = [name for name in files.daily_logs() if name < today and _day(name) > done]
-    batch: list[str] = []
+    batch: list[tuple[str, str]] = []
     size = 0
     for name in pending:
-        size += len(files.read(name))
+        text = files.read(name)
+        size += len(text)
         if batch and size > INPUT_CHARS:
             break
-        batch.append(name)
+        batch.append((name, text))
     if not batch:
         return "Nothing to distil."
-    logs = "\n\n".join(f"## Log {_day(n)}\n{files.read(n)}" for n in batch)
+    logs = "\n\n".join(f"## Log {_day(n)}\n{t}" for n, t in batch)
     current = files.read(MEMORY_FILE) or "(empty)"
     prompt = f"<memory_md>\n{current}\n</memory_md>\n\n<daily_logs>\n{logs}\n</daily_logs>"
     response = await llm.complete(DISTIL, [], [{"role": "user", "content": prompt}])
     if not response.text.strip():
         return "The model returned nothing; MEMORY.md unchanged."
     memory.reflect(response.text)
-    files.write(STATE_FILE, _day(batch[-1]) + "\n")
+    files.write(STATE_FILE, _day(batch[-1][0]) + "\n")
     left = len(pending) - len(batch)
     return f"Distilled {len(batch)} daily log(s) into MEMORY.md" + (
         f"; {left} left for the next run." if left else "."
