@@ -19,9 +19,10 @@ from agents.tools import STR, Tool, ToolError, ToolSpec, schema
 from bot.messages import COORDINATOR, Target, TargetError
 from bot.status import when
 from bot.store import ACTIVE_WORKER_STATES
-from bot.triggers import TYPES, TriggerEngine, TriggerError, build_spec
+from bot.triggers import TYPES, TriggerError, build_spec
 from bot.triggers.activity import period, read_activity
-from bot.triggers.rows import TriggerRow, run_stats
+from bot.triggers.engine import TriggerEngine
+from bot.triggers.rows import TriggerRow
 
 SCHEDULE = ToolSpec(
     "schedule",
@@ -115,7 +116,7 @@ class TriggerTools:
         rows = self.engine.table.active()
         if not rows:
             return "No active triggers."
-        stats = run_stats(self.engine.store.db)
+        stats = self.engine.table.run_stats()
         fires = self.engine.next_fires()
         lines = []
         for row in rows:

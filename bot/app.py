@@ -33,7 +33,7 @@ from bot.human import HumanNode
 from bot.messages import Target
 from bot.status import SECTIONS
 from bot.store import Store
-from bot.triggers import TriggerEngine
+from bot.triggers.engine import TriggerEngine
 from bot.triggers.status import triggers_section
 from config.settings import Settings
 

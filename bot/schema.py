@@ -1,14 +1,17 @@
 """The database schema and the row types of the store.
 
 Imports nothing of the project but message types. `bot.store` re-exports the rows.
+Each table has one decoder here (a stored row to its type, raising on a corrupt row);
+the store reads every row through them, so every read gets the quarantine.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
-from bot.messages import Outbound
+from bot.messages import BusMessage, Inbound, Outbound
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS inbound (
@@ -85,3 +88,52 @@ class OutboxRow:
     message: Outbound
     attempts: int
     next_at: float
+
+
+def decode_inbound(r: Any) -> tuple[int, Inbound]:
+    """(id, payload) of `inbound`."""
+    return r[0], Inbound.from_json(json.loads(r[1]))
+
+
+def decode_mail(r: Any) -> tuple[int, BusMessage]:
+    """(id, payload) of `mail`."""
+    return r[0], BusMessage.from_json(json.loads(r[1]))
+
+
+def decode_outbound(r: Any) -> tuple[int, Outbound]:
+    """(seq, payload) of `outbox`."""
+    return r[0], Outbound.from_json(json.loads(r[1]))
+
+
+def decode_outbox(r: Any) -> OutboxRow:
+    """(seq, payload, attempts, next_at) of `outbox`."""
+    return OutboxRow(seq=r[0], message=decode_outbound(r)[1], attempts=r[2], next_at=r[3])
+
+
+def decode_question(r: Any) -> QuestionRow:
+    return QuestionRow(
+        id=r[0],
+        worker=r[1],
+        question=r[2],
+        target=r[3],
+        conversation=r[4],
+        refs=json.loads(r[5]),
+        status=r[6],
+        asked_at=r[7],
+    )
+
+
+def decode_worker(r: Any) -> WorkerRow:
+    return WorkerRow(
+        id=r[0],
+        name=r[1],
+        task=r[2],
+        status=r[3],
+        origin_conversation=r[4],
+        origin_target=r[5],
+        turns=r[6],
+        state=json.loads(r[7]),
+        error=r[8],
+        created_at=r[9],
+        updated_at=r[10],
+    )

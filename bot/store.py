@@ -2,10 +2,14 @@
 
 Tables: the inbound journal, the bus mail (durable agent mailboxes), the outbox,
 agent conversations, workers, open questions, key/value channel state and channel
-health. Everything runs on the event loop's thread; `tx()` groups writes that must
-land together (a conversation checkpoint with the mail it consumed and the replies
-it queued). Swapping this for PostgreSQL means rewriting this module (and the
-schema in `bot/schema.py`) only.
+health; the trigger tables through `Store.triggers` (`bot/store_triggers.py`).
+Everything runs on the event loop's thread; `tx()` groups writes that must land
+together (a conversation checkpoint with the mail it consumed and the replies it
+queued), `savepoint()` lets one part of such a group fail alone. The store is the
+only code that speaks SQL: swapping it for PostgreSQL means rewriting this module,
+`bot/store_triggers.py` and the schema in `bot/schema.py` only. Every stored row is
+decoded by one function per table (`bot/schema.py`), and a row that does not decode is
+quarantined, wherever it was read.
 """
 
 from __future__ import annotations
@@ -20,7 +24,21 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from bot.messages import BusMessage, Inbound, Outbound
-from bot.schema import ACTIVE_WORKER_STATES, SCHEMA, OutboxRow, QuestionRow, WorkerRow
+from bot.schema import (
+    ACTIVE_WORKER_STATES,
+    SCHEMA,
+    OutboxRow,
+    QuestionRow,
+    WorkerRow,
+    decode_inbound,
+    decode_mail,
+    decode_outbound,
+    decode_outbox,
+    decode_question,
+    decode_worker,
+)
+from bot.store_triggers import SCHEMA as TRIGGER_SCHEMA
+from bot.store_triggers import TriggerRows
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -45,10 +63,13 @@ class Store:
             # mail) are copied back once per checkpoint, however often they changed
             # (bench_core routing: ~5,000 -> ~6,500 journaled messages/s)
             self.db.execute("PRAGMA wal_autocheckpoint=10000")
-            self.db.executescript(SCHEMA)
+            self.db.executescript(SCHEMA + TRIGGER_SCHEMA)
         self.db.execute("PRAGMA busy_timeout=5000")
+        self.readonly = readonly
         self._depth = 0
+        self._savepoints = 0
         self._report = report or (lambda problem: None)
+        self.triggers = TriggerRows(self)
 
     def close(self) -> None:
         self.db.close()
@@ -70,8 +91,27 @@ class Store:
         if self._depth == 0:
             self.db.execute("COMMIT")
 
-    def _x(self, sql: str, args: tuple[Any, ...] = ()) -> sqlite3.Cursor:
+    @contextmanager
+    def savepoint(self) -> Iterator[None]:
+        """Inside `tx()`: a part that fails is undone alone, the rest of the group stays."""
+        self._savepoints += 1
+        name = f"part{self._savepoints}"
+        self.db.execute(f"SAVEPOINT {name}")
+        try:
+            yield
+        except BaseException:
+            self.db.execute(f"ROLLBACK TO {name}")
+            self.db.execute(f"RELEASE {name}")
+            raise
+        finally:
+            self._savepoints -= 1
+        self.db.execute(f"RELEASE {name}")
+
+    def execute(self, sql: str, args: tuple[Any, ...] = ()) -> sqlite3.Cursor:
+        """For the store's own modules (`bot/store_triggers.py`); nobody else runs SQL."""
         return self.db.execute(sql, args)
+
+    _x = execute
 
     # -- corrupt rows ----------------------------------------------------------------
     _QUARANTINE = {
@@ -80,9 +120,10 @@ class Store:
         "outbox": "UPDATE outbox SET status = 'corrupt' WHERE seq = ?",
         "questions": "UPDATE questions SET status = 'corrupt' WHERE id = ?",
         "workers": "UPDATE workers SET status = 'corrupt' WHERE id = ?",
+        "triggers": "UPDATE triggers SET status = 'corrupt' WHERE id = ?",
     }
 
-    def _decode(self, source: str, rows: Iterable[Any], decode: Callable[[Any], T]) -> list[T]:
+    def decode(self, source: str, rows: Iterable[Any], decode: Callable[[Any], T]) -> list[T]:
         """Decode rows; a row that does not decode is quarantined and reported, not fatal."""
         out = []
         for row in rows:
@@ -96,6 +137,8 @@ class Store:
         key, payload = row[0], repr(tuple(row))[:10000]
         log.error("corrupt %s row %s quarantined: %s", source, key, exc)
         self._report(f"{source} row {key}: {type(exc).__name__}: {exc}")
+        if self.readonly:  # a reader (status, activity) skips it; the bot quarantines it
+            return
         with self.tx():
             self._x(
                 "INSERT INTO quarantine (source, row_key, payload, error, at) VALUES (?,?,?,?,?)",
@@ -132,11 +175,19 @@ class Store:
             " AND received_at < ? ORDER BY id DESC LIMIT ?",
             (channel, since, until, limit),
         )
-        return self._decode("inbound", rows, lambda r: Inbound.from_json(json.loads(r[1])))
+        return [msg for _, msg in self.decode("inbound", rows, decode_inbound)]
 
     def pending_inbound(self) -> list[tuple[int, Inbound]]:
         rows = self._x("SELECT id, payload FROM inbound WHERE status = 'pending' ORDER BY id")
-        return self._decode("inbound", rows, lambda r: (r[0], Inbound.from_json(json.loads(r[1]))))
+        return self.decode("inbound", rows, decode_inbound)
+
+    def inbound_between(self, since: float, until: float) -> list[Inbound]:
+        """Every message journaled in [since, until) (epoch seconds), any channel."""
+        rows = self._x(
+            "SELECT id, payload FROM inbound WHERE received_at >= ? AND received_at < ?",
+            (since, until),
+        )
+        return [msg for _, msg in self.decode("inbound", rows, decode_inbound)]
 
     # -- durable bus mail ------------------------------------------------------------
     def put_mail(self, msg: BusMessage) -> int:
@@ -152,7 +203,7 @@ class Store:
 
     def all_mail(self) -> list[tuple[int, BusMessage]]:
         rows = self._x("SELECT id, payload FROM mail ORDER BY id")
-        return self._decode("mail", rows, lambda r: (r[0], BusMessage.from_json(json.loads(r[1]))))
+        return self.decode("mail", rows, decode_mail)
 
     # -- outbox ----------------------------------------------------------------------
     def enqueue(self, msg: Outbound) -> None:
@@ -179,11 +230,7 @@ class Store:
             " WHERE target = ? AND status = 'pending' ORDER BY seq LIMIT ?",
             (target, limit),
         )
-        return self._decode(
-            "outbox",
-            rows,
-            lambda r: OutboxRow(r[0], Outbound.from_json(json.loads(r[1])), r[2], r[3]),
-        )
+        return self.decode("outbox", rows, decode_outbox)
 
     def outbox_sent(self, seq: int, receipt: dict[str, Any]) -> None:
         self._x(
@@ -202,6 +249,15 @@ class Store:
             "UPDATE outbox SET status = 'failed', attempts = attempts + 1, error = ? WHERE seq = ?",
             (error, seq),
         )
+
+    def sent_between(self, since: float, until: float) -> list[tuple[float, Outbound]]:
+        """(sent at, message) of every outbox row delivered in [since, until)."""
+        rows = self._x(
+            "SELECT seq, payload, sent_at FROM outbox WHERE status = 'sent' AND sent_at >= ?"
+            " AND sent_at < ?",
+            (since, until),
+        )
+        return self.decode("outbox", rows, lambda r: (r[2], decode_outbound(r)[1]))
 
     def outbox_counts(self) -> dict[str, int]:
         rows = self._x("SELECT status, COUNT(*) FROM outbox GROUP BY status")
@@ -275,13 +331,16 @@ class Store:
         )
 
     def workers(self, statuses: tuple[str, ...] | None = None) -> list[WorkerRow]:
-        sql = "SELECT * FROM workers"
+        sql = (
+            "SELECT id, name, task, status, origin_conversation, origin_target, turns, state,"
+            " error, created_at, updated_at FROM workers"
+        )
         args: tuple[Any, ...] = ()
         if statuses:
             sql += f" WHERE status IN ({','.join('?' * len(statuses))})"
             args = statuses
         rows = self._x(sql + " ORDER BY created_at", args)
-        return self._decode("workers", rows, _worker_row)
+        return self.decode("workers", rows, decode_worker)
 
     # -- open questions --------------------------------------------------------------
     def add_question(self, q: QuestionRow) -> None:
@@ -317,11 +376,7 @@ class Store:
             "SELECT id, worker, question, target, conversation, refs, status, asked_at"
             " FROM questions WHERE status = 'open' ORDER BY asked_at"
         )
-        return self._decode(
-            "questions",
-            rows,
-            lambda r: QuestionRow(r[0], r[1], r[2], r[3], r[4], json.loads(r[5]), r[6], r[7]),
-        )
+        return self.decode("questions", rows, decode_question)
 
     # -- channel state and health ----------------------------------------------------
     def get_kv(self, key: str) -> str | None:
@@ -351,7 +406,3 @@ class Store:
         return list(
             self._x("SELECT channel, state, detail, updated_at FROM health ORDER BY channel")
         )
-
-
-def _worker_row(r: Any) -> WorkerRow:
-    return WorkerRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], json.loads(r[7]), r[8], r[9], r[10])

@@ -46,7 +46,4 @@ def next_run(app: App, trigger_id: str) -> datetime | None:
 
 
 def outcomes(app: App, trigger_id: str) -> list[str]:
-    rows = app.store.db.execute(
-        "SELECT outcome FROM trigger_runs WHERE trigger_id = ? ORDER BY at", (trigger_id,)
-    )
-    return [r[0] for r in rows]
+    return list(app.store.triggers.outcomes(trigger_id))

@@ -8,7 +8,6 @@ that a busy day still fits in a model turn.
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass
@@ -102,21 +101,12 @@ def _read(store: Store, events_path: Path | None, p: Period) -> str:
 
 def _conversations(store: Store, p: Period) -> str:
     lines: dict[str, list[tuple[float, str]]] = defaultdict(list)
-    for at, raw in store.db.execute(
-        "SELECT received_at, payload FROM inbound WHERE received_at >= ? AND received_at < ?",
-        (p.since, p.until),
-    ):
-        msg = json.loads(raw)
-        who = msg["sender"].get("name") or msg["sender"]["id"]
-        lines[msg["conversation"]].append((at, f"{who}: {_short(msg['text'])}"))
-    for at, raw in store.db.execute(
-        "SELECT sent_at, payload FROM outbox WHERE status = 'sent' AND sent_at >= ?"
-        " AND sent_at < ?",
-        (p.since, p.until),
-    ):
-        msg = json.loads(raw)
-        key = msg.get("conversation") or str(msg["target"])
-        lines[key].append((at, f"{msg['agent']} -> {msg['target']}: {_short(msg['text'])}"))
+    for msg in store.inbound_between(p.since, p.until):
+        line = f"{msg.sender.display}: {_short(msg.text)}"
+        lines[msg.conversation].append((msg.received_at, line))
+    for at, sent in store.sent_between(p.since, p.until):
+        line = f"{sent.agent} -> {sent.target}: {_short(sent.text)}"
+        lines[sent.conversation or str(sent.target)].append((at, line))
     if not lines:
         return "Conversations: none in this period."
     out = [f"Conversations ({len(lines)}):"]

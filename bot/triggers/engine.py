@@ -43,7 +43,7 @@ from bot.triggers.model import (
     schedule_of,
 )
 from bot.triggers.reconcile import ConfigTriggers
-from bot.triggers.rows import ACTIVE, TriggerRow, TriggerTable, job_id_of, next_run_times
+from bot.triggers.rows import ACTIVE, TriggerRow, TriggerSource, TriggerStatus, job_id_of
 from bot.triggers.scheduling import BatchedJobStore, make_scheduler, scheduled_job
 from bot.triggers.watchers import EventWatch, IdleWatch
 from config.settings import Settings
@@ -82,9 +82,8 @@ class TriggerEngine:
         self.store = store
         self.events = events
         self.human = human
-        self.table = TriggerTable(store)
-        self.table.create_schema()
-        self.firing = Firing(store, self.table, bus, human, events, spawn)
+        self.table = store.triggers
+        self.firing = Firing(store, bus, human, events, spawn)
         self.event_watch = EventWatch(self._fire_soon)
         self.idle_watch = IdleWatch(self._fire_soon)
         self.scheduler: AsyncIOScheduler | None = None
@@ -126,7 +125,7 @@ class TriggerEngine:
     def next_fires(self) -> dict[str, float]:
         """Next fire time (epoch) per job id, read in one query."""
         self._flush_jobs()
-        return next_run_times(self.store.db)
+        return self.table.next_run_times()
 
     def _flush_jobs(self) -> None:
         if self.scheduler is not None:
@@ -142,17 +141,17 @@ class TriggerEngine:
         conversation: str | None = None,
         origin_target: str | None = None,
         *,
-        source: str = "tool",
+        source: TriggerSource = "tool",
         trigger_id: str | None = None,
     ) -> TriggerRow:
         row = TriggerRow(
-            trigger_id or "t" + uuid.uuid4().hex[:8],
-            spec,
-            ACTIVE,
-            source,
-            created_by,
-            conversation,
-            origin_target,
+            id=trigger_id or "t" + uuid.uuid4().hex[:8],
+            spec=spec,
+            status=ACTIVE,
+            source=source,
+            created_by=created_by,
+            conversation=conversation,
+            origin_target=origin_target,
         )
         self.table.save(row)  # the row first: a crash before the job is added is repaired at start
         self._arm(row)
@@ -166,7 +165,7 @@ class TriggerEngine:
         )
         return row
 
-    def cancel(self, trigger_id: str, status: str = "cancelled") -> TriggerRow | None:
+    def cancel(self, trigger_id: str, status: TriggerStatus = "cancelled") -> TriggerRow | None:
         row = self.table.get(trigger_id)
         if row is None or row.status != ACTIVE:
             return None

@@ -26,7 +26,7 @@ from bot.human import SYSTEM_SPEAKER, HumanNode
 from bot.messages import COORDINATOR, BusMessage, Outbound, Target, TargetError
 from bot.store import Store
 from bot.triggers.model import ONE_SHOT
-from bot.triggers.rows import TriggerRow, TriggerTable
+from bot.triggers.rows import TriggerRow
 
 log = logging.getLogger(__name__)
 
@@ -52,14 +52,13 @@ class Firing:
     def __init__(
         self,
         store: Store,
-        table: TriggerTable,
         bus: Bus,
         human: HumanNode,
         events: EventLog,
         spawn: Spawn | None,
     ) -> None:
         self.store = store
-        self.table = table
+        self.table = store.triggers
         self.bus = bus
         self.human = human
         self.events = events
@@ -87,20 +86,16 @@ class Firing:
         acted: list[tuple[Shot, Target | None]] = []
         failed: list[tuple[Shot, Exception]] = []
         duplicates: list[Shot] = []
-        db = self.store.db
         with self.store.tx():
             for shot in shots:
-                db.execute("SAVEPOINT shot")
                 try:
-                    if self.table.claim(shot.row.id, shot.key, "fired"):
-                        acted.append((shot, self._act(shot.row, shot.note)))
-                        self._settle(shot.row)
-                    else:
-                        duplicates.append(shot)
-                    db.execute("RELEASE shot")
+                    with self.store.savepoint():
+                        if self.table.claim(shot.row.id, shot.key, "fired"):
+                            acted.append((shot, self._act(shot.row, shot.note)))
+                            self._settle(shot.row)
+                        else:
+                            duplicates.append(shot)
                 except Exception as exc:
-                    db.execute("ROLLBACK TO shot")
-                    db.execute("RELEASE shot")
                     failed.append((shot, exc))
         self._report(acted, failed, duplicates)
         return len(acted)

@@ -83,7 +83,9 @@ class ConfigTriggers:
             self.engine.reschedule(job, spec)
         elif job in self.jobs and self.engine.scheduler is not None:
             self.engine.scheduler.modify_job(job, misfire_grace_time=spec.misfire_grace)
-        fresh = TriggerRow(trigger_id, spec, ACTIVE, "config", SCHEDULER)
+        fresh = TriggerRow(
+            id=trigger_id, spec=spec, status=ACTIVE, source="config", created_by=SCHEDULER
+        )
         if row is not None:
             fresh.created_at, fresh.last_fired_at, fresh.state = (
                 row.created_at,

@@ -12,20 +12,20 @@ import time
 
 from bot.status import ago, table, when
 from bot.store import Store
-from bot.triggers.rows import TriggerTable, job_id_of, next_run_times, run_stats
+from bot.triggers.rows import job_id_of
 
 MAX_ROWS = 200
 
 
 def triggers_section(store: Store) -> str:
     try:
-        rows = TriggerTable(store).active()
+        rows = store.triggers.active()
     except sqlite3.OperationalError:  # the trigger engine never ran on this data dir
         return "Triggers: none"
     if not rows:
         return "Triggers: none"
-    stats = run_stats(store.db)
-    next_at = next_run_times(store.db)
+    stats = store.triggers.run_stats()
+    next_at = store.triggers.next_run_times()
     rows.sort(key=lambda r: next_at.get(job_id_of(r.id), float("inf")))
     lines = []
     for r in rows[:MAX_ROWS]:
