@@ -17,6 +17,8 @@ from typing import Any
 
 import anthropic
 
+from agents.attachments import Expander
+
 CACHE = {"type": "ephemeral"}
 
 
@@ -61,6 +63,8 @@ class Provider:
         self._slots = asyncio.Semaphore(max_calls)
         self.in_flight = 0
         self.waiting = 0
+        #: turns saved-file references (images, PDFs people sent) into base64 blocks
+        self.expander: Expander | None = None
 
     async def complete(
         self, system: str, tools: list[dict[str, Any]], messages: list[dict[str, Any]]
@@ -95,7 +99,7 @@ class Provider:
             "model": self.model,
             "max_tokens": self.max_tokens,
             "system": [{"type": "text", "text": system, "cache_control": CACHE}],
-            "messages": _mark_last(messages),
+            "messages": _mark_last(self.expander.expand(messages) if self.expander else messages),
         }
         if cached_tools:
             request["tools"] = cached_tools

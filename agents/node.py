@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from agents.attachments import blocks as attachment_blocks
 from agents.llm import LLMResponse, ModelError, ModelUnavailable
 from agents.services import Services
 from agents.tools import Toolbox, ToolResult, result_block
@@ -114,6 +115,7 @@ class NodeLoop:
         """Yield point: take the mailbox's contents into the conversation."""
         for item in mail:
             conv.add_text(render(item))
+            conv.add_blocks(attachment_blocks(item.msg.attachments, self.services.data_dir))
             self.effects.consumed.append(item.id)
             self.heard(item.msg)
 

@@ -20,6 +20,7 @@ from typing import Any
 
 import anthropic
 
+from agents.attachments import Expander
 from agents.coordinator import Coordinator
 from agents.llm import Provider
 from agents.memory import install_memory
@@ -29,6 +30,7 @@ from agents.trigger_tools import trigger_tools
 from bot.bus import Bus
 from bot.channel import Channel
 from bot.events import EventLog
+from bot.files import FileStore
 from bot.human import HumanNode
 from bot.messages import Target
 from bot.status import SECTIONS
@@ -99,9 +101,15 @@ class App:
         self.bus = Bus(self.store)
         home = Target.parse(s.home) if s.home else None
         self.human = HumanNode(
-            self.store, self.bus, self.events, home, retry_base=s.outbox_retry_base_seconds
+            self.store,
+            self.bus,
+            self.events,
+            home,
+            retry_base=s.outbox_retry_base_seconds,
+            files=FileStore(s.data_dir, s.file_max_bytes),
         )
         self.llm = Provider(anthropic_client(s), s.model, s.max_tokens, s.max_llm_calls)
+        self.llm.expander = Expander(s.data_dir)
         limits = Limits(
             s.max_workers, s.max_turns, s.llm_retry_base_seconds, s.llm_retry_max_seconds
         )
@@ -128,6 +136,8 @@ class App:
         redelivered = self.bus.restore()
         self.team.redirect(self.bus.orphans())
         rerouted = self.human.restore()
+        if self.human.intake is not None:
+            rerouted += self.human.intake.resume()
         self.events.emit(
             "agent.started",
             "coordinator",
@@ -173,6 +183,8 @@ class App:
     async def stop(self) -> None:
         self.triggers.stop()
         await self.human.outbox.stop()  # deliveries under way finish while channels are up
+        if self.human.intake is not None:
+            await self.human.intake.stop()  # journaled as fetching: resumed at the next start
         for channel in self.channels:
             try:
                 await channel.stop()

@@ -13,6 +13,8 @@ import logging
 
 from bot.bus import Bus
 from bot.events import EventLog
+from bot.files import FileStore
+from bot.intake import FETCHING, FileIntake
 from bot.messages import HUMAN, BusMessage, DeliveryReceipt, Inbound, Outbound, Target
 from bot.outbox import Outbox
 from bot.router import Directory, Route, route
@@ -32,6 +34,7 @@ class HumanNode:
         home: Target | None,
         *,
         retry_base: float = 1.0,
+        files: FileStore | None = None,
     ) -> None:
         self.store = store
         self.bus = bus
@@ -45,19 +48,42 @@ class HumanNode:
             on_delivered=self._delivered,
             on_failed=self._failed,
         )
+        #: downloads a message's files before it is routed (None: files are not fetched)
+        self.intake = None if files is None else FileIntake(store, events, files, self.release)
 
     # -- inbound ---------------------------------------------------------------------
     def accept(self, msg: Inbound) -> bool:
         """Journal and route a person's message in one transaction (one commit, before the
         channel acks). False when it was seen before."""
-        with self.store.tx():
-            inbound_id = self.store.journal(msg, status="routed")
-            decision = None if inbound_id is None else self._route(inbound_id, msg)
+        intake = self.intake
+        if intake is not None and intake.must_hold(msg):
+            with self.store.tx():
+                held = self.store.journal(msg, status=FETCHING)
+            if held is not None:
+                intake.hold(held, msg)
+                return True
+            decision = None
+        else:
+            with self.store.tx():
+                inbound_id = self.store.journal(msg, status="routed")
+                decision = None if inbound_id is None else self._route(inbound_id, msg)
         if decision is None:
             self.events.emit("message.duplicate", HUMAN, channel=msg.channel, id=msg.message_id)
             return False
         self._routed(msg, decision)
         return True
+
+    def release(self, inbound_id: int, msg: Inbound, notice: str | None = None) -> None:
+        """Route a message held while its files were fetched; `notice` tells the person
+        what could not be read."""
+        with self.store.tx():
+            decision = self._route(inbound_id, msg)
+            self.store.mark_inbound(inbound_id, "routed")
+            if notice:
+                self.say(
+                    Outbound(SYSTEM_SPEAKER, msg.reply_to, notice, msg.conversation, kind="notice")
+                )
+        self._routed(msg, decision)
 
     def refuse(self, channel: str, reason: str, **facts: object) -> None:
         """Record a message that no agent will see (unknown sender, bot, loop...)."""
@@ -116,6 +142,7 @@ class HumanNode:
                 "sender_id": msg.sender.id,
                 "channel": msg.channel,
             },
+            attachments=list(msg.attachments),
         )
 
     # -- outbound --------------------------------------------------------------------

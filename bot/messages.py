@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 HUMAN = "human"
@@ -58,6 +58,44 @@ class Target:
 
 
 @dataclass(slots=True)
+class Attachment:
+    """A file that travels with a message, in or out.
+
+    Inbound: `source` is where the platform serves it (a Slack `url_private_download`,
+    a Discord attachment URL; "" when the bytes came with the message, as in email)
+    and `ref` the platform's file id. Once saved, `path` is the file relative to the
+    data dir and `sha256` its content hash; `note` says why it was not saved or
+    cannot be shown (too large, download failed). Outbound: `path` is the workspace
+    file to attach, `name` what people see.
+    """
+
+    name: str
+    content_type: str = "application/octet-stream"
+    size: int = 0
+    source: str = ""
+    ref: str = ""
+    path: str = ""
+    sha256: str = ""
+    note: str = ""
+
+    @property
+    def pending(self) -> bool:
+        """Still to fetch: neither saved nor given up on."""
+        return not self.path and not self.note
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: v for k, v in asdict(self).items() if v not in ("", 0) or k == "name"}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Attachment:
+        return cls(**data)
+
+
+def _attachments(raw: Any) -> list[Attachment]:
+    return [a if isinstance(a, Attachment) else Attachment.from_json(a) for a in raw or []]
+
+
+@dataclass(slots=True)
 class Sender:
     """The person behind a message, whatever the channel."""
 
@@ -89,6 +127,7 @@ class Inbound:
     thread_refs: list[str] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)
     received_at: float = field(default_factory=time.time)
+    attachments: list[Attachment] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         s = self.sender
@@ -102,6 +141,7 @@ class Inbound:
             "thread_refs": list(self.thread_refs),
             "meta": dict(self.meta),
             "received_at": self.received_at,
+            "attachments": [a.to_json() for a in self.attachments],
         }
 
     @classmethod
@@ -109,6 +149,7 @@ class Inbound:
         data = dict(data)
         data["sender"] = Sender(**data["sender"])
         data["reply_to"] = Target.parse(data["reply_to"])
+        data["attachments"] = _attachments(data.get("attachments"))
         return cls(**data)
 
 
@@ -129,6 +170,7 @@ class Outbound:
     question_id: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
     id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    attachments: list[Attachment] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -140,12 +182,14 @@ class Outbound:
             "question_id": self.question_id,
             "meta": dict(self.meta),
             "id": self.id,
+            "attachments": [a.to_json() for a in self.attachments],
         }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Outbound:
         data = dict(data)
         data["target"] = Target.parse(data["target"])
+        data["attachments"] = _attachments(data.get("attachments"))
         return cls(**data)
 
 
@@ -167,6 +211,7 @@ class BusMessage:
     inbound_id: int | None = None
     question_id: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
+    attachments: list[Attachment] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -178,10 +223,13 @@ class BusMessage:
             "inbound_id": self.inbound_id,
             "question_id": self.question_id,
             "meta": dict(self.meta),
+            "attachments": [a.to_json() for a in self.attachments],
         }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> BusMessage:
+        data = dict(data)
+        data["attachments"] = _attachments(data.get("attachments"))
         return cls(**data)
 
 

@@ -178,7 +178,10 @@ class Store:
         return [msg for _, msg in self.decode("inbound", rows, decode_inbound)]
 
     def pending_inbound(self) -> list[tuple[int, Inbound]]:
-        rows = self._x("SELECT id, payload FROM inbound WHERE status = 'pending' ORDER BY id")
+        return self.inbound_by_status("pending")
+
+    def inbound_by_status(self, status: str) -> list[tuple[int, Inbound]]:
+        rows = self._x("SELECT id, payload FROM inbound WHERE status = ? ORDER BY id", (status,))
         return self.decode("inbound", rows, decode_inbound)
 
     def inbound_between(self, since: float, until: float) -> list[Inbound]:
@@ -188,6 +191,12 @@ class Store:
             (since, until),
         )
         return [msg for _, msg in self.decode("inbound", rows, decode_inbound)]
+
+    def update_inbound(self, inbound_id: int, msg: Inbound) -> None:
+        """Rewrite a journaled message (its attachments, once saved)."""
+        self._x(
+            "UPDATE inbound SET payload = ? WHERE id = ?", (json.dumps(msg.to_json()), inbound_id)
+        )
 
     # -- durable bus mail ------------------------------------------------------------
     def put_mail(self, msg: BusMessage) -> int:

@@ -151,6 +151,9 @@ class Settings(BaseSettings):
     memory_inline_bytes: int = Field(default=20_000, ge=0)
     memory_rescan_seconds: float = Field(default=2.0, ge=0)
 
+    # Files people send and agents write (bot/files.py, agents/files_tools.py)
+    file_max_bytes: int = Field(default=20_000_000, ge=1_024)
+
     # Slack
     slack_bot_token: SecretStr | None = None
     slack_app_token: SecretStr | None = None

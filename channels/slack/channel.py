@@ -24,6 +24,7 @@ from bot.messages import DeliveryReceipt, Outbound, Target
 from bot.outbox import backoff
 from channels.slack.connection import HttpConnection, SocketModeConnection, build_app
 from channels.slack.events import SlackEvents
+from channels.slack.files import SlackFetcher
 from channels.slack.identity import BotIdentity, whoami
 from channels.slack.post import SlackPoster, pace_key
 from channels.slack.threads import ThreadMemory
@@ -57,6 +58,9 @@ class SlackChannel:
         self.threads = ThreadMemory(human.store)
         self.events = SlackEvents(human, self.threads, settings.slack_allowed_users)
         self.poster = SlackPoster(self.client, human.store, human.outbox.pacer, self.pace_seconds)
+        self.fetcher = SlackFetcher(settings.slack_bot_token.get_secret_value())
+        if human.intake is not None:
+            human.intake.register(self.kind, self.fetcher)
         self.connection = self._connection(settings)
         self.ready = asyncio.Event()
         self._starting: asyncio.Task[None] | None = None
@@ -87,6 +91,7 @@ class SlackChannel:
                 await self._starting
         if self.ready.is_set():
             await self.connection.stop()
+        await self.fetcher.close()
         self._health("stopped", "")
 
     async def deliver(self, msg: Outbound) -> DeliveryReceipt:

@@ -27,6 +27,7 @@ import re
 
 from bot.human import HumanNode
 from bot.messages import HUMAN, Inbound, Sender, Target
+from channels.slack.files import attachments
 from channels.slack.identity import BotIdentity
 from channels.slack.threads import ThreadMemory
 from channels.slack.types import EventCallback, SlackEdit, SlackMessage
@@ -120,6 +121,7 @@ class SlackEvents:
             text=self._text(event),
             reply_to=reply_to,
             meta={"ts": ts, "thread_ts": thread},
+            attachments=attachments(event.get("files") or []),
         )
 
     def _text(self, event: SlackMessage) -> str:
@@ -133,7 +135,7 @@ class SlackEvents:
         text = own.sub(f"@{self.identity.name}", text).strip()
         files = event.get("files") or []
         if not text and files:
-            text = f"(shared {len(files)} file(s) without text; Switchboard reads text only)"
+            text = f"(sent {len(files)} file(s) without a message)"
         return _unescape(text)
 
     # -- edits and deletes -------------------------------------------------------------

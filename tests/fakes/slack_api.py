@@ -12,6 +12,14 @@ to the newest socket, queued while no socket is open, and acked by envelope id.
     fake.post("<@UBOT> hello", channel="C1")      # a person posts; returns the ts
     fake.fail("chat.postMessage", 429, retry_after=1)
     fake.drop()                                   # close the socket
+    f = fake.file("app.log", b"...")              # a file object for `files=[f]` in post()
+
+Files: `file` hosts bytes at a `url_private_download` served only with the bot token
+as Bearer (403 otherwise, as for a token without files:read); `fail_download` queues
+HTTP errors. The upload flow of `files_upload_v2` is there too:
+files.getUploadURLExternal, the POST of the bytes to the returned URL, and
+files.completeUploadExternal (which shares the file into channel_id/thread_ts and
+records it in `uploads`); files.info tells whether a file was shared.
     await fake.until(lambda f: len(f.posts) == 2)
 """
 
@@ -24,7 +32,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, quote
 
 import aiohttp
 from aiohttp import web
@@ -79,6 +87,13 @@ class FakeSlack(ThreadedServer["FakeSlack"]):
         self._queue: list[Envelope] = []
         self._ts = itertools.count(1)
         self._event_ids = itertools.count(1)
+        self.hosted: dict[str, tuple[bytes, str]] = {}  # file id -> bytes, mimetype
+        self.downloads: list[tuple[str, str]] = []  # (file id, bearer token) per GET
+        self.download_failures: dict[str, list[int]] = {}
+        self.uploads: list[dict[str, Any]] = []  # completed uploads: files, channel, thread
+        self.pending_uploads: dict[str, dict[str, Any]] = {}  # file id -> name, bytes
+        self.hold_complete: asyncio.Event | None = None  # set: completeUpload answers later
+        self._file_ids = itertools.count(1)
 
     # -- addresses -------------------------------------------------------------------
     @property
@@ -97,6 +112,8 @@ class FakeSlack(ThreadedServer["FakeSlack"]):
     def _routes(self, app: web.Application) -> None:
         app.router.add_post("/api/{method}", self._api)
         app.router.add_get("/ws", self._socket)
+        app.router.add_get("/files-pri/{id}/{name}", self._download)
+        app.router.add_post("/upload/{id}", self._upload_bytes)
 
     async def _closing(self) -> None:
         for ws in list(self._sockets):
@@ -160,6 +177,29 @@ class FakeSlack(ThreadedServer["FakeSlack"]):
             "event_time": int(time.time()),
             "authorizations": [{"team_id": TEAM, "user_id": BOT_USER, "is_bot": True}],
         }
+
+    def file(self, name: str, data: bytes, mimetype: str = "text/plain", **extra: Any) -> dict:
+        """Host `data` and return the file object a message event carries."""
+        file_id = f"F{next(self._file_ids):06d}"
+        self.hosted[file_id] = (data, mimetype)
+        quoted = quote(name or "file", safe="")
+        url = f"http://127.0.0.1:{self.port}/files-pri/{TEAM}-{file_id}/{quoted}"
+        obj = {
+            "id": file_id,
+            "name": name,
+            "title": name,
+            "mimetype": mimetype,
+            "filetype": name.rsplit(".", 1)[-1],
+            "size": len(data),
+            "mode": "hosted",
+            "url_private": url,
+            "url_private_download": url + "?download=1",
+        }
+        obj.update(extra)
+        return obj
+
+    def fail_download(self, file_id: str, status: int = 500, times: int = 1) -> None:
+        self.download_failures.setdefault(file_id, []).extend([status] * times)
 
     def drop(self) -> None:
         """Close every open socket, as Slack does when it rotates connections."""
@@ -243,6 +283,68 @@ class FakeSlack(ThreadedServer["FakeSlack"]):
         if message.get("thread_ts"):
             event["thread_ts"] = message["thread_ts"]
         asyncio.get_running_loop().create_task(self._send(self.callback(event)))
+
+    # -- files ------------------------------------------------------------------------
+    async def _download(self, request: web.Request) -> web.Response:
+        file_id = request.match_info["id"].rsplit("-", 1)[-1]
+        token = request.headers.get("Authorization", "").removeprefix("Bearer ")
+        self.downloads.append((file_id, token))
+        self._notify()
+        failures = self.download_failures.get(file_id)
+        if failures:
+            return web.Response(status=failures.pop(0), text="scripted failure")
+        if file_id not in self.hosted or not token.startswith("xoxb-"):
+            return web.Response(status=403, text="forbidden")
+        data, mimetype = self.hosted[file_id]
+        return web.Response(body=data, content_type=mimetype)
+
+    async def _files_getUploadURLExternal(
+        self, params: dict[str, Any], token: str
+    ) -> tuple[dict, dict]:
+        if not params.get("filename") or not params.get("length"):
+            return {"ok": False, "error": "invalid_arguments"}, {}
+        file_id = f"F{next(self._file_ids):06d}"
+        self.pending_uploads[file_id] = {"name": params["filename"], "data": None}
+        url = f"http://127.0.0.1:{self.port}/upload/{file_id}"
+        return {"ok": True, "upload_url": url, "file_id": file_id}, {}
+
+    async def _upload_bytes(self, request: web.Request) -> web.Response:
+        pending = self.pending_uploads.get(request.match_info["id"])
+        if pending is None:
+            return web.Response(status=404, text="unknown upload")
+        pending["data"] = await request.read()
+        return web.Response(text="OK - " + str(len(pending["data"])))
+
+    async def _files_completeUploadExternal(
+        self, params: dict[str, Any], token: str
+    ) -> tuple[dict, dict]:
+        files = params.get("files")
+        files = json.loads(files) if isinstance(files, str) else files
+        ids = [f["id"] for f in files or []]
+        if not ids or any(self.pending_uploads.get(i, {}).get("data") is None for i in ids):
+            return {"ok": False, "error": "file_not_found"}, {}
+        upload = {
+            "files": [{**self.pending_uploads.pop(i), "id": i} for i in ids],
+            "channel": params.get("channel_id"),
+            "thread_ts": params.get("thread_ts"),
+            "initial_comment": params.get("initial_comment"),
+        }
+        self.uploads.append(upload)
+        self._notify()
+        if self.hold_complete is not None:
+            await self.hold_complete.wait()  # the client dies before it hears the answer
+        return {"ok": True, "files": [{"id": i, "title": i} for i in ids]}, {}
+
+    async def _files_info(self, params: dict[str, Any], token: str) -> tuple[dict, dict]:
+        file_id = params.get("file")
+        for upload in self.uploads:
+            if any(f["id"] == file_id for f in upload["files"]):
+                share = {"ts": self.next_ts(), "thread_ts": upload["thread_ts"]}
+                shares = {"public": {upload["channel"]: [share]}}
+                return {"ok": True, "file": {"id": file_id, "shares": shares}}, {}
+        if file_id in self.pending_uploads:
+            return {"ok": True, "file": {"id": file_id, "shares": {}}}, {}
+        return {"ok": False, "error": "file_not_found"}, {}
 
     # -- events out: Socket Mode or HTTP ---------------------------------------------
     async def _send_all(self, bodies: list[dict[str, Any]], interval: float) -> list[Envelope]:

@@ -1,0 +1,68 @@
+"""Files in Slack messages: the event's file objects as attachments, and their download.
+
+A message event carries `files`: each with `url_private_download`, which Slack serves
+only with `Authorization: Bearer <bot token>` (scope `files:read`). Files Slack hides
+(`mode` `hidden_by_limit`, `tombstone` for deleted ones) or that live elsewhere
+(`external`) cannot be downloaded; they are named with a note instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from bot.files import safe_name
+from bot.intake import FetchError, FileTooLarge
+from bot.messages import Attachment
+from channels.download import Downloader
+
+UNREADABLE = {
+    "hidden_by_limit": "hidden by Slack's free-plan limit",
+    "tombstone": "deleted in Slack",
+    "external": "stored outside Slack",
+}
+
+
+def attachments(files: Sequence[Mapping[str, Any]]) -> list[Attachment]:
+    return [_attachment(f) for f in files if isinstance(f, Mapping)]
+
+
+def _attachment(f: Mapping[str, Any]) -> Attachment:
+    name = safe_name(str(f.get("name") or f.get("title") or ""), fallback=f"file-{f.get('id', '')}")
+    att = Attachment(
+        name=name,
+        content_type=str(f.get("mimetype") or "application/octet-stream"),
+        size=int(f.get("size") or 0),
+        source=str(f.get("url_private_download") or f.get("url_private") or ""),
+        ref=str(f.get("id") or ""),
+    )
+    mode = str(f.get("mode") or "")
+    if mode in UNREADABLE:
+        att.note, att.source = f"cannot be read: {UNREADABLE[mode]}", ""
+    elif not att.source:
+        att.note = "cannot be read: Slack gave no download link (files:read scope?)"
+    return att
+
+
+class SlackFetcher:
+    def __init__(self, token: str) -> None:
+        self.downloader = Downloader({"Authorization": f"Bearer {token}"})
+
+    async def fetch(self, att: Attachment, max_bytes: int) -> bytes:
+        if att.size > max_bytes:
+            raise FileTooLarge(att.size)
+        try:
+            return await self.downloader.get(att.source, max_bytes)
+        except FileTooLarge:
+            raise
+        except FetchError as exc:
+            if not exc.transient:
+                raise FetchError(
+                    f"Slack {exc} (the bot token cannot read this file: it needs the "
+                    "files:read scope and access to the channel)",
+                    transient=False,
+                ) from exc
+            raise
+
+    async def close(self) -> None:
+        await self.downloader.close()
