@@ -47,6 +47,9 @@ CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS quarantine (
     id INTEGER PRIMARY KEY, source TEXT NOT NULL, row_key TEXT NOT NULL, payload TEXT,
     error TEXT NOT NULL, at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS attempts (
+    outbox_id TEXT NOT NULL, part TEXT NOT NULL, state TEXT NOT NULL, detail TEXT NOT NULL,
+    at REAL NOT NULL, PRIMARY KEY (outbox_id, part));
 CREATE TABLE IF NOT EXISTS health (
     channel TEXT PRIMARY KEY, state TEXT NOT NULL, detail TEXT NOT NULL DEFAULT '',
     updated_at REAL NOT NULL);
@@ -80,6 +83,18 @@ class QuestionRow:
     refs: list[str]
     status: str
     asked_at: float
+
+
+@dataclass(slots=True)
+class AttemptRow:
+    """One part of an outbound message (a chunk, a file) that a channel tried to post:
+    `state` is `trying` (sent, answer not recorded: it may exist on the platform) or
+    `posted` (`detail` then holds what the platform answered)."""
+
+    part: str
+    state: str
+    detail: dict[str, Any]
+    at: float
 
 
 @dataclass(slots=True)
@@ -121,6 +136,16 @@ def decode_question(r: Any) -> QuestionRow:
         status=r[6],
         asked_at=r[7],
     )
+
+
+def decode_attempt(r: Any) -> AttemptRow:
+    """(rowid, part, state, detail, at)."""
+    if r[2] not in ("trying", "posted"):
+        raise ValueError(f"unknown attempt state {r[2]!r}")
+    detail = json.loads(r[3])
+    if not isinstance(detail, dict):
+        raise TypeError("attempt detail is not an object")
+    return AttemptRow(str(r[1]), r[2], detail, float(r[4]))
 
 
 def decode_worker(r: Any) -> WorkerRow:

@@ -27,9 +27,11 @@ from bot.messages import BusMessage, Inbound, Outbound
 from bot.schema import (
     ACTIVE_WORKER_STATES,
     SCHEMA,
+    AttemptRow,
     OutboxRow,
     QuestionRow,
     WorkerRow,
+    decode_attempt,
     decode_inbound,
     decode_mail,
     decode_outbound,
@@ -42,7 +44,7 @@ from bot.store_triggers import TriggerRows
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-__all__ = ["ACTIVE_WORKER_STATES", "OutboxRow", "QuestionRow", "Store", "WorkerRow"]
+__all__ = ["ACTIVE_WORKER_STATES", "AttemptRow", "OutboxRow", "QuestionRow", "Store", "WorkerRow"]
 
 
 class Store:
@@ -121,6 +123,8 @@ class Store:
         "questions": "UPDATE questions SET status = 'corrupt' WHERE id = ?",
         "workers": "UPDATE workers SET status = 'corrupt' WHERE id = ?",
         "triggers": "UPDATE triggers SET status = 'corrupt' WHERE id = ?",
+        "attempts": "UPDATE attempts SET state = 'corrupt' WHERE rowid = ?",
+        "kv": "DELETE FROM kv WHERE key = ?",
     }
 
     def decode(self, source: str, rows: Iterable[Any], decode: Callable[[Any], T]) -> list[T]:
@@ -132,6 +136,10 @@ class Store:
             except (ValueError, KeyError, TypeError, AttributeError) as exc:
                 self._quarantine(source, row, exc)
         return out
+
+    def quarantine(self, source: str, row: Any, exc: Exception) -> None:
+        """Set aside a row that does not decode (`row[0]` is its key) and report it."""
+        self._quarantine(source, row, exc)
 
     def _quarantine(self, source: str, row: Any, exc: Exception) -> None:
         key, payload = row[0], repr(tuple(row))[:10000]
@@ -242,10 +250,12 @@ class Store:
         return self.decode("outbox", rows, decode_outbox)
 
     def outbox_sent(self, seq: int, receipt: dict[str, Any]) -> None:
-        self._x(
-            "UPDATE outbox SET status = 'sent', sent_at = ?, receipt = ? WHERE seq = ?",
-            (time.time(), json.dumps(receipt), seq),
-        )
+        with self.tx():  # the row's attempt records go with it: it will not be tried again
+            self._x(
+                "UPDATE outbox SET status = 'sent', sent_at = ?, receipt = ? WHERE seq = ?",
+                (time.time(), json.dumps(receipt), seq),
+            )
+            self._drop_attempts(seq)
 
     def outbox_retry(self, seq: int, next_at: float, error: str) -> None:
         self._x(
@@ -254,9 +264,39 @@ class Store:
         )
 
     def outbox_failed(self, seq: int, error: str) -> None:
+        with self.tx():
+            self._x(
+                "UPDATE outbox SET status = 'failed', attempts = attempts + 1, error = ?"
+                " WHERE seq = ?",
+                (error, seq),
+            )
+            self._drop_attempts(seq)
+
+    # -- attempt records (bot/attempts.py) --------------------------------------------
+    def attempts(self, outbox_id: str) -> list[AttemptRow]:
+        """The parts of one outbound message tried so far. A corrupt record is
+        quarantined once and reads as `trying` with no detail: the part may exist on
+        the platform, so the channel looks before posting it again."""
+        rows = list(
+            self._x(
+                "SELECT rowid, part, state, detail, at FROM attempts WHERE outbox_id = ?",
+                (outbox_id,),
+            )
+        )
+        good = self.decode("attempts", [r for r in rows if r[2] != "corrupt"], decode_attempt)
+        known = {a.part for a in good}
+        return good + [AttemptRow(str(r[1]), "trying", {}, 0.0) for r in rows if r[1] not in known]
+
+    def set_attempt(self, outbox_id: str, row: AttemptRow) -> None:
         self._x(
-            "UPDATE outbox SET status = 'failed', attempts = attempts + 1, error = ? WHERE seq = ?",
-            (error, seq),
+            "INSERT OR REPLACE INTO attempts (outbox_id, part, state, detail, at)"
+            " VALUES (?, ?, ?, ?, ?)",
+            (outbox_id, row.part, row.state, json.dumps(row.detail), row.at),
+        )
+
+    def _drop_attempts(self, seq: int) -> None:
+        self._x(
+            "DELETE FROM attempts WHERE outbox_id = (SELECT id FROM outbox WHERE seq = ?)", (seq,)
         )
 
     def sent_between(self, since: float, until: float) -> list[tuple[float, Outbound]]:

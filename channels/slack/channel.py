@@ -53,7 +53,12 @@ class SlackChannel:
         self.human = human
         self.pace_seconds = settings.slack_pace_seconds
         self.client = AsyncWebClient(
-            token=settings.slack_bot_token.get_secret_value(), base_url=settings.slack_api_url
+            token=settings.slack_bot_token.get_secret_value(),
+            base_url=settings.slack_api_url,
+            # the SDK would repeat a request whose connection broke, blind: a
+            # chat.postMessage Slack received would be posted twice. The outbox
+            # retries instead, through the attempt records (post.py).
+            retry_handlers=[],
         )
         self.threads = ThreadMemory(human.store)
         self.events = SlackEvents(human, self.threads, settings.slack_allowed_users)

@@ -4,14 +4,17 @@ The outbox decides when to post (pacing per channel, retries); this module maps 
 Slack answers to the outbox's two errors: HTTP 429 is transient with Slack's
 `Retry-After`, as are 5xx, Slack's own outage errors and network failures; any other
 Slack error (unknown channel, bot not in channel, archived, bad token) is permanent.
-A message split in several chunks records each posted chunk in the store before
-the next, so a retry or a restart resumes after the last chunk posted, never
-posting one twice.
+Slack has no idempotency key, so each chunk goes through the core's attempt records
+(`bot/attempts.py`): recorded as tried before `chat.postMessage`, as posted with its
+`ts` after. A chunk found tried but not posted (the process died, or the connection
+broke, after Slack's answer) is looked up first: every post carries Slack message
+`metadata` naming its outbox row and chunk, read back from its thread (or the
+channel's recent history) with `include_all_metadata`, and posted only if absent. A
+split message resumes after its last posted chunk.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -19,11 +22,13 @@ import aiohttp
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.attempts import Answer, Attempts
 from bot.channel import DeliveryError, PermanentDeliveryError, TransientDeliveryError
 from bot.messages import DeliveryReceipt, Outbound, Target
 from bot.outbox import Pacer
-from bot.store import Store
+from bot.store import AttemptRow, Store
 from channels.slack.format import render
+from channels.slack.history import HistoryError, read
 from channels.slack.identity import header
 
 TRANSIENT_ERRORS = {
@@ -40,10 +45,12 @@ HINTS = {
     "invalid_auth": "SLACK_BOT_TOKEN is not valid",
     "not_authed": "SLACK_BOT_TOKEN is not set",
     "token_revoked": "SLACK_BOT_TOKEN was revoked",
-    "missing_scope": "the app lacks the chat:write scope",
+    "missing_scope": "the app lacks a scope (chat:write; the *:history scopes to read back)",
 }
 KIND = "slack"
-_PROGRESS = "slack.posted."
+METADATA_TYPE = "switchboard_outbox"  # Slack message metadata: event_type of our posts
+LOOKUP_MARGIN = 60.0  # seconds before a try that its lookup reads from
+LOOKUP_PAGES = 10
 
 
 def pace_key(target: Target) -> str:
@@ -63,31 +70,37 @@ class SlackPoster:
     async def deliver(self, msg: Outbound, custom_username: bool) -> DeliveryReceipt:
         """Post every chunk not yet posted; the receipt names the thread replies go to."""
         chunks = render(msg, custom_username)
-        posted = self._progress(msg.id) if len(chunks) > 1 else []
-        channel = msg.target.address
-        for index in range(len(posted), len(chunks)):
-            if index:  # Slack's limit is per channel, chunks included
+        attempts = Attempts(self.store, msg.id)
+        posted: list[Answer] = []
+        for index, chunk in enumerate(chunks):
+            part = str(index)
+            if index and attempts.posted(part) is None:
+                # Slack's limit is per channel, chunks included
                 await self.pacer.wait(pace_key(msg.target), self.chunk_spacing)
-            # a user id as target posts in the DM; its replies come from the DM channel
-            channel, ts = await self._post(msg, chunks[index], custom_username)
-            posted.append(ts)
-            if len(chunks) > 1:
-                self.store.set_kv(_PROGRESS + msg.id, json.dumps(posted))
-        if len(chunks) > 1:
-            self.store.delete_kv(_PROGRESS + msg.id)
-        threads = [msg.target.thread] if msg.target.thread else posted
+
+            async def post(chunk: str = chunk, index: int = index) -> Answer:
+                return await self._post(msg, chunk, index, custom_username)
+
+            async def find(tried: AttemptRow, index: int = index) -> Answer | None:
+                return await self._find(msg, index, tried)
+
+            posted.append(await attempts.once(part, post, find))
+        # a user id as target posts in the DM; its replies come from the DM channel
+        channel = str(posted[0]["channel"])
+        threads = [msg.target.thread] if msg.target.thread else [str(a["ts"]) for a in posted]
         return DeliveryReceipt(
-            platform_id=posted[0],
+            platform_id=str(posted[0]["ts"]),
             thread=threads[0],
             refs=[str(Target(KIND, channel, ts)) for ts in threads],
         )
 
-    def _progress(self, msg_id: str) -> list[str]:
-        raw = self.store.get_kv(_PROGRESS + msg_id)
-        return list(json.loads(raw)) if raw else []
-
-    async def _post(self, msg: Outbound, text: str, custom_username: bool) -> tuple[str, str]:
-        args: dict[str, Any] = {"channel": msg.target.address, "text": text}
+    async def _post(self, msg: Outbound, text: str, index: int, custom_username: bool) -> Answer:
+        args: dict[str, Any] = {
+            "channel": msg.target.address,
+            "text": text,
+            # how this part is found again if its answer is lost (see `_find`)
+            "metadata": {"event_type": METADATA_TYPE, "event_payload": _payload(msg.id, index)},
+        }
         if msg.target.thread:
             args["thread_ts"] = msg.target.thread
         if custom_username:
@@ -98,7 +111,51 @@ class SlackPoster:
             raise mapped(exc) from exc
         except (SlackClientError, aiohttp.ClientError, TimeoutError) as exc:
             raise TransientDeliveryError(f"Slack unreachable: {type(exc).__name__}: {exc}") from exc
-        return str(response.get("channel") or msg.target.address), str(response["ts"])
+        return {"channel": str(response.get("channel") or msg.target.address), "ts": response["ts"]}
+
+    async def _find(self, msg: Outbound, index: int, tried: AttemptRow) -> Answer | None:
+        """The part posted by a try whose answer was lost, read back from its thread
+        (or the channel's recent history) by the metadata it carries; None if absent."""
+        channel = await self._channel_of(msg.target.address)
+        if msg.target.thread:
+            method, args = "conversations.replies", {"channel": channel, "ts": msg.target.thread}
+        else:
+            method, args = "conversations.history", {"channel": channel}
+        if tried.at:  # Slack's clock and ours differ a little; the margin covers it
+            args["oldest"] = f"{tried.at - LOOKUP_MARGIN:.6f}"
+        want = _payload(msg.id, index)
+        try:
+            async for message in read(
+                self.client, method, patient=False, max_pages=LOOKUP_PAGES, **args
+            ):
+                meta = message.get("metadata") or {}
+                if meta.get("event_type") == METADATA_TYPE and meta.get("event_payload") == want:
+                    return {"channel": channel, "ts": str(message["ts"])}
+        except HistoryError as exc:
+            if exc.retry_after is not None:
+                raise TransientDeliveryError(f"Slack rate limit ({exc})", exc.retry_after) from exc
+            raise PermanentDeliveryError(
+                f"cannot tell whether Slack has this message already: {exc}"
+            ) from exc
+        except (SlackClientError, aiohttp.ClientError, TimeoutError) as exc:
+            raise TransientDeliveryError(f"Slack unreachable: {type(exc).__name__}: {exc}") from exc
+        return None
+
+    async def _channel_of(self, address: str) -> str:
+        """The channel to read: a user id's DM channel (posts to a user id land there)."""
+        if not address.startswith("U"):
+            return address
+        try:
+            opened = await self.client.conversations_open(users=address)
+        except SlackApiError as exc:
+            raise mapped(exc) from exc
+        except (SlackClientError, aiohttp.ClientError, TimeoutError) as exc:
+            raise TransientDeliveryError(f"Slack unreachable: {type(exc).__name__}: {exc}") from exc
+        return str((opened.get("channel") or {}).get("id") or address)
+
+
+def _payload(outbox_id: str, index: int) -> dict[str, Any]:
+    return {"outbox_id": outbox_id, "part": index}
 
 
 def mapped(exc: SlackApiError) -> DeliveryError:

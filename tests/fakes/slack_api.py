@@ -21,13 +21,27 @@ files.getUploadURLExternal, the POST of the bytes to the returned URL, and
 files.completeUploadExternal (which shares the file into channel_id/thread_ts and
 records it in `uploads`); files.info tells whether a file was shared.
     await fake.until(lambda f: len(f.posts) == 2)
+
+History as Slack keeps it: every message (people's and the bot's, with `metadata`) per
+channel, read with `conversations.history` (top level, newest first) and
+`conversations.replies` (the parent, then the replies oldest first), both cursor-paged
+(`limit`, `response_metadata.next_cursor`), `oldest`/`latest` exclusive unless
+`inclusive`, metadata only with `include_all_metadata`. An envelope sent but not acked
+is redelivered on the next socket (`retry_attempt` + 1, at most 3 retries, as Slack
+does); `expire()` drops what Slack would have given up on after its retry window.
+
+    fake.lose_answers = 1          # the next chat.postMessage is posted, its answer cut
+    fake.remove_bot("C2")          # history calls there answer not_in_channel
+    fake.delete("C1", ts)          # gone from history
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import itertools
 import json
+import threading
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -44,6 +58,7 @@ BOT_USER = "UBOT"
 BOT_ID = "BBOT"
 TEAM = "T0FAKE"
 APP_ID = "A0FAKE"
+MAX_RETRIES = 3  # Slack retries an unacked event 3 times (at once, after 1 and 5 minutes)
 
 
 @dataclass
@@ -60,6 +75,7 @@ class Envelope:
     body: dict[str, Any]
     sent_at: float | None = None
     acked_at: float | None = None
+    retries: int = 0
 
 
 @dataclass
@@ -85,8 +101,6 @@ class FakeSlack(ThreadedServer["FakeSlack"]):
         self._failures: dict[str, list[Failure]] = {}
         self._sockets: list[web.WebSocketResponse] = []
         self._queue: list[Envelope] = []
-        self._ts = itertools.count(1)
-        self._event_ids = itertools.count(1)
         self.hosted: dict[str, tuple[bytes, str]] = {}  # file id -> bytes, mimetype
         self.downloads: list[tuple[str, str]] = []  # (file id, bearer token) per GET
         self.download_failures: dict[str, list[int]] = {}
@@ -94,6 +108,12 @@ class FakeSlack(ThreadedServer["FakeSlack"]):
         self.pending_uploads: dict[str, dict[str, Any]] = {}  # file id -> name, bytes
         self.hold_complete: asyncio.Event | None = None  # set: completeUpload answers later
         self._file_ids = itertools.count(1)
+        self._last_ts = 0.0
+        self._ts_lock = threading.Lock()
+        self._event_id = 0
+        self.history: dict[str, list[dict[str, Any]]] = {}  # channel -> messages, oldest first
+        self.removed: set[str] = set()  # channels the bot was removed from
+        self.lose_answers = 0  # chat.postMessage calls to post, then cut instead of answering
 
     # -- addresses -------------------------------------------------------------------
     @property
@@ -111,6 +131,7 @@ class FakeSlack(ThreadedServer["FakeSlack"]):
     # -- the server (see ThreadedServer) ---------------------------------------------
     def _routes(self, app: web.Application) -> None:
         app.router.add_post("/api/{method}", self._api)
+        app.router.add_get("/api/{method}", self._api)  # read methods take GET too
         app.router.add_get("/ws", self._socket)
         app.router.add_get("/files-pri/{id}/{name}", self._download)
         app.router.add_post("/upload/{id}", self._upload_bytes)
@@ -148,6 +169,7 @@ class FakeSlack(ThreadedServer["FakeSlack"]):
         event.update(channel_type=channel_type, event_ts=ts, team=TEAM, **extra)
         if thread_ts:
             event["thread_ts"] = thread_ts
+        self.remember({k: v for k, v in event.items() if k not in ("channel_type", "event_ts")})
         events = [event]
         if f"<@{BOT_USER}>" in text and channel_type != "im":
             mention = {k: v for k, v in event.items() if k != "channel_type"}
@@ -173,7 +195,7 @@ class FakeSlack(ThreadedServer["FakeSlack"]):
             "api_app_id": APP_ID,
             "event": event,
             "type": "event_callback",
-            "event_id": f"Ev{next(self._event_ids):08d}",
+            "event_id": f"Ev{self._next_event_id():08d}",
             "event_time": int(time.time()),
             "authorizations": [{"team_id": TEAM, "user_id": BOT_USER, "is_bot": True}],
         }
@@ -206,8 +228,39 @@ class FakeSlack(ThreadedServer["FakeSlack"]):
         self._call(self._drop())
 
     def next_ts(self) -> str:
-        n = next(self._ts)
-        return f"{1_700_000_000 + n}.{n % 1_000_000:06d}"
+        """Slack's ts: the post's time in seconds, microseconds after the dot, unique."""
+        with self._ts_lock:
+            self._last_ts = max(time.time(), self._last_ts + 0.000001)
+            return f"{self._last_ts:.6f}"
+
+    def _next_event_id(self) -> int:
+        with self._ts_lock:
+            self._event_id += 1
+            return self._event_id
+
+    def remember(self, message: dict[str, Any]) -> None:
+        """Keep a message in its channel's history (oldest first)."""
+        with self._changed:
+            self.history.setdefault(str(message["channel"]), []).append(message)
+
+    def delete(self, channel: str, ts: str) -> None:
+        """A person deletes a message (the bot is not told: nothing is delivered)."""
+        with self._changed:
+            kept = [m for m in self.history.get(channel, []) if m["ts"] != ts]
+            self.history[channel] = kept
+
+    def remove_bot(self, channel: str) -> None:
+        self.removed.add(channel)
+
+    def expire(self) -> None:
+        """Slack gives up on events it could not deliver (its retries span minutes)."""
+        self._call(self._expire())
+
+    async def _expire(self) -> None:
+        self._queue.clear()
+        for envelope in self.envelopes.values():
+            if envelope.acked_at is None:
+                envelope.retries = MAX_RETRIES
 
     # -- reading (from any thread) ----------------------------------------------------
     def method_calls(self, method: str) -> list[ApiCall]:
@@ -231,7 +284,12 @@ class FakeSlack(ThreadedServer["FakeSlack"]):
         handler = getattr(self, "_" + method.replace(".", "_"), None)
         if handler is None:
             return web.json_response({"ok": False, "error": "unknown_method"})
-        answer, headers = await handler(params, token)
+        try:
+            answer, headers = await handler(params, token)
+        except _CutConnection:
+            assert request.transport is not None
+            request.transport.abort()
+            return web.Response(status=500)  # never reaches the client
         return web.json_response(answer, headers=headers)
 
     async def _auth_test(self, params: dict[str, Any], token: str) -> tuple[dict, dict]:
@@ -261,10 +319,100 @@ class FakeSlack(ThreadedServer["FakeSlack"]):
         if channel.startswith("U"):  # a user id posts in the DM with the app
             channel = "D" + channel[1:]
         message = {**params, "channel": channel, "ts": self.next_ts()}
+        if isinstance(message.get("metadata"), str):  # form-encoded: a JSON string
+            message["metadata"] = json.loads(message["metadata"])
+        stored = {
+            "type": "message",
+            "channel": channel,
+            "user": BOT_USER,
+            "bot_id": BOT_ID,
+            "app_id": APP_ID,
+            "team": TEAM,
+            "text": message["text"],
+            "ts": message["ts"],
+        }
+        for key in ("thread_ts", "metadata", "username"):
+            if message.get(key):
+                stored[key] = message[key]
+        self.remember(stored)
         self.posts.append(message)
         self._notify()
         await self._echo(message)
+        if self.lose_answers > 0:  # posted; the bot never hears so
+            self.lose_answers -= 1
+            raise _CutConnection
         return {"ok": True, "channel": channel, "ts": message["ts"], "message": message}, {}
+
+    async def _conversations_open(self, params: dict[str, Any], token: str) -> tuple[dict, dict]:
+        users = str(params.get("users", ""))
+        if not users.startswith("U"):
+            return {"ok": False, "error": "user_not_found"}, {}
+        return {"ok": True, "channel": {"id": "D" + users[1:]}}, {}
+
+    async def _conversations_history(self, params: dict[str, Any], token: str) -> tuple[dict, dict]:
+        channel = str(params.get("channel", ""))
+        refused = self._unreadable(channel)
+        if refused:
+            return refused, {}
+        top = [
+            m
+            for m in self.history.get(channel, [])
+            if m.get("thread_ts") in (None, m["ts"]) or m.get("subtype") == "thread_broadcast"
+        ]
+        chosen = list(reversed(_window(top, params)))  # newest first
+        return self._page(chosen, params, lambda m: self._with_replies(channel, m)), {}
+
+    async def _conversations_replies(self, params: dict[str, Any], token: str) -> tuple[dict, dict]:
+        channel, ts = str(params.get("channel", "")), str(params.get("ts", ""))
+        refused = self._unreadable(channel)
+        if refused:
+            return refused, {}
+        messages = self.history.get(channel, [])
+        target = next((m for m in messages if m["ts"] == ts), None)
+        if target is None:
+            return {"ok": False, "error": "thread_not_found"}, {}
+        root = str(target.get("thread_ts") or ts)
+        parent = next((m for m in messages if m["ts"] == root), None)
+        replies = [m for m in messages if m.get("thread_ts") == root and m["ts"] != root]
+        chosen = _window(replies, params)  # oldest first
+        if parent is not None and not params.get("cursor"):
+            chosen.insert(0, parent)  # the parent leads the first page, whatever `oldest` says
+        return self._page(chosen, params, lambda m: self._with_replies(channel, m)), {}
+
+    def _unreadable(self, channel: str) -> dict[str, Any] | None:
+        if channel in self.removed:
+            return {"ok": False, "error": "not_in_channel"}
+        if channel.startswith("CGONE"):
+            return {"ok": False, "error": "channel_not_found"}
+        return None
+
+    def _with_replies(self, channel: str, message: dict[str, Any]) -> dict[str, Any]:
+        out = {k: v for k, v in message.items() if k != "channel"}
+        if message.get("thread_ts") == message["ts"] or not message.get("thread_ts"):
+            replies = [
+                m for m in self.history.get(channel, []) if m.get("thread_ts") == message["ts"]
+            ]
+            replies = [m for m in replies if m["ts"] != message["ts"]]
+            if replies:
+                out.update(thread_ts=message["ts"], reply_count=len(replies))
+                out["latest_reply"] = replies[-1]["ts"]
+        return out
+
+    @staticmethod
+    def _page(messages: list[dict[str, Any]], params: dict[str, Any], show: Any) -> dict[str, Any]:
+        start = _decode(params)
+        limit = max(1, min(int(params.get("limit") or 100), 999))
+        page = messages[start : start + limit]
+        if not _truthy(params.get("include_all_metadata")):
+            page = [{k: v for k, v in m.items() if k != "metadata"} for m in page]
+        more = start + limit < len(messages)
+        return {
+            "ok": True,
+            "messages": [show(m) for m in page],
+            "has_more": more,
+            "pin_count": 0,
+            "response_metadata": {"next_cursor": _cursor(start + limit) if more else ""},
+        }
 
     async def _echo(self, message: dict[str, Any]) -> None:
         """A real workspace sends the bot's own post back as a `message` event."""
@@ -372,8 +520,8 @@ class FakeSlack(ThreadedServer["FakeSlack"]):
             "envelope_id": envelope.id,
             "type": "events_api",
             "accepts_response_payload": False,
-            "retry_attempt": 0,
-            "retry_reason": "",
+            "retry_attempt": envelope.retries,
+            "retry_reason": "timeout" if envelope.retries else "",
             "payload": envelope.body,
         }
         envelope.sent_at = time.monotonic()
@@ -397,6 +545,9 @@ class FakeSlack(ThreadedServer["FakeSlack"]):
         self._sockets.append(ws)
         self._notify()
         queued, self._queue = self._queue, []
+        for envelope in self._unanswered():  # Slack retries what was sent and never acked
+            envelope.retries += 1
+            await self._transmit(ws, envelope)
         for envelope in queued:
             await self._transmit(ws, envelope)
         try:
@@ -408,6 +559,13 @@ class FakeSlack(ThreadedServer["FakeSlack"]):
                 self._sockets.remove(ws)
             self._notify()
         return ws
+
+    def _unanswered(self) -> list[Envelope]:
+        return [
+            e
+            for e in self.envelopes.values()
+            if e.sent_at is not None and e.acked_at is None and e.retries < MAX_RETRIES
+        ]
 
     def _acked(self, data: dict[str, Any]) -> None:
         envelope = self.envelopes.get(str(data.get("envelope_id")))
@@ -426,14 +584,49 @@ class FakeSlack(ThreadedServer["FakeSlack"]):
         return len(self._sockets)
 
 
+class _CutConnection(Exception):
+    """The handler did its work; the connection is cut before the answer."""
+
+
+def _truthy(value: Any) -> bool:
+    return value is True or str(value).lower() in ("1", "true")
+
+
+def _window(messages: list[dict[str, Any]], params: dict[str, Any]) -> list[dict[str, Any]]:
+    """Messages between `oldest` and `latest` (exclusive unless `inclusive`)."""
+    inclusive = _truthy(params.get("inclusive"))
+    oldest = float(params.get("oldest") or 0)
+    latest = float(params.get("latest") or "inf")
+
+    def inside(m: dict[str, Any]) -> bool:
+        ts = float(m["ts"])
+        if inclusive:
+            return oldest <= ts <= latest
+        return oldest < ts < latest
+
+    return [m for m in messages if inside(m)]
+
+
+def _cursor(offset: int) -> str:
+    return base64.b64encode(f"next:{offset}".encode()).decode()
+
+
+def _decode(params: dict[str, Any]) -> int:
+    cursor = params.get("cursor")
+    if not cursor:
+        return 0
+    return int(base64.b64decode(str(cursor)).decode().partition(":")[2])
+
+
 async def _params(request: web.Request) -> dict[str, Any]:
+    query = dict(request.query)
     raw = await request.text()
     if not raw:
-        return {}  # tolerate an empty body (auth.test)
+        return query  # tolerate an empty body (auth.test); GET carries the query only
     if request.content_type == "application/json":
         data = json.loads(raw)
-        return data if isinstance(data, dict) else {}
-    return dict(parse_qsl(raw))
+        return {**query, **data} if isinstance(data, dict) else query
+    return {**query, **dict(parse_qsl(raw))}
 
 
 async def deliver_http(
