@@ -9,14 +9,17 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import logging
 import signal
 import sys
 from pathlib import Path
 
 from bot.app import App, configured_channels
+from bot.settle import parked_report, settle
 from bot.status import render_status
 from bot.store import Store
+from channels.terminal import TerminalChannel
 from config.settings import Settings, SettingsError, load_settings, require_llm
 
 NO_CHANNEL = (
@@ -26,19 +29,30 @@ NO_CHANNEL = (
 )
 
 
-def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="switchboard", description=__doc__.splitlines()[0])
+def _global_options(p: argparse.ArgumentParser, default: object) -> None:
     p.add_argument(
         "--config",
         type=Path,
+        default=default,
         help="TOML settings file "
         "(default: $SWITCHBOARD_CONFIG, else config/switchboard.toml if present)",
     )
-    p.add_argument("--data-dir", type=Path, help="where all state lives (default ./var)")
+    p.add_argument(
+        "--data-dir", type=Path, default=default, help="where all state lives (default ./var)"
+    )
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="switchboard", description=__doc__.splitlines()[0])
+    _global_options(p, None)
+    # The same options after the subcommand (`switchboard status --data-dir var`, as people
+    # type it): SUPPRESS keeps a value given before the subcommand when none comes after.
+    after = argparse.ArgumentParser(add_help=False)
+    _global_options(after, argparse.SUPPRESS)
     sub = p.add_subparsers(dest="command", required=True)
-    sub.add_parser("chat", help="talk to the coordinator in this terminal")
-    sub.add_parser("run", help="start every configured channel")
-    sub.add_parser("status", help="agents, workers, questions, triggers, channels")
+    sub.add_parser("chat", parents=[after], help="talk to the coordinator in this terminal")
+    sub.add_parser("run", parents=[after], help="start every configured channel")
+    sub.add_parser("status", parents=[after], help="agents, workers, questions, triggers, channels")
     return p
 
 
@@ -82,6 +96,11 @@ def status(settings: Settings) -> int:
 
 async def serve(settings: Settings, channels: list[str]) -> int:
     app = App(settings, channels)
+    app.build()
+    for channel in app.channels:
+        if isinstance(channel, TerminalChannel):  # a piped script waits for its answers
+            channel.settle = functools.partial(settle, app)
+            channel.leftovers = functools.partial(parked_report, app)
     await app.start()
     done = asyncio.Event()
     loop = asyncio.get_running_loop()

@@ -1,7 +1,7 @@
 """Message types of the core: delivery targets, inbound, outbound and bus messages.
 
 Plain dataclasses, serialisable to JSON for the journal, the outbox and the bus.
-Imports nothing of the project but the standard library.
+Imports nothing of the project but the target grammar of `config`.
 """
 
 from __future__ import annotations
@@ -11,10 +11,11 @@ import uuid
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from config.targets import TargetSyntaxError, split_target
+
 HUMAN = "human"
 COORDINATOR = "coordinator"
 BROADCAST = "*"
-TARGET_KINDS = ("slack", "discord", "email", "terminal")
 
 
 class TargetError(ValueError):
@@ -31,22 +32,11 @@ class Target:
 
     @classmethod
     def parse(cls, text: str) -> Target:
-        kind, _, rest = text.strip().partition(":")
-        if kind not in TARGET_KINDS:
-            raise TargetError(
-                f"unknown delivery target {text!r}: use slack:<channel>[/<thread_ts>], "
-                "discord:<channel>[/<thread>], email:<address> or terminal"
-            )
-        if kind == "terminal":
-            return cls("terminal")
-        if not rest:
-            raise TargetError(f"delivery target {text!r} names no {kind} address")
-        if kind == "email":
-            if "@" not in rest:
-                raise TargetError(f"delivery target {text!r} is not an email address")
-            return cls(kind, rest.lower())
-        address, _, thread = rest.partition("/")
-        return cls(kind, address, thread or None)
+        """The one grammar (config/targets.py) that settings validation uses too."""
+        try:
+            return cls(*split_target(text))
+        except TargetSyntaxError as exc:
+            raise TargetError(str(exc)) from exc
 
     def __str__(self) -> str:
         if self.kind == "terminal":

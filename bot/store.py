@@ -308,6 +308,12 @@ class Store:
         )
         return self.decode("outbox", rows, lambda r: (r[2], decode_outbound(r)[1]))
 
+    def outbox_pending_count(self, target: str) -> int:
+        row = self._x(
+            "SELECT COUNT(*) FROM outbox WHERE target = ? AND status = 'pending'", (target,)
+        ).fetchone()
+        return int(row[0])
+
     def outbox_counts(self) -> dict[str, int]:
         rows = self._x("SELECT status, COUNT(*) FROM outbox GROUP BY status")
         return {row[0]: row[1] for row in rows}

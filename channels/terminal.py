@@ -3,14 +3,23 @@
 Each line is a message (routed like any other: `@Alice ...` reaches a worker, a plain
 line answers the open question of a worker that asked here). Output shows who
 speaks. `/status` prints the status tables, `/quit` (or end of input) leaves.
+
+Input that is not a terminal (a pipe, a file, /dev/null) is a script: with a
+`settle` hook (the chat command sets one) each line waits until the previous one is
+answered, and end of input waits for the last answers before leaving. Lines are read
+by a daemon thread, which works for every kind of stdin (the loop's pipe reader
+refuses files and /dev/null) and never holds up the exit.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import getpass
 import sys
+import threading
 import uuid
+from collections.abc import Awaitable, Callable
 from typing import TextIO
 
 from bot.human import HumanNode
@@ -42,6 +51,10 @@ class TerminalChannel:
         self.stdout = stdout
         self.person = Sender(getpass.getuser(), getpass.getuser())
         self.closed = asyncio.Event()
+        #: waits until the agents are done with what was said (set by the chat command)
+        self.settle: Callable[[], Awaitable[None]] | None = None
+        #: what is still waiting for people when a script ends (set by the chat command)
+        self.leftovers: Callable[[], str] | None = None
         self._reader: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
@@ -63,21 +76,34 @@ class TerminalChannel:
             self._print(f"[{msg.agent}] {msg.text}")
         return DeliveryReceipt(platform_id=msg.id)
 
+    @property
+    def scripted(self) -> bool:
+        """Input from a pipe or a file, not a person at a terminal."""
+        try:
+            return not self.stdin.isatty()
+        except (ValueError, OSError):  # a closed stdin
+            return True
+
     async def _read(self) -> None:
-        reader = asyncio.StreamReader()
-        loop = asyncio.get_running_loop()
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), self.stdin)
-        while True:
-            raw = await reader.readline()
-            if not raw:
-                break
-            line = raw.decode("utf-8", errors="replace").strip()
+        lines: asyncio.Queue[str | None] = asyncio.Queue()
+        _start_reader(self.stdin, lines, asyncio.get_running_loop())
+        scripted = self.scripted and self.settle is not None
+        while (line := await lines.get()) is not None:
+            line = line.strip()
             if line in ("/quit", "/exit"):
-                break
+                self.closed.set()
+                return
             if line == "/status":
                 self._print(render_status(self.human.store))
             elif line:
                 self._accept(line)
+                if scripted and self.settle is not None:
+                    await self.settle()
+        if scripted and self.settle is not None:
+            await self.settle()
+            leftovers = self.leftovers() if self.leftovers is not None else ""
+            if leftovers:
+                self._print(leftovers)
         self.closed.set()
 
     def _accept(self, line: str) -> None:
@@ -95,6 +121,30 @@ class TerminalChannel:
     def _print(self, text: str) -> None:
         self.stdout.write(text + "\n")
         self.stdout.flush()
+
+
+def _start_reader(
+    stdin: TextIO, lines: asyncio.Queue[str | None], loop: asyncio.AbstractEventLoop
+) -> None:
+    source = getattr(stdin, "buffer", None)  # bytes, so a stray byte cannot end the chat
+
+    def pump() -> None:
+        try:
+            for raw in source if source is not None else stdin:
+                text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
+                _hand(loop, lines, text)
+        except (OSError, ValueError):  # stdin closed under us: treat as its end
+            pass
+        _hand(loop, lines, None)
+
+    threading.Thread(target=pump, name="terminal-stdin", daemon=True).start()
+
+
+def _hand(
+    loop: asyncio.AbstractEventLoop, lines: asyncio.Queue[str | None], line: str | None
+) -> None:
+    with contextlib.suppress(RuntimeError):  # the loop closed: the chat has ended
+        loop.call_soon_threadsafe(lines.put_nowait, line)
 
 
 def build(settings: Settings, human: HumanNode) -> TerminalChannel:

@@ -22,7 +22,8 @@ from croniter import croniter
 from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
-TARGET_KINDS = ("slack", "discord", "email", "terminal")
+from config.targets import TargetSyntaxError, split_target
+
 # Fields whose environment variable is the upper-cased field name without prefix.
 _PLATFORM_PREFIXES = ("anthropic_", "slack_", "discord_", "email_", "imap_", "smtp_")
 # TOML sections whose keys are flattened to `<section>_<key>`.
@@ -57,13 +58,12 @@ def _check_zone(value: str) -> str:
 
 
 def _check_target(value: str) -> str:
-    kind = value.split(":", 1)[0]
-    if kind not in TARGET_KINDS or (kind != "terminal" and ":" not in value):
-        raise ValueError(
-            "must be a delivery target like slack:C123, slack:C123/1700.1, discord:123, "
-            "discord:123/456, email:you@example.com or terminal"
-        )
-    return value
+    """The runtime's own grammar (config/targets.py): what passes here, delivers."""
+    try:
+        split_target(value)
+    except TargetSyntaxError as exc:
+        raise ValueError(str(exc)) from exc
+    return value.strip()
 
 
 class ScheduleConfig(BaseModel):

@@ -30,7 +30,8 @@ def test_comma_separated_lists_from_the_environment() -> None:
     ("environ", "line"),
     [
         ({"SWITCHBOARD_MAX_WORKERS": "many"}, "SWITCHBOARD_MAX_WORKERS: Input should be a valid"),
-        ({"SWITCHBOARD_HOME": "irc:#x"}, "SWITCHBOARD_HOME: must be a delivery target"),
+        ({"SWITCHBOARD_HOME": "irc:#x"}, "SWITCHBOARD_HOME: unknown delivery target"),
+        ({"SWITCHBOARD_HOME": "email:foo"}, "SWITCHBOARD_HOME: delivery target 'email:foo' is not"),
         ({"IMAP_TLS": "maybe"}, "IMAP_TLS: Input should be 'ssl', 'starttls' or 'none'"),
         ({"SWITCHBOARD_TIMEZONE": "Mars/Olympus"}, "SWITCHBOARD_TIMEZONE: is not an IANA"),
         ({"SLACK_BOT_TOKEN": "xoxb-1"}, "SLACK_APP_TOKEN set SLACK_APP_TOKEN (Socket Mode)"),

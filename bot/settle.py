@@ -1,0 +1,55 @@
+"""When is a conversation quiet? For `switchboard chat` fed from a pipe or a file.
+
+A script of lines (`echo question | switchboard chat`, `switchboard chat < lines.txt`)
+is handled like a person who reads each answer before typing the next line: after
+each line, and at the end of input, the chat waits until no agent has work under
+way and the terminal's outbox is empty. A parked worker (waiting for a person) does
+not count as work: it is reported, and the next line may be its answer.
+
+This is part of the composition root (it looks at the coordinator and the team).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
+
+from bot.status import ago
+
+if TYPE_CHECKING:
+    from bot.app import App
+
+POLL_SECONDS = 0.05
+#: consecutive quiet polls: a reply can wake an agent in the loop turn after it is queued
+QUIET_POLLS = 3
+
+
+def quiet(app: App, target: str = "terminal") -> bool:
+    coordinator = app.coordinator
+    if coordinator.sessions or len(coordinator.mailbox):
+        return False
+    for worker in app.team.workers.values():
+        if worker.row.status == "running" or len(worker.mailbox):
+            return False
+    return app.store.outbox_pending_count(target) == 0
+
+
+async def settle(app: App) -> None:
+    """Return once the chat has been quiet for a few polls in a row."""
+    calm = 0
+    while calm < QUIET_POLLS:
+        await asyncio.sleep(POLL_SECONDS)
+        calm = calm + 1 if quiet(app) else 0
+
+
+def parked_report(app: App) -> str:
+    """What people still owe the agents, said when a scripted chat ends."""
+    names = {worker_id: w.row.name for worker_id, w in app.team.workers.items()}
+    lines = [
+        f"{names.get(q.worker, q.worker)} is still waiting for an answer "
+        f"(asked {ago(q.asked_at)} in {q.target}): {q.question}"
+        for q in app.store.open_questions()
+    ]
+    if not lines:
+        return ""
+    return "\n".join(lines) + "\nRun `switchboard chat` again to answer."
