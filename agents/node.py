@@ -14,7 +14,7 @@ import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from agents.attachments import blocks as attachment_blocks
 from agents.llm import LLMResponse, ModelError, ModelUnavailable
@@ -22,7 +22,7 @@ from agents.services import Services
 from agents.tools import Toolbox, ToolResult, result_block
 from bot.bus import Mail
 from bot.human import SYSTEM_SPEAKER
-from bot.messages import BusMessage, Outbound, Target
+from bot.messages import FROM_PERSON, BusMessage, Outbound, Target
 from bot.outbox import backoff
 
 log = logging.getLogger(__name__)
@@ -68,9 +68,15 @@ class Effects:
     consumed: list[int] = field(default_factory=list)
 
 
+#: How thinking ended: `done` (the model stopped calling tools), `parked` (a call waits
+#: for a person), `ended` (a call ended the task), `limit` (out of turns), `failed`
+#: (the model refused the request).
+OutcomeKind = Literal["done", "parked", "ended", "limit", "failed"]
+
+
 @dataclass(slots=True)
 class Outcome:
-    kind: str  # done | parked | ended | limit | failed
+    kind: OutcomeKind
     text: str = ""
     question_id: str | None = None
 
@@ -83,7 +89,7 @@ def render(mail: Mail) -> str:
     """How a bus message reads inside an agent's conversation."""
     msg = mail.msg
     who = msg.meta.get("sender") or msg.sender
-    if msg.kind in ("human", "answer"):
+    if msg.kind in FROM_PERSON:
         via = msg.meta.get("channel")
         return f"[{who}{' via ' + via if via else ''}]: {msg.text}"
     label = {

@@ -2,7 +2,7 @@
 
 Each worker is an asyncio task. An exception inside one is caught here, reported to
 the coordinator and the person, and never touches another worker or the
-coordinator. Limits: `max_workers` active at once (running, parked or idle).
+coordinator. Limits: `max_workers` active at once (running or parked).
 """
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-import time
 from dataclasses import replace
 
 from agents.services import Services
@@ -19,7 +18,7 @@ from agents.worker import Worker
 from bot.bus import Mail
 from bot.human import SYSTEM_SPEAKER
 from bot.messages import BROADCAST, COORDINATOR, HUMAN, BusMessage, Outbound, Target
-from bot.store import ACTIVE_WORKER_STATES, WorkerRow
+from bot.store import ACTIVE_WORKER_STATES, WorkerRow, WorkerStatus
 
 log = logging.getLogger(__name__)
 
@@ -52,19 +51,13 @@ class Team:
                 f"the limit of {self.services.limits.max_workers} active workers "
                 "(SWITCHBOARD_MAX_WORKERS) is reached; stop one or wait"
             )
-        now = time.time()
         row = WorkerRow(
-            worker_id,
-            name,
-            task,
-            "running",
-            origin_conversation,
-            origin_target,
-            0,
-            {},
-            None,
-            now,
-            now,
+            id=worker_id,
+            name=name,
+            task=task,
+            status="running",
+            origin_conversation=origin_conversation,
+            origin_target=origin_target,
         )
         self.services.store.upsert_worker(row)
         self.services.events.emit("worker.spawned", worker_id, name=name, task=task[:500])
@@ -115,7 +108,7 @@ class Team:
         self.services.events.emit("worker.failed", row.id, error=text)
         self._forget(row.id)
 
-    def finished(self, worker: Worker, status: str) -> None:
+    def finished(self, worker: Worker, status: WorkerStatus) -> None:
         self.services.events.emit("worker.stopped", worker.row.id, status=status)
         self._forget(worker.row.id)
 

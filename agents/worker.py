@@ -21,8 +21,8 @@ from agents.services import AgentInfo, Services
 from agents.tools import STR, Tool, Toolbox, ToolError, ToolResult, ToolSpec, schema
 from bot.bus import Mail, Mailbox
 from bot.human import SYSTEM_SPEAKER
-from bot.messages import COORDINATOR, BusMessage, Outbound, Target, TargetError
-from bot.store import QuestionRow, WorkerRow
+from bot.messages import COORDINATOR, FROM_PERSON, BusMessage, Outbound, Target, TargetError
+from bot.store import ParkedState, QuestionRow, WorkerRow, WorkerStatus
 
 if TYPE_CHECKING:
     from agents.team import Team
@@ -87,8 +87,8 @@ class Worker(NodeLoop):
     async def run(self) -> None:
         conv = self._load()
         while True:
-            if self.row.status == "parked":
-                await self._wait_for_answer(conv)
+            if self.row.parked is not None:
+                await self._wait_for_answer(conv, self.row.parked)
             outcome = await self.think(conv, self.mailbox, self.row.turns)
             if not self._settle(conv, outcome):
                 return
@@ -112,7 +112,7 @@ class Worker(NodeLoop):
                 f"Worker {self.row.name} stopped: it reached the limit of "
                 f"{self.max_turns} turns (SWITCHBOARD_MAX_TURNS) without publishing."
             )
-        status = "done" if outcome.kind == "ended" else "failed"
+        status: WorkerStatus = "done" if outcome.kind == "ended" else "failed"
         self.row.status = status
         self.checkpoint(conv)
         self.team.finished(self, status)
@@ -135,21 +135,16 @@ class Worker(NodeLoop):
 
     # -- parking -----------------------------------------------------------------------
     def park_call(self, tool_use_id: str, question_id: str) -> None:
-        self.row.state = {"question_id": question_id, "tool_use_id": tool_use_id}
+        self.row.parked = ParkedState(question_id=question_id, tool_use_id=tool_use_id)
 
     def hold_results(
         self, conv: Conversation, results: list[dict[str, Any]], later: list[Mail]
     ) -> None:
-        conv_results = [
-            *results,
-            {
-                "type": "tool_result",
-                "tool_use_id": self.row.state["tool_use_id"],
-                "content": PENDING,
-            },
-        ]
-        self.row.state["results"] = conv_results
-        self.row.state["later"] = [mail.msg.to_json() for mail in later]
+        parked = self.row.parked
+        assert parked is not None  # park_call came first
+        pending = {"type": "tool_result", "tool_use_id": parked.tool_use_id, "content": PENDING}
+        parked.results = [*results, pending]
+        parked.later = [mail.msg.to_json() for mail in later]
         self.effects.consumed.extend(mail.id for mail in later)
         self.row.status = "parked"
         question = self._question
@@ -164,35 +159,35 @@ class Worker(NodeLoop):
             "worker.parked", self.row.id, question_id=question.id if question else None
         )
 
-    async def _wait_for_answer(self, conv: Conversation) -> None:
-        question_id = self.row.state["question_id"]
+    async def _wait_for_answer(self, conv: Conversation, parked: ParkedState) -> None:
         held: list[Mail] = []
         while True:
             for mail in await self.mailbox.wait():
-                if mail.msg.kind in ("answer", "human") and (
-                    mail.msg.question_id in (None, question_id)
+                if mail.msg.kind in FROM_PERSON and (
+                    mail.msg.question_id in (None, parked.question_id)
                 ):
-                    self._resume(conv, mail, held)
+                    self._resume(conv, parked, mail, held)
                     return
                 held.append(mail)
 
-    def _resume(self, conv: Conversation, answer: Mail, held: list[Mail]) -> None:
-        state = self.row.state
+    def _resume(
+        self, conv: Conversation, parked: ParkedState, answer: Mail, held: list[Mail]
+    ) -> None:
         text = f"{answer.msg.meta.get('sender') or 'The person'} answered: {answer.msg.text}"
         results = [
-            dict(r, content=text) if r.get("tool_use_id") == state["tool_use_id"] else r
-            for r in state["results"]
+            dict(r, content=text) if r.get("tool_use_id") == parked.tool_use_id else r
+            for r in parked.results
         ]
         conv.add_blocks(results)
         self.heard(answer.msg)
-        for raw in state.get("later", []):
+        for raw in parked.later:
             later = BusMessage.from_json(raw)
             conv.add_text(render(Mail(0, later)))
             self.heard(later)
         self.effects.consumed.append(answer.id)
         self.absorb(conv, held)
-        question_id = state["question_id"]
-        self.row.state = {}
+        question_id = parked.question_id
+        self.row.parked = None
         self.row.status = "running"
         self.checkpoint(
             conv,
@@ -216,14 +211,14 @@ class Worker(NodeLoop):
         question_id = uuid.uuid4().hex[:12]
         conversation = self.row.origin_conversation if not args.get("via") else str(target)
         self._question = QuestionRow(
-            question_id,
-            self.row.id,
-            args["question"],
-            str(target),
-            conversation,
-            [],
-            "open",
-            time.time(),
+            id=question_id,
+            worker=self.row.id,
+            question=args["question"],
+            target=str(target),
+            conversation=conversation,
+            refs=[],
+            status="open",
+            asked_at=time.time(),
         )
         self.effects.outbound.append(
             Outbound(

@@ -18,7 +18,7 @@ from bot.intake import FETCHING, FileIntake
 from bot.messages import HUMAN, BusMessage, DeliveryReceipt, Inbound, Outbound, Target
 from bot.outbox import Outbox
 from bot.router import Directory, Route, route
-from bot.store import QuestionRow, Store
+from bot.store import QuestionRow, QuestionStatus, Store
 
 log = logging.getLogger(__name__)
 
@@ -182,7 +182,9 @@ class HumanNode:
         self.directory.questions[q.id] = q
         self.events.emit("human.question", q.worker, question_id=q.id, target=q.target)
 
-    def close_question(self, question_id: str, status: str, answer: str | None = None) -> None:
+    def close_question(
+        self, question_id: str, status: QuestionStatus, answer: str | None = None
+    ) -> None:
         self.store.close_question(question_id, status, answer)
         question = self.directory.questions.pop(question_id, None)
         if question is not None and status == "answered":

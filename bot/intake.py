@@ -22,11 +22,11 @@ from bot.events import EventLog
 from bot.files import FileStore, human_size
 from bot.messages import HUMAN, Attachment, Inbound
 from bot.outbox import backoff
-from bot.store import Store
+from bot.store import InboundStatus, Store
 
 log = logging.getLogger(__name__)
 
-FETCHING = "fetching"
+FETCHING: InboundStatus = "fetching"
 ATTEMPTS = 3
 TIMEOUT_SECONDS = 60.0
 

@@ -9,13 +9,23 @@ from __future__ import annotations
 import time
 import uuid
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from config.targets import TargetSyntaxError, split_target
 
 HUMAN = "human"
 COORDINATOR = "coordinator"
 BROADCAST = "*"
+
+#: What a bus message is: `human` (a person's message), `answer` (a person's answer to
+#: an open question), `result` (a worker published), `suggestion`, `message` (agent to
+#: agent), `notice` (runtime facts for the coordinator), `task` (a trigger waking an agent).
+MessageKind = Literal["human", "answer", "result", "suggestion", "message", "notice", "task"]
+#: the kinds that carry a person's own words
+FROM_PERSON: tuple[MessageKind, ...] = ("human", "answer")
+#: What an outbox message is: an agent's `reply`, a worker's `question` (`ask_human`),
+#: a runtime `notice`, or a `failure` report sent home (never reported again itself).
+OutboundKind = Literal["reply", "question", "notice", "failure"]
 
 
 class TargetError(ValueError):
@@ -147,16 +157,16 @@ class Inbound:
 class Outbound:
     """A message from an agent to a person, queued in the durable outbox.
 
-    `kind` is `reply`, `question` (a worker's `ask_human`; `question_id` set) or
-    `notice`. `meta` carries channel-specific threading facts (email subject and
-    references, ...), filled in by whoever knows them.
+    `kind`: see `OutboundKind` (`question_id` set on a `question`). `meta` carries
+    channel-specific threading facts (email subject and references, ...), filled in
+    by whoever knows them.
     """
 
     agent: str
     target: Target
     text: str
     conversation: str | None = None
-    kind: str = "reply"
+    kind: OutboundKind = "reply"
     question_id: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
     id: str = field(default_factory=lambda: uuid.uuid4().hex)
@@ -187,16 +197,13 @@ class Outbound:
 class BusMessage:
     """What travels between nodes: human -> agent, agent -> agent.
 
-    `kind`: `human` (a person's message), `answer` (a person's answer to an open
-    question; `question_id` set), `result` (a worker published), `suggestion`,
-    `message` (agent to agent), `notice` (runtime facts for the coordinator), `task`
-    (a trigger waking an agent).
+    `kind`: see `MessageKind` (`question_id` set on an `answer`).
     """
 
     sender: str
     recipient: str
     text: str
-    kind: str = "message"
+    kind: MessageKind = "message"
     conversation: str | None = None
     inbound_id: int | None = None
     question_id: str | None = None

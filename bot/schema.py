@@ -8,8 +8,9 @@ the store reads every row through them, so every read gets the quarantine.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from typing import Any
+import time
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 from bot.messages import BusMessage, Inbound, Outbound
 
@@ -55,7 +56,45 @@ CREATE TABLE IF NOT EXISTS health (
     updated_at REAL NOT NULL);
 """
 
-ACTIVE_WORKER_STATES = ("running", "parked", "idle")
+#: A worker's life: `running` (thinking or waiting for mail), `parked` (waiting for a
+#: person's answer), then `done`, `failed` or `stopped`; `corrupt` when its row did not
+#: decode. Nothing sets a worker "idle": a running worker with no mail simply waits.
+WorkerStatus = Literal["running", "parked", "done", "failed", "stopped", "corrupt"]
+ACTIVE_WORKER_STATES: tuple[WorkerStatus, ...] = ("running", "parked")
+#: An open question is `answered`, or `cancelled` when its worker is gone.
+QuestionStatus = Literal["open", "answered", "cancelled", "corrupt"]
+#: A journaled message is `pending` until routed (a crash in between: routed at start),
+#: `fetching` while its files are downloaded (bot/intake.py).
+InboundStatus = Literal["pending", "fetching", "routed", "corrupt"]
+
+
+@dataclass(slots=True)
+class ParkedState:
+    """What a parked worker keeps until its answer comes: the question, the tool call
+    that asked it, the results of the other calls of that turn (the asking call's last,
+    a placeholder until the answer replaces it), and the mail taken in meanwhile."""
+
+    question_id: str
+    tool_use_id: str
+    results: list[dict[str, Any]] = field(default_factory=list)
+    later: list[dict[str, Any]] = field(default_factory=list)  # BusMessage JSON
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "question_id": self.question_id,
+            "tool_use_id": self.tool_use_id,
+            "results": self.results,
+            "later": self.later,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ParkedState:
+        return cls(
+            question_id=data["question_id"],
+            tool_use_id=data["tool_use_id"],
+            results=list(data.get("results", [])),
+            later=list(data.get("later", [])),
+        )
 
 
 @dataclass(slots=True)
@@ -63,14 +102,14 @@ class WorkerRow:
     id: str
     name: str
     task: str
-    status: str
+    status: WorkerStatus
     origin_conversation: str | None
     origin_target: str | None
-    turns: int
-    state: dict[str, Any]
-    error: str | None
-    created_at: float
-    updated_at: float
+    turns: int = 0
+    parked: ParkedState | None = None  # stored in the `state` column; `{}` when running
+    error: str | None = None
+    created_at: float = field(default_factory=time.time)
+    updated_at: float = field(default_factory=time.time)
 
 
 @dataclass(slots=True)
@@ -81,7 +120,7 @@ class QuestionRow:
     target: str
     conversation: str | None
     refs: list[str]
-    status: str
+    status: QuestionStatus
     asked_at: float
 
 
@@ -157,8 +196,12 @@ def decode_worker(r: Any) -> WorkerRow:
         origin_conversation=r[4],
         origin_target=r[5],
         turns=r[6],
-        state=json.loads(r[7]),
+        parked=_parked(json.loads(r[7])),
         error=r[8],
         created_at=r[9],
         updated_at=r[10],
     )
+
+
+def _parked(state: dict[str, Any]) -> ParkedState | None:
+    return ParkedState.from_json(state) if state else None

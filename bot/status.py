@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
-from bot.store import Store
+from bot.store import ACTIVE_WORKER_STATES, Store
 
 STALE_AFTER = 10.0
 Section = Callable[[Store], str]
@@ -72,7 +72,7 @@ def _runtime(store: Store) -> str:
 def _agents(store: Store) -> str:
     rows: list[list[object]] = [["coordinator", "coordinator", "live", "-", "-", "-"]]
     for w in store.workers():
-        if w.status in ("running", "parked", "idle") or time.time() - w.updated_at < 86400:
+        if w.status in ACTIVE_WORKER_STATES or time.time() - w.updated_at < 86400:
             rows.append([w.name, "worker", w.status, w.turns, ago(w.updated_at), w.task])
     return "Agents\n" + table(["name", "kind", "state", "turns", "active", "task"], rows)
 

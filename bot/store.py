@@ -28,9 +28,13 @@ from bot.schema import (
     ACTIVE_WORKER_STATES,
     SCHEMA,
     AttemptRow,
+    InboundStatus,
     OutboxRow,
+    ParkedState,
     QuestionRow,
+    QuestionStatus,
     WorkerRow,
+    WorkerStatus,
     decode_attempt,
     decode_inbound,
     decode_mail,
@@ -44,7 +48,18 @@ from bot.store_triggers import TriggerRows
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-__all__ = ["ACTIVE_WORKER_STATES", "AttemptRow", "OutboxRow", "QuestionRow", "Store", "WorkerRow"]
+__all__ = [
+    "ACTIVE_WORKER_STATES",
+    "AttemptRow",
+    "InboundStatus",
+    "OutboxRow",
+    "ParkedState",
+    "QuestionRow",
+    "QuestionStatus",
+    "Store",
+    "WorkerRow",
+    "WorkerStatus",
+]
 
 
 class Store:
@@ -155,7 +170,7 @@ class Store:
             self._x(self._QUARANTINE[source], (key,))
 
     # -- inbound journal -------------------------------------------------------------
-    def journal(self, msg: Inbound, status: str = "pending") -> int | None:
+    def journal(self, msg: Inbound, status: InboundStatus = "pending") -> int | None:
         """Record a message from a person; None when it was journaled before."""
         cur = self._x(
             "INSERT OR IGNORE INTO inbound"
@@ -172,7 +187,7 @@ class Store:
         )
         return cur.lastrowid if cur.rowcount else None
 
-    def mark_inbound(self, inbound_id: int, status: str) -> None:
+    def mark_inbound(self, inbound_id: int, status: InboundStatus) -> None:
         self._x("UPDATE inbound SET status = ? WHERE id = ?", (status, inbound_id))
 
     def recent_inbound(self, channel: str, since: float, until: float, limit: int) -> list[Inbound]:
@@ -188,7 +203,7 @@ class Store:
     def pending_inbound(self) -> list[tuple[int, Inbound]]:
         return self.inbound_by_status("pending")
 
-    def inbound_by_status(self, status: str) -> list[tuple[int, Inbound]]:
+    def inbound_by_status(self, status: InboundStatus) -> list[tuple[int, Inbound]]:
         rows = self._x("SELECT id, payload FROM inbound WHERE status = ? ORDER BY id", (status,))
         return self.decode("inbound", rows, decode_inbound)
 
@@ -378,14 +393,14 @@ class Store:
                 row.origin_conversation,
                 row.origin_target,
                 row.turns,
-                json.dumps(row.state),
+                json.dumps(row.parked.to_json() if row.parked else {}),
                 row.error,
                 row.created_at,
                 time.time(),
             ),
         )
 
-    def workers(self, statuses: tuple[str, ...] | None = None) -> list[WorkerRow]:
+    def workers(self, statuses: tuple[WorkerStatus, ...] | None = None) -> list[WorkerRow]:
         sql = (
             "SELECT id, name, task, status, origin_conversation, origin_target, turns, state,"
             " error, created_at, updated_at FROM workers"
@@ -420,7 +435,9 @@ class Store:
             merged = list(dict.fromkeys([*json.loads(row[0]), *refs]))
             self._x("UPDATE questions SET refs = ? WHERE id = ?", (json.dumps(merged), question_id))
 
-    def close_question(self, question_id: str, status: str, answer: str | None = None) -> None:
+    def close_question(
+        self, question_id: str, status: QuestionStatus, answer: str | None = None
+    ) -> None:
         self._x(
             "UPDATE questions SET status = ?, answer = ?, answered_at = ? WHERE id = ?",
             (status, answer, time.time(), question_id),

@@ -87,7 +87,17 @@ def test_status_reads_the_data_dir_while_nothing_runs(tmp_path: Path) -> None:
 
     store = Store(tmp_path / "switchboard.db")
     store.upsert_worker(
-        WorkerRow("alice", "Alice", "research", "parked", "c", "terminal", 2, {}, None, 0.0, 0.0)
+        WorkerRow(
+            id="alice",
+            name="Alice",
+            task="research",
+            status="parked",
+            origin_conversation="c",
+            origin_target="terminal",
+            turns=2,
+            created_at=0.0,
+            updated_at=0.0,
+        )
     )
     store.set_health("slack", "connected", "socket mode")
     store.close()

@@ -27,7 +27,7 @@ from agents.memory.tools import memory_tools
 from agents.prompts import agent_dir
 from agents.services import AgentInfo, Services
 from agents.tools import Tool, Toolbox
-from bot.messages import BusMessage
+from bot.messages import FROM_PERSON, BusMessage
 from config.settings import Settings
 
 if TYPE_CHECKING:
@@ -81,7 +81,7 @@ class Memory:
     # -- hooks of the node loop ----------------------------------------------------------
     def heard(self, agent_id: str, msg: BusMessage) -> None:
         """Auto-capture from a person's message the agent just took in."""
-        found = captures(msg.text) if msg.kind in ("human", "answer") else []
+        found = captures(msg.text) if msg.kind in FROM_PERSON else []
         if not found:
             return
         person = msg.meta.get("sender_id")

@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from bot.store import QuestionRow, Store, WorkerRow  # noqa: E402
+from bot.store import ParkedState, QuestionRow, Store, WorkerRow  # noqa: E402
 from tests.fakes.anthropic_api import FakeAnthropic, text  # noqa: E402
 from tests.kit import Recorder, inbound, make_settings, running_app  # noqa: E402
 
@@ -40,24 +40,22 @@ def seed_parked(data_dir: Path, n: int) -> None:
             tool_id = f"toolu_{i}"
             store.upsert_worker(
                 WorkerRow(
-                    wid,
-                    f"W{i}",
-                    "wait for an answer",
-                    "parked",
-                    f"conv-{i}",
-                    "terminal",
-                    1,
-                    {
-                        "question_id": f"q{i}",
-                        "tool_use_id": tool_id,
-                        "later": [],
-                        "results": [
+                    id=wid,
+                    name=f"W{i}",
+                    task="wait for an answer",
+                    status="parked",
+                    origin_conversation=f"conv-{i}",
+                    origin_target="terminal",
+                    turns=1,
+                    parked=ParkedState(
+                        question_id=f"q{i}",
+                        tool_use_id=tool_id,
+                        results=[
                             {"type": "tool_result", "tool_use_id": tool_id, "content": "(waiting)"}
                         ],
-                    },
-                    None,
-                    now,
-                    now,
+                    ),
+                    created_at=now,
+                    updated_at=now,
                 )
             )
             store.save_conversation(
@@ -80,7 +78,16 @@ def seed_parked(data_dir: Path, n: int) -> None:
                 "terminal",
             )
             store.add_question(
-                QuestionRow(f"q{i}", wid, "?", "terminal", f"conv-{i}", [], "open", now)
+                QuestionRow(
+                    id=f"q{i}",
+                    worker=wid,
+                    question="?",
+                    target="terminal",
+                    conversation=f"conv-{i}",
+                    refs=[],
+                    status="open",
+                    asked_at=now,
+                )
             )
     store.close()
 
