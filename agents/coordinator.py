@@ -19,6 +19,7 @@ from agents.messaging import send_message_tool
 from agents.node import Conversation, NodeLoop
 from agents.prompts import system_prompt
 from agents.services import AgentInfo, Services
+from agents.step import Step
 from agents.team import Team
 from agents.tools import STR, Tool, Toolbox, ToolSpec, schema
 from bot.bus import Mail
@@ -87,9 +88,7 @@ class Session(NodeLoop):
 
     def _tools(self) -> list[Tool]:
         tools = [
-            send_message_tool(
-                self.services, COORDINATOR, self._target, lambda: self.effects, lambda: self.key
-            ),
+            send_message_tool(self.services),
             Tool(SPAWN_WORKER, self._spawn),
             Tool(LIST_WORKERS, self._list),
             Tool(STOP_WORKER, self._stop),
@@ -165,10 +164,14 @@ class Session(NodeLoop):
             return
         self.effects.outbound.append(Outbound(COORDINATOR, target, text, conv.key))
 
-    def _target(self) -> Target:
-        assert self.conv is not None
-        target = self.target_of(self.conv)
-        return target if target is not None else Target("terminal")
+    def step(self, conv: Conversation) -> Step:
+        target = self.target_of(conv)
+        return Step(
+            speaker=COORDINATOR,
+            conversation=self.key,
+            human=target if target is not None else Target("terminal"),
+            effects=self.effects,
+        )
 
     # -- tools -------------------------------------------------------------------------
     async def _spawn(self, args: dict[str, Any]) -> str:

@@ -7,15 +7,12 @@ speaker's current step and land with its checkpoint.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from agents.services import Services
+from agents.step import Step
 from agents.tools import STR, Tool, ToolError, ToolSpec, schema
-from bot.messages import COORDINATOR, HUMAN, BusMessage, Outbound, Target
-
-if TYPE_CHECKING:
-    from agents.node import Effects
+from bot.messages import COORDINATOR, HUMAN, BusMessage, Outbound
 
 SEND_MESSAGE = ToolSpec(
     "send_message",
@@ -25,31 +22,24 @@ SEND_MESSAGE = ToolSpec(
 )
 
 
-def send_message_tool(
-    services: Services,
-    speaker: str,
-    human_target: Callable[[], Target],
-    effects: Callable[[], Effects],
-    conversation: Callable[[], str | None] = lambda: None,
-) -> Tool:
-    speaker_id = speaker.lower()
-
-    async def handler(args: dict[str, Any]) -> str:
+def send_message_tool(services: Services) -> Tool:
+    async def handler(args: dict[str, Any], step: Step) -> str:
         to, content = args["to"].strip(), args["content"]
         if not content.strip():
             raise ToolError("content is empty")
-        recipients = _recipients(services, to, speaker_id)
-        step = effects()
+        recipients = _recipients(services, to, step.speaker_id)
         for recipient in recipients:
             if recipient == HUMAN:
-                step.outbound.append(Outbound(speaker, human_target(), content, conversation()))
+                step.effects.outbound.append(
+                    Outbound(step.speaker, step.human, content, step.conversation)
+                )
             else:
-                step.mail.append(
-                    BusMessage(speaker, recipient, content, conversation=conversation())
+                step.effects.mail.append(
+                    BusMessage(step.speaker, recipient, content, conversation=step.conversation)
                 )
         return f"Sent to {', '.join(recipients)}."
 
-    return Tool(SEND_MESSAGE, handler)
+    return Tool(SEND_MESSAGE, step_handler=handler)
 
 
 def _recipients(services: Services, to: str, speaker_id: str) -> list[str]:

@@ -19,6 +19,7 @@ from typing import Any, Literal, Protocol
 from agents.attachments import blocks as attachment_blocks
 from agents.llm import LLMResponse, ModelError, ModelUnavailable
 from agents.services import Services
+from agents.step import Effects, Step
 from agents.tools import Toolbox, ToolResult, result_block
 from bot.bus import Mail
 from bot.human import SYSTEM_SPEAKER
@@ -57,15 +58,6 @@ class Conversation:
     @property
     def awaits_model(self) -> bool:
         return bool(self.messages) and self.messages[-1]["role"] == "user"
-
-
-@dataclass(slots=True)
-class Effects:
-    """What a step produced, written in the step's checkpoint transaction."""
-
-    outbound: list[Outbound] = field(default_factory=list)
-    mail: list[BusMessage] = field(default_factory=list)
-    consumed: list[int] = field(default_factory=list)
 
 
 #: How thinking ended: `done` (the model stopped calling tools), `parked` (a call waits
@@ -182,6 +174,10 @@ class NodeLoop:
         self.checkpoint(conv)
         return self.system_prompt(conv)  # the flush turn may have changed memory
 
+    def step(self, conv: Conversation) -> Step:
+        """The context a tool call of this step acts in."""
+        raise NotImplementedError
+
     def on_turn(self, turns: int, response: LLMResponse | None) -> None:
         """Hook: a turn finished (workers count them)."""
 
@@ -196,7 +192,7 @@ class NodeLoop:
                 results.append(result_block(call["id"], ToolResult(not_run, is_error=True)))
                 continue
             self.services.events.emit("tool.called", self.agent_id, tool=call["name"])
-            result = await self.toolbox.call(call["name"], call.get("input"))
+            result = await self.toolbox.call(call["name"], call.get("input"), self.step(conv))
             if result.park is not None:
                 outcome = Outcome("parked", question_id=result.park)
                 self.park_call(call["id"], result.park)

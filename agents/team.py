@@ -70,7 +70,7 @@ class Team:
         return len(rows)
 
     def _start(self, row: WorkerRow) -> Worker:
-        worker = Worker(self.services, self, row)
+        worker = Worker(self.services, row, on_finished=self.finished)
         self.workers[row.id] = worker
         self.services.human.worker_started(row.id, row.name)
         self._tasks[row.id] = asyncio.create_task(self._guard(worker), name=f"worker:{row.id}")

@@ -4,7 +4,8 @@ Arguments are validated against the schema before the handler runs; a bad argume
 an unknown tool or a handler's `ToolError` becomes an error text returned to the
 model (`is_error`), so a loop never dies on the model's mistake. Handlers return a
 `ToolResult`; `park` asks the node loop to park until a person answers, `end` ends
-a worker's task.
+a worker's task. A tool that acts in the agent's step (queues a message, parks) takes
+a `step_handler(args, step)`: the node loop passes it the step's `Step`.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import jsonschema
+
+from agents.step import Step
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +46,7 @@ class ToolResult:
 
 
 Handler = Callable[[dict[str, Any]], Awaitable[ToolResult | str]]
+StepHandler = Callable[[dict[str, Any], Step], Awaitable[ToolResult | str]]
 
 
 def result_block(tool_use_id: str, result: ToolResult) -> dict[str, Any]:
@@ -56,8 +60,24 @@ def result_block(tool_use_id: str, result: ToolResult) -> dict[str, Any]:
 
 @dataclass(frozen=True, slots=True)
 class Tool:
+    """A spec and exactly one handler: `handler(args)` for a tool that needs nothing of
+    the step, `step_handler(args, step)` for one that acts in it."""
+
     spec: ToolSpec
-    handler: Handler
+    handler: Handler | None = None
+    step_handler: StepHandler | None = None
+
+    def __post_init__(self) -> None:
+        if (self.handler is None) == (self.step_handler is None):
+            raise TypeError(f"tool {self.spec.name}: give handler or step_handler, not both")
+
+    async def run(self, args: dict[str, Any], step: Step | None) -> ToolResult | str:
+        if self.handler is not None:
+            return await self.handler(args)
+        assert self.step_handler is not None
+        if step is None:
+            raise ToolError(f"{self.spec.name} cannot be used here")
+        return await self.step_handler(args, step)
 
 
 def schema(required: dict[str, Any], optional: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -85,7 +105,7 @@ class Toolbox:
     def names(self) -> list[str]:
         return list(self._tools)
 
-    async def call(self, name: str, args: Any) -> ToolResult:
+    async def call(self, name: str, args: Any, step: Step | None = None) -> ToolResult:
         tool = self._tools.get(name)
         if tool is None:
             return ToolResult(
@@ -95,7 +115,7 @@ class Toolbox:
         if problem is not None:
             return ToolResult(f"Error: bad arguments for {name}: {problem}", is_error=True)
         try:
-            result = await tool.handler(args)
+            result = await tool.run(args, step)
         except ToolError as exc:
             return ToolResult(f"Error: {exc}", is_error=True)
         except Exception as exc:

@@ -12,20 +12,19 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any
 
 from agents.messaging import send_message_tool
 from agents.node import Conversation, NodeLoop, Outcome, render
 from agents.prompts import system_prompt
 from agents.services import AgentInfo, Services
+from agents.step import Effects, Step
 from agents.tools import STR, Tool, Toolbox, ToolError, ToolResult, ToolSpec, schema
 from bot.bus import Mail, Mailbox
 from bot.human import SYSTEM_SPEAKER
 from bot.messages import COORDINATOR, FROM_PERSON, BusMessage, Outbound, Target, TargetError
 from bot.store import ParkedState, QuestionRow, WorkerRow, WorkerStatus
-
-if TYPE_CHECKING:
-    from agents.team import Team
 
 log = logging.getLogger(__name__)
 
@@ -52,9 +51,16 @@ SUGGEST_NEXT = ToolSpec(
 
 
 class Worker(NodeLoop):
-    def __init__(self, services: Services, team: Team, row: WorkerRow) -> None:
+    """`on_finished(worker, status)` is called once its task is over (done or failed)."""
+
+    def __init__(
+        self,
+        services: Services,
+        row: WorkerRow,
+        on_finished: Callable[[Worker, WorkerStatus], None],
+    ) -> None:
         self.row = row
-        self.team = team
+        self.on_finished = on_finished
         self.info = AgentInfo(row.id, "worker", row.origin_conversation)
         self.max_turns = services.limits.max_turns
         self.mailbox: Mailbox = services.bus.register(row.id)
@@ -64,16 +70,10 @@ class Worker(NodeLoop):
 
     def _tools(self) -> list[Tool]:
         tools = [
-            send_message_tool(
-                self.services,
-                self.row.name,
-                self._human_target,
-                lambda: self.effects,
-                lambda: self.row.origin_conversation,
-            ),
-            Tool(ASK_HUMAN, self._ask_human),
-            Tool(PUBLISH, self._publish),
-            Tool(SUGGEST_NEXT, self._suggest),
+            send_message_tool(self.services),
+            Tool(ASK_HUMAN, step_handler=self._ask_human),
+            Tool(PUBLISH, step_handler=self._publish),
+            Tool(SUGGEST_NEXT, step_handler=self._suggest),
         ]
         for factory in self.services.tool_factories:
             tools.extend(factory(self.info))
@@ -105,7 +105,7 @@ class Worker(NodeLoop):
         if outcome.kind == "parked":
             return True
         if outcome.kind == "done":  # stopped calling tools without publishing: that is its result
-            self._publish_now(outcome.text or "(no result)")
+            self._publish_now(outcome.text or "(no result)", self.effects)
             outcome = Outcome("ended")
         if outcome.kind == "limit":
             self._report(
@@ -115,7 +115,7 @@ class Worker(NodeLoop):
         status: WorkerStatus = "done" if outcome.kind == "ended" else "failed"
         self.row.status = status
         self.checkpoint(conv)
-        self.team.finished(self, status)
+        self.on_finished(self, status)
         return False
 
     def on_turn(self, turns: int, response: object) -> None:
@@ -196,6 +196,14 @@ class Worker(NodeLoop):
         self.services.events.emit("worker.resumed", self.row.id, question_id=question_id)
 
     # -- tools -------------------------------------------------------------------------
+    def step(self, conv: Conversation) -> Step:
+        return Step(
+            speaker=self.row.name,
+            conversation=self.row.origin_conversation,
+            human=self._human_target(),
+            effects=self.effects,
+        )
+
     def _human_target(self) -> Target:
         if self.row.origin_target:
             return Target.parse(self.row.origin_target)
@@ -203,9 +211,9 @@ class Worker(NodeLoop):
             return self.services.home
         return Target("terminal")
 
-    async def _ask_human(self, args: dict[str, Any]) -> ToolResult:
+    async def _ask_human(self, args: dict[str, Any], step: Step) -> ToolResult:
         try:
-            target = Target.parse(args["via"]) if args.get("via") else self._human_target()
+            target = Target.parse(args["via"]) if args.get("via") else step.human
         except TargetError as exc:
             raise ToolError(str(exc)) from exc
         question_id = uuid.uuid4().hex[:12]
@@ -220,7 +228,7 @@ class Worker(NodeLoop):
             status="open",
             asked_at=time.time(),
         )
-        self.effects.outbound.append(
+        step.effects.outbound.append(
             Outbound(
                 self.row.name,
                 target,
@@ -233,12 +241,12 @@ class Worker(NodeLoop):
         )
         return ToolResult("", park=question_id)
 
-    async def _publish(self, args: dict[str, Any]) -> ToolResult:
-        self._publish_now(args["result"])
+    async def _publish(self, args: dict[str, Any], step: Step) -> ToolResult:
+        self._publish_now(args["result"], step.effects)
         return ToolResult("Published. Your task is complete.", end=True)
 
-    def _publish_now(self, result: str) -> None:
-        self.effects.mail.append(
+    def _publish_now(self, result: str, effects: Effects) -> None:
+        effects.mail.append(
             BusMessage(
                 self.row.name,
                 COORDINATOR,
@@ -254,8 +262,8 @@ class Worker(NodeLoop):
         if self.services.memory is not None:
             self.services.memory.published(self.row.id, self.row.task, result)
 
-    async def _suggest(self, args: dict[str, Any]) -> str:
-        self.effects.mail.append(
+    async def _suggest(self, args: dict[str, Any], step: Step) -> str:
+        step.effects.mail.append(
             BusMessage(
                 self.row.name,
                 COORDINATOR,

@@ -1,0 +1,39 @@
+"""What one step of an agent's loop hands its tool calls: who speaks, in which
+conversation, where "the person" is, and the effects the step is collecting.
+
+The node loop builds a `Step` for each tool call (slack_bolt hands a listener its
+`say`/`context` the same way), so a tool never reaches back into the agent that
+runs it. Effects land in the step's checkpoint transaction, all or none.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from bot.messages import BusMessage, Outbound, Target
+
+
+@dataclass(slots=True)
+class Effects:
+    """What a step produced, written in the step's checkpoint transaction."""
+
+    outbound: list[Outbound] = field(default_factory=list)
+    mail: list[BusMessage] = field(default_factory=list)
+    consumed: list[int] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """The per-call context of a tool that acts in the agent's step."""
+
+    #: who speaks to people: `coordinator`, or the worker's display name
+    speaker: str
+    #: the human conversation the step serves (None: none, e.g. a trigger's own)
+    conversation: str | None
+    #: where `human` is for this step: the conversation's target, else the home target
+    human: Target
+    effects: Effects
+
+    @property
+    def speaker_id(self) -> str:
+        return self.speaker.lower()
