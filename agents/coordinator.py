@@ -15,6 +15,7 @@ import logging
 from collections import deque
 from typing import Any
 
+from agents.files_tools import workspace_for
 from agents.messaging import send_message_tool
 from agents.node import Conversation, NodeLoop
 from agents.prompts import system_prompt
@@ -76,7 +77,7 @@ class Session(NodeLoop):
     def __init__(self, coordinator: Coordinator, key: str) -> None:
         self.coordinator = coordinator
         self.key = key
-        self.info = AgentInfo(COORDINATOR, "coordinator", key)
+        self.info = AgentInfo(COORDINATOR, "coordinator", key, workspace_for("coordinator", key))
         self.queue: deque[Mail] = deque()
         self.task: asyncio.Task[None] | None = None
         self.person: str | None = None
@@ -171,6 +172,7 @@ class Session(NodeLoop):
             conversation=self.key,
             human=target if target is not None else Target("terminal"),
             effects=self.effects,
+            workspace=self.info.workspace,
         )
 
     # -- tools -------------------------------------------------------------------------

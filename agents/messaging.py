@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from agents.files_tools import FILES_ARG, step_workspace
 from agents.services import Services
 from agents.step import Step
 from agents.tools import STR, Tool, ToolError, ToolSpec, schema
@@ -17,8 +18,8 @@ from bot.messages import COORDINATOR, HUMAN, BusMessage, Outbound
 SEND_MESSAGE = ToolSpec(
     "send_message",
     "Send a message. `to`: 'human' (the person of this conversation), 'coordinator', a "
-    "worker's name, or '*' for everyone.",
-    schema({"to": STR, "content": STR}),
+    "worker's name, or '*' for everyone. `files`: workspace files to attach.",
+    schema({"to": STR, "content": STR}, {"files": FILES_ARG}),
 )
 
 
@@ -28,16 +29,26 @@ def send_message_tool(services: Services) -> Tool:
         if not content.strip():
             raise ToolError("content is empty")
         recipients = _recipients(services, to, step.speaker_id)
+        files = step_workspace(services, step).attachments(args.get("files") or [])
         for recipient in recipients:
             if recipient == HUMAN:
                 step.effects.outbound.append(
-                    Outbound(step.speaker, step.human, content, step.conversation)
+                    Outbound(
+                        step.speaker, step.human, content, step.conversation, attachments=files
+                    )
                 )
             else:
                 step.effects.mail.append(
-                    BusMessage(step.speaker, recipient, content, conversation=step.conversation)
+                    BusMessage(
+                        step.speaker,
+                        recipient,
+                        content,
+                        conversation=step.conversation,
+                        attachments=files,
+                    )
                 )
-        return f"Sent to {', '.join(recipients)}."
+        attached = f" with {len(files)} file(s)" if files else ""
+        return f"Sent to {', '.join(recipients)}{attached}."
 
     return Tool(SEND_MESSAGE, step_handler=handler)
 

@@ -29,6 +29,7 @@ class Limits:
     max_turns: int = 40
     llm_retry_base: float = 2.0
     llm_retry_max: float = 300.0
+    file_max_bytes: int = 20_000_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +40,8 @@ class AgentInfo:
     kind: str  # coordinator | worker
     #: the conversation the tools serve (a coordinator session's key, a worker's origin)
     conversation: str | None = None
+    #: the workspace directory name below <data_dir>/workspaces (agents/files_tools.py)
+    workspace: str | None = None
 
 
 ToolFactory = Callable[[AgentInfo], "list[Tool]"]

@@ -33,6 +33,8 @@ class Step:
     #: where `human` is for this step: the conversation's target, else the home target
     human: Target
     effects: Effects
+    #: the agent's workspace below <data_dir>/workspaces (agents/files_tools.py)
+    workspace: str | None = None
 
     @property
     def speaker_id(self) -> str:

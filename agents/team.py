@@ -14,7 +14,7 @@ from dataclasses import replace
 
 from agents.services import Services
 from agents.tools import ToolError
-from agents.worker import Worker
+from agents.worker import TASK_KEY, Worker
 from bot.bus import Mail
 from bot.human import SYSTEM_SPEAKER
 from bot.messages import BROADCAST, COORDINATOR, HUMAN, BusMessage, Outbound, Target
@@ -59,7 +59,10 @@ class Team:
             origin_conversation=origin_conversation,
             origin_target=origin_target,
         )
-        self.services.store.upsert_worker(row)
+        with self.services.store.tx():
+            self.services.store.upsert_worker(row)
+            # a new task under a name used before starts afresh, not in the old talk
+            self.services.store.save_conversation(worker_id, TASK_KEY, [], origin_target)
         self.services.events.emit("worker.spawned", worker_id, name=name, task=task[:500])
         return self._start(row)
 

@@ -15,6 +15,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from agents.files_tools import FILES_ARG, workspace_for, workspace_of
 from agents.messaging import send_message_tool
 from agents.node import Conversation, NodeLoop, Outcome, render
 from agents.prompts import system_prompt
@@ -23,7 +24,15 @@ from agents.step import Effects, Step
 from agents.tools import STR, Tool, Toolbox, ToolError, ToolResult, ToolSpec, schema
 from bot.bus import Mail, Mailbox
 from bot.human import SYSTEM_SPEAKER
-from bot.messages import COORDINATOR, FROM_PERSON, BusMessage, Outbound, Target, TargetError
+from bot.messages import (
+    COORDINATOR,
+    FROM_PERSON,
+    Attachment,
+    BusMessage,
+    Outbound,
+    Target,
+    TargetError,
+)
 from bot.store import ParkedState, QuestionRow, WorkerRow, WorkerStatus
 
 log = logging.getLogger(__name__)
@@ -40,8 +49,9 @@ ASK_HUMAN = ToolSpec(
 )
 PUBLISH = ToolSpec(
     "publish",
-    "Finish your task: the result goes to the coordinator and the person.",
-    schema({"result": STR}),
+    "Finish your task: the result goes to the coordinator and the person. `files`: "
+    "workspace files to attach (they go to the conversation your task came from).",
+    schema({"result": STR}, {"files": FILES_ARG}),
 )
 SUGGEST_NEXT = ToolSpec(
     "suggest_next",
@@ -61,7 +71,11 @@ class Worker(NodeLoop):
     ) -> None:
         self.row = row
         self.on_finished = on_finished
-        self.info = AgentInfo(row.id, "worker", row.origin_conversation)
+        task = f"{row.id}-{int(row.created_at * 1000)}"  # a reused name: a new workspace
+        self.info = AgentInfo(
+            row.id, "worker", row.origin_conversation, workspace_for("workers", task)
+        )
+        self.workspace = workspace_of(services.data_dir, self.info, services.limits.file_max_bytes)
         self.max_turns = services.limits.max_turns
         self.mailbox: Mailbox = services.bus.register(row.id)
         self._question: QuestionRow | None = None
@@ -202,6 +216,7 @@ class Worker(NodeLoop):
             conversation=self.row.origin_conversation,
             human=self._human_target(),
             effects=self.effects,
+            workspace=self.info.workspace,
         )
 
     def _human_target(self) -> Target:
@@ -242,10 +257,24 @@ class Worker(NodeLoop):
         return ToolResult("", park=question_id)
 
     async def _publish(self, args: dict[str, Any], step: Step) -> ToolResult:
-        self._publish_now(args["result"], step.effects)
+        files = self.workspace.attachments(args.get("files") or [])
+        self._publish_now(args["result"], step.effects, files)
         return ToolResult("Published. Your task is complete.", end=True)
 
-    def _publish_now(self, result: str, effects: Effects) -> None:
+    def _publish_now(
+        self, result: str, effects: Effects, files: list[Attachment] | None = None
+    ) -> None:
+        if files:  # they go where the work started, whoever relays the result
+            names = ", ".join(f.name for f in files)
+            effects.outbound.append(
+                Outbound(
+                    self.row.name,
+                    self._human_target(),
+                    f"Files from my result: {names}",
+                    self.row.origin_conversation,
+                    attachments=files,
+                )
+            )
         effects.mail.append(
             BusMessage(
                 self.row.name,
@@ -256,6 +285,7 @@ class Worker(NodeLoop):
                 # where the coordinator answers when this conversation has no target yet
                 # (a worker a trigger started): the worker's own target
                 meta={"worker": self.row.id, "reply_to": self.row.origin_target},
+                attachments=list(files or []),
             )
         )
         self.services.events.emit("worker.completed", self.row.id, result=result[:2000])

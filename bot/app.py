@@ -22,6 +22,7 @@ import anthropic
 
 from agents.attachments import Expander
 from agents.coordinator import Coordinator
+from agents.files_tools import file_tools
 from agents.llm import Provider
 from agents.memory import install_memory
 from agents.services import Limits, Services
@@ -111,7 +112,11 @@ class App:
         self.llm = Provider(anthropic_client(s), s.model, s.max_tokens, s.max_llm_calls)
         self.llm.expander = Expander(s.data_dir)
         limits = Limits(
-            s.max_workers, s.max_turns, s.llm_retry_base_seconds, s.llm_retry_max_seconds
+            s.max_workers,
+            s.max_turns,
+            s.llm_retry_base_seconds,
+            s.llm_retry_max_seconds,
+            file_max_bytes=s.file_max_bytes,
         )
         self.services = Services(
             self.store, self.bus, self.events, self.human, self.llm, s.data_dir, limits
@@ -123,6 +128,7 @@ class App:
             s, self.store, self.events, self.human, self.bus, spawn=self.team.spawn
         )
         self.services.tool_factories.append(trigger_tools(self.triggers))
+        self.services.tool_factories.append(file_tools(s.data_dir, s.file_max_bytes))
         self.triggers.add_internal("memory-distil", s.memory_distil_cron, self.memory.distil_all)
         for extension in self.extensions:
             extension(self)

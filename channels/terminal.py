@@ -74,6 +74,8 @@ class TerminalChannel:
             )
         else:
             self._print(f"[{msg.agent}] {msg.text}")
+        for att in msg.attachments:  # the terminal shows where the file is
+            self._print(f"  file: {(self.settings.data_dir / att.path).resolve()}")
         return DeliveryReceipt(platform_id=msg.id)
 
     @property

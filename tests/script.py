@@ -53,3 +53,26 @@ class TeamScript:
         if self.via:
             args["via"] = self.via
         return [tool("ask_human", **args)]
+
+
+@dataclass
+class ReportScript:
+    """A coordinator that spawns `worker` when asked for a report; the worker writes
+    report.md in its workspace and publishes it as a file; the coordinator relays."""
+
+    worker: str = "Writer"
+    report: str = "# Weekly report\n\nAll systems nominal.\n"
+
+    def __call__(self, call: Call) -> list[dict[str, Any]]:
+        last = call.last_text
+        if call.agent == "coordinator":
+            if "published its result" in last:
+                return [text("The report is ready.")]
+            if call.tool_results():
+                return [text(f"{self.worker} is on it.")]
+            if "report" in last:
+                return [tool("spawn_worker", name=self.worker, task="write the weekly report")]
+            return [text(f"coordinator heard: {last}")]
+        if "Wrote" in last:
+            return [tool("publish", result="Report written.", files=["report.md"])]
+        return [tool("write_file", path="report.md", content=self.report)]

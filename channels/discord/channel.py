@@ -19,6 +19,7 @@ from channels.discord.catchup import CatchUp
 from channels.discord.client import GatewayClient, point_at
 from channels.discord.deliver import Poster
 from channels.discord.events import Intake
+from channels.discord.files import DiscordFetcher
 from channels.discord.threads import Threads
 from config.settings import Settings
 
@@ -41,6 +42,9 @@ class DiscordChannel:
         self.client = GatewayClient(human.store, self.intake.on_message, self._catch_up)
         self.catchup = CatchUp(self.client, human.store, self.intake)
         self.poster = Poster(self.client, self.threads, human.store)
+        self.fetcher = DiscordFetcher()
+        if human.intake is not None:
+            human.intake.register(self.kind, self.fetcher)
         self._task: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
@@ -48,6 +52,7 @@ class DiscordChannel:
 
     async def stop(self) -> None:
         await self.client.close()
+        await self.fetcher.close()
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):

@@ -27,6 +27,7 @@ import discord
 
 from bot.human import SYSTEM_SPEAKER, HumanNode
 from bot.messages import Inbound, Outbound, Sender, Target
+from channels.discord.files import attachments
 from channels.discord.format import first_line
 from channels.discord.threads import Threads
 
@@ -89,9 +90,11 @@ class Intake:
     def _accept(self, message: discord.Message, me: discord.ClientUser) -> None:
         text = _text(message, me)
         conversation, reply_to = self._conversation(message)
-        if not text:
+        files = attachments(message.attachments)
+        if not text and not files:
             self._answer_empty(message, conversation)
             return
+        text = text or f"(sent {len(files)} file(s) without a message)"
         inbound = Inbound(
             channel=KIND,
             message_id=str(message.id),
@@ -104,6 +107,7 @@ class Intake:
                 "guild": str(message.guild.id) if message.guild else None,
                 "channel": str(message.channel.id),  # where to catch up after a gap
             },
+            attachments=files,
         )
         if self.human.accept(inbound) and reply_to.thread is not None:
             self.threads.note(reply_to.thread, reply_to.address)
@@ -164,9 +168,7 @@ def _text(message: discord.Message, me: discord.ClientUser) -> str:
         text = text[len(tag) :].lstrip(" ,:\n")
     names = {str(u.id): u.display_name for u in message.mentions}
     names[str(me.id)] = me.display_name
-    text = _USER_MENTION.sub(lambda m: "@" + names.get(m.group(1), m.group(1)), text)
-    files = [f"[attachment: {a.filename} {a.url}]" for a in message.attachments]
-    return "\n".join([text, *files]).strip()
+    return _USER_MENTION.sub(lambda m: "@" + names.get(m.group(1), m.group(1)), text).strip()
 
 
 def _refs(message: discord.Message) -> list[str]:

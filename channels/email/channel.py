@@ -19,8 +19,9 @@ import json
 import logging
 from dataclasses import asdict
 
+from bot.files import safe_name
 from bot.human import HumanNode
-from bot.messages import DeliveryReceipt, Inbound, Outbound, Sender, Target
+from bot.messages import Attachment, DeliveryReceipt, Inbound, Outbound, Sender, Target
 from channels.email.compose import Thread, compose
 from channels.email.imap import ImapWatcher
 from channels.email.parse import ParsedMail, parse_mail
@@ -83,6 +84,7 @@ class EmailChannel:
             )
             return
         inbound = self._inbound(mail)
+        inbound.attachments = self._save_files(mail, cut=size > len(raw))
         with self.store.tx():
             self._remember(inbound.conversation, mail)
             self.human.accept(inbound)
@@ -96,12 +98,24 @@ class EmailChannel:
             text=self._text(mail),
             reply_to=Target(KIND, mail.sender),
             thread_refs=mail.thread_refs,
-            meta={
-                "subject": mail.subject,
-                "attachments": [asdict(a) for a in mail.attachments],
-                "cut": mail.cut,
-            },
+            meta={"subject": mail.subject, "cut": mail.cut},
         )
+
+    def _save_files(self, mail: ParsedMail, cut: bool) -> list[Attachment]:
+        """The mail's attachments saved in the data dir (they came with the mail: nothing
+        to fetch later). The last one of a mail cut at EMAIL_MAX_BYTES is incomplete."""
+        intake = self.human.intake
+        if intake is None:
+            return []
+        saved = []
+        for index, part in enumerate(mail.attachments):
+            att = Attachment(safe_name(part.name), part.content_type, part.size)
+            if cut and index == len(mail.attachments) - 1:
+                att.note = "not saved: the mail is over EMAIL_MAX_BYTES, so it arrived cut"
+            else:
+                intake.files.save(att, part.data)
+            saved.append(att)
+        return saved
 
     def _text(self, mail: ParsedMail) -> str:
         """What the agents read: the new text, then what they should know about the mail.
@@ -109,7 +123,7 @@ class EmailChannel:
         parts = [mail.text.strip()]
         if not mail.thread_refs and mail.subject:
             parts.append(f"[Subject: {mail.subject}]")
-        if mail.attachments:
+        if mail.attachments and self.human.intake is None:
             names = ", ".join(a.describe() for a in mail.attachments)
             parts.append(f"[Attachments, not opened: {names}]")
         if mail.cut:

@@ -3,7 +3,7 @@
 Headers are read leniently (the compat32 policy keeps raw strings; decoding is ours
 and falls back to the raw text), the body prefers text/plain, else HTML converted
 to text (html2text). Quoted history and signatures are stripped with
-mail-parser-reply, attachments are noted by name and size, and the text handed on is
+mail-parser-reply, attachments are kept with their decoded bytes, and the text handed on is
 capped. Nothing here raises: a broken mail becomes a mail with less in it.
 Touches nothing but the standard library and its two text libraries.
 """
@@ -47,6 +47,7 @@ class Attachment:
     name: str
     size: int
     content_type: str
+    data: bytes = field(default=b"", repr=False)  # the decoded content
 
     def describe(self) -> str:
         return f"{self.name} ({_size(self.size)}, {self.content_type})"
@@ -199,10 +200,10 @@ def _attachment(part: Message, kind: str) -> Attachment:
         name = "(unnamed)"
     try:
         payload = part.get_payload(decode=True)
-        size = len(payload) if isinstance(payload, bytes) else 0
     except Exception:
-        size = 0
-    return Attachment(" ".join(name.split()) or "(unnamed)", size, kind)
+        payload = None
+    data = payload if isinstance(payload, bytes) else b""
+    return Attachment(" ".join(name.split()) or "(unnamed)", len(data), kind, data)
 
 
 def _decode(part: Message) -> str:

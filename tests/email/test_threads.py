@@ -103,7 +103,7 @@ async def test_a_long_mail_is_cut_and_the_answer_says_so(
         (answer,) = await ann.wait_mail(1)
     seen = fake.calls[0].last_text
     assert "[This mail was cut: only its first 300 characters were read.]" in seen
-    assert "[Attachments, not opened: build-log.pdf (800 bytes, application/pdf)]" in seen
+    assert "[PDF build-log.pdf (800 B, application/pdf), saved as files/" in seen
     assert body_text(answer).strip() == (
         "Read it.\n\n(Note: your last mail was longer than I read; "
         "I read only its first 300 characters.)"

@@ -21,6 +21,7 @@ import re
 import time
 import uuid
 from dataclasses import dataclass, field
+from urllib.parse import quote
 
 from aiohttp import WSMsgType, web
 
@@ -63,6 +64,9 @@ class FakeDiscord(ThreadedServer[list[Post]]):
         self.fail_after = 0  # successful posts before the scripted failures begin
         self.thread_failures: list[tuple[int, int]] = []
         self.gateway = GatewaySession(TOKEN, self._ready_payloads)
+        self.hosted: dict[str, bytes] = {}  # attachment id -> bytes, served at its url
+        self.downloads: list[tuple[str, str | None]] = []  # (attachment id, Authorization)
+        self.uploads: list[tuple[str, str, bytes]] = []  # (message id, filename, bytes) posted
 
     # -- addresses and settings ------------------------------------------------------
     @property
@@ -90,6 +94,7 @@ class FakeDiscord(ThreadedServer[list[Post]]):
         app.router.add_get(f"{api}/channels/{{cid}}/messages", self._history)
         app.router.add_post(f"{api}/channels/{{cid}}/messages/{{mid}}/threads", self._thread_from)
         app.router.add_get(f"{api}/channels/{{cid}}", self._get_channel)
+        app.router.add_get("/attachments/{aid}/{name}", self._attachment)
 
     async def _closing(self) -> None:
         await self.gateway.close()
@@ -126,6 +131,20 @@ class FakeDiscord(ThreadedServer[list[Post]]):
         )
         self._call(self._store_and_dispatch(data))
         return str(data["id"])
+
+    def attachment(self, name: str, data: bytes, content_type: str = "text/plain") -> p.Payload:
+        """Host `data` as Discord's CDN would and return the attachment object for `say`."""
+        aid = str(p.snowflake())
+        self.hosted[aid] = data
+        url = f"http://127.0.0.1:{self.port}/attachments/{aid}/{quote(name or 'file', safe='')}"
+        return {
+            "id": aid,
+            "filename": name,
+            "size": len(data),
+            "url": url + "?ex=1&is=1&hm=signed",
+            "proxy_url": url,
+            "content_type": content_type,
+        }
 
     def burst(self, messages: list[tuple[str, str]], author: int = p.ANN) -> list[str]:
         """Dispatch many (content, channel) messages back to back; returns their ids."""
@@ -256,6 +275,14 @@ class FakeDiscord(ThreadedServer[list[Post]]):
         if not self._seen(request):
             return json_response({"message": "401: Unauthorized", "code": 0}, 401)
         return json_response(p.USERS[p.BOT_ID])
+
+    async def _attachment(self, request: web.Request) -> web.Response:
+        aid = request.match_info["aid"]
+        self.downloads.append((aid, request.headers.get("Authorization")))
+        self._notify()
+        if aid not in self.hosted:
+            return web.Response(status=404, text="Not Found")
+        return web.Response(body=self.hosted[aid], content_type="application/octet-stream")
 
     async def _application(self, request: web.Request) -> web.Response:
         self._seen(request)

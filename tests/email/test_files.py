@@ -1,0 +1,42 @@
+"""Email attachments in real dovecot mail: saved, shown to the model, opened with read_file."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from tests.email.conftest import MailWorld, email_app
+from tests.fakes.anthropic_api import Call, FakeAnthropic, text, tool
+
+ROWS = "".join(f"host-{i},cpu,{i % 100}\n" for i in range(2000))  # ~30 KB: not inlined
+
+
+def reader(call: Call) -> list[dict]:
+    results = call.tool_results()
+    if results:
+        return [text(f"The file says: {results[0]['content'].splitlines()[1]}")]
+    path = re.search(r"saved as (files/\S+?\.csv)", call.last_text)
+    if path is None:
+        return [text("no file seen")]
+    return [tool("read_file", path=path.group(1), limit=5)]
+
+
+async def test_an_email_attachment_is_read_with_read_file(
+    tmp_path: Path, fake: FakeAnthropic, world: MailWorld
+) -> None:
+    fake.responder = reader
+    ann = world.ann
+    async with email_app(world.settings(tmp_path, fake)):
+        mail = ann.compose(world.bot, "CPU numbers", "Which host is busiest?")
+        mail.add_attachment(ROWS.encode(), maintype="text", subtype="csv", filename="cpu.csv")
+        mail.add_attachment(
+            b"%PDF-1.4 tiny", maintype="application", subtype="pdf", filename="../../notes.pdf"
+        )
+        await ann.send(mail)
+        (answer,) = await ann.wait_mail(1)
+    assert "The file says: host-0,cpu,0" in answer.get_body(("plain",)).get_content()
+    first = fake.calls[0]
+    assert "cpu.csv" in first.last_text and "host-1999" not in first.all_text
+    documents = [b for b in first.blocks() if b["type"] == "document"]
+    assert [d["source"]["media_type"] for d in documents] == ["application/pdf"]
+    assert [p.name for p in (tmp_path / "files").rglob("*.pdf")] == ["notes.pdf"]
