@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import base64
 import struct
+import time
 import zlib
 from pathlib import Path
 
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.slack_api import FakeSlack
-from tests.kit import events
+from tests.kit import events, eventually
+from tests.proc import Switchboard
+from tests.script import ReportScript
 from tests.slack_kit import (  # noqa: F401
     MENTION,
     heard,
@@ -132,3 +135,72 @@ async def test_too_large_binary_and_path_like_names(
     assert "not an image type" in body and not any(b["type"] == "image" for b in user_blocks(fake))
     note = next(t for t in texts(slack) if "could be read" in t)
     assert "huge.log" in note and "photo.png" in note
+
+
+async def test_a_workers_report_is_uploaded_into_the_thread_where_the_work_started(
+    tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack
+) -> None:
+    script = ReportScript()
+    fake.responder = script
+    async with slack_app(slack_settings(tmp_path, fake, slack)):
+        ts = slack.post(f"{MENTION} write the weekly report", channel="C1")
+        await slack.until(lambda s: len(s.uploads) == 1 and any("ready" in t for t in texts(s)))
+    (upload,) = slack.uploads
+    assert upload["channel"] == "C1" and upload["thread_ts"] == ts
+    assert [(f["name"], f["data"]) for f in upload["files"]] == [
+        ("report.md", script.report.encode())
+    ]
+    assert "report.md" in upload["initial_comment"] and "Writer" in upload["initial_comment"]
+    assert len(slack.method_calls("files.getUploadURLExternal")) == 1
+
+
+async def test_an_upload_whose_answer_was_lost_is_not_uploaded_again(
+    tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack
+) -> None:
+    """Slack completed the upload but the answer never came (a cut connection): the retry
+    asks files.info, finds the file shared, and uploads nothing twice."""
+    script = ReportScript()
+    fake.responder = script
+    slack.fail_after_complete = 1
+    async with slack_app(slack_settings(tmp_path, fake, slack)):
+        slack.post(f"{MENTION} write the weekly report", channel="C1")
+        await slack.until(lambda s: any("ready" in t for t in texts(s)))
+        await eventually(lambda: bool(events(tmp_path, "message.sent")) and all_sent(tmp_path))
+    assert len(slack.uploads) == 1
+    assert len(slack.method_calls("files.getUploadURLExternal")) == 1
+    assert len(slack.method_calls("files.info")) == 1  # the lookup that found it shared
+    assert [e["data"]["error"] for e in events(tmp_path, "outbox.retry")]
+
+
+def all_sent(data_dir: Path) -> bool:
+    sent = {e["data"]["id"] for e in events(data_dir, "message.sent")}
+    return len(sent) >= 3  # the coordinator's two replies and the worker's files
+
+
+def test_killed_between_an_upload_and_its_record_the_file_is_not_uploaded_twice(
+    tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack
+) -> None:
+    """`switchboard run` is killed (-9) after Slack shared the report but before the
+    answer reached it; the next start finds the file shared and uploads nothing."""
+    fake.responder = ReportScript()
+    data = tmp_path / "data"
+    env = {**fake.env(), **slack.env(), "SWITCHBOARD_DATA_DIR": str(data)}
+    slack.hold_completes = True
+    first = Switchboard(["run"], env, tmp_path)
+    try:
+        slack.post(f"{MENTION} write the weekly report", channel="C1")
+        slack.wait_for(lambda s: len(s.uploads) == 1, timeout=30)
+    finally:
+        first.kill()
+    slack.hold_completes = False
+    second = Switchboard(["run"], env, tmp_path)
+    try:
+        deadline = time.monotonic() + 30
+        while not any(e["agent_id"] == "Writer" for e in events(data, "message.sent")):
+            assert time.monotonic() < deadline, "the report's message was never marked sent"
+            time.sleep(0.05)
+    finally:
+        second.kill()
+    assert len(slack.uploads) == 1
+    assert len(slack.method_calls("files.getUploadURLExternal")) == 1
+    assert len(slack.method_calls("files.info")) >= 1

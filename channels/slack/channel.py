@@ -62,7 +62,9 @@ class SlackChannel:
         )
         self.threads = ThreadMemory(human.store)
         self.events = SlackEvents(human, self.threads, settings.slack_allowed_users)
-        self.poster = SlackPoster(self.client, human.store, human.outbox.pacer, self.pace_seconds)
+        self.poster = SlackPoster(
+            self.client, human.store, human.outbox.pacer, self.pace_seconds, settings.data_dir
+        )
         self.fetcher = SlackFetcher(settings.slack_bot_token.get_secret_value())
         if human.intake is not None:
             human.intake.register(self.kind, self.fetcher)
@@ -97,6 +99,7 @@ class SlackChannel:
         if self.ready.is_set():
             await self.connection.stop()
         await self.fetcher.close()
+        await self.poster.uploader.close()
         self._health("stopped", "")
 
     async def deliver(self, msg: Outbound) -> DeliveryReceipt:

@@ -16,6 +16,7 @@ split message resumes after its last posted chunk.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -30,6 +31,7 @@ from bot.store import AttemptRow, Store
 from channels.slack.format import render
 from channels.slack.history import HistoryError, read
 from channels.slack.identity import header
+from channels.slack.upload import SlackUploader
 
 TRANSIENT_ERRORS = {
     "internal_error",
@@ -60,17 +62,47 @@ def pace_key(target: Target) -> str:
 
 class SlackPoster:
     def __init__(
-        self, client: AsyncWebClient, store: Store, pacer: Pacer, chunk_spacing: float
+        self,
+        client: AsyncWebClient,
+        store: Store,
+        pacer: Pacer,
+        chunk_spacing: float,
+        data_dir: Path = Path("."),
     ) -> None:
         self.client = client
         self.store = store
         self.pacer = pacer  # the outbox's: chunks take their slots beside other threads' posts
         self.chunk_spacing = chunk_spacing
+        self.uploader = SlackUploader(client, data_dir, mapped)
 
     async def deliver(self, msg: Outbound, custom_username: bool) -> DeliveryReceipt:
-        """Post every chunk not yet posted; the receipt names the thread replies go to."""
-        chunks = render(msg, custom_username)
+        """Post every chunk not yet posted, then upload the files into the thread; a
+        message with files that fits in one post is the upload's comment."""
         attempts = Attempts(self.store, msg.id)
+        if msg.attachments:
+            chunks = render(msg, custom_username=False)  # a file comment shows no username
+            if len(chunks) == 1:
+                return await self._upload_with_comment(msg, attempts, chunks[0])
+        receipt = await self._post_chunks(msg, custom_username, attempts)
+        if msg.attachments:
+            channel = await self._channel_of(msg.target.address)
+            await self.uploader.upload(msg, attempts, channel, receipt.thread, "")
+        return receipt
+
+    async def _upload_with_comment(
+        self, msg: Outbound, attempts: Attempts, comment: str
+    ) -> DeliveryReceipt:
+        channel = await self._channel_of(msg.target.address)
+        answer = await self.uploader.upload(msg, attempts, channel, msg.target.thread, comment)
+        ts = str(answer.get("ts") or "") or None
+        thread = msg.target.thread or ts
+        refs = [str(Target(KIND, channel, thread))] if thread else []
+        return DeliveryReceipt(platform_id=ts, thread=thread, refs=refs)
+
+    async def _post_chunks(
+        self, msg: Outbound, custom_username: bool, attempts: Attempts
+    ) -> DeliveryReceipt:
+        chunks = render(msg, custom_username)
         posted: list[Answer] = []
         for index, chunk in enumerate(chunks):
             part = str(index)

@@ -106,7 +106,8 @@ class FakeSlack(ThreadedServer["FakeSlack"]):
         self.download_failures: dict[str, list[int]] = {}
         self.uploads: list[dict[str, Any]] = []  # completed uploads: files, channel, thread
         self.pending_uploads: dict[str, dict[str, Any]] = {}  # file id -> name, bytes
-        self.hold_complete: asyncio.Event | None = None  # set: completeUpload answers later
+        self.fail_after_complete = 0  # completes to do, then answer 500 (the answer is lost)
+        self.hold_completes = False  # True: completeUpload shares the file, answers later
         self._file_ids = itertools.count(1)
         self._last_ts = 0.0
         self._ts_lock = threading.Lock()
@@ -479,8 +480,11 @@ class FakeSlack(ThreadedServer["FakeSlack"]):
         }
         self.uploads.append(upload)
         self._notify()
-        if self.hold_complete is not None:
-            await self.hold_complete.wait()  # the client dies before it hears the answer
+        while self.hold_completes:  # shared; the client may die before it hears so
+            await asyncio.sleep(0.01)
+        if self.fail_after_complete:  # done, but the client hears a failure
+            self.fail_after_complete -= 1
+            return {"ok": False, "error": "internal_error"}, {}
         return {"ok": True, "files": [{"id": i, "title": i} for i in ids]}, {}
 
     async def _files_info(self, params: dict[str, Any], token: str) -> tuple[dict, dict]:
