@@ -185,14 +185,14 @@ def test_killed_between_an_upload_and_its_record_the_file_is_not_uploaded_twice(
     fake.responder = ReportScript()
     data = tmp_path / "data"
     env = {**fake.env(), **slack.env(), "SWITCHBOARD_DATA_DIR": str(data)}
-    slack.hold_completes = True
+    slack.completes_open.clear()
     first = Switchboard(["run"], env, tmp_path)
     try:
         slack.post(f"{MENTION} write the weekly report", channel="C1")
         slack.wait_for(lambda s: len(s.uploads) == 1, timeout=30)
     finally:
         first.kill()
-    slack.hold_completes = False
+    slack.completes_open.set()
     second = Switchboard(["run"], env, tmp_path)
     try:
         deadline = time.monotonic() + 30

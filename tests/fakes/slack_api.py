@@ -107,7 +107,8 @@ class FakeSlack(ThreadedServer["FakeSlack"]):
         self.uploads: list[dict[str, Any]] = []  # completed uploads: files, channel, thread
         self.pending_uploads: dict[str, dict[str, Any]] = {}  # file id -> name, bytes
         self.fail_after_complete = 0  # completes to do, then answer 500 (the answer is lost)
-        self.hold_completes = False  # True: completeUpload shares the file, answers later
+        self.completes_open = threading.Event()  # cleared: completeUpload shares, answers later
+        self.completes_open.set()
         self._file_ids = itertools.count(1)
         self._last_ts = 0.0
         self._ts_lock = threading.Lock()
@@ -480,8 +481,8 @@ class FakeSlack(ThreadedServer["FakeSlack"]):
         }
         self.uploads.append(upload)
         self._notify()
-        while self.hold_completes:  # shared; the client may die before it hears so
-            await asyncio.sleep(0.01)
+        if not self.completes_open.is_set():  # shared; the client may die before it hears so
+            await asyncio.to_thread(self.completes_open.wait, 60)
         if self.fail_after_complete:  # done, but the client hears a failure
             self.fail_after_complete -= 1
             return {"ok": False, "error": "internal_error"}, {}
