@@ -117,8 +117,8 @@ class Session(NodeLoop):
         meta = mail.msg.meta
         if meta.get("reply_to") and self.conv is not None:
             self.conv.target = meta["reply_to"]
-        if meta.get("sender_id"):
-            self.person = meta["sender_id"]
+        if meta.get("person") or meta.get("sender_id"):
+            self.person = meta.get("person") or meta["sender_id"]
 
     def system_prompt(self, conv: Conversation) -> str:
         role = f"This conversation: {conv.target or 'no channel (messages go to the home target)'}."

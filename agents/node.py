@@ -22,6 +22,7 @@ from agents.services import Services
 from agents.step import Effects, Step
 from agents.tools import Toolbox, ToolResult, result_block
 from bot.bus import Mail
+from bot.clock import now_line
 from bot.human import SYSTEM_SPEAKER
 from bot.messages import FROM_PERSON, BusMessage, Outbound, Target
 from bot.outbox import backoff
@@ -110,12 +111,22 @@ class NodeLoop:
         raise NotImplementedError
 
     def absorb(self, conv: Conversation, mail: list[Mail]) -> None:
-        """Yield point: take the mailbox's contents into the conversation."""
+        """Yield point: take the mailbox's contents into the conversation, after a line
+        with the current date and time (in the zone of the person speaking, when one
+        does): the clock travels with the messages, so the system prompt stays cached."""
+        if mail:
+            conv.add_text(self.now(mail))
         for item in mail:
             conv.add_text(render(item))
             conv.add_blocks(attachment_blocks(item.msg.attachments, self.services.data_dir))
             self.effects.consumed.append(item.id)
             self.heard(item.msg)
+
+    def now(self, mail: list[Mail] | None = None) -> str:
+        """`[Now: YYYY-MM-DD HH:MM <zone> ...]` in the first speaking person's zone."""
+        people = self.services.human.people
+        zones = [m.msg.meta.get("timezone") for m in mail or [] if m.msg.meta.get("timezone")]
+        return now_line(zones[0] if zones else people.default_zone, fallback=people.default_zone)
 
     def heard(self, msg: BusMessage) -> None:
         """Every message the agent takes in passes here (memory's auto-capture)."""

@@ -94,7 +94,7 @@ class TriggerTools:
                 args["action"],
                 deliver_to,
                 default_agent=name,
-                default_timezone=settings.timezone,
+                default_timezone=self._zone(conversation),
                 min_interval=settings.trigger_min_interval_seconds,
             )
         except TriggerError as exc:
@@ -109,8 +109,14 @@ class TriggerTools:
         row = self.engine.create(spec, self.info.agent_id, conversation, origin)
         return (
             f"Scheduled trigger {row.id}: {spec.describe()}; next fire "
-            f"{_when(self.engine.next_fire(row), row)}. Output goes to {target}."
+            f"{_when(self.engine.next_fire(row), row)} (times without an offset are in "
+            f"{spec.timezone}). Output goes to {target}."
         )
+
+    def _zone(self, conversation: str | None) -> str:
+        """The zone of the person this conversation serves, else the bot's."""
+        speaker = self.engine.human.people.speaker_of(conversation)
+        return speaker.timezone if speaker is not None else self.engine.settings.timezone
 
     async def list(self, args: dict[str, Any]) -> str:
         rows = self.engine.table.active()

@@ -79,6 +79,9 @@ class Worker(NodeLoop):
         self.max_turns = services.limits.max_turns
         self.mailbox: Mailbox = services.bus.register(row.id)
         self._question: QuestionRow | None = None
+        # whose profile the prompt shows: who asked for the task, then who last spoke to it
+        speaker = services.human.people.speaker_of(row.origin_conversation)
+        self.person = speaker.name if speaker is not None else None
         super().__init__(services, row.id)
         self.toolbox = Toolbox(self._tools())
 
@@ -95,7 +98,12 @@ class Worker(NodeLoop):
 
     def system_prompt(self, conv: Conversation) -> str:
         role = f"Your name is {self.row.name}. Your task (from the coordinator):\n{self.row.task}"
-        return system_prompt(self.services, self.info, None, role)
+        return system_prompt(self.services, self.info, self.person, role)
+
+    def heard(self, msg: BusMessage) -> None:
+        if msg.kind in ("human", "answer") and msg.meta.get("person"):
+            self.person = msg.meta["person"]
+        super().heard(msg)
 
     # -- the loop --------------------------------------------------------------------
     async def run(self) -> None:
@@ -111,6 +119,7 @@ class Worker(NodeLoop):
         messages, _ = self.services.store.load_conversation(self.row.id, TASK_KEY)
         conv = Conversation(self.row.id, TASK_KEY, self.row.origin_target, messages)
         if not conv.messages:
+            conv.add_text(self.now())
             conv.add_text(f"Your task: {self.row.task}")
         return conv
 
@@ -177,7 +186,9 @@ class Worker(NodeLoop):
         held: list[Mail] = []
         while True:
             for mail in await self.mailbox.wait():
-                if mail.msg.kind in FROM_PERSON and (
+                # only an answer (a reply in the question's thread or to its mail, or
+                # `@Name ...`) resumes; a broadcast or other mail waits for the resume
+                if mail.msg.kind == "answer" and (
                     mail.msg.question_id in (None, parked.question_id)
                 ):
                     self._resume(conv, parked, mail, held)
@@ -193,6 +204,7 @@ class Worker(NodeLoop):
             for r in parked.results
         ]
         conv.add_blocks(results)
+        conv.add_text(self.now([answer]))
         self.heard(answer.msg)
         for raw in parked.later:
             later = BusMessage.from_json(raw)

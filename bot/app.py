@@ -34,6 +34,7 @@ from bot.events import EventLog
 from bot.files import FileStore
 from bot.human import HumanNode
 from bot.messages import Target
+from bot.people import People
 from bot.status import SECTIONS
 from bot.store import Store
 from bot.triggers.engine import TriggerEngine
@@ -108,6 +109,7 @@ class App:
             home,
             retry_base=s.outbox_retry_base_seconds,
             files=FileStore(s.data_dir, s.file_max_bytes),
+            people=People(s.people, self.store, s.timezone),
         )
         self.llm = Provider(anthropic_client(s), s.model, s.max_tokens, s.max_llm_calls)
         self.llm.expander = Expander(s.data_dir)

@@ -17,6 +17,7 @@ from bot.files import FileStore
 from bot.intake import FETCHING, FileIntake
 from bot.messages import HUMAN, BusMessage, DeliveryReceipt, Inbound, Outbound, Target
 from bot.outbox import Outbox
+from bot.people import People, Person
 from bot.router import Directory, Route, route
 from bot.store import QuestionRow, QuestionStatus, Store
 
@@ -35,8 +36,10 @@ class HumanNode:
         *,
         retry_base: float = 1.0,
         files: FileStore | None = None,
+        people: People | None = None,
     ) -> None:
         self.store = store
+        self.people = people if people is not None else People([], store, "UTC")
         self.bus = bus
         self.events = events
         self.home = home
@@ -104,13 +107,15 @@ class HumanNode:
     def _route(self, inbound_id: int, msg: Inbound) -> Route:
         """Inside the caller's transaction: the router's decision, as bus mail or a notice."""
         decision = route(msg, self.directory)
+        person = self.people.resolve(msg.channel, msg.sender)
+        self.people.spoke(msg.conversation, person.name)
         if decision.error is not None:
             notice = Outbound(
                 SYSTEM_SPEAKER, msg.reply_to, decision.error, msg.conversation, kind="notice"
             )
             self.say(notice)
         for recipient in decision.recipients:
-            self.bus.send(self._bus_message(inbound_id, msg, decision, recipient))
+            self.bus.send(self._bus_message(inbound_id, msg, decision, recipient, person))
         return decision
 
     def _routed(self, msg: Inbound, decision: Route) -> None:
@@ -126,7 +131,9 @@ class HumanNode:
         )
 
     @staticmethod
-    def _bus_message(inbound_id: int, msg: Inbound, decision: Route, recipient: str) -> BusMessage:
+    def _bus_message(
+        inbound_id: int, msg: Inbound, decision: Route, recipient: str, person: Person
+    ) -> BusMessage:
         question = decision.question
         return BusMessage(
             sender=HUMAN,
@@ -138,9 +145,13 @@ class HumanNode:
             question_id=question.id if question is not None else None,
             meta={
                 "reply_to": str(msg.reply_to),
-                "sender": msg.sender.display,
+                "sender": person.name if person.listed else msg.sender.display,
                 "sender_id": msg.sender.id,
                 "channel": msg.channel,
+                "person": person.name,
+                "timezone": person.timezone,
+                "at": msg.received_at,
+                **({"broadcast": True} if decision.broadcast else {}),
             },
             attachments=list(msg.attachments),
         )

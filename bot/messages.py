@@ -102,6 +102,8 @@ class Sender:
     id: str
     name: str = ""
     is_bot: bool = False
+    #: the address the platform reports for this account (Slack users.info), if any
+    email: str = ""
 
     @property
     def display(self) -> str:
@@ -136,7 +138,7 @@ class Inbound:
             "message_id": self.message_id,
             "conversation": self.conversation,
             "text": self.text,
-            "sender": {"id": s.id, "name": s.name, "is_bot": s.is_bot},
+            "sender": {"id": s.id, "name": s.name, "is_bot": s.is_bot, "email": s.email},
             "reply_to": str(self.reply_to),
             "thread_refs": list(self.thread_refs),
             "meta": dict(self.meta),

@@ -29,6 +29,8 @@ class Route:
     text: str = ""
     question: QuestionRow | None = None
     error: str | None = None
+    #: `@all` / `*`: informs every agent, never answers a worker's open question
+    broadcast: bool = False
 
 
 class Directory:
@@ -46,12 +48,12 @@ def route(msg: Inbound, directory: Directory) -> Route:
     text = msg.text.strip()
     star = _STAR.match(text)
     if star:
-        return Route([COORDINATOR, *directory.workers], star.group(1).strip())
+        return Route([COORDINATOR, *directory.workers], star.group(1).strip(), broadcast=True)
     addressed = _ADDRESS.match(text)
     if addressed:
         name, rest = addressed.group(1).lower(), addressed.group(2).strip()
         if name in BROADCAST_NAMES:
-            return Route([COORDINATOR, *directory.workers], rest)
+            return Route([COORDINATOR, *directory.workers], rest, broadcast=True)
         if name == COORDINATOR:
             return Route([COORDINATOR], rest)
         if name in directory.workers:

@@ -118,6 +118,80 @@ class HeartbeatConfig(BaseModel):
     _target = field_validator("deliver_to")(lambda v: v if v is None else _check_target(v))
 
 
+_PERSON_NAME = r"^[A-Za-z][A-Za-z0-9 ._'-]{0,63}$"
+PERSON_PLATFORMS = ("slack", "discord", "email")
+
+
+class PersonConfig(BaseModel):
+    """One `[[people]]` entry: the ids by which one person is known on each channel.
+
+    Each platform field takes one id or a list of them; they are kept as lists.
+    """
+
+    name: str = Field(pattern=_PERSON_NAME)
+    slack: list[str] = Field(default_factory=list)
+    discord: list[str] = Field(default_factory=list)
+    email: list[str] = Field(default_factory=list)
+    timezone: str | None = None
+
+    @field_validator("slack", "discord", "email", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: Any) -> Any:
+        if isinstance(value, str | int):
+            value = [value]
+        if isinstance(value, list):
+            return [str(v).strip() for v in value if str(v).strip()]
+        return value
+
+    @field_validator("email")
+    @classmethod
+    def _lower_addresses(cls, value: list[str]) -> list[str]:
+        return [v.lower() for v in value]
+
+    def ids(self) -> list[tuple[str, str]]:
+        """(platform, id) for every id of this person."""
+        return [(kind, i) for kind in PERSON_PLATFORMS for i in getattr(self, kind)]
+
+
+def _check_people(people: list[PersonConfig]) -> list[PersonConfig]:
+    names: dict[str, str] = {}
+    owners: dict[tuple[str, str], str] = {}
+    for person in people:
+        key = person.name.lower()
+        if key in names:
+            raise _PeopleProblem(f"the name {person.name!r} is given to two entries")
+        names[key] = person.name
+        if person.timezone is not None:
+            try:
+                _check_zone(person.timezone)
+            except ValueError as exc:
+                raise _PeopleProblem(f"{person.name}: timezone {person.timezone!r} {exc}") from exc
+        for kind, ident in person.ids():
+            where = (kind, ident.lower() if kind == "email" else ident)
+            if where in owners:
+                other = owners[where]
+                whom = f"{other} and {person.name}" if other != person.name else person.name
+                raise _PeopleProblem(f"the {kind} id {ident!r} is listed twice ({whom})")
+            owners[where] = person.name
+    return people
+
+
+def _expand_names(entries: list[str], people: list[PersonConfig], kind: str) -> list[str]:
+    """Allow-list entries that name a person become that person's ids on `kind`."""
+    by_name = {p.name.lower(): p for p in people}
+    out: list[str] = []
+    for entry in entries:
+        person = by_name.get(entry.lower())
+        if person is None:
+            out.append(entry)
+            continue
+        ids = getattr(person, kind)
+        if not ids:
+            raise ValueError(f"names {person.name}, who has no {kind} id in [[people]]")
+        out.extend(ids)
+    return list(dict.fromkeys(out))
+
+
 class Settings(BaseSettings):
     """Every setting of Switchboard, validated once at start."""
 
@@ -191,8 +265,15 @@ class Settings(BaseSettings):
     email_max_bytes: int = Field(default=10_000_000, ge=10_000)
     email_max_per_sender_per_hour: int = Field(default=60, ge=1)
 
-    # Nightly distillation of daily logs into MEMORY.md (cron, in `timezone`)
+    # Nightly distillation of daily logs into MEMORY.md (cron, in `timezone`); off: never
     memory_distil_cron: str = "30 3 * * *"
+    memory_distil: bool = True
+
+    # People (config file only): one person across channels; and the nightly
+    # consolidation of conversations into team knowledge (cron, in `timezone`)
+    people: list[PersonConfig] = Field(default_factory=list)
+    consolidate_cron: str = "0 3 * * *"
+    consolidate: bool = True
 
     # Triggers (config file only, but the minimum interval)
     schedules: list[ScheduleConfig] = Field(default_factory=list)
@@ -222,6 +303,15 @@ class Settings(BaseSettings):
             raise ValueError("two [[schedules]] entries have the same name; names must differ")
         return value
 
+    @field_validator("memory_distil_cron", "consolidate_cron")
+    @classmethod
+    def _valid_cron(cls, value: str) -> str:
+        if len(value.split()) != 5 or not croniter.is_valid(value):
+            raise ValueError("must be a 5-field cron expression, e.g. '0 3 * * *'")
+        return value
+
+    _people = field_validator("people")(_check_people)
+
     @field_validator("email_tls_ca_file")
     @classmethod
     def _ca_file_exists(cls, value: Path | None) -> Path | None:
@@ -233,6 +323,19 @@ class Settings(BaseSettings):
     @classmethod
     def _lower(cls, value: list[str]) -> list[str]:
         return [v.lower() for v in value]
+
+    @model_validator(mode="after")
+    def _people_in_allow_lists(self) -> Settings:
+        for field, kind in (
+            ("slack_allowed_users", "slack"),
+            ("discord_allowed_users", "discord"),
+            ("email_allowed_senders", "email"),
+        ):
+            try:
+                setattr(self, field, _expand_names(getattr(self, field), self.people, kind))
+            except ValueError as exc:
+                raise _FieldProblem(field, str(exc)) from exc
+        return self
 
     @model_validator(mode="after")
     def _channels_complete(self) -> Settings:
@@ -298,6 +401,10 @@ def _secret(value: SecretStr) -> str:
     return value.get_secret_value().strip()
 
 
+class _PeopleProblem(ValueError):
+    """A `[[people]]` problem; the text names the entry."""
+
+
 class _FieldProblem(ValueError):
     def __init__(self, field: str, problem: str) -> None:
         super().__init__(problem)
@@ -320,7 +427,7 @@ def _flatten_toml(data: Mapping[str, Any]) -> dict[str, Any]:
 def _from_environ(environ: Mapping[str, str]) -> dict[str, Any]:
     values: dict[str, Any] = {}
     for name in Settings.model_fields:
-        if name in ("schedules", "heartbeat"):
+        if name in ("schedules", "heartbeat", "people"):
             continue
         raw = environ.get(env_name(name))
         if raw is not None and raw != "":
@@ -335,6 +442,10 @@ def _one_line(exc: ValidationError) -> str:
     problem = ctx.get("error")
     if isinstance(problem, _FieldProblem):
         return f"{env_name(problem.field)} {problem.problem}."
+    if isinstance(problem, _PeopleProblem):
+        return f"config file [[people]]: {problem}."
+    if loc and loc[0] == "people":
+        return f"config file [[people]] entry {'.'.join(loc[1:])}: {error['msg']}."
     if loc and loc[0] in ("schedules", "heartbeat"):
         where = ".".join(loc)
         return f"config file [{where}]: {error['msg']}."

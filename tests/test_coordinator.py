@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import re
+from datetime import UTC, datetime
 
 from bot.messages import Target
 from config.settings import Settings
@@ -54,10 +56,18 @@ async def test_prefix_is_identical_between_turns(settings: Settings, fake: FakeA
     first, second = fake.calls
     assert first.body["system"] == second.body["system"]
     assert first.body["tools"] == second.body["tools"]
+    opening = first.messages[0]["content"]
+    said = {"type": "text", "text": "[Ann via terminal]: one"}
     assert second.messages[:2] == [
-        {"role": "user", "content": [{"type": "text", "text": "[Ann via terminal]: one"}]},
+        {"role": "user", "content": [opening[0], said]},
         first.messages and second.messages[1],
     ]
+    # each turn carries the date and time (SWITCHBOARD_TIMEZONE, UTC here), not the prompt
+    today = datetime.now(UTC).strftime("%Y-%m-%d")
+    for call in (first, second):
+        now = call.blocks()[0]["text"]
+        assert re.fullmatch(rf"\[Now: {today} \d\d:\d\d UTC \(UTC\+00:00, \w+day\)\]", now), now
+        assert today not in call.system
 
 
 async def test_duplicate_inbound_is_handled_once(settings: Settings, fake: FakeAnthropic) -> None:

@@ -105,9 +105,11 @@ async def test_what_people_say_outright_is_captured_once(
     agent = coordinator_dir(settings)
     log = (agent / f"memory/{datetime.now(UTC).date().isoformat()}.md").read_text()
     assert log.count("port 5433") == 1 and "remember, said by Ann" in log
-    assert "we decided to ship on Thursdays" in log and "decision, said by Ann" in log
-    assert "what we decided" not in log
-    profile = (agent / "users/ann.md").read_text()
+    day = datetime.now(UTC).date().isoformat()
+    decisions = (settings.data_dir / f"team/decisions/{day}.md").read_text()
+    assert "we decided to ship on Thursdays. (said by Ann)" in decisions  # the team's log
+    assert "what we decided" not in log + decisions
+    profile = (settings.data_dir / "people/ann.md").read_text()
     assert profile.startswith("# Ann\n\n## Preferences\n- I prefer answers as bullet points.")
     assert "bullet points" in fake.calls[-1].system  # the next prompt knows it
     assert len(events(settings.data_dir, "memory.captured")) == 3
@@ -142,7 +144,7 @@ async def test_what_a_person_says_outright_in_a_worker_answer_is_captured(
         answer = "Data center only. I prefer prices in euros."
         app.human.accept(inbound(answer, conversation="c1", sender="ann"))
         await rec.wait_text("Report based on")
-    profile = (settings.data_dir / "agents/alice/users/ann.md").read_text()
+    profile = (settings.data_dir / "people/ann.md").read_text()  # shared, not Alice's
     assert "I prefer prices in euros." in profile
 
 

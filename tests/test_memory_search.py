@@ -45,7 +45,7 @@ async def test_large_memory_ranks_sections_with_bm25(tmp_path: Path) -> None:
     await call(box, "learn_fact", topic="payments", content="## Refunds\nRefund webhooks retry.")
     result = (await call(box, "memory_search", query="refund webhooks")).text
     assert not result.startswith("Your whole memory")
-    assert result.startswith("**memory/knowledge/payments.md**\n## Refunds")
+    assert result.startswith("**memory/knowledge/payments.md** (your memory)\n## Refunds")
     assert result.count("**memory/knowledge/") == 1  # one matching section, not files
     nothing = (await call(box, "memory_search", query="zeppelin")).text
     assert nothing == "No memory matches 'zeppelin'."
@@ -73,11 +73,12 @@ async def test_a_file_edited_by_hand_is_found(tmp_path: Path) -> None:
     topic = agent / "memory/knowledge/topic-3.md"
     topic.write_text(topic.read_text() + "\n## Offices\nThe Zanzibar office opens in May.\n")
     (agent / "memory/knowledge/topic-4.md").unlink()
-    (agent / "users").mkdir()
-    (agent / "users/ann.md").write_text("# Ann\n\n## Travel\nAnn visits the office monthly.\n")
+    (tmp_path / "people/ann.md").write_text("# Ann\n\n## Travel\nAnn visits the office monthly.\n")
     result = (await call(box, "memory_search", query="zanzibar office")).text
-    assert result.startswith("**memory/knowledge/topic-3.md**\n## Offices\nThe Zanzibar office")
-    assert "users/ann.md" in result
+    assert result.startswith(
+        "**memory/knowledge/topic-3.md** (your memory)\n## Offices\nThe Zanzibar office"
+    )
+    assert "**people/ann.md** (profile of ann)" in result
     assert "topic-4.md" not in (await call(box, "memory_search", query="service 4 item")).text
 
 

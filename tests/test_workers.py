@@ -67,7 +67,7 @@ async def test_addressed_message_reaches_a_busy_worker_at_its_next_step(
     assert "[Ann via terminal]: focus on pricing" in seen.all_text
 
 
-async def test_broadcast_reaches_coordinator_and_every_worker(
+async def test_broadcast_informs_but_leaves_a_parked_worker_parked(
     settings: Settings, fake: FakeAnthropic
 ) -> None:
     script = TeamScript()
@@ -83,7 +83,15 @@ async def test_broadcast_reaches_coordinator_and_every_worker(
                 c.agent == "coordinator" and "deadline" in c.last_text for c in calls[calls_before:]
             )
         )
-        await rec.wait_text("Report based on: deadline moved up")
+        await rec.wait_text("coordinator heard:")  # the worker got the mail long before
+        # the broadcast informed; it did not answer Alice's question
+        assert [w.status for w in app.store.workers()] == ["parked"]
+        assert len(app.store.open_questions()) == 1
+        assert not any(c.agent == "Alice" for c in fake.calls[calls_before:])
+        app.human.accept(inbound("consumer", conversation="c1"))  # a reply in the thread
+        await rec.wait_text("Report based on: consumer")
+    alice = [c for c in fake.calls if c.agent == "Alice"]
+    assert "deadline moved up" in alice[-1].all_text  # held, then read on resuming
 
 
 async def test_unknown_name_lists_the_workers(settings: Settings, fake: FakeAnthropic) -> None:

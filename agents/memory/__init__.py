@@ -23,11 +23,13 @@ from agents.memory.files import AgentFiles, MemoryRefused
 from agents.memory.maintenance import distil
 from agents.memory.prompt import PromptCache
 from agents.memory.search import MemoryIndex
+from agents.memory.shared import Shared
 from agents.memory.tools import memory_tools
 from agents.prompts import agent_dir
 from agents.services import AgentInfo, Services
 from agents.tools import Tool, Toolbox
 from bot.messages import FROM_PERSON, BusMessage
+from bot.people import People
 from config.settings import Settings
 
 if TYPE_CHECKING:
@@ -42,14 +44,24 @@ log = logging.getLogger(__name__)
 class Memory:
     """The memory of every agent of one data dir (implements `services.MemoryHooks`)."""
 
-    def __init__(self, data_dir: Path, settings: Settings, llm: Provider, events: EventLog):
+    def __init__(
+        self,
+        data_dir: Path,
+        settings: Settings,
+        llm: Provider,
+        events: EventLog,
+        people: People | None = None,
+    ):
         self.data_dir = data_dir
+        self.people = people
         self.settings = settings
         self.llm = llm
         self.events = events
         self._agents: dict[str, AgentMemory] = {}
         self._prompts = PromptCache()
         self._opening = threading.Lock()  # tools open an agent's memory from worker threads
+        s = settings
+        self.shared = Shared(data_dir, s.memory_file_max_bytes, s.timezone, s.memory_rescan_seconds)
         self.compactor = Compactor(
             llm, events, self.agent, settings.compact_at_tokens, settings.compact_keep_tokens
         )
@@ -62,7 +74,8 @@ class Memory:
         s = self.settings
         files = AgentFiles(agent_dir(self.data_dir, agent_id), s.memory_file_max_bytes, s.timezone)
         index = MemoryIndex(files, s.memory_rescan_seconds)
-        memory = self._agents[agent_id] = AgentMemory(agent_id, files, index, s.memory_inline_bytes)
+        memory = AgentMemory(agent_id, files, index, s.memory_inline_bytes, self.shared)
+        self._agents[agent_id] = memory
         return memory
 
     # -- seams of Services ---------------------------------------------------------------
@@ -72,7 +85,11 @@ class Memory:
         def written(tool: str) -> None:
             self.events.emit("memory.written", agent_id, tool=tool)
 
-        return memory_tools(lambda: self.agent(agent_id), written)
+        return memory_tools(lambda: self.agent(agent_id), written, self._person_named)
+
+    def _person_named(self, name: str) -> str | None:
+        person = self.people.named(name) if self.people is not None else None
+        return person.name if person is not None else None
 
     def prompt(self, info: AgentInfo, person: str | None) -> str:
         memory = self.agent(info.agent_id)
@@ -84,8 +101,12 @@ class Memory:
         found = captures(msg.text) if msg.kind in FROM_PERSON else []
         if not found:
             return
-        person = msg.meta.get("sender_id")
+        person = msg.meta.get("person") or msg.meta.get("sender_id")
         display = msg.meta.get("sender") or person or "someone"
+        for item in found:
+            if item.kind == "place" and person and self.people is not None:
+                if self.people.set_zone(person, item.value):
+                    self.events.emit("person.timezone", agent_id, person=person, zone=item.value)
         try:
             written = self.agent(agent_id).capture(found, person, display)
         except (MemoryRefused, OSError) as exc:  # a full file must not stop the conversation
@@ -130,11 +151,21 @@ class Memory:
     def close(self) -> None:
         for memory in self._agents.values():
             memory.index.close()
+        self.shared.close()
 
 
 def install_memory(services: Services, settings: Settings) -> Memory:
-    memory = Memory(services.data_dir, settings, services.llm, services.events)
+    people = services.human.people
+    memory = Memory(services.data_dir, settings, services.llm, services.events, people)
+    moved = memory.shared.migrate_profiles(lambda stem: _person_of(people, stem))
+    if moved:
+        services.events.emit("memory.profiles_migrated", "", profiles=moved)
     services.tool_factories.append(memory.tools)
     services.prompt_parts.append(memory.prompt)
     services.memory = memory
     return memory
+
+
+def _person_of(people: People, stem: str) -> str:
+    person = people.named(stem)
+    return person.name if person is not None else stem

@@ -1,43 +1,57 @@
-"""One agent's memory: what the tools do, the person profiles and auto-capture.
+"""One agent's memory: what the tools do, and auto-capture.
 
 Layout below `<data_dir>/agents/<agent_id>/`: MEMORY.md (reflect), memory/YYYY-MM-DD.md
 (remember, append-only), memory/knowledge/<topic>.md (learn_fact), memory/index.md
-(what is stored where; regenerated when a topic is written), users/<person>.md (a
-profile per person). Methods are synchronous (the tools run them in a thread) and
-return the text the model reads.
+(what is stored where; regenerated when a topic is written). People's profiles and
+team knowledge are shared by every agent (`Shared`, in agents/memory/shared.py);
+`memory_search` ranks both together. Methods are synchronous (the tools run them in
+a thread) and return the text the model reads.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from agents.memory.capture import Capture, normalised
 from agents.memory.files import (
     INDEX_FILE,
     KNOWLEDGE_DIR,
     MEMORY_FILE,
-    USERS_DIR,
     AgentFiles,
     MemoryRefused,
-    person_name,
     topic_name,
 )
-from agents.memory.search import MemoryIndex
+from agents.memory.search import Found, Hit, MemoryIndex
+from agents.memory.shared import PEOPLE_DIR, Shared
+from bot.people import profile_key
 
+#: capture kinds that go to the speaking person's profile, and under which heading
+PROFILE_SECTIONS = {"preference": "Preferences", "name": "Names", "place": "Places"}
 RECALL_MAX_CHARS = 40_000
 SEARCH_MAX_CHARS = 24_000
 SEPARATOR = "\n\n---\n\n"
 
 
 class AgentMemory:
-    def __init__(self, agent_id: str, files: AgentFiles, index: MemoryIndex, inline_bytes: int):
+    def __init__(
+        self,
+        agent_id: str,
+        files: AgentFiles,
+        index: MemoryIndex,
+        inline_bytes: int,
+        shared: Shared,
+    ):
         self.agent_id = agent_id
         self.files = files
         self.index = index
         self.inline_bytes = inline_bytes
+        self.shared = shared
 
     # -- the tools ---------------------------------------------------------------------
     def recall(self, days: int) -> str:
         parts = [(MEMORY_FILE, self.files.read(MEMORY_FILE))]
         parts += [(name, self.files.read(name)) for name in self.files.topics()]
+        parts += [(name, self.shared.files.read(name)) for name in self.shared.topics()]
         parts += [(name, self.files.read(name)) for name in reversed(self.files.recent_days(days))]
         blocks = [f"**{name}**\n{text.strip()}" for name, text in parts if text.strip()]
         if not blocks:
@@ -54,7 +68,9 @@ class AgentMemory:
         self.index.touched(path)
         return f"MEMORY.md rewritten ({len(content):,} characters)."
 
-    def learn_fact(self, topic: str, content: str) -> str:
+    def learn_fact(self, topic: str, content: str, shared: bool = False) -> str:
+        if shared:
+            return f"Stored in {self.shared.learn(topic, content)}, for every agent."
         relative = f"{KNOWLEDGE_DIR}/{topic_name(topic)}.md"
         path = self.files.write(relative, content.strip() + "\n")
         self.index.touched(path)
@@ -62,60 +78,82 @@ class AgentMemory:
         return f"Stored in {relative}."
 
     def search(self, query: str) -> str:
+        """Own memory, team knowledge, people's profiles and archived conversations,
+        ranked together; each hit says where it comes from."""
         if not query.strip():
             raise MemoryRefused("the query is empty; give a few words to look for")
         self.index.refresh()
-        if self.index.total_bytes() < self.inline_bytes:
+        self.shared.index.refresh()
+        if self.index.total_bytes() + self.shared.index.total_bytes() < self.inline_bytes:
             return self._everything()
-        found = self.index.search(query)
-        if not found.hits:
+        own, team = self.index.search(query), self.shared.index.search(query)
+        hits = _merge(query, own, team)
+        if not hits:
             return f"No memory matches {query!r}."
-        blocks = [f"**{hit.path}**\n{hit.text.strip()}" for hit in found.hits]
+        words = normalised(query).split()
+        blocks = [f"**{hit.path}** ({origin(hit, own)})\n{_excerpt(hit, words)}" for hit in hits]
         note = (
             "These words are in most of your memory, so these sections are not ranked; "
             "add a more specific word.\n\n"
-            if found.broad
+            if _broad(own, team)
             else ""
         )
         return note + _fit(blocks, SEARCH_MAX_CHARS, "narrow the query")
 
     def _everything(self) -> str:
-        paths = self.files.memory_files()
-        blocks = [
-            f"**{self.files.relative(p)}**\n{text.strip()}"
-            for p in paths
-            if (text := p.read_text(encoding="utf-8", errors="replace")).strip()
-        ]
+        mine = [(p, "your memory", self.files) for p in self.files.memory_files()]
+        theirs = [(p, "", self.shared.files) for p in self.shared.files.memory_files()]
+        blocks = []
+        for path, where, files in [*mine, *theirs]:
+            text = path.read_text(encoding="utf-8", errors="replace")
+            if text.strip():
+                relative = files.relative(path)
+                label = where or origin(Hit(relative, ""), None)
+                blocks.append(f"**{relative}** ({label})\n{text.strip()}")
         if not blocks:
             return "Your memory is empty so far."
         return "Your whole memory (it is small):\n\n" + SEPARATOR.join(blocks)
 
-    # -- profiles and capture ----------------------------------------------------------
-    def profile_path(self, person: str | None) -> str | None:
-        name = person_name(person) if person else None
-        return f"{USERS_DIR}/{name}.md" if name else None
+    def note_about(self, person: str, content: str, person_of: Callable[[str], str | None]) -> str:
+        """`note_about_person`: a listed person by name or id, or someone who already
+        has a profile (unlisted people are named by their platform id)."""
+        name = person_of(person)
+        if name is None and profile_key(person) in self.shared.people():
+            name = person.strip()
+        if name is None:
+            known = ", ".join(self.shared.people()[:40]) or "none yet"
+            raise MemoryRefused(
+                f"no person called {person[:80]!r}; give a name from the people list or the "
+                f"platform id of someone who talked to you (profiles: {known})"
+            )
+        written = self.shared.note_person(name, content, "Notes", name)
+        if written is None:
+            return f"{name}'s profile already says that."
+        return f"Noted in {written}; every agent sees it when {name} talks to them."
 
+    # -- profiles and capture ----------------------------------------------------------
     def capture(self, items: list[Capture], person: str | None, display: str) -> list[str]:
         """Note what a person said outright (`captures` of their message); returns the
-        files written, leaving out what every prompt already shows."""
-        profile = self.profile_path(person)
-        sources = [MEMORY_FILE, *self.files.recent_days(2), *([profile] if profile else [])]
+        files written, leaving out what memory already holds."""
+        sources = [MEMORY_FILE, *self.files.recent_days(2)]
         known = [normalised(self.files.read(name)) for name in sources]
         written: list[str] = []
         for item in items:
             needle = normalised(item.text)
             if any(needle in text for text in known):
                 continue
-            written.append(self._capture_one(item, profile, display))
+            where = self._capture_one(item, person, display)
+            if where is not None:
+                written.append(where)
             known.append(needle)
         return written
 
-    def _capture_one(self, item: Capture, profile: str | None, display: str) -> str:
-        if item.kind == "preference" and profile is not None:
-            day = self.files.now().date().isoformat()
-            head = f"# {display}\n\n## Preferences\n"
-            self.index.touched(self.files.append(profile, f"- {item.text} ({day})\n", head))
-            return profile
+    def _capture_one(self, item: Capture, person: str | None, display: str) -> str | None:
+        section = PROFILE_SECTIONS.get(item.kind)
+        if section is not None and person:
+            return self.shared.note_person(person, item.text, section, display)
+        if item.kind == "decision":
+            return self.shared.add_decision(item.text, f"said by {display}")
         relative = self.files.append_entry(item.text, f"{item.kind}, said by {display}")
         self.index.touched(self.files.root / relative)
         return relative
@@ -134,7 +172,8 @@ class AgentMemory:
             "",
             "- MEMORY.md: curated long-term memory (reflect)",
             "- memory/YYYY-MM-DD.md: daily logs, append-only (remember)",
-            "- users/<person>.md: what each person prefers",
+            f"- {PEOPLE_DIR}/<person>.md (shared): what each person prefers",
+            "- team/knowledge/<topic>.md (shared): what the whole team knows",
             "",
             "## Knowledge topics",
         ]
@@ -166,3 +205,58 @@ def _fit(blocks: list[str], limit: int, hint: str) -> str:
     if left:
         text += f"\n\n({left} more part(s) left out to keep this short; {hint}.)"
     return text
+
+
+def origin(hit: Hit, own: Found | None) -> str:
+    """Where a hit comes from, in words the model can pass on."""
+    if own is not None and hit in own.hits:
+        return "your memory"
+    path = hit.path
+    if path.startswith(f"{PEOPLE_DIR}/"):
+        return f"profile of {path.rsplit('/', 1)[-1].removesuffix('.md')}"
+    if path.startswith("team/knowledge/"):
+        return "team knowledge"
+    if path.startswith("team/decisions/"):
+        return "team decisions log"
+    if path.startswith("agents/") and "/archive/" in path:
+        return f"archived conversation of {path.split('/')[1]}"
+    return "shared"
+
+
+def _merge(query: str, own: Found, team: Found, limit: int = 8) -> list[Hit]:
+    """Both lists ranked together: by how many query words a hit holds, then bm25."""
+    words = {w for w in normalised(query).split()}
+    hits = [*own.hits, *team.hits]
+
+    def key(hit: Hit) -> tuple[int, bool, float]:
+        # curated notes before raw transcripts that hold as many of the words
+        raw = hit.path.endswith(".jsonl")
+        return (-sum(w in hit.text.lower() for w in words), raw, hit.score)
+
+    ranked = sorted(hits, key=key)
+    raw = [h for h in ranked if h.path.endswith(".jsonl")][:TRANSCRIPT_HITS]
+    return [h for h in ranked if not h.path.endswith(".jsonl") or h in raw][:limit]
+
+
+EXCERPT_CHARS = 300
+TRANSCRIPT_HITS = 2  # at most this many archive passages per search
+
+
+def _excerpt(hit: Hit, words: list[str]) -> str:
+    """A curated section whole; an archived transcript's chunk cut around its first
+    match (transcripts are long and the model needs only the passage)."""
+    text = hit.text.strip()
+    if not hit.path.endswith(".jsonl") or len(text) <= EXCERPT_CHARS:
+        return text
+    lowered = text.lower()
+    at = min((i for w in words if (i := lowered.find(w)) >= 0), default=0)
+    start = max(0, at - EXCERPT_CHARS // 3)
+    head = text.split("\n", 1)[0]
+    body = text[start : start + EXCERPT_CHARS]
+    return f"{head}\n…{body}…" if start else f"{body}…"
+
+
+def _broad(*found: Found) -> bool:
+    """Every index that matched matched only common words."""
+    matched = [f for f in found if f.hits]
+    return bool(matched) and all(f.broad for f in matched)

@@ -1,5 +1,11 @@
 """Auto-capture: what a person says outright ("remember ...", "I prefer ...", "we
-decided ...") is noted even when the model calls no tool (reference 001).
+decided ...", "my name is ...", "I'm in Berlin") is noted even when the model calls
+no tool (reference 001).
+
+Kinds: `remember` (the agent's daily log), `preference`, `name` and `place` (the
+speaking person's shared profile; a place that names a time zone, "I'm in Berlin" or
+"I'm in Europe/Berlin", also becomes the person's zone), `decision` (the team's
+decisions log). "I'm in a meeting" names no zone and captures nothing.
 
 Only a person's messages are scanned, sentence by sentence; a trigger must open the
 sentence (after a courtesy like "please" or "btw"), and questions are skipped, so
@@ -12,6 +18,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from bot.people import zone_for_place
+
 _LEAD = r"^(?:(?:please|also|btw|and|so|ok|okay|fyi|oh|hey)[,:]?\s+)*"
 _TRIGGERS: list[tuple[str, re.Pattern[str]]] = [
     (
@@ -23,7 +31,18 @@ _TRIGGERS: list[tuple[str, re.Pattern[str]]] = [
     ("preference", re.compile(_LEAD + r"(?:i'?d prefer|i prefer|i always|i never|i like)\s")),
     (
         "decision",
-        re.compile(_LEAD + r"(?:we(?:'ve| have)? decided|we agreed|let'?s go with|the plan is)\s"),
+        re.compile(
+            _LEAD + r"(?:we(?:'ve| have)? decided|we(?:'ve| have)? agreed|let'?s go with|"
+            r"the plan is|we'?ll use|we will use|we'?re going with)\s"
+        ),
+    ),
+    ("name", re.compile(_LEAD + r"(?:my name is|call me|i go by)\s+(?P<value>\S.*)$")),
+    (
+        "place",
+        re.compile(
+            _LEAD + r"(?:i'?m|i am)\s+(?:now\s+|currently\s+)?(?:based\s+|working\s+|located\s+)?"
+            r"in\s+(?P<value>[a-z][a-z_/ +-]{1,40}?)(?:\s+(?:now|these days|this week))?[.!]*$"
+        ),
     ),
 ]
 _SENTENCE = re.compile(r"[^.!?\n]+[.!?]*")
@@ -32,8 +51,9 @@ _MIN_CHARS = 8
 
 @dataclass(frozen=True, slots=True)
 class Capture:
-    kind: str  # remember | preference | decision
+    kind: str  # remember | preference | decision | name | place
     text: str  # the sentence as the person wrote it
+    value: str = ""  # name: the name; place: the IANA zone it names
 
 
 def captures(message: str) -> list[Capture]:
@@ -43,12 +63,30 @@ def captures(message: str) -> list[Capture]:
         if len(sentence) < _MIN_CHARS or sentence.endswith("?"):
             continue
         for kind, pattern in _TRIGGERS:
-            if pattern.match(sentence.lower()):
-                found.append(Capture(kind, sentence))
-                break
+            hit = pattern.match(sentence.lower())
+            if hit is None:
+                continue
+            value = _value(kind, sentence, pattern)
+            if value is not None:
+                found.append(Capture(kind, sentence, value))
+            break
     return found
 
 
 def normalised(text: str) -> str:
     """Words only, lower case: what deduplication compares."""
     return " ".join(re.findall(r"\w+", text.lower()))
+
+
+def _value(kind: str, sentence: str, pattern: re.Pattern[str]) -> str | None:
+    """What the sentence names (None: not a capture after all)."""
+    if kind not in ("place", "name"):
+        return ""
+    # again on the sentence as written (case kept), ignoring case this time
+    hit = re.compile(pattern.pattern, re.IGNORECASE).match(sentence)
+    if hit is None:
+        return None
+    if kind == "place":
+        return zone_for_place(hit.group("value"))
+    name = hit.group("value").strip().rstrip(".!")
+    return name if 0 < len(name) <= 60 else None

@@ -96,11 +96,18 @@ def _lock_for(key: str) -> threading.Lock:
 class AgentFiles:
     """The files of one agent below `<data_dir>/agents/<agent_id>/`."""
 
-    def __init__(self, root: Path, max_bytes: int, timezone: str = "UTC") -> None:
+    def __init__(
+        self,
+        root: Path,
+        max_bytes: int,
+        timezone: str = "UTC",
+        folders: tuple[str, ...] = (KNOWLEDGE_DIR,),
+    ) -> None:
         self.root = root
         self.max_bytes = max_bytes
         self.zone = ZoneInfo(timezone)
-        (root / KNOWLEDGE_DIR).mkdir(parents=True, exist_ok=True)
+        for folder in folders:
+            (root / folder).mkdir(parents=True, exist_ok=True)
         self._real_root = root.resolve()
         self._prefix = str(root) + os.sep
 
@@ -137,8 +144,9 @@ class AgentFiles:
         return sorted(f"{KNOWLEDGE_DIR}/{p.name}" for p in (self.root / KNOWLEDGE_DIR).glob("*.md"))
 
     def memory_files(self) -> list[Path]:
-        """Every markdown file that is memory: MEMORY.md, memory/**, users/** (not
-        SOUL.md, not the archive); symlinks that lead outside are skipped."""
+        """Every markdown file that is memory: MEMORY.md, memory/** (not SOUL.md, not
+        the archive; profiles are shared, in <data_dir>/people); symlinks that lead
+        outside are skipped."""
         return [Path(seen.path) for seen in self.scan()]
 
     def scan(self) -> list[Seen]:
@@ -146,8 +154,7 @@ class AgentFiles:
         rescan runs this over the whole memory, so it avoids per-file overhead)."""
         memory = self.seen(self.root / MEMORY_FILE)
         found = [memory] if memory is not None and self._inside(Path(memory.path)) else []
-        for folder in (LOG_DIR, USERS_DIR):
-            self._walk(str(self.root / folder), found)
+        self._walk(str(self.root / LOG_DIR), found)
         return found
 
     def seen(self, path: Path) -> Seen | None:
@@ -158,7 +165,7 @@ class AgentFiles:
             return None
         return Seen(self.relative(path), str(path), stat.st_mtime_ns, stat.st_size)
 
-    def _walk(self, folder: str, found: list[Seen]) -> None:
+    def _walk(self, folder: str, found: list[Seen], suffix: str = ".md") -> None:
         try:
             entries = list(os.scandir(folder))
         except FileNotFoundError:
@@ -167,8 +174,8 @@ class AgentFiles:
             if entry.name.startswith("."):
                 continue
             if entry.is_dir(follow_symlinks=False):
-                self._walk(entry.path, found)
-            elif entry.name.endswith(".md") and entry.is_file():
+                self._walk(entry.path, found, suffix)
+            elif entry.name.endswith(suffix) and entry.is_file():
                 if entry.is_symlink() and not self._inside(Path(entry.path)):
                     continue
                 stat = entry.stat()

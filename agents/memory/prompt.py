@@ -1,6 +1,6 @@
 """The memory part of every system prompt (after SOUL.md, which `agents/prompts.py`
-seeds): MEMORY.md, the speaking person's profile, the last two days of the daily log
-and memory/index.md, in that order, within a token budget.
+seeds): MEMORY.md, the speaking person's profile (shared by every agent), the last
+two days of the daily log and memory/index.md, in that order, within a token budget.
 
 The text depends only on those files and the date, never on the clock or the
 conversation, so it is byte-identical between turns while memory is unchanged and
@@ -30,10 +30,10 @@ GUIDE = (
 def memory_prompt(memory: AgentMemory, person: str | None, budget_tokens: int) -> str:
     budget = budget_tokens * CHARS_PER_TOKEN
     files = memory.files
-    profile = memory.profile_path(person)
+    profile = memory.shared.profile_path(person) if person else ""
     fixed = [
         (MEMORY_FILE, files.read(MEMORY_FILE)),
-        (profile or "", files.read(profile) if profile else ""),
+        (profile, memory.shared.profile(person)),
         (INDEX_FILE, files.read(INDEX_FILE)),
     ]
     notes: list[str] = []
@@ -124,8 +124,9 @@ class PromptCache:
             return entry[2]
         root = memory.files.root
         names = [MEMORY_FILE, INDEX_FILE, LOG_DIR, *memory.files.recent_days(2)]
-        profile = memory.profile_path(person)
-        paths = [root / name for name in [*names, *([profile] if profile else [])]]
+        paths = [root / name for name in names]
+        if person:
+            paths.append(memory.shared.files.root / memory.shared.profile_path(person))
         stamp = _stamp(paths)  # before reading: a change while reading shows next time
         text = memory_prompt(memory, person, budget_tokens)
         self._entries[(memory.agent_id, person)] = (paths, stamp, text)

@@ -14,6 +14,7 @@ section); the benchmark compares the two in one run.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import sqlite3
 import threading
@@ -45,6 +46,7 @@ _Row = tuple[int, str, int, int, str]  # id, path, mtime_ns, size, sha1
 class Hit:
     path: str
     text: str
+    score: float = 0.0  # FTS5 bm25 rank: lower is better; 0 when unranked
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,8 +75,11 @@ def split_sections(text: str) -> list[str]:
 class MemoryIndex:
     """The FTS5 index of one agent's memory, refreshed from the files before use."""
 
-    def __init__(self, files: AgentFiles, rescan_seconds: float = 0.0) -> None:
+    def __init__(
+        self, files: AgentFiles, rescan_seconds: float = 0.0, name: str = INDEX_FILE
+    ) -> None:
         self.files = files
+        self.name = name
         self.rescan_seconds = rescan_seconds
         self._lock = threading.Lock()
         self._db: sqlite3.Connection | None = None
@@ -83,7 +88,7 @@ class MemoryIndex:
 
     @property
     def db_path(self) -> Path:
-        return self.files.root / INDEX_FILE
+        return self.files.root / self.name
 
     def _conn(self) -> sqlite3.Connection:
         if self._db is not None and not self.db_path.exists():  # deleted by hand: rebuild
@@ -152,7 +157,7 @@ class MemoryIndex:
             return False
         if row is not None:
             self._forget(db, row[0])
-        sections = split_sections(text)[: 1 << _SECTION_BITS]
+        sections = sections_of(seen.relative, text)[: 1 << _SECTION_BITS]
         cur = db.execute(
             "INSERT INTO files(path, mtime_ns, size, sha1, sections) VALUES (?, ?, ?, ?, ?)",
             (seen.relative, seen.mtime_ns, seen.size, digest, len(sections)),
@@ -236,10 +241,67 @@ class MemoryIndex:
             rows = rows or db.execute(sql, (" OR ".join(quoted), n)).fetchall()
         else:
             rows = db.execute(
-                "SELECT path, body FROM sections WHERE sections MATCH ? ORDER BY rank LIMIT ?",
+                "SELECT path, body, rank FROM sections WHERE sections MATCH ? ORDER BY rank "
+                "LIMIT ?",
                 (" OR ".join(quoted), n),
             ).fetchall()
-        return [Hit(path, body) for path, body in rows]
+        return [Hit(row[0], row[1], row[2] if len(row) > 2 else 0.0) for row in rows]
+
+
+def sections_of(relative: str, text: str) -> list[str]:
+    """The searchable sections of a file: markdown by heading, an archived
+    conversation (`.jsonl`) as its transcript in chunks."""
+    if relative.endswith(".jsonl"):
+        return transcript_sections(relative, text)
+    return split_sections(text)
+
+
+TRANSCRIPT_CHUNK = 1_500
+
+
+def transcript_sections(relative: str, text: str) -> list[str]:
+    """An archived conversation as `## <file>` chunks of its turns' text."""
+    head = f"## {relative.rsplit('/', 1)[-1].removesuffix('.jsonl')}"
+    sections: list[str] = []
+    current: list[str] = []
+    size = 0
+    for line in text.splitlines():
+        turn = transcript_turn(line)
+        if not turn:
+            continue
+        if current and size + len(turn) > TRANSCRIPT_CHUNK:
+            sections.append("\n".join([head, *current]))
+            current, size = [], 0
+        current.append(turn)
+        size += len(turn)
+    if current:
+        sections.append("\n".join([head, *current]))
+    return sections
+
+
+def transcript_turn(line: str, result_chars: int = 500) -> str:
+    """One JSON line of an archive (an API message) as `role: text`; '' if unreadable."""
+    try:
+        message = json.loads(line)
+        role, content = message["role"], message["content"]
+    except (ValueError, KeyError, TypeError):
+        return ""
+    if isinstance(content, str):
+        return f"{role}: {content}"
+    parts: list[str] = []
+    for block in content if isinstance(content, list) else []:
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "text":
+            parts.append(str(block.get("text", "")))
+        elif block.get("type") == "tool_use":
+            parts.append(f"(called {block.get('name')} {json.dumps(block.get('input'))[:300]})")
+        elif block.get("type") == "tool_result":
+            result = block.get("content")
+            result = result if isinstance(result, str) else json.dumps(result)
+            parts.append(f"(result: {result[:result_chars]})")
+    text = " ".join(p for p in parts if p)
+    return f"{role}: {text}" if text else ""
 
 
 def plain_scan(files: AgentFiles, query: str, limit: int = 8) -> list[Hit]:

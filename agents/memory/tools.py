@@ -1,5 +1,6 @@
 """The memory tools as the model sees them: `recall(days?)`, `remember(content)`,
-`reflect(content)`, `learn_fact(topic, content)`, `memory_search(query)`.
+`reflect(content)`, `learn_fact(topic, content, shared?)`, `memory_search(query)` and
+`note_about_person(person, content)`.
 
 Each agent gets tools bound to its own `AgentMemory`, so nothing the model passes can
 name another agent's files. File work runs in a thread (appends are fsynced), so a
@@ -41,26 +42,45 @@ REFLECT = ToolSpec(
 )
 LEARN_FACT = ToolSpec(
     "learn_fact",
-    "Write the knowledge file for a topic (replaces it): memory/knowledge/<topic>.md. "
-    "`topic` is a short name of lower-case letters, digits and dashes, like python-asyncio.",
-    schema({"topic": {**STR, "minLength": 1}, "content": {**STR, "minLength": 1}}),
+    "Write the knowledge file for a topic (replaces it). `topic` is a short name of "
+    "lower-case letters, digits and dashes, like python-asyncio. shared=false (default): "
+    "your own memory/knowledge/<topic>.md; shared=true: the team's "
+    "team/knowledge/<topic>.md, which every agent reads and searches (use it for what "
+    "the whole team should know: decisions, conventions, facts about systems).",
+    schema(
+        {"topic": {**STR, "minLength": 1}, "content": {**STR, "minLength": 1}},
+        {"shared": {"type": "boolean"}},
+    ),
 )
 MEMORY_SEARCH = ToolSpec(
     "memory_search",
-    "Search all your memory (MEMORY.md, daily logs, knowledge, profiles) for `query`; returns "
-    "the matching sections with the file each came from.",
+    "Search your memory (MEMORY.md, daily logs, knowledge), the team's knowledge and "
+    "decisions, people's profiles and archived conversations for `query`; returns the "
+    "best sections, each with its file and where it comes from.",
     schema({"query": {**STR, "minLength": 1}}),
 )
-SPECS = {s.name: s for s in (RECALL, REMEMBER, REFLECT, LEARN_FACT, MEMORY_SEARCH)}
+NOTE_ABOUT_PERSON = ToolSpec(
+    "note_about_person",
+    "Add a note to a person's profile (people/<person>.md), which every agent sees when "
+    "that person talks to it: preferences, role, time zone, how they like answers. "
+    "`person` is their name (or, for someone not in the people list, their platform id).",
+    schema({"person": {**STR, "minLength": 1}, "content": {**STR, "minLength": 1}}),
+)
+SPECS = {
+    s.name: s for s in (RECALL, REMEMBER, REFLECT, LEARN_FACT, MEMORY_SEARCH, NOTE_ABOUT_PERSON)
+}
 NAMES = frozenset(SPECS)
 
 
 def memory_tools(
-    memory_of: Callable[[], AgentMemory], written: Callable[[str], None]
+    memory_of: Callable[[], AgentMemory],
+    written: Callable[[str], None],
+    person_of: Callable[[str], str | None] = lambda name: None,
 ) -> list[Tool]:
     """The five tools bound to one agent's memory, opened on first use (restoring a
     thousand parked workers must not open a thousand indexes); `written(tool)` is told
-    after a write (on the event loop's thread, where events may be emitted)."""
+    after a write (on the event loop's thread, where events may be emitted);
+    `person_of(name)` is the listed person a name or id stands for."""
 
     def bound(name: str, fn: Callable[[dict[str, Any]], str], writes: bool) -> Tool:
         async def handler(args: dict[str, Any]) -> str:
@@ -78,6 +98,15 @@ def memory_tools(
         bound("recall", lambda a: memory_of().recall(a.get("days", 3)), False),
         bound("remember", lambda a: memory_of().remember(a["content"]), True),
         bound("reflect", lambda a: memory_of().reflect(a["content"]), True),
-        bound("learn_fact", lambda a: memory_of().learn_fact(a["topic"], a["content"]), True),
+        bound(
+            "learn_fact",
+            lambda a: memory_of().learn_fact(a["topic"], a["content"], bool(a.get("shared"))),
+            True,
+        ),
         bound("memory_search", lambda a: memory_of().search(a["query"]), False),
+        bound(
+            "note_about_person",
+            lambda a: memory_of().note_about(a["person"], a["content"], person_of),
+            True,
+        ),
     ]
