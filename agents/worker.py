@@ -101,7 +101,7 @@ class Worker(NodeLoop):
         return system_prompt(self.services, self.info, self.person, role)
 
     def heard(self, msg: BusMessage) -> None:
-        if msg.kind in ("human", "answer") and msg.meta.get("person"):
+        if msg.kind in FROM_PERSON and msg.meta.get("person"):
             self.person = msg.meta["person"]
         super().heard(msg)
 
