@@ -12,13 +12,17 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import logging
+import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import anthropic
 
 from agents.attachments import Expander
 
+log = logging.getLogger(__name__)
 CACHE = {"type": "ephemeral"}
 
 
@@ -53,7 +57,39 @@ class LLMResponse:
         return [b for b in self.content if b.get("type") == "tool_use"]
 
 
+@dataclass(frozen=True, slots=True)
+class CallLabel:
+    """Who a model call is for: usage and cost are recorded under it."""
+
+    agent: str
+    kind: Literal["coordinator", "worker", "memory"]
+    conversation: str | None = None
+
+
+UNLABELLED = CallLabel("", "memory")
+CallOutcome = Literal["ok", "unavailable", "refused"]
+
+
+@dataclass(slots=True)
+class CallRecord:
+    """One finished model call, as the provider's observers see it."""
+
+    label: CallLabel
+    model: str
+    outcome: CallOutcome
+    seconds: float
+    usage: Usage
+    error: str = ""
+
+
+Observer = Callable[[CallRecord], None]
+Gate = Callable[[], Awaitable[None]]
+
+
 class Provider:
+    """`observers` hear of every call (usage, cost, metrics, health); `gate`, when
+    set, is awaited before each call (the daily budget holds new model work there)."""
+
     def __init__(
         self, client: anthropic.AsyncAnthropic, model: str, max_tokens: int, max_calls: int
     ) -> None:
@@ -63,32 +99,66 @@ class Provider:
         self._slots = asyncio.Semaphore(max_calls)
         self.in_flight = 0
         self.waiting = 0
+        self.observers: list[Observer] = []
+        self.gate: Gate | None = None
         #: turns saved-file references (images, PDFs people sent) into base64 blocks
         self.expander: Expander | None = None
 
     async def complete(
-        self, system: str, tools: list[dict[str, Any]], messages: list[dict[str, Any]]
+        self,
+        system: str,
+        tools: list[dict[str, Any]],
+        messages: list[dict[str, Any]],
+        label: CallLabel = UNLABELLED,
     ) -> LLMResponse:
         request = self.request(system, tools, messages)
+        if self.gate is not None:
+            await self.gate()
         self.waiting += 1
         async with self._slots:
             self.waiting -= 1
             self.in_flight += 1
+            started = time.monotonic()
             try:
-                reply = await self.client.messages.create(**request)
-            except (
-                anthropic.APIConnectionError,
-                anthropic.RateLimitError,
-                anthropic.InternalServerError,
-            ) as exc:
-                raise ModelUnavailable(_describe(exc)) from exc
-            except anthropic.APIStatusError as exc:
-                if exc.status_code in (408, 409) or exc.status_code >= 500:
-                    raise ModelUnavailable(_describe(exc)) from exc
-                raise ModelError(_describe(exc)) from exc
+                response = _response(await self._create(request))
+            except (ModelUnavailable, ModelError) as exc:
+                outcome: CallOutcome = (
+                    "unavailable" if isinstance(exc, ModelUnavailable) else "refused"
+                )
+                self._observe(
+                    CallRecord(
+                        label, self.model, outcome, time.monotonic() - started, Usage(), str(exc)
+                    )
+                )
+                raise
             finally:
                 self.in_flight -= 1
-        return _response(reply)
+        self._observe(
+            CallRecord(label, self.model, "ok", time.monotonic() - started, response.usage)
+        )
+        return response
+
+    async def _create(self, request: dict[str, Any]) -> Any:
+        """The SDK call, its errors mapped to ours."""
+        try:
+            return await self.client.messages.create(**request)
+        except (
+            anthropic.APIConnectionError,
+            anthropic.RateLimitError,
+            anthropic.InternalServerError,
+        ) as exc:
+            raise ModelUnavailable(_describe(exc)) from exc
+        except anthropic.APIStatusError as exc:
+            if exc.status_code in (408, 409) or exc.status_code >= 500:
+                raise ModelUnavailable(_describe(exc)) from exc
+            raise ModelError(_describe(exc)) from exc
+
+    def _observe(self, record: CallRecord) -> None:
+        for observer in self.observers:
+            try:
+                observer(record)
+            except Exception:  # an observer's bug must never cost the agent its answer
+                log.exception("LLM call observer failed")
 
     def request(
         self, system: str, tools: list[dict[str, Any]], messages: list[dict[str, Any]]

@@ -17,14 +17,14 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from agents.attachments import blocks as attachment_blocks
-from agents.llm import LLMResponse, ModelError, ModelUnavailable
+from agents.llm import CallLabel, LLMResponse, ModelError, ModelUnavailable
 from agents.services import Services
 from agents.step import Effects, Step
 from agents.tools import Toolbox, ToolResult, result_block
 from bot.bus import Mail
 from bot.clock import now_line
 from bot.human import SYSTEM_SPEAKER
-from bot.messages import FROM_PERSON, BusMessage, Outbound, Target
+from bot.messages import COORDINATOR, FROM_PERSON, BusMessage, Outbound, Target
 from bot.outbox import backoff
 
 log = logging.getLogger(__name__)
@@ -239,7 +239,9 @@ class NodeLoop:
         llm = self.services.llm
         while True:
             try:
-                return await llm.complete(system, self.toolbox.specs, conv.messages)
+                return await llm.complete(
+                    system, self.toolbox.specs, conv.messages, self.call_label(conv)
+                )
             except ModelUnavailable as exc:
                 self.services.events.emit(
                     "llm.unavailable", self.agent_id, error=str(exc), attempt=attempt
@@ -264,6 +266,13 @@ class NodeLoop:
                 )
                 self.checkpoint(conv)
                 return None
+
+    def call_label(self, conv: Conversation) -> CallLabel:
+        """Whose usage a model call of this conversation is."""
+        kind: Literal["coordinator", "worker"] = (
+            "coordinator" if self.agent_id == COORDINATOR else "worker"
+        )
+        return CallLabel(self.agent_id, kind, conv.key)
 
     def tell(self, conv: Conversation, text: str) -> None:
         """A notice from the runtime to the person of this conversation, sent at once."""

@@ -34,11 +34,13 @@ from bot.events import EventLog
 from bot.files import FileStore
 from bot.human import HumanNode
 from bot.messages import Target
+from bot.ops.operator import Operator
 from bot.people import People
 from bot.status import SECTIONS
 from bot.store import Store
 from bot.triggers.engine import TriggerEngine
 from bot.triggers.status import triggers_section
+from bot.usage import usage_section
 from config.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -55,8 +57,9 @@ RUNTIME_BEAT_SECONDS = 2.0
 #: Code run on a built app before it starts (tests add tools and triggers with it).
 Extension = Callable[["App"], Any]
 
-if triggers_section not in SECTIONS:
-    SECTIONS.append(triggers_section)
+for _section in (triggers_section, usage_section):
+    if _section not in SECTIONS:
+        SECTIONS.append(_section)
 
 
 def configured_channels(settings: Settings) -> list[str]:
@@ -87,6 +90,8 @@ class App:
         self._tasks: list[asyncio.Task[Any]] = []
         self.started_at = time.time()
         self._built = False
+        #: `switchboard run` serves HTTP when a port is set; the chat does not
+        self.serve_http = True
 
     def add_channel(self, channel: Channel) -> None:
         self.channels.append(channel)
@@ -137,9 +142,13 @@ class App:
         for name in self.channel_names:
             module = importlib.import_module(CHANNEL_MODULES[name])
             self.add_channel(module.build(s, self.human))
+        self.ops = Operator(self)
 
     async def start(self) -> None:
         self.build()
+        if self.serve_http and self.settings.serves_http:
+            await self.ops.serve()  # first: a port in use stops the start, nothing else ran
+        await self.ops.start()
         restored = self.team.restore()
         redelivered = self.bus.restore()
         self.team.redirect(self.bus.orphans())
@@ -198,6 +207,7 @@ class App:
                 await channel.stop()
             except Exception:
                 log.exception("stopping channel %s failed", channel.kind)
+        await self.ops.stop()
         await self.coordinator.shutdown()
         await self.team.shutdown()
         for task in self._tasks:

@@ -68,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.command == "chat":
         _log_to_file(settings)
-        return asyncio.run(serve(settings, ["terminal"]))
+        return _serve(settings, ["terminal"])
     channels = configured_channels(settings)
     if not channels:
         print(NO_CHANNEL, file=sys.stderr)
@@ -76,7 +76,15 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
-    return asyncio.run(serve(settings, channels))
+    return _serve(settings, channels)
+
+
+def _serve(settings: Settings, channels: list[str]) -> int:
+    try:
+        return asyncio.run(serve(settings, channels))
+    except SettingsError as exc:
+        print(f"switchboard: {exc}", file=sys.stderr)
+        return 2
 
 
 def status(settings: Settings) -> int:
@@ -101,7 +109,12 @@ async def serve(settings: Settings, channels: list[str]) -> int:
         if isinstance(channel, TerminalChannel):  # a piped script waits for its answers
             channel.settle = functools.partial(settle, app)
             channel.leftovers = functools.partial(parked_report, app)
-    await app.start()
+            app.serve_http = False
+    try:
+        await app.start()
+    except SettingsError:  # the HTTP port cannot be bound
+        await app.stop()
+        raise
     done = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

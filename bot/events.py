@@ -80,7 +80,7 @@ def read_events(path: Path, since: float = 0.0, until: float | None = None) -> I
     with path.open("rb") as fh:
         fh.seek(offset_before(fh, since - CLOCK_SLACK_SECONDS))
         for raw in fh:
-            event = _parse(raw)
+            event = parse_line(raw)
             if event is None or event.ts < since:
                 continue
             if until is not None and event.ts >= until:
@@ -90,7 +90,7 @@ def read_events(path: Path, since: float = 0.0, until: float | None = None) -> I
             yield event
 
 
-def _parse(raw: bytes) -> Event | None:
+def parse_line(raw: bytes) -> Event | None:
     try:
         line = json.loads(raw.decode("utf-8", errors="replace"))
         return Event(line["type"], line.get("agent_id", ""), line.get("data", {}), line["ts"])
@@ -108,7 +108,7 @@ def offset_before(fh: BinaryIO, ts: float) -> int:
         start = fh.tell()
         first = None
         while first is None and fh.tell() < hi:
-            first = _parse(fh.readline())
+            first = parse_line(fh.readline())
         if first is None or first.ts >= ts:
             hi = mid
         else:

@@ -128,6 +128,7 @@ class HumanNode:
             id=msg.message_id,
             to=decision.recipients or None,
             error=decision.error,
+            question=decision.question.id if decision.question is not None else None,
         )
 
     @staticmethod

@@ -45,6 +45,10 @@ from bot.schema import (
 )
 from bot.store_triggers import SCHEMA as TRIGGER_SCHEMA
 from bot.store_triggers import TriggerRows
+from bot.store_usage import SCHEMA as USAGE_SCHEMA
+from bot.store_usage import UsageRows
+from bot.store_views import SCHEMA as VIEWS_SCHEMA
+from bot.store_views import StoreViews
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -80,13 +84,15 @@ class Store:
             # mail) are copied back once per checkpoint, however often they changed
             # (bench_core routing: ~5,000 -> ~6,500 journaled messages/s)
             self.db.execute("PRAGMA wal_autocheckpoint=10000")
-            self.db.executescript(SCHEMA + TRIGGER_SCHEMA)
+            self.db.executescript(SCHEMA + TRIGGER_SCHEMA + USAGE_SCHEMA + VIEWS_SCHEMA)
         self.db.execute("PRAGMA busy_timeout=5000")
         self.readonly = readonly
         self._depth = 0
         self._savepoints = 0
         self._report = report or (lambda problem: None)
         self.triggers = TriggerRows(self)
+        self.usage = UsageRows(self)
+        self.views = StoreViews(self)
 
     def close(self) -> None:
         self.db.close()

@@ -11,6 +11,7 @@ flat (`slack_bot_token = ...`) or in its section (`[slack]` / `bot_token = ...`)
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import tomllib
 from collections.abc import Mapping
@@ -22,6 +23,7 @@ from croniter import croniter
 from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
+from config.prices import DEFAULT_PRICES, ModelPrice, price_of
 from config.targets import TargetSyntaxError, split_target
 
 # Fields whose environment variable is the upper-cased field name without prefix.
@@ -214,8 +216,13 @@ class Settings(BaseSettings):
     max_turns: int = Field(default=40, ge=1)
     outbox_retry_base_seconds: float = Field(default=1.0, gt=0)
     http_port: int | None = Field(default=None, ge=1, le=65535)
-    http_host: str = "0.0.0.0"
+    http_host: str = "127.0.0.1"
     port: int | None = Field(default=None, ge=1, le=65535)
+
+    # Operator surface (bot/ops): dashboard login, LLM prices and the daily budget
+    dashboard_token: SecretStr | None = None
+    daily_budget_usd: float | None = Field(default=None, gt=0)
+    prices: dict[str, ModelPrice] = Field(default_factory=dict)
 
     # Memory (agents/memory): token figures are estimates at 4 characters per token
     compact_at_tokens: int = Field(default=24_000, ge=1_000)
@@ -361,7 +368,29 @@ class Settings(BaseSettings):
             for name in ("imap_host", "imap_user", "imap_password", "smtp_host"):
                 if not getattr(self, name):
                     raise _FieldProblem(name, "is required when EMAIL_ADDRESS is set")
+        self._operator_complete()
         return self
+
+    def _operator_complete(self) -> None:
+        token = _secret(self.dashboard_token) if self.dashboard_token else ""
+        if self.dashboard_token is not None and len(token) < MIN_TOKEN_CHARS:
+            raise _FieldProblem(
+                "dashboard_token",
+                f"must be at least {MIN_TOKEN_CHARS} characters (e.g. openssl rand -hex 24)",
+            )
+        if self.serves_http and not token and not is_loopback(self.http_host):
+            raise _FieldProblem(
+                "dashboard_token",
+                f"is required when SWITCHBOARD_HTTP_HOST ({self.http_host}) is not a loopback "
+                "address: the dashboard must not be open to the network",
+            )
+        if self.daily_budget_usd is not None and self.price(self.model) is None:
+            raise _FieldProblem(
+                "daily_budget_usd",
+                f"needs a price for SWITCHBOARD_MODEL {self.model!r}: add "
+                f'[prices."{self.model}"] input = ... output = ... (USD per million tokens) '
+                "to the config file",
+            )
 
     # -- derived facts ---------------------------------------------------------------
     @property
@@ -382,6 +411,23 @@ class Settings(BaseSettings):
         return self.http_port or self.port or 3000
 
     @property
+    def serves_http(self) -> bool:
+        """`switchboard run` serves HTTP: a port is set, or Slack's HTTP Events need one."""
+        slack_http = self.slack_signing_secret is not None and self.slack_app_token is None
+        return self.http_port is not None or self.port is not None or slack_http
+
+    @property
+    def port_variable(self) -> str:
+        """The variable the HTTP port came from, for messages about it."""
+        return (
+            "PORT" if self.http_port is None and self.port is not None else "SWITCHBOARD_HTTP_PORT"
+        )
+
+    def price(self, model: str) -> ModelPrice | None:
+        """USD per million tokens for `model` (the config's table over the defaults)."""
+        return price_of(model, {**DEFAULT_PRICES, **self.prices})
+
+    @property
     def db_path(self) -> Path:
         return self.data_dir / "switchboard.db"
 
@@ -395,6 +441,19 @@ class Settings(BaseSettings):
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         return (init_settings,)
+
+
+MIN_TOKEN_CHARS = 16
+
+
+def is_loopback(host: str) -> bool:
+    """127.0.0.0/8, ::1 or localhost: reachable from this machine only."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def _secret(value: SecretStr) -> str:
@@ -427,7 +486,7 @@ def _flatten_toml(data: Mapping[str, Any]) -> dict[str, Any]:
 def _from_environ(environ: Mapping[str, str]) -> dict[str, Any]:
     values: dict[str, Any] = {}
     for name in Settings.model_fields:
-        if name in ("schedules", "heartbeat", "people"):
+        if name in ("schedules", "heartbeat", "people", "prices"):
             continue
         raw = environ.get(env_name(name))
         if raw is not None and raw != "":
@@ -446,7 +505,7 @@ def _one_line(exc: ValidationError) -> str:
         return f"config file [[people]]: {problem}."
     if loc and loc[0] == "people":
         return f"config file [[people]] entry {'.'.join(loc[1:])}: {error['msg']}."
-    if loc and loc[0] in ("schedules", "heartbeat"):
+    if loc and loc[0] in ("schedules", "heartbeat", "prices"):
         where = ".".join(loc)
         return f"config file [{where}]: {error['msg']}."
     name = env_name(loc[0]) if loc else "settings"

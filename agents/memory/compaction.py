@@ -21,7 +21,7 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from agents.llm import ModelError, ModelUnavailable
+from agents.llm import CallLabel, ModelError, ModelUnavailable
 from agents.memory.agent import AgentMemory
 from agents.memory.prompt import CHARS_PER_TOKEN
 from agents.memory.tools import NAMES as MEMORY_TOOLS
@@ -89,7 +89,7 @@ class Compactor:
             self.events.emit("memory.flushed", agent_id, conversation=key, tool_calls=calls)
             files = self.memory_for(agent_id).files
             archive = await asyncio.to_thread(files.archive, key, messages)  # the whole talk
-            summary = await self._summarise(messages[:cut])
+            summary = await self._summarise(agent_id, messages[:cut])
         except (ModelUnavailable, ModelError) as exc:
             self.events.emit("memory.compaction_failed", agent_id, conversation=key, error=str(exc))
             return messages
@@ -111,7 +111,9 @@ class Compactor:
         convo = _with_note(messages, FLUSH)
         calls = 0
         for _ in range(FLUSH_ROUNDS):
-            response = await self.llm.complete(system, toolbox.specs, convo)
+            response = await self.llm.complete(
+                system, toolbox.specs, convo, CallLabel(agent_id, "memory")
+            )
             if not response.tool_calls:
                 break
             results = []
@@ -130,9 +132,11 @@ class Compactor:
             ]
         return calls
 
-    async def _summarise(self, old: Messages) -> str:
+    async def _summarise(self, agent_id: str, old: Messages) -> str:
         transcript = render_transcript(old)[-self.compact_at * CHARS_PER_TOKEN :]
-        response = await self.llm.complete(SUMMARISE, [], [{"role": "user", "content": transcript}])
+        response = await self.llm.complete(
+            SUMMARISE, [], [{"role": "user", "content": transcript}], CallLabel(agent_id, "memory")
+        )
         return response.text or "(the model gave no summary)"
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from agents.llm import CallLabel
 from agents.memory.agent import AgentMemory
 from agents.memory.files import MEMORY_FILE
 
@@ -47,7 +48,8 @@ async def distil(memory: AgentMemory, llm: Provider) -> str:
     logs = "\n\n".join(f"## Log {_day(n)}\n{t}" for n, t in batch)
     current = files.read(MEMORY_FILE) or "(empty)"
     prompt = f"<memory_md>\n{current}\n</memory_md>\n\n<daily_logs>\n{logs}\n</daily_logs>"
-    response = await llm.complete(DISTIL, [], [{"role": "user", "content": prompt}])
+    label = CallLabel(memory.agent_id, "memory")
+    response = await llm.complete(DISTIL, [], [{"role": "user", "content": prompt}], label)
     if not response.text.strip():
         return "The model returned nothing; MEMORY.md unchanged."
     memory.reflect(response.text)

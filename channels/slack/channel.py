@@ -69,6 +69,10 @@ class SlackChannel:
         if human.intake is not None:
             human.intake.register(self.kind, self.fetcher)
         self.connection = self._connection(settings)
+        #: HTTP Events mode: the route the app mounts on its HTTP server
+        self.http_routes = (
+            self.connection.routes if isinstance(self.connection, HttpConnection) else []
+        )
         self.ready = asyncio.Event()
         self._starting: asyncio.Task[None] | None = None
 

@@ -2,9 +2,11 @@
 
 Socket Mode (SLACK_APP_TOKEN set): slack-sdk's aiohttp Socket Mode client, which
 reconnects by itself after a dropped socket (a new `apps.connections.open` URL).
-HTTP Events mode (only SLACK_SIGNING_SECRET): an aiohttp endpoint at
-`/slack/events` on SWITCHBOARD_HTTP_PORT (else PORT, for Procfile hosts), where
-bolt verifies each request's signature and timestamp (401 otherwise).
+HTTP Events mode (only SLACK_SIGNING_SECRET): a route at `/slack/events`, mounted on
+the app's one HTTP server (bot/ops/server.py: SWITCHBOARD_HTTP_PORT, else PORT, for
+Procfile hosts, beside /healthz and /metrics), where bolt verifies each request's
+signature and timestamp (401 otherwise). Until the bot knows who it is (auth.test at
+start) the route answers 503, and Slack redelivers.
 
 Both run bolt with `process_before_response=True`: the listener journals the event
 first and only then acks, and bolt sends the ack (Socket Mode envelope ack, or the
@@ -16,7 +18,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from aiohttp import WSMessage, web
@@ -140,26 +142,27 @@ class HttpConnection:
         self.port = port
         self.health = health
         self.refuse = refuse
-        self._runner: web.AppRunner | None = None
+        self.open = False
 
     @property
     def describe(self) -> str:
         return f"HTTP Events on {self.host}:{self.port}{EVENTS_PATH}"
 
+    @property
+    def routes(self) -> list[tuple[str, str, Callable[[web.Request], Awaitable[web.Response]]]]:
+        """Mounted on the app's HTTP server, which listens before channels start."""
+        return [("POST", EVENTS_PATH, self._handle)]
+
     async def start(self) -> None:
-        web_app = web.Application()
-        web_app.router.add_post(EVENTS_PATH, self._handle)
-        self._runner = web.AppRunner(web_app, access_log=None, shutdown_timeout=1.0)
-        await self._runner.setup()
-        await web.TCPSite(self._runner, self.host, self.port).start()
+        self.open = True
         self.health("connected", self.describe)
 
     async def stop(self) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
+        self.open = False
 
     async def _handle(self, request: web.Request) -> web.Response:
+        if not self.open:  # not started, or stopping: Slack retries what gets no 200
+            return web.Response(status=503, text="not ready")
         try:
             bolt_request = await to_bolt_request(request)
         except ValueError as exc:  # a body bolt cannot parse: nothing to verify or journal

@@ -1,0 +1,73 @@
+"""`/healthz`: is Switchboard doing its job? JSON for load balancers and uptime checks.
+
+200 with `"status": "ok"` when every configured channel is connected, the scheduler
+runs and the store answers; otherwise 503 with `"status": "degraded"`, and the body
+says what is wrong. The LLM's last success and last error are reported, but do not
+fail the check: a model outage is not fixed by restarting the process.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from bot.app import App
+
+
+@dataclass(slots=True)
+class LLMHealth:
+    """The provider's last success and last error, fed by its call records."""
+
+    last_success: float | None = None
+    last_error: float | None = None
+    error: str = ""
+
+    def record(self, outcome: str, error: str) -> None:
+        if outcome == "ok":
+            self.last_success = time.time()
+        else:
+            self.last_error, self.error = time.time(), error[:300]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "last_success": self.last_success,
+            "last_error": self.last_error,
+            "error": self.error or None,
+        }
+
+
+def health(app: App, llm: LLMHealth) -> tuple[int, dict[str, Any]]:
+    states = {channel: state for channel, state, _detail, _at in app.store.health()}
+    channels = {c.kind: states.get(c.kind, "unknown") for c in app.channels}
+    store = _store_state(app)
+    scheduler = app.triggers.scheduler
+    scheduler_state = "running" if scheduler is not None and scheduler.running else "stopped"
+    ok = (
+        all(state == "connected" for state in channels.values())
+        and store == "ok"
+        and scheduler_state == "running"
+    )
+    body = {
+        "status": "ok" if ok else "degraded",
+        "channels": channels,
+        "scheduler": scheduler_state,
+        "store": store,
+        "llm": {
+            **llm.to_json(),
+            "in_flight": app.llm.in_flight,
+            "waiting": app.llm.waiting,
+        },
+        "uptime_seconds": round(time.time() - app.started_at, 1),
+    }
+    return (200 if ok else 503), body
+
+
+def _store_state(app: App) -> str:
+    try:
+        app.store.views.outbox_pending()
+    except sqlite3.Error as exc:
+        return f"error: {exc}"
+    return "ok"

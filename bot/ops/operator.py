@@ -1,0 +1,161 @@
+"""Wires the operator surface into a built app.
+
+Always on: usage recording and cost (every model call), the daily budget gate, the
+metrics counters. Served over HTTP only by `switchboard run` when a port is set (or
+Slack's HTTP Events mode needs one), on SWITCHBOARD_HTTP_HOST (default 127.0.0.1).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from typing import TYPE_CHECKING
+
+from aiohttp import web
+
+from agents.llm import CallRecord
+from bot.budget import Budget
+from bot.ops.auth import Access
+from bot.ops.health import LLMHealth, health
+from bot.ops.live import LiveEvents
+from bot.ops.metrics import CONTENT_TYPE, Metrics
+from bot.ops.server import HttpServer, Route
+from bot.usage import Ledger, Tokens
+
+if TYPE_CHECKING:
+    from bot.app import App
+
+
+class Operator:
+    def __init__(self, app: App) -> None:
+        s = app.settings
+        self.app = app
+        self.metrics = Metrics()
+        self.llm_health = LLMHealth()
+        self.ledger = Ledger(s, app.store)
+        self.budget = Budget(s.daily_budget_usd, self.ledger, app.human, app.events)
+        self.live = LiveEvents(app.events)
+        token = s.dashboard_token.get_secret_value().strip() if s.dashboard_token else None
+        self.access = Access(token)
+        app.llm.observers.append(self.on_call)
+        if s.daily_budget_usd is not None:
+            app.llm.gate = self.budget.wait
+        app.events.subscribe(self.metrics.observe_event)
+        self._scrape_gauges()
+        self.server: HttpServer | None = None
+        self._tasks: list[asyncio.Task[None]] = []
+
+    # -- model calls -------------------------------------------------------------------
+    def on_call(self, record: CallRecord) -> None:
+        u = record.usage
+        tokens = Tokens(
+            u.input_tokens,
+            u.output_tokens,
+            u.cache_read_input_tokens,
+            u.cache_creation_input_tokens,
+        )
+        label = record.label
+        cost = self.ledger.record(
+            label.agent, label.kind, label.conversation, record.model, record.outcome, tokens,
+            record.seconds,
+        )  # fmt: skip
+        self.metrics.observe_call(
+            label.kind, record.model, record.outcome, record.seconds,
+            (tokens.input, tokens.output, tokens.cache_read, tokens.cache_write), cost,
+        )  # fmt: skip
+        self.llm_health.record(record.outcome, record.error)
+        if self.budget.limit is not None:
+            self.budget.save()
+
+    # -- scrape-time gauges ------------------------------------------------------------
+    def _scrape_gauges(self) -> None:
+        app, gauge = self.app, self.metrics.gauge
+        views = app.store.views
+        gauge("switchboard_outbox_pending", "Deliveries waiting", lambda: views.outbox_pending()[0])
+        gauge(
+            "switchboard_outbox_oldest_pending_age_seconds",
+            "Age of the oldest waiting delivery (0: none)",
+            self._oldest_pending_age,
+        )
+        gauge("switchboard_workers", "Workers by state", self._workers_by_state, ("state",))
+        gauge(
+            "switchboard_open_questions",
+            "Questions agents asked people that wait for an answer",
+            lambda: len(app.human.directory.questions),
+        )
+        gauge(
+            "switchboard_channel_up",
+            "1 when the channel is connected",
+            self._channels_up,
+            ("channel",),
+        )
+        gauge("switchboard_llm_in_flight", "Model calls under way", lambda: app.llm.in_flight)
+        gauge("switchboard_llm_waiting", "Model calls waiting for a slot", lambda: app.llm.waiting)
+        gauge(
+            "switchboard_llm_cost_today_usd",
+            "Estimated spend today (priced calls)",
+            self.ledger.today,
+        )
+        gauge(
+            "switchboard_budget_exceeded",
+            "1 while the daily budget holds new model work",
+            lambda: float(self.budget.exceeded),
+        )
+        approvals = getattr(app.store, "approvals", None)
+        pending = getattr(approvals, "pending_count", None)
+        if callable(pending):  # once the approvals store exists (tools)
+            gauge("switchboard_pending_approvals", "Tool calls waiting for approval", pending)
+
+    def _oldest_pending_age(self) -> float:
+        _count, oldest = self.app.store.views.outbox_pending()
+        return max(0.0, time.time() - oldest) if oldest else 0.0
+
+    def _workers_by_state(self) -> dict[tuple[str, ...], float]:
+        counts = self.app.store.views.worker_counts()
+        return {(state,): float(counts.get(state, 0)) for state in ("running", "parked", "idle")}
+
+    def _channels_up(self) -> dict[tuple[str, ...], float]:
+        states = {c: s for c, s, _d, _t in self.app.store.health()}
+        return {(c.kind,): float(states.get(c.kind) == "connected") for c in self.app.channels}
+
+    # -- HTTP --------------------------------------------------------------------------
+    def routes(self) -> list[Route]:
+        return [
+            ("GET", "/healthz", self._healthz),
+            ("GET", "/metrics", self._metrics),
+        ]
+
+    async def serve(self) -> None:
+        """Start the HTTP server with ours and the channels' routes (raises SettingsError
+        naming the port's variable when it cannot listen)."""
+        s = self.app.settings
+        server = HttpServer(s.http_host, s.listen_port, s.port_variable)
+        server.add(self.routes())
+        for channel in self.app.channels:
+            server.add(list(getattr(channel, "http_routes", [])))
+        await server.start()
+        self.server = server
+
+    async def start(self) -> None:
+        self._tasks.append(asyncio.create_task(self.metrics.lag.run(), name="loop-lag"))
+        self.budget.save()
+
+    async def stop(self) -> None:
+        self.live.close()
+        if self.server is not None:
+            await self.server.stop()
+            self.server = None
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    async def _healthz(self, request: web.Request) -> web.Response:
+        status, body = health(self.app, self.llm_health)
+        return web.json_response(body, status=status, headers={"Cache-Control": "no-store"})
+
+    async def _metrics(self, request: web.Request) -> web.Response:
+        body = self.metrics.render()
+        return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE})

@@ -1,0 +1,71 @@
+"""The store's read views for the operator surface: pages of workers and
+conversations, outbox depth. Paged and aggregated in SQL, so the dashboard and
+`/metrics` stay fast with thousands of workers and a long history.
+
+Part of the store (the only code that speaks SQL): `Store.views` is one of these.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from bot.schema import WorkerRow, decode_worker
+
+if TYPE_CHECKING:
+    from bot.store import Store
+
+SCHEMA = """
+CREATE INDEX IF NOT EXISTS outbox_status ON outbox (status, created_at);
+CREATE INDEX IF NOT EXISTS workers_updated ON workers (updated_at);
+CREATE INDEX IF NOT EXISTS conversations_updated ON conversations (updated_at);
+"""
+_WORKER_COLUMNS = (
+    "id, name, task, status, origin_conversation, origin_target, turns, state,"
+    " error, created_at, updated_at"
+)
+
+
+@dataclass(slots=True)
+class ConversationInfo:
+    agent: str
+    key: str
+    target: str | None
+    updated_at: float
+    size: int  # bytes of stored transcript
+
+
+class StoreViews:
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def worker_counts(self) -> dict[str, int]:
+        rows = self.store.execute("SELECT status, COUNT(*) FROM workers GROUP BY status")
+        return {row[0]: row[1] for row in rows}
+
+    def workers_page(self, offset: int, limit: int) -> list[WorkerRow]:
+        """Active workers first (running, parked, idle), then the rest, newest activity first."""
+        rows = self.store.execute(
+            f"SELECT {_WORKER_COLUMNS} FROM workers ORDER BY"
+            " status NOT IN ('running', 'parked', 'idle'), updated_at DESC LIMIT ? OFFSET ?",
+            (limit, offset),
+        )
+        return self.store.decode("workers", rows, decode_worker)
+
+    def outbox_pending(self) -> tuple[int, float | None]:
+        """How many deliveries wait, and since when the oldest one has."""
+        row = self.store.execute(
+            "SELECT COUNT(*), MIN(created_at) FROM outbox WHERE status = 'pending'"
+        ).fetchone()
+        return int(row[0]), row[1]
+
+    def conversation_count(self) -> int:
+        return int(self.store.execute("SELECT COUNT(*) FROM conversations").fetchone()[0])
+
+    def conversations_page(self, offset: int, limit: int) -> list[ConversationInfo]:
+        rows = self.store.execute(
+            "SELECT agent, key, target, updated_at, LENGTH(messages) FROM conversations"
+            " ORDER BY updated_at DESC LIMIT ? OFFSET ?",
+            (limit, offset),
+        )
+        return [ConversationInfo(*row) for row in rows]
