@@ -11,6 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Coroutine
+from typing import Any
+
+import discord
 
 from bot.channel import TransientDeliveryError
 from bot.human import HumanNode
@@ -39,7 +43,7 @@ class DiscordChannel:
         self.intake = Intake(
             human, self.threads, settings.discord_allowed_users, settings.discord_allowed_channels
         )
-        self.client = GatewayClient(human.store, self.intake.on_message, self._catch_up)
+        self.client = GatewayClient(human.store, self._on_message, self._new_session)
         self.catchup = CatchUp(self.client, human.store, self.intake)
         self.poster = Poster(self.client, self.threads, human.store)
         self.fetcher = DiscordFetcher()
@@ -59,9 +63,18 @@ class DiscordChannel:
                 await self._task
         self.client.health("stopped")
 
+    def _on_message(self, message: discord.Message, me: discord.ClientUser) -> None:
+        self.catchup.on_message(message, me)
+
+    def _new_session(self) -> Coroutine[Any, Any, None]:
+        # at once, as the session begins: no live message moves a mark until the
+        # catch-up has said which places it reads
+        self.catchup.marks.new_session()
+        return self._catch_up()
+
     async def _catch_up(self) -> None:
-        seen = await self.catchup.run(self.client.connected_at)
-        self.human.events.emit("channel.caught_up", self.kind, messages=seen)
+        seen, forgotten = await self.catchup.run()
+        self.human.events.emit("channel.caught_up", self.kind, messages=seen, forgotten=forgotten)
 
     async def deliver(self, msg: Outbound) -> DeliveryReceipt:
         try:

@@ -53,10 +53,11 @@ class Intake:
         self.allowed_users = set(allowed_users)
         self.allowed_channels = set(allowed_channels)
 
-    def on_message(self, message: discord.Message, me: discord.ClientUser) -> None:
+    def on_message(self, message: discord.Message, me: discord.ClientUser) -> Inbound | None:
+        """Journal the message if it is for the bot; the message journaled, if new."""
         # our own posts come back from the gateway: never an event, never a message
         if message.author.id == me.id or not self._addressed(message, me):
-            return
+            return None
         refusal = self._refusal(message)
         if refusal is not None:
             self.human.refuse(
@@ -66,8 +67,8 @@ class Intake:
                 sender=str(message.author.id),
                 where=str(message.channel.id),
             )
-            return
-        self._accept(message, me)
+            return None
+        return self._accept(message, me)
 
     # -- filters ---------------------------------------------------------------------
     def _addressed(self, message: discord.Message, me: discord.ClientUser) -> bool:
@@ -87,13 +88,13 @@ class Intake:
         return None
 
     # -- the inbound message ---------------------------------------------------------
-    def _accept(self, message: discord.Message, me: discord.ClientUser) -> None:
+    def _accept(self, message: discord.Message, me: discord.ClientUser) -> Inbound | None:
         text = _text(message, me)
         conversation, reply_to = self._conversation(message)
         files = attachments(message.attachments)
         if not text and not files:
             self._answer_empty(message, conversation)
-            return
+            return None
         text = text or f"(sent {len(files)} file(s) without a message)"
         inbound = Inbound(
             channel=KIND,
@@ -109,10 +110,13 @@ class Intake:
             },
             attachments=files,
         )
-        if self.human.accept(inbound) and reply_to.thread is not None:
+        if not self.human.accept(inbound):
+            return None
+        if reply_to.thread is not None:
             self.threads.note(reply_to.thread, reply_to.address)
             if reply_to.thread == inbound.message_id:  # the reply opens a thread on it
                 self.threads.names.setdefault(reply_to.thread, first_line(text))
+        return inbound
 
     def _conversation(self, message: discord.Message) -> tuple[str, Target]:
         channel = message.channel

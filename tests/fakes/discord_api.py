@@ -67,6 +67,11 @@ class FakeDiscord(ThreadedServer[list[Post]]):
         self.hosted: dict[str, bytes] = {}  # attachment id -> bytes, served at its url
         self.downloads: list[tuple[str, str | None]] = []  # (attachment id, Authorization)
         self.uploads: list[tuple[str, str, bytes]] = []  # (message id, filename, bytes) posted
+        self.forbidden: set[str] = set()  # channels the bot lost access to (403 on history)
+        self.history_calls = 0
+        self.history_waiting = 0  # history requests held by `hold_history`
+        self._history_free_for = -1  # -1: not held; n: answer n more, then hold
+        self._history_gate: asyncio.Event | None = None
 
     # -- addresses and settings ------------------------------------------------------
     @property
@@ -227,6 +232,31 @@ class FakeDiscord(ThreadedServer[list[Post]]):
         """The next `times` thread creations get HTTP `status` with Discord error `code`."""
         self.thread_failures.extend([(status, code)] * times)
 
+    def delete(self, message_id: str) -> None:
+        """A person deletes a message (no event reaches a bot that is away)."""
+        with self._changed:
+            self.messages.pop(message_id, None)
+
+    def forbid(self, channel_id: str) -> None:
+        """The bot loses access to a channel: its history answers 403 Missing Access."""
+        self.forbidden.add(str(channel_id))
+
+    def hold_history(self, after: int = 0) -> None:
+        """Answer `after` more history requests, then hold the rest until released."""
+        self._call(self._hold(after))
+
+    async def _hold(self, after: int) -> None:
+        self._history_free_for = after
+        self._history_gate = asyncio.Event()
+
+    def release_history(self) -> None:
+        self._call(self._release())
+
+    async def _release(self) -> None:
+        self._history_free_for = -1
+        if self._history_gate is not None:
+            self._history_gate.set()
+
     def in_channel(self, channel_id: str) -> list[Post]:
         return [post for post in self.posts if post.channel_id == str(channel_id)]
 
@@ -299,13 +329,29 @@ class FakeDiscord(ThreadedServer[list[Post]]):
         """GET messages `after` an id: the `limit` oldest after it, newest first (as
         Discord answers; discord.py reverses them for `oldest_first`)."""
         self._seen(request)
+        self.history_calls += 1
+        await self._history_turn()
         cid = request.match_info["cid"]
         if cid not in self.channels:
             return json_response({"message": "Unknown Channel", "code": 10003}, 404)
+        if cid in self.forbidden:
+            return json_response({"message": "Missing Access", "code": 50001}, 403)
         after, limit = int(request.query.get("after", 0)), int(request.query.get("limit", 50))
         later = [m for m in self.messages.values() if m["channel_id"] == cid]
         later = sorted((m for m in later if int(m["id"]) > after), key=lambda m: int(m["id"]))
         return json_response(list(reversed(later[:limit])))
+
+    async def _history_turn(self) -> None:
+        if self._history_free_for > 0:
+            self._history_free_for -= 1
+        elif self._history_free_for == 0 and self._history_gate is not None:
+            gate = self._history_gate
+            self.history_waiting += 1
+            self._notify()
+            try:
+                await gate.wait()
+            finally:
+                self.history_waiting -= 1
 
     async def _post_message(self, request: web.Request) -> web.Response:
         self._seen(request)

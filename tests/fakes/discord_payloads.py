@@ -6,7 +6,8 @@ strings, ISO timestamps, `"flags": 0` on members). Only the fields discord.py re
 
 from __future__ import annotations
 
-import itertools
+import threading
+import time
 from datetime import UTC, datetime
 from typing import Any
 
@@ -21,11 +22,19 @@ ANN = 900000000000001001
 BOB = 900000000000001002
 ROBOT = 900000000000001003  # another bot in the guild
 
-_snowflakes = itertools.count(910000000000000000)
+_DISCORD_EPOCH_MS = 1420070400000
+_last_snowflake = 0
+_snowflake_lock = threading.Lock()
 
 
 def snowflake() -> int:
-    return next(_snowflakes)
+    """A new id as Discord makes them: milliseconds since Discord's epoch in the high
+    bits (so an id tells when it was made), unique and increasing."""
+    global _last_snowflake
+    with _snowflake_lock:
+        made = (int(time.time() * 1000) - _DISCORD_EPOCH_MS) << 22
+        _last_snowflake = max(made, _last_snowflake + 1)
+        return _last_snowflake
 
 
 def now_iso() -> str:
