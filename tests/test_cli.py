@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.fakes.anthropic_api import FakeAnthropic
+from tests.fakes.anthropic_api import FakeAnthropic, text
 from tests.proc import ROOT
 from tests.script import TeamScript
 
@@ -32,6 +32,7 @@ def _run(
 
 
 def test_piped_chat_answers_every_line_then_exits(tmp_path: Path, fake: FakeAnthropic) -> None:
+    fake.responder = lambda call: [text("answer to " + call.last_text.splitlines()[-1])]
     done = _run(
         ["chat", "--data-dir", str(tmp_path / "data")],
         fake.env(),
@@ -43,7 +44,7 @@ def test_piped_chat_answers_every_line_then_exits(tmp_path: Path, fake: FakeAnth
     assert len(answers) == 2
     assert answers[0].endswith("first question") and answers[1].endswith("second question")
     # each line was its own turn: the second request already holds the first answer
-    assert len(fake.calls) == 2 and "echo:" in fake.calls[1].all_text
+    assert len(fake.calls) == 2 and "answer to" in fake.calls[1].all_text
 
 
 def test_a_script_from_a_file_answers_a_parked_worker(tmp_path: Path, fake: FakeAnthropic) -> None:
