@@ -45,7 +45,7 @@ class DiscordChannel:
         )
         self.client = GatewayClient(human.store, self._on_message, self._new_session)
         self.catchup = CatchUp(self.client, human.store, self.intake)
-        self.poster = Poster(self.client, self.threads, human.store)
+        self.poster = Poster(self.client, self.threads, human.store, settings.data_dir)
         self.fetcher = DiscordFetcher()
         if human.intake is not None:
             human.intake.register(self.kind, self.fetcher)

@@ -23,12 +23,13 @@ import hashlib
 import json
 import logging
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Final, Literal
 
 import discord
 
 from bot.channel import PermanentDeliveryError
-from bot.messages import DeliveryReceipt, Outbound
+from bot.messages import Attachment, DeliveryReceipt, Outbound
 from bot.store import Store
 from channels.discord.errors import (
     NETWORK_ERRORS,
@@ -37,12 +38,15 @@ from channels.discord.errors import (
     WRONG_CHANNEL_TYPE,
     delivery_error,
 )
+from channels.discord.files import as_files, batches
 from channels.discord.format import first_line, render, speaker
 from channels.discord.threads import Threads
 
 ARCHIVE_MINUTES: Final[Literal[1440]] = 1440  # threads we open hide after a day without messages
 REPLY_META = "discord_reply_to"  # Outbound.meta: answer as a reply to this message id
 _PROGRESS = "discord.posted."
+#: one message: its text and the files on it
+Part = tuple[str, list[Attachment]]
 
 log = logging.getLogger(__name__)
 
@@ -71,10 +75,13 @@ class Progress:
 
 
 class Poster:
-    def __init__(self, client: discord.Client, threads: Threads, store: Store) -> None:
+    def __init__(
+        self, client: discord.Client, threads: Threads, store: Store, data_dir: Path = Path(".")
+    ) -> None:
         self.client = client
         self.threads = threads
         self.store = store
+        self.data_dir = data_dir
         self._opened: set[str] = set()
 
     async def deliver(self, msg: Outbound) -> DeliveryReceipt:
@@ -89,7 +96,7 @@ class Poster:
             progress.place = await self._place(msg)
         place = progress.place
         opens = msg.kind == "question" and place.thread is None and self._threadable(place)
-        parts = render(msg, _hint(msg, place, opens))
+        parts = self._with_files(render(msg, _hint(msg, place, opens)), msg)
         # one plain part needs no memory (its nonce makes a retry safe); several parts,
         # or a question whose thread opens after it is posted, do
         remember = len(parts) > 1 or opens
@@ -99,6 +106,16 @@ class Poster:
         if remember:
             self.store.delete_kv(_PROGRESS + msg.id)
         return DeliveryReceipt(platform_id=progress.posted[0], thread=place.thread, refs=place.refs)
+
+    def _with_files(self, texts: list[str], msg: Outbound) -> list[Part]:
+        """The text parts, the first batch of files on the last of them, each further
+        batch a message of its own (a part too: its nonce and progress cover it)."""
+        parts: list[Part] = [(text, []) for text in texts]
+        groups = batches(msg.attachments, self.data_dir) if msg.attachments else []
+        if groups:
+            parts[-1] = (parts[-1][0], groups[0])
+            parts.extend(("", group) for group in groups[1:])
+        return parts
 
     def _progress(self, msg_id: str) -> Progress:
         raw = self.store.get_kv(_PROGRESS + msg_id)
@@ -165,10 +182,10 @@ class Poster:
 
     # -- the parts -------------------------------------------------------------------
     async def _post(
-        self, msg_id: str, place: Place, parts: list[str], progress: Progress, remember: bool
+        self, msg_id: str, place: Place, parts: list[Part], progress: Progress, remember: bool
     ) -> None:
         channel = self.client.get_partial_messageable(_snowflake(place.channel))
-        for part in parts[len(progress.posted) :]:
+        for part, batch in parts[len(progress.posted) :]:
             reference = None
             if place.reference and not progress.posted:
                 reference = discord.MessageReference(
@@ -177,7 +194,13 @@ class Poster:
                     fail_if_not_exists=False,
                 )
             nonce = _nonce(msg_id, len(progress.posted))
-            sent = await channel.send(part, reference=reference, nonce=nonce)  # type: ignore[arg-type]
+            files = as_files(batch, self.data_dir) if batch else None
+            sent = await channel.send(
+                part or None,
+                reference=reference,  # type: ignore[arg-type]
+                nonce=nonce,
+                files=files,  # type: ignore[arg-type]
+            )
             progress.posted.append(str(sent.id))
             if remember:
                 self.store.set_kv(_PROGRESS + msg_id, progress.to_json())

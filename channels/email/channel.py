@@ -18,8 +18,10 @@ import contextlib
 import json
 import logging
 from dataclasses import asdict
+from email.message import EmailMessage
 
-from bot.files import safe_name
+from bot.channel import PermanentDeliveryError
+from bot.files import guess_type, human_size, safe_name
 from bot.human import HumanNode
 from bot.messages import Attachment, DeliveryReceipt, Inbound, Outbound, Sender, Target
 from channels.email.compose import Thread, compose
@@ -159,6 +161,24 @@ class EmailChannel:
         self.store.set_kv(THREAD_KEY + conversation, json.dumps(asdict(thread)))
 
     # -- outbound ----------------------------------------------------------------------
+    def _attach(self, mail: EmailMessage, atts: list[Attachment]) -> None:
+        """The files as MIME attachments, within EMAIL_MAX_BYTES for the whole mail (what
+        this bot takes in, and below the 25 MB most servers take)."""
+        total = 0
+        for att in atts:
+            try:
+                data = (self.settings.data_dir / att.path).read_bytes()
+            except OSError as exc:
+                raise PermanentDeliveryError(f"cannot attach {att.name}: {exc.strerror}") from exc
+            total += len(data)
+            if total > self.settings.email_max_bytes:
+                raise PermanentDeliveryError(
+                    f"cannot attach {att.name}: the mail would be over "
+                    f"{human_size(self.settings.email_max_bytes)} (EMAIL_MAX_BYTES)"
+                )
+            maintype, _, subtype = guess_type(att.name).partition("/")
+            mail.add_attachment(data, maintype=maintype, subtype=subtype, filename=att.name)
+
     async def deliver(self, msg: Outbound) -> DeliveryReceipt:
         thread = self.thread(msg.conversation)
         footer = ""
@@ -168,6 +188,8 @@ class EmailChannel:
                 f"{self.settings.email_max_chars} characters.)"
             )
         mail = compose(msg, self.address, msg.target.address, thread, footer)
+        if msg.attachments:
+            await asyncio.to_thread(self._attach, mail, msg.attachments)
         await self.smtp.send(mail, self.address, [msg.target.address])
         message_id = str(mail["Message-ID"])
         if thread is not None and msg.conversation:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from tests.email.conftest import MailWorld, email_app
 from tests.fakes.anthropic_api import Call, FakeAnthropic, text, tool
+from tests.script import ReportScript
 
 ROWS = "".join(f"host-{i},cpu,{i % 100}\n" for i in range(2000))  # ~30 KB: not inlined
 
@@ -40,3 +41,19 @@ async def test_an_email_attachment_is_read_with_read_file(
     documents = [b for b in first.blocks() if b["type"] == "document"]
     assert [d["source"]["media_type"] for d in documents] == ["application/pdf"]
     assert [p.name for p in (tmp_path / "files").rglob("*.pdf")] == ["notes.pdf"]
+
+
+async def test_a_workers_report_comes_back_as_a_mail_attachment(
+    tmp_path: Path, fake: FakeAnthropic, world: MailWorld
+) -> None:
+    script = ReportScript()
+    fake.responder = script
+    ann = world.ann
+    async with email_app(world.settings(tmp_path, fake)):
+        await ann.send(ann.compose(world.bot, "Weekly", "Please write the weekly report."))
+        mails = await ann.wait_mail(1, match="Files from my result")
+    mail = mails[0]
+    (part,) = list(mail.iter_attachments())
+    assert part.get_filename() == "report.md"
+    assert part.get_payload(decode=True) == script.report.encode()
+    assert mail["Subject"] == "Re: Weekly"  # in the thread where the work started

@@ -23,7 +23,7 @@ import uuid
 from dataclasses import dataclass, field
 from urllib.parse import quote
 
-from aiohttp import WSMsgType, web
+from aiohttp import BodyPartReader, WSMsgType, web
 
 from tests.fakes import discord_payloads as p
 from tests.fakes.discord_server import GatewaySession, json_response
@@ -42,10 +42,12 @@ class Post:
     content: str
     reference: str | None
     at: float = field(default_factory=time.monotonic)
+    files: list[str] = field(default_factory=list)  # names of the files it carried
 
 
 class FakeDiscord(ThreadedServer[list[Post]]):
     name = "fake Discord"
+    client_max_size = 64 * 1024 * 1024  # uploads: Discord answers 413 itself past its limit
 
     def __init__(self) -> None:
         super().__init__()
@@ -355,14 +357,15 @@ class FakeDiscord(ThreadedServer[list[Post]]):
 
     async def _post_message(self, request: web.Request) -> web.Response:
         self._seen(request)
-        body = await request.json()  # read first: an unread body makes aiohttp drop keep-alive
+        # read first: an unread body makes aiohttp drop keep-alive
+        body, files = await _message_body(request)
         if self.failures and self.fail_after == 0:
             status, body, headers = self.failures.pop(0)
             return json_response(body, status, headers)
         chan = self.channels.get(request.match_info["cid"])
         if chan is None:
             return json_response({"message": "Unknown Channel", "code": 10003}, 404)
-        problem = self._invalid(body)
+        problem = self._invalid(body, files)
         if problem:
             return json_response({"message": problem, "code": 50035}, 400)
         nonce = str(body["nonce"]) if body.get("enforce_nonce") and body.get("nonce") else None
@@ -371,6 +374,7 @@ class FakeDiscord(ThreadedServer[list[Post]]):
         ref = (body.get("message_reference") or {}).get("message_id")
         ref = str(ref) if ref else None  # Discord takes snowflakes as numbers or strings
         data = p.message(p.snowflake(), chan, p.BOT_ID, body.get("content") or "")
+        data["attachments"] = [self._hosted(name, blob) for name, blob in files]
         if nonce is not None:
             self.nonces[nonce] = str(data["id"])
         if ref:
@@ -378,7 +382,9 @@ class FakeDiscord(ThreadedServer[list[Post]]):
         self.messages[str(data["id"])] = data
         self.fail_after = max(0, self.fail_after - 1)
         with self._changed:
-            self.posts.append(Post(str(data["id"]), chan["id"], data["content"], ref))
+            names = [name for name, _ in files]
+            self.posts.append(Post(str(data["id"]), chan["id"], data["content"], ref, files=names))
+            self.uploads.extend((str(data["id"]), name, blob) for name, blob in files)
             self._changed.notify_all()
         await self.gateway.dispatch("MESSAGE_CREATE", data)
         if self.lose_answers > 0:  # the message exists; the bot never hears so
@@ -387,10 +393,17 @@ class FakeDiscord(ThreadedServer[list[Post]]):
             request.transport.abort()
         return json_response(data)
 
-    def _invalid(self, body: p.Payload) -> str | None:
+    def _hosted(self, name: str, blob: bytes) -> p.Payload:
+        return self.attachment(name, blob, "application/octet-stream")
+
+    def _invalid(self, body: p.Payload, files: list[tuple[str, bytes]]) -> str | None:
         content = body.get("content") or ""
-        if not content.strip():
+        if not content.strip() and not files:
             return "Cannot send an empty message"
+        if len(files) > 10:
+            return "Invalid Form Body: files: Must be 10 or fewer in length."
+        if sum(len(blob) for _, blob in files) > 10 * 1024 * 1024:
+            return "Request entity too large"
         if len(content) > 2000:
             return "Invalid Form Body: content: Must be 2000 or fewer in length."
         ref = (body.get("message_reference") or {}).get("message_id")
@@ -425,3 +438,21 @@ class FakeDiscord(ThreadedServer[list[Post]]):
         self.threads_started.append(mid)
         await self.gateway.dispatch("THREAD_CREATE", {**data, "newly_created": True})
         return json_response(data, 201)
+
+
+async def _message_body(request: web.Request) -> tuple[p.Payload, list[tuple[str, bytes]]]:
+    """The JSON body of a message post, and its files when it came as multipart (Discord
+    takes `payload_json` and `files[n]` parts)."""
+    if not request.content_type.startswith("multipart/"):
+        return await request.json(), []
+    body: p.Payload = {}
+    files: list[tuple[str, bytes]] = []
+    reader = await request.multipart()
+    async for part in reader:
+        if not isinstance(part, BodyPartReader):
+            continue
+        if part.name == "payload_json":
+            body = json.loads(await part.text())
+        elif part.name and part.name.startswith("files["):
+            files.append((part.filename or "file", bytes(await part.read())))
+    return body, files
