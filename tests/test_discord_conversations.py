@@ -135,14 +135,19 @@ async def test_at_all_in_a_dm_reaches_the_coordinator_and_every_worker(
 ) -> None:
     script = TeamScript()
     fake.responder = script
-    async with discord_app(discord_settings(tmp_path, fake, discord_fake)):
-        discord_fake.say(f"{MENTION} research it")
+    async with discord_app(discord_settings(tmp_path, fake, discord_fake)) as app:
+        mid = discord_fake.say(f"{MENTION} research it")
         await discord_fake.until(posted("Alice asks"))
         dm = discord_fake.open_dm()
         discord_fake.say("@all deadline moved up", channel=dm)
-        await discord_fake.until(posted("Report based on: deadline moved up"))
         await discord_fake.until(lambda posts: bool(discord_fake.in_channel(dm)))
+        # a broadcast informs; it does not answer Alice's open question (issue 11)
+        assert [w.status for w in app.store.workers()] == ["parked"]
+        discord_fake.say("Consumer", channel=mid)  # the answer, in the question's thread
+        await discord_fake.until(posted("Report based on: Consumer"))
     assert discord_fake.in_channel(dm)[0].content == (
         "**Coordinator:** coordinator heard: [Ann via discord]: deadline moved up"
     )
-    assert script.answers_seen == ["deadline moved up"]
+    assert script.answers_seen == ["Consumer"]
+    alice = [c for c in fake.calls if c.agent == "Alice"]
+    assert "deadline moved up" in alice[-1].all_text  # held while parked, read on resuming

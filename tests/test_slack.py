@@ -123,14 +123,18 @@ async def test_broadcast_reaches_coordinator_and_workers(
 ) -> None:
     script = TeamScript()
     fake.responder = script
-    async with slack_app(slack_settings(tmp_path, fake, slack)):
-        slack.post(f"{MENTION} research GPUs", channel="C1")
+    async with slack_app(slack_settings(tmp_path, fake, slack)) as (app, _):
+        first = slack.post(f"{MENTION} research GPUs", channel="C1")
         await slack.until(posted("Alice asks"))
         ts = slack.post(f"{MENTION} @all deadline moved up", channel="C3")
-        report = "Report based on: deadline moved up"
-        await slack.until(posted(report))
         await slack.until(lambda s: any(p.get("thread_ts") == ts for p in s.posts))
+        # a broadcast informs; it does not answer Alice's open question (issue 11)
+        assert [w.status for w in app.store.workers()] == ["parked"]
+        slack.post("consumer", channel="C1", thread_ts=first)  # the answer, in the thread
+        await slack.until(posted("Report based on: consumer"))
     assert "*coordinator:* coordinator heard: [UANN via slack]: deadline moved up" in texts(slack)
+    alice = [c for c in fake.calls if c.agent == "Alice"]
+    assert "deadline moved up" in alice[-1].all_text  # held while parked, read on resuming
 
 
 async def test_disallowed_users_bots_and_our_own_posts_are_ignored(

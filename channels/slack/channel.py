@@ -26,6 +26,7 @@ from channels.slack.connection import HttpConnection, SocketModeConnection, buil
 from channels.slack.events import SlackEvents
 from channels.slack.files import SlackFetcher
 from channels.slack.identity import BotIdentity, whoami
+from channels.slack.people import EmailLinks
 from channels.slack.post import SlackPoster, pace_key
 from channels.slack.threads import ThreadMemory
 from config.settings import Settings
@@ -61,7 +62,10 @@ class SlackChannel:
             retry_handlers=[],
         )
         self.threads = ThreadMemory(human.store)
-        self.events = SlackEvents(human, self.threads, settings.slack_allowed_users)
+        self.links = EmailLinks(self.client, human.people)
+        self.events = SlackEvents(
+            human, self.threads, settings.slack_allowed_users, self.links.email_of
+        )
         self.poster = SlackPoster(
             self.client, human.store, human.outbox.pacer, self.pace_seconds, settings.data_dir
         )
@@ -80,7 +84,9 @@ class SlackChannel:
         app_token, secret = settings.slack_app_token, settings.slack_signing_secret
         assert app_token is not None or secret is not None  # Settings require one of the two
         signing = None if app_token is not None or secret is None else secret.get_secret_value()
-        app = build_app(self.client, self.events.dispatch, signing, self._identity)
+        app = build_app(
+            self.client, self.events.dispatch, signing, self._identity, self.links.prepare
+        )
         if app_token is not None:
             return SocketModeConnection(app, app_token.get_secret_value(), self._health)
         return HttpConnection(

@@ -57,6 +57,7 @@ def build_app(
     dispatch: Dispatch,
     signing_secret: str | None,
     identity: Callable[[], BotIdentity | None],
+    prepare: Callable[[dict[str, Any]], Awaitable[None]] | None = None,
 ) -> AsyncApp:
     bolt_log = logging.getLogger("channels.slack.bolt")
     bolt_log.addFilter(_QuietTokenWarning())
@@ -92,6 +93,8 @@ def build_app(
     )
 
     async def on_event(body: dict[str, Any], ack: AsyncAck) -> None:
+        if prepare is not None:  # e.g. who the sender is (channels/slack/people.py)
+            await prepare(body)
         dispatch(body)  # type: ignore[arg-type]  # journal first...
         await ack()  # ...then ack: bolt sends it as this returns
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Callable
 
 from bot.human import HumanNode
 from bot.messages import HUMAN, Inbound, Sender, Target
@@ -41,8 +42,15 @@ _MALFORMED = (KeyError, TypeError, ValueError, AttributeError)
 
 
 class SlackEvents:
-    def __init__(self, human: HumanNode, threads: ThreadMemory, allowed_users: list[str]) -> None:
+    def __init__(
+        self,
+        human: HumanNode,
+        threads: ThreadMemory,
+        allowed_users: list[str],
+        email_of: Callable[[str], str] = lambda user: "",
+    ) -> None:
         self.human = human
+        self.email_of = email_of
         self.threads = threads
         self.allowed = set(allowed_users)
         self.identity: BotIdentity | None = None
@@ -117,7 +125,7 @@ class SlackEvents:
             channel=KIND,
             message_id=_message_id(event),
             conversation=str(reply_to),
-            sender=Sender(event["user"], _display_name(event)),
+            sender=Sender(event["user"], _display_name(event), email=self.email_of(event["user"])),
             text=self._text(event),
             reply_to=reply_to,
             meta={"ts": ts, "thread_ts": thread},

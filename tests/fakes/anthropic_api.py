@@ -24,6 +24,7 @@ from aiohttp import web
 from tests.fakes.threaded import ThreadedServer
 
 _ids = itertools.count(1)
+CLOCK = "[Now: "  # how the runtime's date-and-time line starts (bot/clock.py)
 
 
 def text(s: str) -> dict[str, Any]:
@@ -80,15 +81,23 @@ class Call:
 
     @property
     def last_text(self) -> str:
-        """All text of the newest message, tool results included."""
+        """All text of the newest message, tool results included, but the runtime's
+        clock line (`[Now: ...]`, see `clock`): what was said, for scripts to match."""
         parts = []
         for b in self.blocks():
             if b.get("type") == "text":
-                parts.append(b["text"])
+                if not b["text"].startswith(CLOCK):
+                    parts.append(b["text"])
             elif b.get("type") == "tool_result":
                 content = b.get("content")
                 parts.append(content if isinstance(content, str) else json.dumps(content))
         return "\n".join(parts)
+
+    @property
+    def clock(self) -> str | None:
+        """The newest `[Now: YYYY-MM-DD HH:MM <zone> ...]` line of the newest message."""
+        lines = [b["text"] for b in self.blocks() if str(b.get("text", "")).startswith(CLOCK)]
+        return lines[-1] if lines else None
 
     @property
     def all_text(self) -> str:

@@ -116,6 +116,7 @@ class FakeSlack(ThreadedServer["FakeSlack"]):
         self.history: dict[str, list[dict[str, Any]]] = {}  # channel -> messages, oldest first
         self.removed: set[str] = set()  # channels the bot was removed from
         self.lose_answers = 0  # chat.postMessage calls to post, then cut instead of answering
+        self.users: dict[str, dict[str, str]] = {}  # user id -> {"name", "email"} (users.info)
 
     # -- addresses -------------------------------------------------------------------
     @property
@@ -344,6 +345,22 @@ class FakeSlack(ThreadedServer["FakeSlack"]):
             self.lose_answers -= 1
             raise _CutConnection
         return {"ok": True, "channel": channel, "ts": message["ts"], "message": message}, {}
+
+    async def _users_info(self, params: dict[str, Any], token: str) -> tuple[dict, dict]:
+        """As Slack answers: `missing_scope` without users:read; the profile's email only
+        with users:read.email."""
+        scopes = set(self.scopes.split(","))
+        if "users:read" not in scopes:
+            return {"ok": False, "error": "missing_scope", "needed": "users:read"}, {}
+        user = self.users.get(str(params.get("user", "")))
+        if user is None:
+            return {"ok": False, "error": "user_not_found"}, {}
+        profile = {"real_name": user["name"], "display_name": user["name"]}
+        if "users:read.email" in scopes and user.get("email"):
+            profile["email"] = user["email"]
+        uid = str(params["user"])
+        body = {"id": uid, "team_id": TEAM, "name": user["name"].lower(), "profile": profile}
+        return {"ok": True, "user": body}, {}
 
     async def _conversations_open(self, params: dict[str, Any], token: str) -> tuple[dict, dict]:
         users = str(params.get("users", ""))
