@@ -136,7 +136,10 @@ class App:
         )
         self.services.tool_factories.append(trigger_tools(self.triggers))
         self.services.tool_factories.append(file_tools(s.data_dir, s.file_max_bytes))
-        self.triggers.add_internal("memory-distil", s.memory_distil_cron, self.memory.distil_all)
+        if s.memory_distil:  # off: the job is not registered, and start-up removes it
+            self.triggers.add_internal(
+                "memory-distil", s.memory_distil_cron, self.memory.distil_all
+            )
         for extension in self.extensions:
             extension(self)
         for name in self.channel_names:

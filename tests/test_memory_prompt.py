@@ -172,7 +172,9 @@ async def test_distil_merges_past_daily_logs_into_memory_md(
     assert "today's draft" not in prompt and "Builds run on ci-3" in prompt
     assert first == "Distilled 2 daily log(s) into MEMORY.md."
     assert second == "Nothing to distil." and len(fake.calls) == 1
-    assert (agent / "MEMORY.md").read_text().endswith("- Ann is in ops\n")
+    kept = (agent / "MEMORY.md").read_text()
+    assert kept.startswith("## Facts\n- Builds run on ci-3\n\n<!-- switchboard:distilled")
+    assert kept.endswith("- Ann is in ops\n<!-- /switchboard:distilled -->\n")
 
 
 def test_the_memory_prompt_is_cached_until_a_file_changes(tmp_path: Path) -> None:
