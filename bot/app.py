@@ -3,7 +3,8 @@ restores state from the data dir, and runs them until stopped.
 
 This is the one module of `bot/` that may import `agents` and `channels`. A channel
 module is imported only when that channel is enabled, so an SDK loads only when
-it is used. Every channel package exposes `build(settings, human) -> Channel`.
+it is used. Every channel package exposes `build(settings, ctx) -> Channel`, `ctx` being
+the narrow `ChannelContext` (not the human node).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from agents.team import Team
 from agents.trigger_tools import trigger_tools
 from bot.bus import Bus
 from bot.channel import Channel
+from bot.channel_context import ChannelContext
 from bot.events import EventLog
 from bot.files import FileStore
 from bot.human import HumanNode
@@ -144,7 +146,7 @@ class App:
             extension(self)
         for name in self.channel_names:
             module = importlib.import_module(CHANNEL_MODULES[name])
-            self.add_channel(module.build(s, self.human))
+            self.add_channel(module.build(s, ChannelContext(self.human)))
         self.ops = Operator(self)
 
     async def start(self) -> None:

@@ -25,7 +25,8 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from bot.store import AttemptRow, Store
+from bot.channel import ChannelStore
+from bot.store import AttemptRow
 
 #: what the platform answered for a part (its ids), as the channel wants it back
 Answer = dict[str, Any]
@@ -36,7 +37,7 @@ Find = Callable[[AttemptRow], Awaitable[Answer | None]]
 class Attempts:
     """The attempt records of one outbound message (read once, at construction)."""
 
-    def __init__(self, store: Store, outbox_id: str) -> None:
+    def __init__(self, store: ChannelStore, outbox_id: str) -> None:
         self.store = store
         self.outbox_id = outbox_id
         self._rows = {row.part: row for row in store.attempts(outbox_id)}

@@ -1,16 +1,22 @@
 """The seam between the core and a platform adapter (`channels/*`).
 
-A channel turns platform events into `Inbound` messages handed to the human node
-(`HumanNode.accept`, which journals before the channel acks), and delivers
+A channel turns platform events into `Inbound` messages handed to the core
+(`ChannelContext.accept`, which journals before the channel acks), and delivers
 `Outbound` messages back. Delivery failures are mapped at the adapter's edge to
-the two errors below, so the outbox knows whether to retry.
+the two errors below, so the outbox knows whether to retry. `ChannelStore` is the
+slice of the store a channel may touch (its own key/value state, its health, the
+journal's recent rows for catch-up, attempt records); `BaseChannel` gives the
+optional capabilities of `Channel` their defaults.
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+import asyncio
+from contextlib import AbstractContextManager
+from typing import Any, Protocol
 
-from bot.messages import DeliveryReceipt, Outbound, Target
+from bot.messages import DeliveryReceipt, Inbound, Outbound, Target
+from bot.schema import AttemptRow
 
 
 class DeliveryError(Exception):
@@ -30,16 +36,20 @@ class PermanentDeliveryError(DeliveryError):
 
 
 class Channel(Protocol):
-    """A platform adapter. `kind` matches the delivery target kind it serves.
-
-    Optional: `pace_key(target) -> str`, the key the outbox paces posts by when the
-    platform's rate limit is wider than one target (Slack limits per channel, whatever
-    the thread). Without it, pacing is per target (see `pace_key` below).
-    """
+    """A platform adapter. `kind` matches the delivery target kind it serves."""
 
     kind: str
-    #: minimum seconds between two posts to the same target (platform pacing)
+    #: minimum seconds between two posts to the same pace key (platform pacing)
     pace_seconds: float
+    #: set when the channel ends by itself (the terminal at end of input); None when
+    #: it never does (it runs until the app stops it)
+    closed: asyncio.Event | None
+
+    def pace_key(self, target: Target) -> str:
+        """The key the outbox paces posts to `target` by: the target itself, unless the
+        platform's rate limit is wider than one target (Slack limits per channel,
+        whatever the thread)."""
+        ...
 
     async def start(self) -> None: ...
 
@@ -48,7 +58,39 @@ class Channel(Protocol):
     async def deliver(self, msg: Outbound) -> DeliveryReceipt: ...
 
 
-def pace_key(channel: Channel, target: Target) -> str:
-    """The key posts to `target` are paced by: the channel's `pace_key`, else the target."""
-    key_of = getattr(channel, "pace_key", None)
-    return str(key_of(target)) if callable(key_of) else str(target)
+class BaseChannel:
+    """The defaults of `Channel`'s optional capabilities: paced per target, and never
+    closing by itself. A channel (or a test's fake) subclasses it and overrides."""
+
+    closed: asyncio.Event | None = None
+
+    def pace_key(self, target: Target) -> str:
+        return str(target)
+
+
+class ChannelStore(Protocol):
+    """The slice of the store a channel touches (a channel never runs SQL)."""
+
+    def tx(self) -> AbstractContextManager[None]: ...
+
+    def get_kv(self, key: str) -> str | None: ...
+
+    def set_kv(self, key: str, value: str) -> None: ...
+
+    def delete_kv(self, key: str) -> None: ...
+
+    def kv_prefixed(self, prefix: str) -> dict[str, str]: ...
+
+    def set_health(self, channel: str, state: str, detail: str = "") -> None: ...
+
+    def recent_inbound(
+        self, channel: str, since: float, until: float, limit: int
+    ) -> list[Inbound]: ...
+
+    def attempts(self, outbox_id: str) -> list[AttemptRow]: ...
+
+    def set_attempt(self, outbox_id: str, row: AttemptRow) -> None: ...
+
+    def quarantine(self, source: str, row: Any, exc: Exception) -> None:
+        """Set aside a stored value that does not decode, and report it."""
+        ...

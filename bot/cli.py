@@ -121,7 +121,7 @@ async def serve(settings: Settings, channels: list[str]) -> int:
         with contextlib.suppress(NotImplementedError):
             loop.add_signal_handler(sig, done.set)
     waits = [asyncio.create_task(done.wait())]
-    waits += [asyncio.create_task(c.closed.wait()) for c in app.channels if hasattr(c, "closed")]
+    waits += [asyncio.create_task(c.closed.wait()) for c in app.channels if c.closed is not None]
     await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
     for task in waits:
         task.cancel()

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any
 
-from bot.channel import Channel, PermanentDeliveryError, TransientDeliveryError, pace_key
+from bot.channel import Channel, PermanentDeliveryError, TransientDeliveryError
 from bot.events import EventLog
 from bot.messages import DeliveryReceipt, Outbound
 from bot.store import OutboxRow, Store
@@ -179,7 +179,7 @@ class Outbox:
         if channel is None:
             self._fail(row, f"no {msg.target.kind} channel is configured")
             return True
-        pace = pace_key(channel, msg.target)
+        pace = channel.pace_key(msg.target)
         await self.pacer.wait(pace, channel.pace_seconds)
         sending = asyncio.current_task()
         assert sending is not None

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from bot.store import Store
+from bot.channel import ChannelStore
 
 #: a place whose mark was corrupt (quarantined): read it back from a bounded window
 UNKNOWN = ""
@@ -41,7 +41,7 @@ class Place:
 class Watermarks:
     def __init__(
         self,
-        store: Store,
+        store: ChannelStore,
         kind: str,
         order: Callable[[str], Any],
         when: Callable[[str], float],

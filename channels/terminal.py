@@ -22,9 +22,9 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import TextIO
 
-from bot.human import HumanNode
+from bot.channel import BaseChannel
+from bot.channel_context import ChannelContext
 from bot.messages import DeliveryReceipt, Inbound, Outbound, Sender, Target
-from bot.status import render_status
 from config.settings import Settings
 
 CONVERSATION = "terminal"
@@ -34,23 +34,23 @@ BANNER = (
 )
 
 
-class TerminalChannel:
+class TerminalChannel(BaseChannel):
     kind = "terminal"
     pace_seconds = 0.0
 
     def __init__(
         self,
-        human: HumanNode,
+        ctx: ChannelContext,
         settings: Settings,
         stdin: TextIO = sys.stdin,
         stdout: TextIO = sys.stdout,
     ) -> None:
-        self.human = human
+        self.ctx = ctx
         self.settings = settings
         self.stdin = stdin
         self.stdout = stdout
         self.person = Sender(getpass.getuser(), getpass.getuser())
-        self.closed = asyncio.Event()
+        self.closed: asyncio.Event = asyncio.Event()  # end of input ends the chat
         #: waits until the agents are done with what was said (set by the chat command)
         self.settle: Callable[[], Awaitable[None]] | None = None
         #: what is still waiting for people when a script ends (set by the chat command)
@@ -59,13 +59,13 @@ class TerminalChannel:
 
     async def start(self) -> None:
         self._print(BANNER)
-        self.human.store.set_health(self.kind, "connected", "stdin/stdout")
+        self.ctx.set_health(self.kind, "connected", "stdin/stdout")
         self._reader = asyncio.create_task(self._read())
 
     async def stop(self) -> None:
         if self._reader is not None:
             self._reader.cancel()
-        self.human.store.set_health(self.kind, "stopped")
+        self.ctx.set_health(self.kind, "stopped")
 
     async def deliver(self, msg: Outbound) -> DeliveryReceipt:
         if msg.kind == "question":
@@ -96,7 +96,7 @@ class TerminalChannel:
                 self.closed.set()
                 return
             if line == "/status":
-                self._print(render_status(self.human.store))
+                self._print(self.ctx.status_text())
             elif line:
                 self._accept(line)
                 if scripted and self.settle is not None:
@@ -109,7 +109,7 @@ class TerminalChannel:
         self.closed.set()
 
     def _accept(self, line: str) -> None:
-        self.human.accept(
+        self.ctx.accept(
             Inbound(
                 channel=self.kind,
                 message_id=uuid.uuid4().hex,
@@ -149,5 +149,5 @@ def _hand(
         loop.call_soon_threadsafe(lines.put_nowait, line)
 
 
-def build(settings: Settings, human: HumanNode) -> TerminalChannel:
-    return TerminalChannel(human, settings)
+def build(settings: Settings, ctx: ChannelContext) -> TerminalChannel:
+    return TerminalChannel(ctx, settings)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.app import App, Extension
+from bot.channel import BaseChannel
 from bot.messages import DeliveryReceipt, Inbound, Outbound, Sender, Target
 from config.settings import Settings, load_settings
 from tests.fakes.anthropic_api import FakeAnthropic
@@ -36,7 +37,7 @@ def make_settings(data_dir: Path, fake: FakeAnthropic, **env: str) -> Settings:
     return load_settings(None, environ)
 
 
-class Recorder:
+class Recorder(BaseChannel):
     """An in-memory channel for the `terminal` target kind that records deliveries."""
 
     kind = "terminal"

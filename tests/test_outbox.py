@@ -6,14 +6,14 @@ import asyncio
 import time
 from pathlib import Path
 
-from bot.channel import PermanentDeliveryError, TransientDeliveryError
+from bot.channel import BaseChannel, PermanentDeliveryError, TransientDeliveryError
 from bot.messages import DeliveryReceipt, Outbound, Target
 from bot.store import Store
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.kit import Recorder, events, eventually, make_settings, running_app
 
 
-class Flaky:
+class Flaky(BaseChannel):
     """A `discord` channel that fails as scripted, then records."""
 
     kind = "discord"
@@ -77,7 +77,7 @@ async def test_a_target_without_a_channel_fails_once(tmp_path: Path, fake: FakeA
     assert len(failed) == 1 and failed[0]["data"]["error"] == "no email channel is configured"
 
 
-class Slow:
+class Slow(BaseChannel):
     """A `discord` channel whose every post takes a while."""
 
     kind = "discord"

@@ -7,6 +7,7 @@ import asyncio
 import itertools
 import time
 
+from bot.channel import BaseChannel
 from bot.messages import DeliveryReceipt, Outbound, Target
 from config.settings import Settings
 from tests.kit import running_app
@@ -14,7 +15,7 @@ from tests.kit import running_app
 PACE = 0.2
 
 
-class PerAddress:
+class PerAddress(BaseChannel):
     """A channel whose platform limits posts per address, whatever the thread."""
 
     kind = "discord"

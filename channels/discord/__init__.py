@@ -9,12 +9,12 @@ the outbox's errors).
 
 from __future__ import annotations
 
-from bot.human import HumanNode
+from bot.channel_context import ChannelContext
 from channels.discord.channel import DiscordChannel
 from config.settings import Settings
 
 __all__ = ["DiscordChannel", "build"]
 
 
-def build(settings: Settings, human: HumanNode) -> DiscordChannel:
-    return DiscordChannel(human, settings)
+def build(settings: Settings, ctx: ChannelContext) -> DiscordChannel:
+    return DiscordChannel(ctx, settings)

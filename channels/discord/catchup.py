@@ -30,8 +30,8 @@ import time
 
 import discord
 
+from bot.channel import ChannelStore
 from bot.messages import Inbound
-from bot.store import Store
 from bot.watermarks import UNKNOWN, Watermarks
 from channels.discord.events import KIND, Intake
 
@@ -48,7 +48,7 @@ def snowflake_time(mark: str) -> float:
 
 
 class CatchUp:
-    def __init__(self, client: discord.Client, store: Store, intake: Intake) -> None:
+    def __init__(self, client: discord.Client, store: ChannelStore, intake: Intake) -> None:
         self.client = client
         self.store = store
         self.intake = intake

@@ -16,8 +16,8 @@ from typing import Any
 
 import discord
 
-from bot.channel import TransientDeliveryError
-from bot.human import HumanNode
+from bot.channel import BaseChannel, TransientDeliveryError
+from bot.channel_context import ChannelContext
 from bot.messages import DeliveryReceipt, Outbound
 from channels.discord.catchup import CatchUp
 from channels.discord.client import GatewayClient, point_at
@@ -30,25 +30,25 @@ from config.settings import Settings
 LOGIN_WAIT = 5.0  # a delivery waits this long for a login in progress
 
 
-class DiscordChannel:
+class DiscordChannel(BaseChannel):
     kind = "discord"
     pace_seconds = 0.0
 
-    def __init__(self, human: HumanNode, settings: Settings) -> None:
+    def __init__(self, ctx: ChannelContext, settings: Settings) -> None:
         assert settings.discord_bot_token is not None, "build() only when Discord is enabled"
         self._token = settings.discord_bot_token.get_secret_value()
         point_at(settings.discord_api_url, settings.discord_gateway_url)
-        self.human = human
-        self.threads = Threads(human.store)
+        self.ctx = ctx
+        self.threads = Threads(ctx.store)
         self.intake = Intake(
-            human, self.threads, settings.discord_allowed_users, settings.discord_allowed_channels
+            ctx, self.threads, settings.discord_allowed_users, settings.discord_allowed_channels
         )
-        self.client = GatewayClient(human.store, self._on_message, self._new_session)
-        self.catchup = CatchUp(self.client, human.store, self.intake)
-        self.poster = Poster(self.client, self.threads, human.store, settings.data_dir)
+        self.client = GatewayClient(ctx.store, self._on_message, self._new_session)
+        self.catchup = CatchUp(self.client, ctx.store, self.intake)
+        self.poster = Poster(self.client, self.threads, ctx.store, settings.data_dir)
         self.fetcher = DiscordFetcher()
-        if human.intake is not None:
-            human.intake.register(self.kind, self.fetcher)
+        if ctx.intake is not None:
+            ctx.intake.register(self.kind, self.fetcher)
         self._task: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
@@ -74,7 +74,7 @@ class DiscordChannel:
 
     async def _catch_up(self) -> None:
         seen, forgotten = await self.catchup.run()
-        self.human.events.emit("channel.caught_up", self.kind, messages=seen, forgotten=forgotten)
+        self.ctx.events.emit("channel.caught_up", self.kind, messages=seen, forgotten=forgotten)
 
     async def deliver(self, msg: Outbound) -> DeliveryReceipt:
         try:

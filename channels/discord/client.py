@@ -21,7 +21,7 @@ import discord
 import yarl
 from discord.backoff import ExponentialBackoff
 
-from bot.store import Store
+from bot.channel import ChannelStore
 from channels.discord.errors import INTENT_MISSING, NETWORK_ERRORS, TOKEN_REFUSED
 
 log = logging.getLogger(__name__)
@@ -55,7 +55,7 @@ def intents() -> discord.Intents:
 
 
 class GatewayClient(discord.Client):
-    def __init__(self, store: Store, on_message: OnMessage, on_session: OnSession) -> None:
+    def __init__(self, store: ChannelStore, on_message: OnMessage, on_session: OnSession) -> None:
         super().__init__(
             intents=intents(),
             allowed_mentions=discord.AllowedMentions(everyone=False, roles=False, users=True),

@@ -28,9 +28,8 @@ from typing import Final, Literal
 
 import discord
 
-from bot.channel import PermanentDeliveryError
+from bot.channel import ChannelStore, PermanentDeliveryError
 from bot.messages import Attachment, DeliveryReceipt, Outbound
-from bot.store import Store
 from channels.discord.errors import (
     NETWORK_ERRORS,
     THREAD_EXISTS,
@@ -76,7 +75,11 @@ class Progress:
 
 class Poster:
     def __init__(
-        self, client: discord.Client, threads: Threads, store: Store, data_dir: Path = Path(".")
+        self,
+        client: discord.Client,
+        threads: Threads,
+        store: ChannelStore,
+        data_dir: Path = Path("."),
     ) -> None:
         self.client = client
         self.threads = threads

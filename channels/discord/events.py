@@ -14,8 +14,8 @@ Conversations (the core's key, and where replies go):
   gives a thread started from a message that message's id, so the reply opens that
   thread on the mention and follow-ups there carry the same key, like a Slack thread.
 
-The person's message is journaled (`HumanNode.accept`) before anything else is done
-with it. Touches only the human node and the thread registry.
+The person's message is journaled (`ChannelContext.accept`) before anything else is
+done with it. Touches only the channel context and the thread registry.
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ import re
 
 import discord
 
-from bot.human import SYSTEM_SPEAKER, HumanNode
+from bot.channel_context import ChannelContext
+from bot.human import SYSTEM_SPEAKER
 from bot.messages import Inbound, Outbound, Sender, Target
 from channels.discord.files import attachments
 from channels.discord.format import first_line
@@ -43,12 +44,12 @@ EMPTY_MENTION = "You mentioned me without a message: write what you need after t
 class Intake:
     def __init__(
         self,
-        human: HumanNode,
+        ctx: ChannelContext,
         threads: Threads,
         allowed_users: list[str],
         allowed_channels: list[str],
     ) -> None:
-        self.human = human
+        self.ctx = ctx
         self.threads = threads
         self.allowed_users = set(allowed_users)
         self.allowed_channels = set(allowed_channels)
@@ -60,7 +61,7 @@ class Intake:
             return None
         refusal = self._refusal(message)
         if refusal is not None:
-            self.human.refuse(
+            self.ctx.refuse(
                 KIND,
                 refusal,
                 id=str(message.id),
@@ -110,7 +111,7 @@ class Intake:
             },
             attachments=files,
         )
-        if not self.human.accept(inbound):
+        if not self.ctx.accept(inbound):
             return None
         if reply_to.thread is not None:
             self.threads.note(reply_to.thread, reply_to.address)
@@ -132,8 +133,8 @@ class Intake:
         return str(target), target
 
     def _answer_empty(self, message: discord.Message, conversation: str) -> None:
-        self.human.refuse(KIND, "empty message", id=str(message.id), sender=str(message.author.id))
-        self.human.say(
+        self.ctx.refuse(KIND, "empty message", id=str(message.id), sender=str(message.author.id))
+        self.ctx.notify(
             Outbound(
                 SYSTEM_SPEAKER,
                 Target(KIND, str(message.channel.id)),

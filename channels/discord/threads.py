@@ -10,13 +10,13 @@ at start: every channel message is checked against them.
 
 from __future__ import annotations
 
-from bot.store import Store
+from bot.channel import ChannelStore
 
 _KEY = "discord.thread:"
 
 
 class Threads:
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: ChannelStore) -> None:
         self.store = store
         self._parents = store.kv_prefixed(_KEY)  # only this process writes them
         self._stored: set[str] = set(self._parents)

@@ -1,4 +1,4 @@
-"""The email channel (IMAP in, SMTP out): `build(settings, human)` for the app.
+"""The email channel (IMAP in, SMTP out): `build(settings, ctx)` for the app.
 
 Modules by role: `imap` (connection), `parse` and `compose` (protocol), `safety`
 (who may be answered), `smtp` (sending), `channel` (dispatch to the human node).
@@ -6,12 +6,12 @@ Modules by role: `imap` (connection), `parse` and `compose` (protocol), `safety`
 
 from __future__ import annotations
 
-from bot.human import HumanNode
+from bot.channel_context import ChannelContext
 from channels.email.channel import EmailChannel
 from config.settings import Settings
 
 __all__ = ["EmailChannel", "build"]
 
 
-def build(settings: Settings, human: HumanNode) -> EmailChannel:
-    return EmailChannel(settings, human)
+def build(settings: Settings, ctx: ChannelContext) -> EmailChannel:
+    return EmailChannel(settings, ctx)

@@ -1,9 +1,9 @@
-"""The email channel: dispatch between mail and the human node.
+"""The email channel: dispatch between mail and the core (its channel context).
 
 Inbound: every new mail from the IMAP watcher is parsed, filtered (allow-list,
 machine mail, loops) and either refused (an event; no model sees it) or turned into
 an `Inbound` whose conversation is its thread (`email:<root Message-ID>`) and
-journaled by `human.accept` — all before the watcher marks it \\Seen. The thread's
+journaled by `ctx.accept` — all before the watcher marks it \\Seen. The thread's
 subject and References chain are kept in the store (`email:thread:<conversation>`)
 so answers thread correctly. Outbound: `deliver` composes the mail for the
 conversation's thread (or a new mail: a worker's question, a notice) and sends it
@@ -20,9 +20,9 @@ import logging
 from dataclasses import asdict
 from email.message import EmailMessage
 
-from bot.channel import PermanentDeliveryError
+from bot.channel import BaseChannel, PermanentDeliveryError
+from bot.channel_context import ChannelContext
 from bot.files import guess_type, human_size, safe_name
-from bot.human import HumanNode
 from bot.messages import Attachment, DeliveryReceipt, Inbound, Outbound, Sender, Target
 from channels.email.compose import Thread, compose
 from channels.email.imap import ImapWatcher
@@ -41,19 +41,19 @@ def conversation_of(mail: ParsedMail) -> str:
     return f"{KIND}:{mail.root}"
 
 
-class EmailChannel:
+class EmailChannel(BaseChannel):
     kind = KIND
     pace_seconds = 0.0
 
-    def __init__(self, settings: Settings, human: HumanNode) -> None:
+    def __init__(self, settings: Settings, ctx: ChannelContext) -> None:
         assert settings.email_address is not None
         self.settings = settings
-        self.human = human
-        self.store = human.store
+        self.ctx = ctx
+        self.store = ctx.store
         self.address = settings.email_address.lower()
         self.guard = RateGuard(settings.email_max_per_sender_per_hour)
         self.smtp = SmtpSender(settings)
-        self.watcher = ImapWatcher(settings, self.store, human.events, self.handle, self._health)
+        self.watcher = ImapWatcher(settings, self.store, ctx.events, self.handle, self._health)
         self._task: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
@@ -77,7 +77,7 @@ class EmailChannel:
         mail = parse_mail(raw, self.settings.email_max_chars, size)
         reason = check(mail, self.address, self.settings.email_allowed_senders, self.guard)
         if reason is not None:
-            self.human.refuse(
+            self.ctx.refuse(
                 KIND,
                 reason,
                 sender=mail.sender or None,
@@ -89,7 +89,7 @@ class EmailChannel:
         inbound.attachments = self._save_files(mail, cut=size > len(raw))
         with self.store.tx():
             self._remember(inbound.conversation, mail)
-            self.human.accept(inbound)
+            self.ctx.accept(inbound)
 
     def _inbound(self, mail: ParsedMail) -> Inbound:
         return Inbound(
@@ -106,7 +106,7 @@ class EmailChannel:
     def _save_files(self, mail: ParsedMail, cut: bool) -> list[Attachment]:
         """The mail's attachments saved in the data dir (they came with the mail: nothing
         to fetch later). The last one of a mail cut at EMAIL_MAX_BYTES is incomplete."""
-        intake = self.human.intake
+        intake = self.ctx.intake
         if intake is None:
             return []
         saved = []
@@ -125,7 +125,7 @@ class EmailChannel:
         parts = [mail.text.strip()]
         if not mail.thread_refs and mail.subject:
             parts.append(f"[Subject: {mail.subject}]")
-        if mail.attachments and self.human.intake is None:
+        if mail.attachments and self.ctx.intake is None:
             names = ", ".join(a.describe() for a in mail.attachments)
             parts.append(f"[Attachments, not opened: {names}]")
         if mail.cut:

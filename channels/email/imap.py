@@ -24,9 +24,9 @@ from typing import TypeVar
 
 import aioimaplib
 
+from bot.channel import ChannelStore
 from bot.events import EventLog
 from bot.outbox import backoff
-from bot.store import Store
 from channels.email.tls import client_context, port_for
 from config.settings import Settings
 
@@ -55,7 +55,7 @@ class UidState:
     last_uid: int = 0
 
     @classmethod
-    def load(cls, store: Store) -> UidState:
+    def load(cls, store: ChannelStore) -> UidState:
         raw = store.get_kv(STATE_KEY)
         try:
             data = json.loads(raw) if raw else {}
@@ -64,7 +64,7 @@ class UidState:
             log.error("email IMAP state %r is corrupt; starting from unread mail", raw)
             return cls()
 
-    def save(self, store: Store) -> None:
+    def save(self, store: ChannelStore) -> None:
         store.set_kv(
             STATE_KEY, json.dumps({"uidvalidity": self.uidvalidity, "last_uid": self.last_uid})
         )
@@ -256,7 +256,12 @@ class ImapWatcher:
     """Runs IMAP sessions forever, reconnecting with backoff after any failure."""
 
     def __init__(
-        self, settings: Settings, store: Store, events: EventLog, handle: Handler, health: Health
+        self,
+        settings: Settings,
+        store: ChannelStore,
+        events: EventLog,
+        handle: Handler,
+        health: Health,
     ) -> None:
         self.settings = settings
         self.store = store

@@ -9,12 +9,12 @@ chat.postMessage: mrkdwn, speaker, split, error mapping), `identity` (auth.test)
 
 from __future__ import annotations
 
-from bot.human import HumanNode
+from bot.channel_context import ChannelContext
 from channels.slack.channel import SlackChannel
 from config.settings import Settings
 
 __all__ = ["SlackChannel", "build"]
 
 
-def build(settings: Settings, human: HumanNode) -> SlackChannel:
-    return SlackChannel(settings, human)
+def build(settings: Settings, ctx: ChannelContext) -> SlackChannel:
+    return SlackChannel(settings, ctx)

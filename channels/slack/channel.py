@@ -19,7 +19,8 @@ import aiohttp
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.human import HumanNode
+from bot.channel import BaseChannel
+from bot.channel_context import ChannelContext
 from bot.messages import DeliveryReceipt, Outbound, Target
 from bot.outbox import backoff
 from channels.slack.connection import HttpConnection, SocketModeConnection, build_app
@@ -46,12 +47,12 @@ REFUSED_TOKEN = {
 CONNECT_BACKOFF_CAP = 60.0
 
 
-class SlackChannel:
+class SlackChannel(BaseChannel):
     kind = "slack"
 
-    def __init__(self, settings: Settings, human: HumanNode) -> None:
+    def __init__(self, settings: Settings, ctx: ChannelContext) -> None:
         assert settings.slack_bot_token is not None  # checked by Settings
-        self.human = human
+        self.ctx = ctx
         self.pace_seconds = settings.slack_pace_seconds
         self.client = AsyncWebClient(
             token=settings.slack_bot_token.get_secret_value(),
@@ -61,17 +62,17 @@ class SlackChannel:
             # retries instead, through the attempt records (post.py).
             retry_handlers=[],
         )
-        self.threads = ThreadMemory(human.store)
-        self.links = EmailLinks(self.client, human.people)
+        self.threads = ThreadMemory(ctx.store)
+        self.links = EmailLinks(self.client, ctx.people)
         self.events = SlackEvents(
-            human, self.threads, settings.slack_allowed_users, self.links.email_of
+            ctx, self.threads, settings.slack_allowed_users, self.links.email_of
         )
         self.poster = SlackPoster(
-            self.client, human.store, human.outbox.pacer, self.pace_seconds, settings.data_dir
+            self.client, ctx.store, ctx.pacer, self.pace_seconds, settings.data_dir
         )
         self.fetcher = SlackFetcher(settings.slack_bot_token.get_secret_value())
-        if human.intake is not None:
-            human.intake.register(self.kind, self.fetcher)
+        if ctx.intake is not None:
+            ctx.intake.register(self.kind, self.fetcher)
         self.connection = self._connection(settings)
         #: HTTP Events mode: the route the app mounts on its HTTP server
         self.http_routes = (
@@ -161,7 +162,7 @@ class SlackChannel:
         return self.events.identity
 
     def _malformed(self, error: str) -> None:
-        self.human.refuse(self.kind, "malformed request", error=error)
+        self.ctx.refuse(self.kind, "malformed request", error=error)
 
     def _health(self, state: str, detail: str) -> None:
-        self.human.store.set_health(self.kind, state, detail)
+        self.ctx.set_health(self.kind, state, detail)

@@ -1,7 +1,7 @@
 """Slack events to `Inbound` messages: which events are for the bot, and journaling them.
 
 `SlackEvents.dispatch` runs before the event is acked and never waits on anything but
-SQLite: it decides, journals through `HumanNode.accept` and returns.
+SQLite: it decides, journals through `ChannelContext.accept` and returns.
 
 - For the bot: a mention (`app_mention`, or a `message` naming the bot), any direct
   message, and any message in a thread the bot is in. Everything else is not ours
@@ -26,7 +26,7 @@ import logging
 import re
 from collections.abc import Callable
 
-from bot.human import HumanNode
+from bot.channel_context import ChannelContext
 from bot.messages import HUMAN, Inbound, Sender, Target
 from channels.slack.files import attachments
 from channels.slack.identity import BotIdentity
@@ -44,12 +44,12 @@ _MALFORMED = (KeyError, TypeError, ValueError, AttributeError)
 class SlackEvents:
     def __init__(
         self,
-        human: HumanNode,
+        ctx: ChannelContext,
         threads: ThreadMemory,
         allowed_users: list[str],
         email_of: Callable[[str], str] = lambda user: "",
     ) -> None:
-        self.human = human
+        self.ctx = ctx
         self.email_of = email_of
         self.threads = threads
         self.allowed = set(allowed_users)
@@ -64,7 +64,7 @@ class SlackEvents:
             self._event(event)
         except _MALFORMED as exc:  # acked anyway: a redelivery would be just as bad
             log.warning("malformed Slack event: %s", exc)
-            self.human.refuse(KIND, "malformed event", error=f"{type(exc).__name__}: {exc}")
+            self.ctx.refuse(KIND, "malformed event", error=f"{type(exc).__name__}: {exc}")
 
     def _event(self, event: SlackEdit) -> None:
         kind, subtype = event.get("type"), event.get("subtype")
@@ -84,11 +84,11 @@ class SlackEvents:
         refusal = self._refusal(event)
         if refusal is not None:
             who = event.get("user") or event.get("bot_id")
-            self.human.refuse(KIND, refusal, user=who, id=_message_id(event))
+            self.ctx.refuse(KIND, refusal, user=who, id=_message_id(event))
             return
         msg = self._inbound(event)
-        with self.human.store.tx():  # one commit before the ack
-            self.human.accept(msg)
+        with self.ctx.store.tx():  # one commit before the ack
+            self.ctx.accept(msg)
             if msg.reply_to.thread is not None and not _is_dm(event):
                 self.threads.remember(msg.reply_to.address, msg.reply_to.thread)
 
@@ -159,7 +159,7 @@ class SlackEvents:
         if added:
             self._message(new)
         elif self._for_bot(new):
-            self.human.events.emit("message.edited", HUMAN, channel=KIND, id=_message_id(new))
+            self.ctx.events.emit("message.edited", HUMAN, channel=KIND, id=_message_id(new))
 
     def _deleted(self, event: SlackEdit) -> None:
         old = _inner(event, event.get("previous_message"))
@@ -167,7 +167,7 @@ class SlackEvents:
         if old.get("bot_id") or self._from_self(old):
             return
         if self._for_bot(old):
-            self.human.events.emit("message.deleted", HUMAN, channel=KIND, id=_message_id(old))
+            self.ctx.events.emit("message.deleted", HUMAN, channel=KIND, id=_message_id(old))
 
 
 def _inner(event: SlackEdit, source: SlackMessage | None) -> SlackMessage:

@@ -24,10 +24,10 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.attempts import Answer, Attempts
-from bot.channel import DeliveryError, PermanentDeliveryError, TransientDeliveryError
+from bot.channel import ChannelStore, DeliveryError, PermanentDeliveryError, TransientDeliveryError
 from bot.messages import DeliveryReceipt, Outbound, Target
 from bot.outbox import Pacer
-from bot.store import AttemptRow, Store
+from bot.store import AttemptRow
 from channels.slack.format import render
 from channels.slack.history import HistoryError, read
 from channels.slack.identity import header
@@ -64,7 +64,7 @@ class SlackPoster:
     def __init__(
         self,
         client: AsyncWebClient,
-        store: Store,
+        store: ChannelStore,
         pacer: Pacer,
         chunk_spacing: float,
         data_dir: Path = Path("."),

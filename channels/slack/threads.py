@@ -7,13 +7,13 @@ at start, as every channel message is checked against it.
 
 from __future__ import annotations
 
-from bot.store import Store
+from bot.channel import ChannelStore
 
 _PREFIX = "slack.thread."
 
 
 class ThreadMemory:
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: ChannelStore) -> None:
         self.store = store
         self._known = set(store.kv_prefixed(_PREFIX))  # only this process writes them
 

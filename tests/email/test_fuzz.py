@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bot.bus import Bus
+from bot.channel_context import ChannelContext
 from bot.events import EventLog
 from bot.human import HumanNode
 from bot.store import Store
@@ -110,7 +111,7 @@ def test_no_generated_mail_crashes_the_channel(tmp_path: Path) -> None:
     seen: dict[str, int] = {}
     log.subscribe(lambda e: seen.__setitem__(e.type, seen.get(e.type, 0) + 1))
     human = HumanNode(store, Bus(store), log, None)
-    channel = EmailChannel(conf, human)
+    channel = EmailChannel(conf, ChannelContext(human))
     counts = {"handled": 0}
 
     @settings(

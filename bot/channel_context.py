@@ -1,0 +1,53 @@
+"""What the core hands a channel: a narrow context, not the human node.
+
+A channel needs to journal what people say (`accept`, before it acks the platform),
+record what it refuses, tell a person something at once (`notify`, through the
+outbox), keep its own state (thread memory, watermarks, attempt records: `store`, typed
+as the slice `ChannelStore`), report its health, pace its posts (`pacer`) and hand
+files to the intake, and link a sender to a listed person (`people`). Nothing else of
+the core is reachable from here: a channel cannot route, read other tables or reach
+the agents.
+"""
+
+from __future__ import annotations
+
+from bot.channel import ChannelStore
+from bot.events import EventLog
+from bot.human import HumanNode
+from bot.intake import FileIntake
+from bot.messages import Inbound, Outbound
+from bot.outbox import Pacer
+from bot.people import People
+from bot.status import render_status
+
+
+class ChannelContext:
+    def __init__(self, human: HumanNode) -> None:
+        self._human = human
+        self.store: ChannelStore = human.store
+        self.events: EventLog = human.events
+        self.pacer: Pacer = human.outbox.pacer
+        #: downloads a message's files before it is routed (None: files are not fetched)
+        self.intake: FileIntake | None = human.intake
+        #: the configured people, to link a platform id to a person
+        self.people: People = human.people
+
+    def accept(self, msg: Inbound) -> bool:
+        """Journal and route a person's message (one commit, before the channel acks).
+        False when it was seen before."""
+        return self._human.accept(msg)
+
+    def refuse(self, channel: str, reason: str, **facts: object) -> None:
+        """Record a message that no agent will see (unknown sender, bot, loop...)."""
+        self._human.refuse(channel, reason, **facts)
+
+    def notify(self, msg: Outbound) -> None:
+        """Tell a person something (a runtime notice), through the durable outbox."""
+        self._human.say(msg)
+
+    def set_health(self, channel: str, state: str, detail: str = "") -> None:
+        self.store.set_health(channel, state, detail)
+
+    def status_text(self) -> str:
+        """`switchboard status` as text (the terminal's /status)."""
+        return render_status(self._human.store)
