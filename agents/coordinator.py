@@ -24,7 +24,8 @@ from agents.step import Step
 from agents.team import Team
 from agents.tools import STR, Tool, Toolbox, ToolSpec, schema
 from bot.bus import Mail
-from bot.messages import COORDINATOR, Outbound, Target
+from bot.messages import COORDINATOR, Outbound
+from bot.notices import SESSION_FAILED, TERMINAL, turn_limit
 
 log = logging.getLogger(__name__)
 
@@ -135,22 +136,14 @@ class Session(NodeLoop):
                 if outcome.kind == "done" and outcome.text:
                     self._reply(self.conv, outcome.text)
                 elif outcome.kind == "limit":
-                    self.tell(
-                        self.conv,
-                        f"I stopped after {self.max_turns} steps "
-                        "(SWITCHBOARD_MAX_TURNS) without finishing.",
-                    )
+                    self.tell(self.conv, turn_limit(self.max_turns))
                 self.checkpoint(self.conv)
         except asyncio.CancelledError:
             raise
         except Exception:
             log.exception("coordinator session %s failed", self.key)
             if self.conv is not None:
-                self.tell(
-                    self.conv,
-                    "Something went wrong on my side while answering; "
-                    "the error is in the log. Please try again.",
-                )
+                self.tell(self.conv, SESSION_FAILED)
         finally:
             self.task = None
             if self.queue:
@@ -170,7 +163,7 @@ class Session(NodeLoop):
         return Step(
             speaker=COORDINATOR,
             conversation=self.key,
-            human=target if target is not None else Target("terminal"),
+            human=target if target is not None else TERMINAL,
             effects=self.effects,
             workspace=self.info.workspace,
         )

@@ -23,13 +23,11 @@ from agents.step import Effects, Step
 from agents.tools import Toolbox, ToolResult, result_block
 from bot.bus import Mail
 from bot.clock import now_line
-from bot.human import SYSTEM_SPEAKER
 from bot.messages import COORDINATOR, FROM_PERSON, BusMessage, Outbound, Target
+from bot.notices import MODEL_UNAVAILABLE, SYSTEM_SPEAKER, model_refused, where_to
 from bot.outbox import backoff
 
 log = logging.getLogger(__name__)
-
-UNAVAILABLE = "The model is unavailable right now; I will answer as soon as it is back."
 
 
 @dataclass(slots=True)
@@ -247,7 +245,7 @@ class NodeLoop:
                     "llm.unavailable", self.agent_id, error=str(exc), attempt=attempt
                 )
                 if attempt == 0:
-                    self.tell(conv, UNAVAILABLE)
+                    self.tell(conv, MODEL_UNAVAILABLE)
                 delay = backoff(
                     attempt, self.services.limits.llm_retry_base, self.services.limits.llm_retry_max
                 )
@@ -255,7 +253,7 @@ class NodeLoop:
                 await asyncio.sleep(delay)
             except ModelError as exc:
                 self.services.events.emit("llm.error", self.agent_id, error=str(exc))
-                self.tell(conv, f"The model refused this request: {exc}")
+                self.tell(conv, model_refused(exc))
                 conv.messages.append(
                     {
                         "role": "assistant",
@@ -281,6 +279,4 @@ class NodeLoop:
             self.services.human.say(Outbound(SYSTEM_SPEAKER, target, text, conv.key, kind="notice"))
 
     def target_of(self, conv: Conversation) -> Target | None:
-        if conv.target:
-            return Target.parse(conv.target)
-        return self.services.home
+        return where_to(conv.target, home=self.services.home)

@@ -16,8 +16,8 @@ from agents.services import Services
 from agents.tools import ToolError
 from agents.worker import TASK_KEY, Worker
 from bot.bus import Mail
-from bot.human import SYSTEM_SPEAKER
-from bot.messages import BROADCAST, COORDINATOR, HUMAN, BusMessage, Outbound, Target
+from bot.messages import BROADCAST, COORDINATOR, HUMAN, BusMessage, Outbound
+from bot.notices import SYSTEM_SPEAKER, where_to, worker_failed
 from bot.store import ACTIVE_WORKER_STATES, WorkerRow, WorkerStatus
 
 log = logging.getLogger(__name__)
@@ -90,9 +90,9 @@ class Team:
 
     def _crashed(self, worker: Worker, exc: Exception) -> None:
         row = worker.row
-        text = f"Worker {row.name} failed: {type(exc).__name__}: {exc}"
+        text = worker_failed(row.name, exc)
         row.status, row.error = "failed", text
-        target = Target.parse(row.origin_target) if row.origin_target else self.services.home
+        target = where_to(row.origin_target, home=self.services.home)
         with self.services.store.tx():
             self.services.store.upsert_worker(row)
             self.services.bus.send(

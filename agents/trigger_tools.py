@@ -17,6 +17,7 @@ from typing import Any
 from agents.services import AgentInfo
 from agents.tools import STR, Tool, ToolError, ToolSpec, schema
 from bot.messages import COORDINATOR, Target, TargetError
+from bot.notices import where_to
 from bot.status import when
 from bot.store import ACTIVE_WORKER_STATES
 from bot.triggers import TYPES, TriggerError, build_spec
@@ -99,11 +100,7 @@ class TriggerTools:
             )
         except TriggerError as exc:
             raise ToolError(str(exc)) from exc
-        target = (
-            deliver_to
-            or origin
-            or (str(self.engine.human.home) if self.engine.human.home else None)
-        )
+        target = where_to(deliver_to, origin, home=self.engine.human.home)
         if target is None:
             raise ToolError("there is nowhere to deliver this trigger's output: give deliver_to")
         row = self.engine.create(spec, self.info.agent_id, conversation, origin)

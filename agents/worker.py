@@ -23,7 +23,6 @@ from agents.services import AgentInfo, Services
 from agents.step import Effects, Step
 from agents.tools import STR, Tool, Toolbox, ToolError, ToolResult, ToolSpec, schema
 from bot.bus import Mail, Mailbox
-from bot.human import SYSTEM_SPEAKER
 from bot.messages import (
     COORDINATOR,
     FROM_PERSON,
@@ -33,6 +32,7 @@ from bot.messages import (
     Target,
     TargetError,
 )
+from bot.notices import SYSTEM_SPEAKER, TERMINAL, where_to, worker_turn_limit
 from bot.store import ParkedState, QuestionRow, WorkerRow, WorkerStatus
 
 log = logging.getLogger(__name__)
@@ -131,10 +131,7 @@ class Worker(NodeLoop):
             self._publish_now(outcome.text or "(no result)", self.effects)
             outcome = Outcome("ended")
         if outcome.kind == "limit":
-            self._report(
-                f"Worker {self.row.name} stopped: it reached the limit of "
-                f"{self.max_turns} turns (SWITCHBOARD_MAX_TURNS) without publishing."
-            )
+            self._report(worker_turn_limit(self.row.name, self.max_turns))
         status: WorkerStatus = "done" if outcome.kind == "ended" else "failed"
         self.row.status = status
         self.checkpoint(conv)
@@ -232,11 +229,7 @@ class Worker(NodeLoop):
         )
 
     def _human_target(self) -> Target:
-        if self.row.origin_target:
-            return Target.parse(self.row.origin_target)
-        if self.services.home is not None:
-            return self.services.home
-        return Target("terminal")
+        return where_to(self.row.origin_target, home=self.services.home) or TERMINAL
 
     async def _ask_human(self, args: dict[str, Any], step: Step) -> ToolResult:
         try:

@@ -19,8 +19,9 @@ from collections.abc import Callable
 from datetime import datetime
 
 from bot.events import EventLog
-from bot.human import SYSTEM_SPEAKER, HumanNode
+from bot.human import HumanNode
 from bot.messages import Outbound
+from bot.notices import SYSTEM_SPEAKER
 from bot.usage import BUDGET_KEY, Ledger, next_day
 
 log = logging.getLogger(__name__)

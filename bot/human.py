@@ -16,14 +16,13 @@ from bot.events import EventLog
 from bot.files import FileStore
 from bot.intake import FETCHING, FileIntake
 from bot.messages import HUMAN, BusMessage, DeliveryReceipt, Inbound, Outbound, Target
+from bot.notices import SYSTEM_SPEAKER, undeliverable
 from bot.outbox import Outbox
 from bot.people import People, Person
 from bot.router import Directory, Route, route
 from bot.store import QuestionRow, QuestionStatus, Store
 
 log = logging.getLogger(__name__)
-
-SYSTEM_SPEAKER = "switchboard"
 
 
 class HumanNode:
@@ -177,7 +176,7 @@ class HumanNode:
     def _failed(self, msg: Outbound, error: str) -> None:
         if self.home is None or msg.target == self.home or msg.kind == "failure":
             return
-        text = f"Could not deliver a message from {msg.agent} to {msg.target}: {error}"
+        text = undeliverable(msg.agent, msg.target, error)
         self.say(Outbound(SYSTEM_SPEAKER, self.home, text, kind="failure"))
 
     # -- directory -------------------------------------------------------------------

@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass, field
 
 from bot.messages import COORDINATOR, Inbound
+from bot.notices import no_such_worker
 from bot.store import QuestionRow
 
 _ADDRESS = re.compile(r"^\s*@([\w.\-*]+)[\s,:]*(.*)$", re.DOTALL)
@@ -58,7 +59,7 @@ def route(msg: Inbound, directory: Directory) -> Route:
             return Route([COORDINATOR], rest)
         if name in directory.workers:
             return Route([name], rest, _question_of(name, directory))
-        return Route(error=_unknown(addressed.group(1), directory))
+        return Route(error=no_such_worker(addressed.group(1), directory.names()))
     question = _question_for(msg, directory)
     if question is not None:
         return Route([question.worker], text, question)
@@ -81,10 +82,3 @@ def _question_for(msg: Inbound, directory: Directory) -> QuestionRow | None:
         if msg.conversation == q.conversation or msg.conversation in q.refs
     ]
     return max(in_thread, key=lambda q: q.asked_at) if in_thread else None
-
-
-def _unknown(name: str, directory: Directory) -> str:
-    names = directory.names()
-    if not names:
-        return f"There is no worker called {name}; no workers are running right now."
-    return f"There is no worker called {name}. Workers: {', '.join(names)}."

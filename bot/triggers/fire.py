@@ -22,8 +22,9 @@ from typing import Any
 
 from bot.bus import Bus
 from bot.events import EventLog
-from bot.human import SYSTEM_SPEAKER, HumanNode
-from bot.messages import COORDINATOR, BusMessage, Outbound, Target, TargetError
+from bot.human import HumanNode
+from bot.messages import COORDINATOR, BusMessage, Outbound, Target
+from bot.notices import NO_TRIGGER_TARGET, SYSTEM_SPEAKER, trigger_failed, where_to
 from bot.store import Store
 from bot.triggers.model import ONE_SHOT
 from bot.triggers.rows import TriggerRow
@@ -65,13 +66,7 @@ class Firing:
         self.spawn = spawn
 
     def target_of(self, row: TriggerRow) -> Target | None:
-        for text in (row.spec.deliver_to, row.origin_target):
-            if text:
-                try:
-                    return Target.parse(text)
-                except TargetError:
-                    log.warning("trigger %s has a bad target %r", row.id, text)
-        return self.human.home
+        return where_to(row.spec.deliver_to, row.origin_target, home=self.human.home)
 
     def conversation_of(self, row: TriggerRow) -> str:
         return row.conversation or f"trigger:{row.id}"
@@ -151,7 +146,7 @@ class Firing:
         target = self.target_of(row)
         if row.spec.action_type == "send_message":
             if target is None:
-                raise FireError("no delivery target: give deliver_to or set SWITCHBOARD_HOME")
+                raise FireError(NO_TRIGGER_TARGET)
             speaker = row.created_by if row.source == "tool" else SCHEDULER
             self.human.say(Outbound(speaker, target, text, row.conversation))
         elif row.spec.agent.lower() == COORDINATOR:
@@ -202,5 +197,5 @@ class Firing:
         )
         target = self.target_of(row)
         if target is not None:
-            text = f"Trigger {row.id} ({row.spec.describe()}) could not act: {error}"
+            text = trigger_failed(row.id, row.spec.describe(), error)
             self.human.say(Outbound(SYSTEM_SPEAKER, target, text, row.conversation, kind="notice"))

@@ -26,8 +26,8 @@ import re
 import discord
 
 from bot.channel_context import ChannelContext
-from bot.human import SYSTEM_SPEAKER
 from bot.messages import Inbound, Outbound, Sender, Target
+from bot.notices import SYSTEM_SPEAKER
 from channels.discord.files import attachments
 from channels.discord.format import first_line
 from channels.discord.threads import Threads

@@ -1,0 +1,87 @@
+"""What the runtime itself tells people, and where anything an agent says goes.
+
+The sentences are kept together (as slack_bolt keeps its user-facing texts in
+`logger/messages.py`) so they read as one voice and each names what to do. The
+channels keep their own platform's sentences (`channels/discord/errors.py`).
+
+`where_to` is the contract's single "where does this go" rule, used for every
+message that leaves the runtime: an explicit target first (a trigger's `deliver_to`,
+`ask_human`'s `via`), then the conversation's own target (the thread a message came
+from, a worker's origin), then SWITCHBOARD_HOME. Imports only message types.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from bot.messages import Target, TargetError
+
+log = logging.getLogger(__name__)
+
+#: who speaks when the runtime itself speaks
+SYSTEM_SPEAKER = "switchboard"
+#: where a person is when nothing else says (the embedded chat)
+TERMINAL = Target("terminal")
+
+
+def where_to(*choices: str | Target | None, home: Target | None) -> Target | None:
+    """The first of `choices` that is given (explicit, then the conversation's), else
+    `home` (SWITCHBOARD_HOME). A stored choice that does not parse is skipped, logged."""
+    for choice in choices:
+        if isinstance(choice, Target):
+            return choice
+        if choice:
+            try:
+                return Target.parse(choice)
+            except TargetError:
+                log.warning("bad delivery target %r skipped", choice)
+    return home
+
+
+# -- routing -------------------------------------------------------------------------
+def no_such_worker(name: str, workers: list[str]) -> str:
+    if not workers:
+        return f"There is no worker called {name}; no workers are running right now."
+    return f"There is no worker called {name}. Workers: {', '.join(workers)}."
+
+
+# -- delivery ------------------------------------------------------------------------
+def undeliverable(agent: str, target: Target, error: str) -> str:
+    return f"Could not deliver a message from {agent} to {target}: {error}"
+
+
+# -- the model -----------------------------------------------------------------------
+MODEL_UNAVAILABLE = "The model is unavailable right now; I will answer as soon as it is back."
+
+
+def model_refused(error: object) -> str:
+    return f"The model refused this request: {error}"
+
+
+def turn_limit(max_turns: int) -> str:
+    return f"I stopped after {max_turns} steps (SWITCHBOARD_MAX_TURNS) without finishing."
+
+
+SESSION_FAILED = (
+    "Something went wrong on my side while answering; the error is in the log. Please try again."
+)
+
+
+# -- workers -------------------------------------------------------------------------
+def worker_turn_limit(name: str, max_turns: int) -> str:
+    return (
+        f"Worker {name} stopped: it reached the limit of {max_turns} turns "
+        "(SWITCHBOARD_MAX_TURNS) without publishing."
+    )
+
+
+def worker_failed(name: str, exc: BaseException) -> str:
+    return f"Worker {name} failed: {type(exc).__name__}: {exc}"
+
+
+# -- triggers ------------------------------------------------------------------------
+def trigger_failed(trigger_id: str, schedule: str, error: str) -> str:
+    return f"Trigger {trigger_id} ({schedule}) could not act: {error}"
+
+
+NO_TRIGGER_TARGET = "no delivery target: give deliver_to or set SWITCHBOARD_HOME"
