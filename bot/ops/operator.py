@@ -17,6 +17,7 @@ from aiohttp import web
 from agents.llm import CallRecord
 from bot.budget import Budget
 from bot.ops.auth import Access
+from bot.ops.dashboard import Dashboard
 from bot.ops.health import LLMHealth, health
 from bot.ops.live import LiveEvents
 from bot.ops.metrics import CONTENT_TYPE, Metrics
@@ -124,6 +125,7 @@ class Operator:
         return [
             ("GET", "/healthz", self._healthz),
             ("GET", "/metrics", self._metrics),
+            *Dashboard(self.app, self.access, self.live).routes(),
         ]
 
     async def serve(self) -> None:

@@ -1,0 +1,134 @@
+"""The read-only dashboard at `/`: routes, login and access checks.
+
+Pages: `/` (overview), `/conversations`, `/conversation?agent=..&key=..&page=..`,
+`/events?before=..`; the live stream `/events/stream`; `/login`. With
+SWITCHBOARD_DASHBOARD_TOKEN set every page asks for it (a bearer header, or the
+cookie the login form sets); a wrong or missing token gets 401.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from aiohttp import web
+
+from bot.ops import views
+from bot.ops.assets import SCRIPT, STYLE
+from bot.ops.auth import Access
+from bot.ops.html import Markup, esc, page
+from bot.ops.live import LiveEvents
+from bot.ops.server import Handler, Route
+
+if TYPE_CHECKING:
+    from bot.app import App
+
+NO_STORE = {"Cache-Control": "no-store"}
+
+
+class Dashboard:
+    def __init__(self, app: App, access: Access, live: LiveEvents) -> None:
+        self.app = app
+        self.access = access
+        self.live = live
+
+    def routes(self) -> list[Route]:
+        guard = self._guard
+        return [
+            ("GET", "/", guard(self.overview)),
+            ("GET", "/conversations", guard(self.conversations)),
+            ("GET", "/conversation", guard(self.conversation)),
+            ("GET", "/events", guard(self.events)),
+            ("GET", "/events/stream", guard(self.live.stream)),
+            ("GET", "/login", self.login_form),
+            ("POST", "/login", self.login),
+            ("GET", "/static/dashboard.js", _static(SCRIPT, "text/javascript")),
+            ("GET", "/static/dashboard.css", _static(STYLE, "text/css")),
+        ]
+
+    def _guard(self, handler: Handler) -> Handler:
+        async def guarded(request: web.Request) -> web.StreamResponse:
+            if self.access.allowed(request):
+                return await handler(request)
+            if "Authorization" in request.headers or "text/html" not in request.headers.get(
+                "Accept", ""
+            ):
+                return web.Response(
+                    status=401,
+                    text="401: SWITCHBOARD_DASHBOARD_TOKEN required",
+                    headers={"WWW-Authenticate": 'Bearer realm="switchboard"', **NO_STORE},
+                )
+            return _html(_login_page(), status=401)
+
+        return guarded
+
+    # -- pages -------------------------------------------------------------------------
+    async def overview(self, request: web.Request) -> web.Response:
+        app = self.app
+        body = Markup("").join(
+            [
+                views.agents(app, _page(request)),
+                views.questions(app),
+                views.channels(app),
+                views.usage(app),
+                views.triggers(app),
+                views.recent_events(app),
+            ]
+        )
+        return _html(page("Overview", Markup(body), views.budget_banner(app)))
+
+    async def conversations(self, request: web.Request) -> web.Response:
+        return _html(page("Conversations", views.conversations(self.app, _page(request))))
+
+    async def conversation(self, request: web.Request) -> web.Response:
+        agent = request.query.get("agent", "")
+        key = request.query.get("key", "")
+        raw = request.query.get("page")
+        number = int(raw) if raw and raw.isdigit() else None
+        body = views.transcript(self.app, agent, key, number)
+        return _html(page(f"{agent} / {key}", body))
+
+    async def events(self, request: web.Request) -> web.Response:
+        raw = request.query.get("before", "")
+        before = int(raw) if raw.isdigit() else None
+        return _html(page("Events", views.events_page(self.app, before)))
+
+    # -- login -------------------------------------------------------------------------
+    async def login_form(self, request: web.Request) -> web.Response:
+        return _html(_login_page())
+
+    async def login(self, request: web.Request) -> web.StreamResponse:
+        form = await request.post()
+        given = form.get("token")
+        if not isinstance(given, str) or not self.access.token_matches(given.strip()):
+            return _html(_login_page("That token is not right."), status=401)
+        response = web.HTTPSeeOther("/")
+        secure = request.secure or request.headers.get("X-Forwarded-Proto") == "https"
+        self.access.log_in(response, secure)
+        raise response
+
+
+def _page(request: web.Request) -> int:
+    raw = request.query.get("page", "1")
+    return max(1, int(raw)) if raw.isdigit() else 1
+
+
+def _html(text: str, status: int = 200) -> web.Response:
+    return web.Response(text=text, status=status, content_type="text/html", headers=NO_STORE)
+
+
+def _static(body: str, content_type: str) -> Handler:
+    async def serve(request: web.Request) -> web.Response:
+        return web.Response(text=body, content_type=content_type)
+
+    return serve
+
+
+def _login_page(error: str = "") -> str:
+    problem = f'<p class="error">{esc(error)}</p>' if error else ""
+    form = Markup(
+        '<form class="login" method="post" action="/login"><h2>Sign in</h2>'
+        f"{problem}<label>Dashboard token (SWITCHBOARD_DASHBOARD_TOKEN)"
+        '<input type="password" name="token" autocomplete="current-password" autofocus>'
+        '</label><button type="submit">Sign in</button></form>'
+    )
+    return page("Sign in", form)
