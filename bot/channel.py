@@ -12,6 +12,7 @@ optional capabilities of `Channel` their defaults.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
@@ -35,6 +36,9 @@ class PermanentDeliveryError(DeliveryError):
     """Retrying cannot help (bad address, 5xx from SMTP, unknown channel)."""
 
 
+HttpRoute = tuple[str, str, Callable[[Any], Awaitable[Any]]]
+
+
 class Channel(Protocol):
     """A platform adapter. `kind` matches the delivery target kind it serves."""
 
@@ -44,6 +48,9 @@ class Channel(Protocol):
     #: set when the channel ends by itself (the terminal at end of input); None when
     #: it never does (it runs until the app stops it)
     closed: asyncio.Event | None
+    #: (method, path, handler) routes to mount on the app's HTTP server (Slack's HTTP
+    #: Events mode); the handler takes and returns aiohttp's request and response
+    http_routes: Sequence[HttpRoute]
 
     def pace_key(self, target: Target) -> str:
         """The key the outbox paces posts to `target` by: the target itself, unless the
@@ -63,6 +70,7 @@ class BaseChannel:
     closing by itself. A channel (or a test's fake) subclasses it and overrides."""
 
     closed: asyncio.Event | None = None
+    http_routes: Sequence[HttpRoute] = ()
 
     def pace_key(self, target: Target) -> str:
         return str(target)

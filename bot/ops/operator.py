@@ -135,7 +135,7 @@ class Operator:
         server = HttpServer(s.http_host, s.listen_port, s.port_variable)
         server.add(self.routes())
         for channel in self.app.channels:
-            server.add(list(getattr(channel, "http_routes", [])))
+            server.add(list(channel.http_routes))
         await server.start()
         self.server = server
 

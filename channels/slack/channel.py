@@ -76,7 +76,7 @@ class SlackChannel(BaseChannel):
         self.connection = self._connection(settings)
         #: HTTP Events mode: the route the app mounts on its HTTP server
         self.http_routes = (
-            self.connection.routes if isinstance(self.connection, HttpConnection) else []
+            self.connection.routes if isinstance(self.connection, HttpConnection) else ()
         )
         self.ready = asyncio.Event()
         self._starting: asyncio.Task[None] | None = None
