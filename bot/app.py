@@ -26,6 +26,7 @@ from agents.coordinator import Coordinator
 from agents.files_tools import file_tools
 from agents.llm import Provider
 from agents.memory import install_memory
+from agents.read_channel import read_channel_tools
 from agents.services import Limits, Services
 from agents.team import Team
 from agents.trigger_tools import trigger_tools
@@ -142,6 +143,7 @@ class App:
             self.triggers.add_internal(
                 "memory-distil", s.memory_distil_cron, self.memory.distil_all
             )
+        self.services.tool_factories.append(read_channel_tools(self.services))
         for extension in self.extensions:
             extension(self)
         for name in self.channel_names:

@@ -18,12 +18,14 @@ import discord
 
 from bot.channel import BaseChannel, TransientDeliveryError
 from bot.channel_context import ChannelContext
-from bot.messages import DeliveryReceipt, Outbound
+from bot.messages import DeliveryReceipt, Outbound, Target
+from bot.reading import Page
 from channels.discord.catchup import CatchUp
 from channels.discord.client import GatewayClient, point_at
 from channels.discord.deliver import Poster
 from channels.discord.events import Intake
 from channels.discord.files import DiscordFetcher
+from channels.discord.reading import DiscordReader
 from channels.discord.threads import Threads
 from config.settings import Settings
 
@@ -46,6 +48,7 @@ class DiscordChannel(BaseChannel):
         self.client = GatewayClient(ctx.store, self._on_message, self._new_session)
         self.catchup = CatchUp(self.client, ctx.store, self.intake)
         self.poster = Poster(self.client, self.threads, ctx.store, settings.data_dir)
+        self.reader = DiscordReader(self.client, settings.discord_allowed_channels)
         self.fetcher = DiscordFetcher()
         if ctx.intake is not None:
             ctx.intake.register(self.kind, self.fetcher)
@@ -75,6 +78,9 @@ class DiscordChannel(BaseChannel):
     async def _catch_up(self) -> None:
         seen, forgotten = await self.catchup.run()
         self.ctx.events.emit("channel.caught_up", self.kind, messages=seen, forgotten=forgotten)
+
+    async def read_history(self, target: Target, since: float | None, limit: int) -> Page:
+        return await self.reader.read_history(target, since, limit)
 
     async def deliver(self, msg: Outbound) -> DeliveryReceipt:
         try:

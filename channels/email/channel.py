@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import time
 from dataclasses import asdict
 from email.message import EmailMessage
 
@@ -24,6 +25,7 @@ from bot.channel import BaseChannel, PermanentDeliveryError
 from bot.channel_context import ChannelContext
 from bot.files import guess_type, human_size, safe_name
 from bot.messages import Attachment, DeliveryReceipt, Inbound, Outbound, Sender, Target
+from bot.reading import Line, Page, ReadRefused
 from channels.email.compose import Thread, compose
 from channels.email.imap import ImapWatcher
 from channels.email.parse import ParsedMail, parse_mail
@@ -35,6 +37,7 @@ log = logging.getLogger(__name__)
 
 KIND = "email"
 THREAD_KEY = "email:thread:"
+READ_SCAN = 5_000  # newest journaled mails searched for one address
 
 
 def conversation_of(mail: ParsedMail) -> str:
@@ -159,6 +162,20 @@ class EmailChannel(BaseChannel):
 
     def _save(self, conversation: str, thread: Thread) -> None:
         self.store.set_kv(THREAD_KEY + conversation, json.dumps(asdict(thread)))
+
+    # -- reading (read_channel) --------------------------------------------------------
+    async def read_history(self, target: Target, since: float | None, limit: int) -> Page:
+        """The mails journaled from `target`'s address (the newest `limit`): email has no
+        channel to read, so the bot's own record of what that person wrote is it."""
+        if target.kind != KIND:
+            raise ReadRefused(f"{target} is not an email address")
+        window = self.store.recent_inbound(KIND, since or 0.0, time.time() + 1, READ_SCAN)
+        mails = [m for m in window if m.sender.id == target.address]
+        lines = [
+            Line(m.received_at, m.sender.display, m.text, [a.name for a in m.attachments])
+            for m in mails[:limit]
+        ]
+        return Page(lines, cut=len(mails) > limit)
 
     # -- outbound ----------------------------------------------------------------------
     def _attach(self, mail: EmailMessage, atts: list[Attachment]) -> None:

@@ -23,12 +23,14 @@ from bot.channel import BaseChannel
 from bot.channel_context import ChannelContext
 from bot.messages import DeliveryReceipt, Outbound, Target
 from bot.outbox import backoff
+from bot.reading import Page
 from channels.slack.connection import HttpConnection, SocketModeConnection, build_app
 from channels.slack.events import SlackEvents
 from channels.slack.files import SlackFetcher
 from channels.slack.identity import BotIdentity, whoami
 from channels.slack.people import EmailLinks
 from channels.slack.post import SlackPoster, pace_key
+from channels.slack.reading import SlackReader
 from channels.slack.threads import ThreadMemory
 from config.settings import Settings
 
@@ -70,6 +72,7 @@ class SlackChannel(BaseChannel):
         self.poster = SlackPoster(
             self.client, ctx.store, ctx.pacer, self.pace_seconds, settings.data_dir
         )
+        self.reader = SlackReader(self.client)
         self.fetcher = SlackFetcher(settings.slack_bot_token.get_secret_value())
         if ctx.intake is not None:
             ctx.intake.register(self.kind, self.fetcher)
@@ -112,6 +115,9 @@ class SlackChannel(BaseChannel):
         await self.fetcher.close()
         await self.poster.uploader.close()
         self._health("stopped", "")
+
+    async def read_history(self, target: Target, since: float | None, limit: int) -> Page:
+        return await self.reader.read_history(target, since, limit)
 
     async def deliver(self, msg: Outbound) -> DeliveryReceipt:
         identity = self.events.identity

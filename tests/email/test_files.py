@@ -57,3 +57,26 @@ async def test_a_workers_report_comes_back_as_a_mail_attachment(
     assert part.get_filename() == "report.md"
     assert part.get_payload(decode=True) == script.report.encode()
     assert mail["Subject"] == "Re: Weekly"  # in the thread where the work started
+
+
+async def test_read_channel_reads_what_a_person_mailed(
+    tmp_path: Path, fake: FakeAnthropic, world: MailWorld
+) -> None:
+    ann = world.ann
+
+    def responder(call: Call) -> list[dict]:
+        results = call.tool_results()
+        if results:
+            return [text("Ann wrote: " + results[0]["content"])]
+        if "second" in call.last_text:
+            return [tool("read_channel", target=f"email:{ann.address}")]
+        return [text("noted")]
+
+    fake.responder = responder
+    async with email_app(world.settings(tmp_path, fake)):
+        await ann.send(ann.compose(world.bot, "One", "first: the VPN is flaky"))
+        await ann.wait_mail(1)
+        await ann.send(ann.compose(world.bot, "Two", "second: what did I say?"))
+        (answer,) = await ann.wait_mail(1, match="Ann wrote")
+    body = answer.get_body(("plain",)).get_content()
+    assert "first: the VPN is flaky" in body and "2 message(s)" in body

@@ -328,32 +328,24 @@ class FakeDiscord(ThreadedServer[list[Post]]):
         return json_response(chan)
 
     async def _history(self, request: web.Request) -> web.Response:
-        """GET messages `after` an id: the `limit` oldest after it, newest first (as
-        Discord answers; discord.py reverses them for `oldest_first`)."""
+        """GET messages: `after` an id, the `limit` oldest after it; else (`before` an id,
+        or nothing) the `limit` newest before it. Newest first, as Discord answers
+        (discord.py reverses them for `oldest_first`)."""
         self._seen(request)
-        self.history_calls += 1
-        await self._history_turn()
         cid = request.match_info["cid"]
         if cid not in self.channels:
             return json_response({"message": "Unknown Channel", "code": 10003}, 404)
-        if cid in self.forbidden:
-            return json_response({"message": "Missing Access", "code": 50001}, 403)
-        after, limit = int(request.query.get("after", 0)), int(request.query.get("limit", 50))
-        later = [m for m in self.messages.values() if m["channel_id"] == cid]
-        later = sorted((m for m in later if int(m["id"]) > after), key=lambda m: int(m["id"]))
-        return json_response(list(reversed(later[:limit])))
-
-    async def _history_turn(self) -> None:
-        if self._history_free_for > 0:
-            self._history_free_for -= 1
-        elif self._history_free_for == 0 and self._history_gate is not None:
-            gate = self._history_gate
-            self.history_waiting += 1
-            self._notify()
-            try:
-                await gate.wait()
-            finally:
-                self.history_waiting -= 1
+        limit = int(request.query.get("limit", 50))
+        here = sorted(
+            (m for m in self.messages.values() if m["channel_id"] == cid),
+            key=lambda m: int(m["id"]),
+        )
+        if "after" in request.query:
+            after = int(request.query["after"])
+            return json_response(list(reversed([m for m in here if int(m["id"]) > after][:limit])))
+        before = int(request.query.get("before", 1 << 63))
+        earlier = [m for m in here if int(m["id"]) < before]
+        return json_response(list(reversed(earlier[-limit:])))
 
     async def _post_message(self, request: web.Request) -> web.Response:
         self._seen(request)

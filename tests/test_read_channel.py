@@ -1,0 +1,134 @@
+"""`read_channel`: what people said in a channel, for a scheduled summary, through the
+real slack-sdk against the fake Slack's history (people's messages the bot was never
+addressed in included), and the real discord.py against the fake Discord."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from agents.read_channel import since_of
+from tests.discord_kit import MENTION as DISCORD_MENTION
+from tests.discord_kit import (  # noqa: F401
+    discord_app,
+    discord_fake_fixture,
+    discord_settings,
+)
+from tests.fakes import discord_payloads as dp
+from tests.fakes.anthropic_api import Call, FakeAnthropic, text, tool
+from tests.fakes.discord_api import FakeDiscord
+from tests.fakes.slack_api import FakeSlack
+from tests.kit import events
+from tests.slack_kit import (  # noqa: F401
+    MENTION,
+    slack_app,
+    slack_fake_fixture,
+    slack_settings,
+    texts,
+)
+
+OPS = "COPS"
+
+
+def summariser(target: str) -> Any:
+    """Sets up a delayed summary of `target` when asked; the scheduled task reads the
+    channel and quotes it; anything read_channel refuses is said as it is."""
+
+    def responder(call: Call) -> list[dict[str, Any]]:
+        last = call.last_text
+        results = call.tool_results()
+        if results and "read_channel" in call.all_text and "[Scheduled task]" in call.all_text:
+            return [text("Yesterday in #ops:\n" + results[0]["content"])]
+        if results:
+            return [text("scheduled")]
+        if "[Scheduled task]" in last:
+            return [tool("read_channel", target=target, since="24h")]
+        if "summary" in last:
+            config = {"delay_seconds": 0.2}
+            return [
+                tool(
+                    "schedule",
+                    type="delayed",
+                    config=config,
+                    action="Summarise #ops",
+                    deliver_to=target,
+                )
+            ]
+        return [text("ok")]
+
+    return responder
+
+
+async def test_a_scheduled_summary_quotes_what_people_said_without_the_bot(
+    tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack
+) -> None:
+    fake.responder = summariser(f"slack:{OPS}")
+    slack.scopes += ",users:read,channels:history"
+    slack.users.update({"UANN": {"name": "ann"}, "UBEN": {"name": "ben"}})
+    settings = slack_settings(tmp_path, fake, slack, SWITCHBOARD_TRIGGER_MIN_INTERVAL_SECONDS="0.1")
+    async with slack_app(settings):
+        slack.post("the db migration finished at 03:10, all green", user="UBEN", channel=OPS)
+        slack.post("deploying 4.2 after lunch", user="UANN", channel=OPS)
+        slack.post(f"{MENTION} set up the ops summary please", channel="C1")
+        await slack.until(lambda s: any("Yesterday in #ops" in t for t in texts(s)), 15)
+    summary = next(p for p in slack.posts if "Yesterday in #ops" in p["text"])
+    assert summary["channel"] == OPS
+    assert "ben: the db migration finished at 03:10, all green" in summary["text"]
+    assert "ann: deploying 4.2 after lunch" in summary["text"]
+    received = [e["data"]["channel"] for e in events(tmp_path, "message.received")]
+    assert received == ["slack"]  # only the mention reached the bot as a message
+    assert len(slack.method_calls("users.info")) == 2  # each name looked up once
+
+
+async def test_read_channel_refusals_are_told_to_the_model(
+    tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack
+) -> None:
+    asks = iter(
+        [
+            tool("read_channel", target="slack:C2"),
+            tool("read_channel", target="nowhere:1"),
+            tool("read_channel", target=f"slack:{OPS}", since="last tuesday"),
+            tool("read_channel", target="discord:123"),
+        ]
+    )
+
+    def responder(call: Call) -> list[dict[str, Any]]:
+        return [next(asks, text("done"))]
+
+    fake.responder = responder
+    slack.remove_bot("C2")
+    async with slack_app(slack_settings(tmp_path, fake, slack)):
+        slack.post(f"{MENTION} read around", channel="C1")
+        await slack.until(lambda s: any("done" in t for t in texts(s)))
+    results = [c.tool_results()[0]["content"] for c in fake.calls[1:5]]
+    assert "not_in_channel" in results[0] and "/invite" in results[0]
+    assert "unknown delivery target" in results[1]
+    assert "neither an ISO time" in results[2]
+    assert "not a channel I can read" in results[3]
+
+
+def test_since_takes_ages_and_iso_times() -> None:
+    now = 1_800_000_000.0
+    assert since_of("24h", now) == now - 86400
+    assert since_of("2027-01-15T00:00:00Z", now) == datetime(2027, 1, 15, tzinfo=UTC).timestamp()
+    assert since_of("2027-01-15T01:00:00+01:00", now) == since_of("2027-01-15T00:00", now)
+    assert since_of(None, now) is None
+
+
+async def test_read_channel_reads_a_discord_channel(
+    tmp_path: Path, fake: FakeAnthropic, discord_fake: FakeDiscord
+) -> None:
+    fake.responder = summariser(f"discord:{dp.RANDOM}")
+    settings = discord_settings(
+        tmp_path, fake, discord_fake, SWITCHBOARD_TRIGGER_MIN_INTERVAL_SECONDS="0.1"
+    )
+    async with discord_app(settings):
+        discord_fake.say("the cache node restarted twice overnight", channel=dp.RANDOM)
+        discord_fake.say(f"{DISCORD_MENTION} set up the summary")
+        await discord_fake.until(
+            lambda posts: any("Yesterday in #ops" in p.content for p in posts), 15
+        )
+    summary = next(p for p in discord_fake.posts if "Yesterday in #ops" in p.content)
+    assert summary.channel_id == str(dp.RANDOM)
+    assert "the cache node restarted twice overnight" in summary.content
