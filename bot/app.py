@@ -42,7 +42,7 @@ from bot.people import People
 from bot.status import SECTIONS
 from bot.store import Store
 from bot.triggers.engine import TriggerEngine
-from bot.triggers.status import triggers_section
+from bot.triggers.status import maintenance_section, triggers_section
 from bot.usage import usage_section
 from config.settings import Settings
 
@@ -60,7 +60,7 @@ RUNTIME_BEAT_SECONDS = 2.0
 #: Code run on a built app before it starts (tests add tools and triggers with it).
 Extension = Callable[["App"], Any]
 
-for _section in (triggers_section, usage_section):
+for _section in (triggers_section, maintenance_section, usage_section):
     if _section not in SECTIONS:
         SECTIONS.append(_section)
 
@@ -144,6 +144,10 @@ class App:
                 "memory-distil", s.memory_distil_cron, self.memory.distil_all
             )
         self.services.tool_factories.append(read_channel_tools(self.services))
+        if s.consolidate and self.memory.consolidator is not None:
+            self.triggers.add_internal(
+                "team-consolidate", s.consolidate_cron, self.memory.consolidator.run
+            )
         for extension in self.extensions:
             extension(self)
         for name in self.channel_names:

@@ -369,6 +369,22 @@ class Store:
         ).fetchone()
         return row[0] if row else None
 
+    def conversations_since(self, since: float) -> list[tuple[str, str, list[dict[str, Any]]]]:
+        """(agent, key, messages) of every conversation saved at or after `since`
+        (the team knowledge consolidation reads what changed); corrupt ones skipped."""
+        rows = self._x(
+            "SELECT agent, key, messages FROM conversations WHERE updated_at >= ?"
+            " ORDER BY updated_at",
+            (since,),
+        )
+        out = []
+        for agent, key, raw in rows:
+            try:
+                out.append((agent, key, json.loads(raw)))
+            except json.JSONDecodeError:
+                continue
+        return out
+
     def unfinished_conversations(self, agent: str) -> list[str]:
         """Keys whose last message awaits the model (a crash interrupted the turn)."""
         rows = self._x("SELECT key, messages FROM conversations WHERE agent = ?", (agent,))

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from agents.memory.agent import AgentMemory
 from agents.memory.capture import captures
 from agents.memory.compaction import Compactor
+from agents.memory.consolidate import Consolidator
 from agents.memory.files import AgentFiles, MemoryRefused
 from agents.memory.maintenance import distil
 from agents.memory.prompt import PromptCache
@@ -54,6 +55,7 @@ class Memory:
     ):
         self.data_dir = data_dir
         self.people = people
+        self.consolidator: Consolidator | None = None  # set by install_memory (needs the store)
         self.settings = settings
         self.llm = llm
         self.events = events
@@ -157,6 +159,7 @@ class Memory:
 def install_memory(services: Services, settings: Settings) -> Memory:
     people = services.human.people
     memory = Memory(services.data_dir, settings, services.llm, services.events, people)
+    memory.consolidator = Consolidator(services.store, memory.shared, services.llm, services.events)
     moved = memory.shared.migrate_profiles(lambda stem: _person_of(people, stem))
     if moved:
         services.events.emit("memory.profiles_migrated", "", profiles=moved)

@@ -53,3 +53,20 @@ def _next(ts: float | None, type: str) -> str:
     if ts is not None:
         return when(ts) + (f" (due {ago(ts)})" if ts < time.time() else f" ({ago(ts)})")
     return {"on_event": "on event", "on_idle": "when idle"}.get(type, "-")
+
+
+INTERNAL_PREFIX = "internal:"  # the engine's job id prefix for internal jobs (engine.py)
+
+
+def maintenance_section(store: Store) -> str:
+    """The runtime's own periodic jobs (memory distillation, team consolidation)."""
+    next_at = store.triggers.next_run_times()
+    jobs = sorted(
+        (job.removeprefix(INTERNAL_PREFIX), ts)
+        for job, ts in next_at.items()
+        if job.startswith(INTERNAL_PREFIX)
+    )
+    if not jobs:
+        return "Maintenance jobs: none"
+    rows = [[name, _next(ts, "scheduled")] for name, ts in jobs]
+    return "Maintenance jobs\n" + table(["job", "next run"], rows)
