@@ -63,13 +63,16 @@ class Watermarks:
         for place, raw in self.store.kv_prefixed(self.prefix).items():
             try:
                 mark = str(json.loads(raw)["mark"])
-                at = self.when(mark)
-                self.order(mark)
+                at = self.when(mark) if mark != UNKNOWN else 0.0
+                if mark != UNKNOWN:
+                    self.order(mark)
             except (ValueError, KeyError, TypeError) as exc:
                 self.store.quarantine("kv", (self.prefix + place, raw), exc)
-                places.append(Place(place, UNKNOWN, 0.0))
-                continue
-            self._marks[place] = mark
+                # kept as unknown (durably, until the place is read): a bounded read
+                self.store.set_kv(self.prefix + place, json.dumps({"mark": UNKNOWN}))
+                mark, at = UNKNOWN, 0.0
+            if mark != UNKNOWN:
+                self._marks[place] = mark
             places.append(Place(place, mark, at))
         return sorted(places, key=lambda p: p.at, reverse=True)
 
@@ -101,7 +104,7 @@ class Watermarks:
     def opened(self, place: str, mark: str) -> None:
         """A place that begins at `mark` (a thread opened on that message): nothing
         before it can be unread."""
-        if place not in self._marks:
+        if place not in self._marks and (self._pending is None or place not in self._pending):
             self._advance(place, mark)
 
     def forget(self, place: str) -> None:

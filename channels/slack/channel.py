@@ -24,6 +24,7 @@ from bot.channel_context import ChannelContext
 from bot.messages import DeliveryReceipt, Outbound, Target
 from bot.outbox import backoff
 from bot.reading import Page
+from channels.slack.catchup import SlackCatchUp
 from channels.slack.connection import HttpConnection, SocketModeConnection, build_app
 from channels.slack.events import SlackEvents
 from channels.slack.files import SlackFetcher
@@ -69,6 +70,11 @@ class SlackChannel(BaseChannel):
         self.events = SlackEvents(
             ctx, self.threads, settings.slack_allowed_users, self.links.email_of
         )
+        self.catchup = SlackCatchUp(
+            self.client, ctx.store, self.events, self.threads, self.links.prepare
+        )
+        self.events.journaled = self.catchup.journaled
+        self._catching_up: asyncio.Task[None] | None = None
         self.poster = SlackPoster(
             self.client, ctx.store, ctx.pacer, self.pace_seconds, settings.data_dir
         )
@@ -92,7 +98,9 @@ class SlackChannel(BaseChannel):
             self.client, self.events.dispatch, signing, self._identity, self.links.prepare
         )
         if app_token is not None:
-            return SocketModeConnection(app, app_token.get_secret_value(), self._health)
+            return SocketModeConnection(
+                app, app_token.get_secret_value(), self._health, self._connected
+            )
         return HttpConnection(
             app, settings.http_host, settings.listen_port, self._health, self._malformed
         )
@@ -110,6 +118,10 @@ class SlackChannel(BaseChannel):
             self._starting.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._starting
+        if self._catching_up is not None:
+            self._catching_up.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._catching_up
         if self.ready.is_set():
             await self.connection.stop()
         await self.fetcher.close()
@@ -125,6 +137,8 @@ class SlackChannel(BaseChannel):
         for ref in receipt.refs:  # replies in these threads reach the bot without a mention
             target = Target.parse(ref)
             self.threads.remember(target.address, target.thread or "")
+            if target.thread:
+                self.catchup.posted_in(target.address, target.thread)
         return receipt
 
     # -- start-up ----------------------------------------------------------------------
@@ -137,6 +151,23 @@ class SlackChannel(BaseChannel):
             return
         self.ready.set()
         log.info("Slack: %s as @%s (%s)", self.connection.describe, identity.name, identity.team_id)
+        if isinstance(self.connection, HttpConnection):
+            self._connected()  # Socket Mode catches up at each socket's hello instead
+
+    # -- catching up -------------------------------------------------------------------
+    def _connected(self) -> None:
+        """A new connection: read back what was said while none was open."""
+        if self._catching_up is not None:
+            self._catching_up.cancel()  # its marks stay where they were: read again
+        # at once: no live message moves a mark until the catch-up has its list
+        self.catchup.marks.new_session()
+        self._catching_up = asyncio.create_task(self._catch_up(), name="slack-catch-up")
+
+    async def _catch_up(self) -> None:
+        seen, places, forgotten = await self.catchup.run()
+        self.ctx.events.emit(
+            "channel.caught_up", self.kind, messages=seen, places=places, forgotten=forgotten
+        )
 
     async def _open(self) -> bool:
         await self.connection.start()

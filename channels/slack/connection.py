@@ -41,6 +41,7 @@ PING_INTERVAL = 10.0
 Dispatch = Callable[[EventCallback], None]
 Health = Callable[[str, str], None]
 Refuse = Callable[[str], None]
+Connected = Callable[[], None]
 
 
 class _QuietTokenWarning(logging.Filter):
@@ -103,11 +104,12 @@ def build_app(
 
 
 class SocketModeConnection:
-    def __init__(self, app: AsyncApp, app_token: str, health: Health) -> None:
+    def __init__(self, app: AsyncApp, app_token: str, health: Health, connected: Connected) -> None:
         self.handler = AsyncSocketModeHandler(
             app, app_token, web_client=app.client, ping_interval=PING_INTERVAL
         )
         self.health = health
+        self.connected = connected
         client = self.handler.client
         client.message_listeners.append(self._on_message)
         client.on_close_listeners.append(self._on_close)
@@ -132,6 +134,7 @@ class SocketModeConnection:
     ) -> None:
         if message.get("type") == "hello":
             self.health("connected", "Socket Mode")
+            self.connected()  # a new socket: what was said while none was open is read back
 
     async def _on_close(self, message: WSMessage) -> None:
         log.warning("Slack closed the Socket Mode connection; reconnecting")

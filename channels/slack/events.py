@@ -39,6 +39,8 @@ KIND = "slack"
 #: Message subtypes written by a person; others (joins, topic changes...) are not ours.
 PERSON_SUBTYPES = {None, "file_share", "thread_broadcast", "me_message"}
 _MALFORMED = (KeyError, TypeError, ValueError, AttributeError)
+#: (channel, ts, thread_ts, is_dm) of a message just journaled
+Journaled = Callable[[str, str, str | None, bool], None]
 
 
 class SlackEvents:
@@ -54,17 +56,30 @@ class SlackEvents:
         self.threads = threads
         self.allowed = set(allowed_users)
         self.identity: BotIdentity | None = None
+        #: told of each message journaled (in its transaction): catch-up's watermarks
+        self.journaled: Journaled | None = None
 
     def dispatch(self, body: EventCallback) -> None:
         """Journal the event if it is for the bot. Raises only if journaling fails."""
         try:
             event = body["event"]
+        except _MALFORMED as exc:
+            self._malformed(exc)
+            return
+        self.take(event)
+
+    def take(self, event: SlackEdit) -> None:
+        """One event, live or read back from history (catch-up)."""
+        try:
             if self.identity is None:
                 raise ValueError("event before the bot knows who it is")
             self._event(event)
         except _MALFORMED as exc:  # acked anyway: a redelivery would be just as bad
-            log.warning("malformed Slack event: %s", exc)
-            self.ctx.refuse(KIND, "malformed event", error=f"{type(exc).__name__}: {exc}")
+            self._malformed(exc)
+
+    def _malformed(self, exc: Exception) -> None:
+        log.warning("malformed Slack event: %s", exc)
+        self.ctx.refuse(KIND, "malformed event", error=f"{type(exc).__name__}: {exc}")
 
     def _event(self, event: SlackEdit) -> None:
         kind, subtype = event.get("type"), event.get("subtype")
@@ -88,9 +103,12 @@ class SlackEvents:
             return
         msg = self._inbound(event)
         with self.ctx.store.tx():  # one commit before the ack
-            self.ctx.accept(msg)
+            accepted = self.ctx.accept(msg)
             if msg.reply_to.thread is not None and not _is_dm(event):
                 self.threads.remember(msg.reply_to.address, msg.reply_to.thread)
+            if accepted and self.journaled is not None:
+                thread = event.get("thread_ts")
+                self.journaled(event["channel"], event["ts"], thread and str(thread), _is_dm(event))
 
     def _for_bot(self, event: SlackMessage) -> bool:
         assert self.identity is not None

@@ -23,5 +23,15 @@ class ThreadMemory:
             self._known.add(key)
             self.store.set_kv(_PREFIX + key, "1")
 
+    def recent(self, since: float) -> list[str]:
+        """`<channel>/<thread_ts>` of the threads begun since `since`, newest first."""
+        dated = []
+        for key in self._known:
+            try:
+                dated.append((float(key.rpartition("/")[2]), key))
+            except ValueError:
+                continue
+        return [key for at, key in sorted(dated, reverse=True) if at >= since]
+
     def knows(self, channel: str, thread_ts: str) -> bool:
         return f"{channel}/{thread_ts}" in self._known
