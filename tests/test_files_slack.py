@@ -204,3 +204,27 @@ def test_killed_between_an_upload_and_its_record_the_file_is_not_uploaded_twice(
     assert len(slack.uploads) == 1
     assert len(slack.method_calls("files.getUploadURLExternal")) == 1
     assert len(slack.method_calls("files.info")) >= 1
+
+
+async def test_a_restart_mid_download_keeps_the_saved_file_and_fetches_only_the_rest(
+    tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack
+) -> None:
+    fake.responder = heard
+    settings = slack_settings(tmp_path, fake, slack)
+    async with slack_app(settings):
+        first = slack.file("one.txt", b"first file")
+        slack.post(f"{MENTION} warm-up", files=[first])
+        await slack.until(lambda s: len(s.posts) == 1)  # one.txt is saved and known
+        second = slack.file("two.txt", b"second file")
+        slack.gated.add(second["id"])  # two.txt hangs: the process stops meanwhile
+        slack.post(f"{MENTION} both please", files=[first, second])
+        await slack.until(lambda s: [d for d, _ in s.downloads].count(second["id"]) == 1)
+    slack.downloads_open.set()
+    assert len(fake.calls) == 1  # the held message was not answered: its files were not in
+    async with slack_app(settings):
+        await slack.until(lambda s: len(s.posts) == 2)
+    fetched = [d for d, _ in slack.downloads]
+    assert fetched.count(first["id"]) == 2  # once per message: saved per message, by hash
+    assert fetched.count(second["id"]) == 2  # the cut download, then the one after restart
+    assert "second file" in fake.calls[1].all_text and "first file" in fake.calls[1].all_text
+    assert len(list((tmp_path / "files").rglob("one.txt"))) == 1  # one copy on disk

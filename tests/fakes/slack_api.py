@@ -104,6 +104,8 @@ class FakeSlack(ThreadedServer["FakeSlack"]):
         self.hosted: dict[str, tuple[bytes, str]] = {}  # file id -> bytes, mimetype
         self.downloads: list[tuple[str, str]] = []  # (file id, bearer token) per GET
         self.download_failures: dict[str, list[int]] = {}
+        self.gated: set[str] = set()  # file ids whose downloads hang until `downloads_open`
+        self.downloads_open = threading.Event()
         self.uploads: list[dict[str, Any]] = []  # completed uploads: files, channel, thread
         self.pending_uploads: dict[str, dict[str, Any]] = {}  # file id -> name, bytes
         self.fail_after_complete = 0  # completes to do, then answer 500 (the answer is lost)
@@ -457,6 +459,8 @@ class FakeSlack(ThreadedServer["FakeSlack"]):
         token = request.headers.get("Authorization", "").removeprefix("Bearer ")
         self.downloads.append((file_id, token))
         self._notify()
+        if file_id in self.gated and not self.downloads_open.is_set():
+            await asyncio.to_thread(self.downloads_open.wait, 30)
         failures = self.download_failures.get(file_id)
         if failures:
             return web.Response(status=failures.pop(0), text="scripted failure")
