@@ -21,7 +21,7 @@ from datetime import datetime
 from bot.events import EventLog
 from bot.human import HumanNode
 from bot.messages import Outbound
-from bot.notices import SYSTEM_SPEAKER
+from bot.notices import SYSTEM_SPEAKER, budget_spent
 from bot.usage import BUDGET_KEY, Ledger, next_day
 
 log = logging.getLogger(__name__)
@@ -104,11 +104,8 @@ class Budget:
         self.save()
         spent = self.ledger.today(self.clock())
         resumes = datetime.fromtimestamp(self.resumes_at(), self.ledger.zone)
-        text = (
-            f"The daily LLM budget of ${self.limit:.2f} (SWITCHBOARD_DAILY_BUDGET_USD) is "
-            f"spent (${spent:.2f} today). New model work waits until "
-            f"{resumes.strftime('%Y-%m-%d %H:%M %Z')}, or until the budget is raised."
-        )
+        assert self.limit is not None
+        text = budget_spent(self.limit, spent, resumes.strftime("%Y-%m-%d %H:%M %Z"))
         log.warning(text)
         self.events.emit("budget.exceeded", SYSTEM_SPEAKER, limit=self.limit, spent=spent)
         if self.human.home is not None:

@@ -85,3 +85,11 @@ def trigger_failed(trigger_id: str, schedule: str, error: str) -> str:
 
 
 NO_TRIGGER_TARGET = "no delivery target: give deliver_to or set SWITCHBOARD_HOME"
+
+
+def budget_spent(limit: float, spent: float, resumes: str) -> str:
+    return (
+        f"The daily LLM budget of ${limit:.2f} (SWITCHBOARD_DAILY_BUDGET_USD) is spent "
+        f"(${spent:.2f} today). New model work waits until {resumes}, or until the budget "
+        "is raised (and Switchboard restarted)."
+    )
