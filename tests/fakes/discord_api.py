@@ -332,9 +332,13 @@ class FakeDiscord(ThreadedServer[list[Post]]):
         or nothing) the `limit` newest before it. Newest first, as Discord answers
         (discord.py reverses them for `oldest_first`)."""
         self._seen(request)
+        self.history_calls += 1
+        await self._history_turn()
         cid = request.match_info["cid"]
         if cid not in self.channels:
             return json_response({"message": "Unknown Channel", "code": 10003}, 404)
+        if cid in self.forbidden:
+            return json_response({"message": "Missing Access", "code": 50001}, 403)
         limit = int(request.query.get("limit", 50))
         here = sorted(
             (m for m in self.messages.values() if m["channel_id"] == cid),
@@ -346,6 +350,19 @@ class FakeDiscord(ThreadedServer[list[Post]]):
         before = int(request.query.get("before", 1 << 63))
         earlier = [m for m in here if int(m["id"]) < before]
         return json_response(list(reversed(earlier[-limit:])))
+
+    async def _history_turn(self) -> None:
+        """Hold this history request when `hold_history` says so."""
+        if self._history_free_for > 0:
+            self._history_free_for -= 1
+        elif self._history_free_for == 0 and self._history_gate is not None:
+            gate = self._history_gate
+            self.history_waiting += 1
+            self._notify()
+            try:
+                await gate.wait()
+            finally:
+                self.history_waiting -= 1
 
     async def _post_message(self, request: web.Request) -> web.Response:
         self._seen(request)
