@@ -14,6 +14,7 @@ import aiohttp
 import pytest
 
 from bot.ops import live as live_module
+from bot.schema import WorkerStatus
 from bot.store import WorkerRow
 from config.settings import SettingsError, load_settings
 from tests.fakes.anthropic_api import FakeAnthropic
@@ -160,9 +161,9 @@ async def _read_types(stream: aiohttp.ClientResponse, seen: list[str]) -> None:
             seen.append(json.loads(line[6:])["type"])
 
 
-def _worker(i: int, status: str = "parked", task: str = "") -> WorkerRow:
+def _worker(i: int, status: WorkerStatus = "parked", task: str = "") -> WorkerRow:
     now = time.time()
     return WorkerRow(
-        f"w{i:04d}", f"W{i:04d}", task or f"task {i}", status, None, "terminal", 3, {}, None,
-        now - i, now - i,
+        f"w{i:04d}", f"W{i:04d}", task or f"task {i}", status, None, "terminal", turns=3,
+        created_at=now - i, updated_at=now - i,
     )  # fmt: skip
