@@ -19,8 +19,9 @@ from collections.abc import Callable
 from typing import Protocol
 
 from bot.events import EventLog
-from bot.files import FileStore, human_size
+from bot.files import FileStore
 from bot.messages import HUMAN, Attachment, Inbound
+from bot.notices import unread_files
 from bot.outbox import backoff
 from bot.store import InboundStatus, Store
 
@@ -156,11 +157,4 @@ class FileIntake:
 
 def notice(attachments: list[Attachment]) -> str | None:
     """What the person is told about files that could not be read, if any."""
-    lines = [f"- {a.name}: {a.note}" for a in attachments if a.note]
-    if not lines:
-        return None
-    return "Not every file you sent could be read in full:\n" + "\n".join(lines)
-
-
-def describe(att: Attachment) -> str:
-    return f"{att.name} ({human_size(att.size)}, {att.content_type})"
+    return unread_files([(a.name, a.note) for a in attachments if a.note])

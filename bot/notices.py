@@ -58,6 +58,15 @@ def model_refused(error: object) -> str:
     return f"The model refused this request: {error}"
 
 
+def unread_files(problems: list[tuple[str, str]]) -> str | None:
+    """What a person is told about files they sent that could not be read in full:
+    (name, why) each; None when every file was fine."""
+    if not problems:
+        return None
+    lines = "\n".join(f"- {name}: {why}" for name, why in problems)
+    return f"Not every file you sent could be read in full:\n{lines}"
+
+
 def turn_limit(max_turns: int) -> str:
     return f"I stopped after {max_turns} steps (SWITCHBOARD_MAX_TURNS) without finishing."
 
