@@ -86,7 +86,7 @@ class Session(NodeLoop):
         services = coordinator.services
         self.max_turns = services.limits.max_turns
         super().__init__(services, COORDINATOR)
-        self.toolbox = Toolbox(self._tools())
+        self.toolbox = Toolbox(self._tools(), services.sources_for(self.info))
 
     def _tools(self) -> list[Tool]:
         tools = [

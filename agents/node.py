@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
@@ -200,8 +201,7 @@ class NodeLoop:
                 not_run = "Not run: the task was parked or ended by an earlier call."
                 results.append(result_block(call["id"], ToolResult(not_run, is_error=True)))
                 continue
-            self.services.events.emit("tool.called", self.agent_id, tool=call["name"])
-            result = await self.toolbox.call(call["name"], call.get("input"), self.step(conv))
+            result = await self._call(call, conv)
             if result.park is not None:
                 outcome = Outcome("parked", question_id=result.park)
                 self.park_call(call["id"], result.park)
@@ -219,6 +219,21 @@ class NodeLoop:
             self.absorb(conv, later)
         self.checkpoint(conv)
         return outcome
+
+    async def _call(self, call: dict[str, Any], conv: Conversation) -> ToolResult:
+        """One tool call, recorded as `tool.called` (agent, tool, duration, ok or error)."""
+        started = time.perf_counter()
+        result = await self.toolbox.call(call["name"], call.get("input"), self.step(conv))
+        self.services.events.emit(
+            "tool.called",
+            self.agent_id,
+            tool=call["name"],
+            ms=round((time.perf_counter() - started) * 1000, 2),
+            ok=not result.is_error,
+            error=result.text[:300] if result.is_error else None,
+            parked=result.park is not None or None,
+        )
+        return result
 
     def unread(self, mail: list[Mail]) -> None:
         """Give back mail taken at a yield point of a step that ended the task."""

@@ -20,7 +20,7 @@ from bot.store import Store
 
 if TYPE_CHECKING:
     from agents.llm import Provider
-    from agents.tools import Tool, Toolbox
+    from agents.tools import Tool, Toolbox, ToolSource
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +45,8 @@ class AgentInfo:
 
 
 ToolFactory = Callable[[AgentInfo], "list[Tool]"]
+#: Tools that change at run time (MCP servers): one source per agent
+SourceFactory = Callable[[AgentInfo], "ToolSource"]
 PromptPart = Callable[[AgentInfo, str | None], str]
 Messages = list[dict[str, Any]]
 
@@ -77,9 +79,13 @@ class Services:
     data_dir: Path
     limits: Limits = field(default_factory=Limits)
     tool_factories: list[ToolFactory] = field(default_factory=list)
+    tool_sources: list[SourceFactory] = field(default_factory=list)
     prompt_parts: list[PromptPart] = field(default_factory=list)
     memory: MemoryHooks | None = None
 
     @property
     def home(self) -> Target | None:
         return self.human.home
+
+    def sources_for(self, info: AgentInfo) -> list[ToolSource]:
+        return [make(info) for make in self.tool_sources]

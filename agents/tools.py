@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 import jsonschema
 
@@ -43,6 +43,8 @@ class ToolResult:
     is_error: bool = False
     park: str | None = None  # question id: park until it is answered
     end: bool = False  # the worker's task is over (publish)
+    #: content blocks after the text (images from an MCP tool), as the API takes them
+    blocks: list[dict[str, Any]] = field(default_factory=list)
 
 
 Handler = Callable[[dict[str, Any]], Awaitable[ToolResult | str]]
@@ -52,7 +54,11 @@ StepHandler = Callable[[dict[str, Any], Step], Awaitable[ToolResult | str]]
 def result_block(tool_use_id: str, result: ToolResult) -> dict[str, Any]:
     """The `tool_result` block that answers one tool call."""
     block: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_use_id}
-    block["content"] = result.text
+    if result.blocks:
+        text = [{"type": "text", "text": result.text}] if result.text else []
+        block["content"] = [*text, *result.blocks]
+    else:
+        block["content"] = result.text
     if result.is_error:
         block["is_error"] = True
     return block
@@ -95,17 +101,45 @@ STR = {"type": "string"}
 INT = {"type": "integer"}
 
 
-class Toolbox:
-    """The tools of one agent, in a fixed order (the prompt-cache prefix)."""
+class ToolSource(Protocol):
+    """Tools that come and go at run time (an MCP server's); `version` changes with them."""
 
-    def __init__(self, tools: Iterable[Tool]) -> None:
+    @property
+    def version(self) -> int: ...
+
+    def tools(self) -> list[Tool]: ...
+
+
+class Toolbox:
+    """The tools of one agent, in a fixed order (the prompt-cache prefix): its own tools,
+    then each source's. The specs are rebuilt only when a source's version moved, so
+    they stay byte-identical between turns otherwise."""
+
+    def __init__(self, tools: Iterable[Tool], sources: Sequence[ToolSource] = ()) -> None:
+        self._own = list(tools)
+        self._sources = list(sources)
+        self._versions: list[int] | None = None
+        self._refresh()
+
+    def _refresh(self) -> None:
+        versions = [source.version for source in self._sources]
+        if versions == self._versions:
+            return
+        self._versions = versions
+        tools = [*self._own, *(t for source in self._sources for t in source.tools())]
         self._tools = {tool.spec.name: tool for tool in tools}
-        self.specs = [tool.spec.to_api() for tool in self._tools.values()]
+        self._specs = [tool.spec.to_api() for tool in self._tools.values()]
+
+    @property
+    def specs(self) -> list[dict[str, Any]]:
+        self._refresh()
+        return self._specs
 
     def names(self) -> list[str]:
         return list(self._tools)
 
     async def call(self, name: str, args: Any, step: Step | None = None) -> ToolResult:
+        self._refresh()
         tool = self._tools.get(name)
         if tool is None:
             return ToolResult(

@@ -25,6 +25,7 @@ from agents.attachments import Expander
 from agents.coordinator import Coordinator
 from agents.files_tools import file_tools
 from agents.llm import Provider
+from agents.mcp import install_mcp
 from agents.memory import install_memory
 from agents.read_channel import read_channel_tools
 from agents.services import Limits, Services
@@ -41,6 +42,7 @@ from bot.ops.operator import Operator
 from bot.people import People
 from bot.status import SECTIONS
 from bot.store import Store
+from bot.tools_status import mcp_section
 from bot.triggers.engine import TriggerEngine
 from bot.triggers.status import maintenance_section, triggers_section
 from bot.usage import usage_section
@@ -60,7 +62,7 @@ RUNTIME_BEAT_SECONDS = 2.0
 #: Code run on a built app before it starts (tests add tools and triggers with it).
 Extension = Callable[["App"], Any]
 
-for _section in (triggers_section, maintenance_section, usage_section):
+for _section in (triggers_section, maintenance_section, usage_section, mcp_section):
     if _section not in SECTIONS:
         SECTIONS.append(_section)
 
@@ -148,6 +150,7 @@ class App:
             self.triggers.add_internal(
                 "team-consolidate", s.consolidate_cron, self.memory.consolidator.run
             )
+        self.mcp = install_mcp(self.services, s)
         for extension in self.extensions:
             extension(self)
         for name in self.channel_names:
@@ -176,6 +179,7 @@ class App:
         )
         _settle_heap()
         self.triggers.start()
+        self.mcp.start()
         self._spawn(self.coordinator.run(), "coordinator")
         self._spawn(self.human.outbox.run(), "outbox")
         self._spawn(self._beat(), "runtime-beat")
@@ -221,6 +225,7 @@ class App:
         await self.ops.stop()
         await self.coordinator.shutdown()
         await self.team.shutdown()
+        await self.mcp.stop()
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)

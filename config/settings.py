@@ -25,6 +25,7 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 
 from config.prices import DEFAULT_PRICES, ModelPrice, price_of
 from config.targets import TargetSyntaxError, split_target
+from config.tools import McpServerConfig, MissingVariable, interpolate, unique_servers
 
 # Fields whose environment variable is the upper-cased field name without prefix.
 _PLATFORM_PREFIXES = ("anthropic_", "slack_", "discord_", "email_", "imap_", "smtp_")
@@ -287,13 +288,28 @@ class Settings(BaseSettings):
     heartbeat: HeartbeatConfig | None = None
     trigger_min_interval_seconds: float = Field(default=60.0, gt=0)
 
+    # Tools that act (config/tools.py; README "Tools that act")
+    mcp_servers: list[McpServerConfig] = Field(default_factory=list)
+    approvers: list[str] = Field(default_factory=list)
+    approval_via: str | None = None
+    approval_timeout_seconds: float | None = Field(default=None, gt=0)
+    tool_result_max_chars: int = Field(default=20_000, ge=500)
+    web_fetch: Literal["on", "off"] = "on"
+    fetch_allow_hosts: list[str] = Field(default_factory=list)
+    fetch_max_bytes: int = Field(default=2_000_000, ge=1_000)
+    fetch_timeout_seconds: float = Field(default=20.0, gt=0)
+
     _csv = field_validator(
         "slack_allowed_users",
         "discord_allowed_users",
         "discord_allowed_channels",
         "email_allowed_senders",
+        "approvers",
+        "fetch_allow_hosts",
         mode="before",
     )(_split_csv)
+    _servers = field_validator("mcp_servers")(unique_servers)
+    _via = field_validator("approval_via")(lambda v: v if v is None else _check_target(v))
 
     @field_validator("home")
     @classmethod
@@ -486,7 +502,7 @@ def _flatten_toml(data: Mapping[str, Any]) -> dict[str, Any]:
 def _from_environ(environ: Mapping[str, str]) -> dict[str, Any]:
     values: dict[str, Any] = {}
     for name in Settings.model_fields:
-        if name in ("schedules", "heartbeat", "people", "prices"):
+        if name in ("schedules", "heartbeat", "people", "prices", "mcp_servers"):
             continue
         raw = environ.get(env_name(name))
         if raw is not None and raw != "":
@@ -505,7 +521,7 @@ def _one_line(exc: ValidationError) -> str:
         return f"config file [[people]]: {problem}."
     if loc and loc[0] == "people":
         return f"config file [[people]] entry {'.'.join(loc[1:])}: {error['msg']}."
-    if loc and loc[0] in ("schedules", "heartbeat", "prices"):
+    if loc and loc[0] in ("schedules", "heartbeat", "prices", "mcp_servers"):
         where = ".".join(loc)
         return f"config file [{where}]: {error['msg']}."
     name = env_name(loc[0]) if loc else "settings"
@@ -540,6 +556,10 @@ def load_settings(
             raise SettingsError(f"SWITCHBOARD_CONFIG: no such file {path}.") from exc
         except tomllib.TOMLDecodeError as exc:
             raise SettingsError(f"SWITCHBOARD_CONFIG: {path} is not valid TOML ({exc}).") from exc
+    try:
+        values["mcp_servers"] = interpolate(values.get("mcp_servers", []), env)
+    except MissingVariable as exc:
+        raise SettingsError(str(exc)) from exc
     values.update(_from_environ(env))
     values.update({k: v for k, v in overrides.items() if v is not None})
     try:

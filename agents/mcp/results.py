@@ -1,0 +1,80 @@
+"""An MCP `CallToolResult` as the model reads it: a `ToolResult`.
+
+Text content stays text; structured content becomes compact JSON, in place of text
+blocks that are only its JSON serialisation (the spec has servers repeat it so for
+older clients; a plain-text rendering, like the SDK's for a returned string, is
+kept as the more readable of the two); images become
+image blocks for the model; resources are named; `isError` becomes an error text.
+Everything is cut at `max_chars` with a note saying so, so one chatty tool cannot
+fill the context.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from mcp import types
+
+from agents.tools import ToolResult
+
+IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
+
+
+def to_result(tool: str, result: types.CallToolResult, max_chars: int) -> ToolResult:
+    texts: list[str] = []
+    blocks: list[dict[str, Any]] = []
+    structured = result.structured_content
+    for item in result.content:
+        if isinstance(item, types.TextContent):
+            if structured is None or not _is_json(item.text):
+                texts.append(item.text)
+        elif isinstance(item, types.ImageContent) and item.mime_type in IMAGE_TYPES:
+            blocks.append(_image(item))
+        else:
+            texts.append(_describe(item))
+    if structured is not None and not texts:
+        texts.insert(0, json.dumps(structured, separators=(",", ":"), ensure_ascii=False))
+    text = cut("\n".join(texts), max_chars)
+    if result.is_error:
+        return ToolResult(f"Error from {tool}: {text or '(no details)'}", is_error=True)
+    return ToolResult(text if text or blocks else "(no output)", blocks=blocks)
+
+
+def cut(text: str, max_chars: int) -> str:
+    if len(text) <= max_chars:
+        return text
+    return (
+        text[:max_chars] + f"\n[... cut: the result was {len(text):,} characters; "
+        f"the first {max_chars:,} are shown (SWITCHBOARD_TOOL_RESULT_MAX_CHARS)]"
+    )
+
+
+def _is_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _image(item: types.ImageContent) -> dict[str, Any]:
+    return {
+        "type": "image",
+        "source": {"type": "base64", "media_type": item.mime_type, "data": item.data},
+    }
+
+
+def _describe(item: Any) -> str:
+    """Content the model cannot take as such: say what it is."""
+    kind = getattr(item, "type", type(item).__name__)
+    if isinstance(item, types.EmbeddedResource):
+        resource = item.resource
+        body = getattr(resource, "text", None)
+        if body is not None:
+            return f"[resource {resource.uri}]\n{body}"
+        return f"[resource {resource.uri} ({resource.mime_type or 'binary'}), not shown]"
+    if isinstance(item, types.ResourceLink):
+        return f"[resource link: {item.uri}]"
+    mime = getattr(item, "mime_type", None)
+    return f"[{kind} content{' (' + mime + ')' if mime else ''}, not shown]"

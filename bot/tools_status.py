@@ -1,0 +1,36 @@
+"""`switchboard status` sections for the tools that act: MCP servers and pending
+approvals, read from the store (the live process writes them)."""
+
+from __future__ import annotations
+
+import json
+
+from bot.status import ago, table
+from bot.store import Store
+
+MCP_PREFIX = "mcp:"
+
+
+def mcp_section(store: Store) -> str:
+    rows = []
+    for name, raw in sorted(store.kv_prefixed(MCP_PREFIX).items()):
+        info = json.loads(raw)
+        reason = info.get("reason") or ""
+        refused = info.get("refused") or {}
+        if refused:
+            reason = (reason + "; " if reason else "") + "; ".join(
+                f"{tool} not offered: {why}" for tool, why in refused.items()
+            )
+        rows.append(
+            [
+                name,
+                info.get("transport"),
+                info.get("state"),
+                info.get("tools"),
+                reason,
+                ago(info.get("updated")),
+            ]
+        )
+    if not rows:
+        return "MCP servers: none configured"
+    return "MCP servers\n" + table(["server", "via", "state", "tools", "reason", "updated"], rows)
