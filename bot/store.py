@@ -2,12 +2,13 @@
 
 Tables: the inbound journal, the bus mail (durable agent mailboxes), the outbox,
 agent conversations, workers, open questions, key/value channel state and channel
-health; the trigger tables through `Store.triggers` (`bot/store_triggers.py`).
+health; the agents' tables (conversations, workers, questions) in `bot/store_agents.py`,
+the trigger tables through `Store.triggers` (`bot/store_triggers.py`).
 Everything runs on the event loop's thread; `tx()` groups writes that must land
 together (a conversation checkpoint with the mail it consumed and the replies it
 queued), `savepoint()` lets one part of such a group fail alone. The store is the
 only code that speaks SQL: swapping it for PostgreSQL means rewriting this module,
-`bot/store_triggers.py` and the schema in `bot/schema.py` only. Every stored row is
+its `bot/store_*.py` parts and the schema in `bot/schema.py` only. Every stored row is
 decoded by one function per table (`bot/schema.py`), and a row that does not decode is
 quarantined, wherever it was read.
 """
@@ -40,9 +41,8 @@ from bot.schema import (
     decode_mail,
     decode_outbound,
     decode_outbox,
-    decode_question,
-    decode_worker,
 )
+from bot.store_agents import AgentTables
 from bot.store_triggers import SCHEMA as TRIGGER_SCHEMA
 from bot.store_triggers import TriggerRows
 from bot.store_usage import SCHEMA as USAGE_SCHEMA
@@ -66,7 +66,7 @@ __all__ = [
 ]
 
 
-class Store:
+class Store(AgentTables):
     """The SQLite database of one data dir."""
 
     def __init__(
@@ -338,139 +338,6 @@ class Store:
     def outbox_counts(self) -> dict[str, int]:
         rows = self._x("SELECT status, COUNT(*) FROM outbox GROUP BY status")
         return {row[0]: row[1] for row in rows}
-
-    # -- conversations ---------------------------------------------------------------
-    def save_conversation(
-        self, agent: str, key: str, messages: list[dict[str, Any]], target: str | None
-    ) -> None:
-        self._x(
-            "INSERT INTO conversations (agent, key, target, messages, updated_at)"
-            " VALUES (?, ?, ?, ?, ?) ON CONFLICT (agent, key) DO UPDATE SET"
-            " messages = excluded.messages, updated_at = excluded.updated_at,"
-            " target = COALESCE(excluded.target, conversations.target)",
-            (agent, key, target, json.dumps(messages), time.time()),
-        )
-
-    def load_conversation(self, agent: str, key: str) -> tuple[list[dict[str, Any]], str | None]:
-        row = self._x(
-            "SELECT messages, target FROM conversations WHERE agent = ? AND key = ?", (agent, key)
-        ).fetchone()
-        if row is None:
-            return [], None
-        try:
-            return json.loads(row[0]), row[1]
-        except json.JSONDecodeError:
-            log.error("conversation %s/%s is corrupt; starting it afresh", agent, key)
-            return [], row[1]
-
-    def conversation_target(self, agent: str, key: str) -> str | None:
-        row = self._x(
-            "SELECT target FROM conversations WHERE agent = ? AND key = ?", (agent, key)
-        ).fetchone()
-        return row[0] if row else None
-
-    def conversations_since(self, since: float) -> list[tuple[str, str, list[dict[str, Any]]]]:
-        """(agent, key, messages) of every conversation saved at or after `since`
-        (the team knowledge consolidation reads what changed); corrupt ones skipped."""
-        rows = self._x(
-            "SELECT agent, key, messages FROM conversations WHERE updated_at >= ?"
-            " ORDER BY updated_at",
-            (since,),
-        )
-        out = []
-        for agent, key, raw in rows:
-            try:
-                out.append((agent, key, json.loads(raw)))
-            except json.JSONDecodeError:
-                continue
-        return out
-
-    def unfinished_conversations(self, agent: str) -> list[str]:
-        """Keys whose last message awaits the model (a crash interrupted the turn)."""
-        rows = self._x("SELECT key, messages FROM conversations WHERE agent = ?", (agent,))
-        keys = []
-        for key, raw in rows:
-            try:
-                messages = json.loads(raw)
-            except json.JSONDecodeError:
-                continue
-            if messages and messages[-1].get("role") == "user":
-                keys.append(key)
-        return keys
-
-    # -- workers ---------------------------------------------------------------------
-    def upsert_worker(self, row: WorkerRow) -> None:
-        self._x(
-            "INSERT INTO workers (id, name, task, status, origin_conversation, origin_target,"
-            " turns, state, error, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)"
-            " ON CONFLICT (id) DO UPDATE SET name=excluded.name, task=excluded.task,"
-            " status=excluded.status, origin_conversation=excluded.origin_conversation,"
-            " origin_target=excluded.origin_target, turns=excluded.turns, state=excluded.state,"
-            " error=excluded.error, updated_at=excluded.updated_at",
-            (
-                row.id,
-                row.name,
-                row.task,
-                row.status,
-                row.origin_conversation,
-                row.origin_target,
-                row.turns,
-                json.dumps(row.parked.to_json() if row.parked else {}),
-                row.error,
-                row.created_at,
-                time.time(),
-            ),
-        )
-
-    def workers(self, statuses: tuple[WorkerStatus, ...] | None = None) -> list[WorkerRow]:
-        sql = (
-            "SELECT id, name, task, status, origin_conversation, origin_target, turns, state,"
-            " error, created_at, updated_at FROM workers"
-        )
-        args: tuple[Any, ...] = ()
-        if statuses:
-            sql += f" WHERE status IN ({','.join('?' * len(statuses))})"
-            args = statuses
-        rows = self._x(sql + " ORDER BY created_at", args)
-        return self.decode("workers", rows, decode_worker)
-
-    # -- open questions --------------------------------------------------------------
-    def add_question(self, q: QuestionRow) -> None:
-        self._x(
-            "INSERT OR REPLACE INTO questions (id, worker, question, target, conversation, refs,"
-            " status, asked_at) VALUES (?,?,?,?,?,?,?,?)",
-            (
-                q.id,
-                q.worker,
-                q.question,
-                q.target,
-                q.conversation,
-                json.dumps(q.refs),
-                q.status,
-                q.asked_at,
-            ),
-        )
-
-    def add_question_refs(self, question_id: str, refs: list[str]) -> None:
-        row = self._x("SELECT refs FROM questions WHERE id = ?", (question_id,)).fetchone()
-        if row is not None:
-            merged = list(dict.fromkeys([*json.loads(row[0]), *refs]))
-            self._x("UPDATE questions SET refs = ? WHERE id = ?", (json.dumps(merged), question_id))
-
-    def close_question(
-        self, question_id: str, status: QuestionStatus, answer: str | None = None
-    ) -> None:
-        self._x(
-            "UPDATE questions SET status = ?, answer = ?, answered_at = ? WHERE id = ?",
-            (status, answer, time.time(), question_id),
-        )
-
-    def open_questions(self) -> list[QuestionRow]:
-        rows = self._x(
-            "SELECT id, worker, question, target, conversation, refs, status, asked_at"
-            " FROM questions WHERE status = 'open' ORDER BY asked_at"
-        )
-        return self.decode("questions", rows, decode_question)
 
     # -- channel state and health ----------------------------------------------------
     def get_kv(self, key: str) -> str | None:

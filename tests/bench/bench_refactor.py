@@ -1,0 +1,72 @@
+"""Routing throughput and pickup latency of two source trees, measured in one run.
+
+    .venv/bin/python tests/bench/bench_refactor.py BEFORE_TREE [AFTER_TREE] [--rounds N]
+
+For the store refactor (issue 13): BEFORE_TREE is a worktree at the commit before
+it (`git worktree add --detach /tmp/before <commit>`), AFTER_TREE defaults to this
+tree. Each measurement runs `tests/bench/bench_core.py`'s own `routing()` and
+`pickup()` of that tree in a fresh process, the trees alternating round by round
+(A B A B ...) so the machine's load falls on both alike. Prints the medians and the
+ratio after/before; the target is routed messages/s after >= 95% of before.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parents[2]
+PROBE = """
+import asyncio, json, sys
+sys.path.insert(0, {tree!r})
+from tests.bench import bench_core as b
+rate = asyncio.run(b.routing({n}))
+p50_0, p99_0 = asyncio.run(b.pickup(0, {samples}))
+p50_k, p99_k = asyncio.run(b.pickup(1000, {samples}))
+print(json.dumps({{"rate": rate, "p50_0": p50_0, "p99_0": p99_0, "p50_k": p50_k, "p99_k": p99_k}}))
+"""
+FIGURES = [
+    ("rate", "routed messages/s", "{:,.0f}"),
+    ("p50_0", "pickup p50, 0 parked (ms)", "{:.2f}"),
+    ("p99_0", "pickup p99, 0 parked (ms)", "{:.2f}"),
+    ("p50_k", "pickup p50, 1,000 parked (ms)", "{:.2f}"),
+    ("p99_k", "pickup p99, 1,000 parked (ms)", "{:.2f}"),
+]
+
+
+def measure(tree: Path, n: int, samples: int) -> dict[str, float]:
+    code = PROBE.format(tree=str(tree), n=n, samples=samples)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tree
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("before", type=Path)
+    parser.add_argument("after", type=Path, nargs="?", default=HERE)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--messages", type=int, default=20000)
+    parser.add_argument("--samples", type=int, default=300)
+    args = parser.parse_args()
+    runs: dict[str, list[dict[str, float]]] = {"before": [], "after": []}
+    for r in range(args.rounds):
+        for label, tree in (("before", args.before), ("after", args.after)):
+            runs[label].append(measure(tree.resolve(), args.messages, args.samples))
+            print(f"round {r + 1} {label}: " + json.dumps(runs[label][-1]), flush=True)
+    print(f"\nmedians over {args.rounds} alternating rounds")
+    print(f"{'':32} {'before':>10} {'after':>10} {'after/before':>13}")
+    for key, name, fmt in FIGURES:
+        a = statistics.median(x[key] for x in runs["before"])
+        b = statistics.median(x[key] for x in runs["after"])
+        print(f"{name:32} {fmt.format(a):>10} {fmt.format(b):>10} {b / a:>12.1%}")
+    print("target: routed messages/s after >= 95% of before")
+
+
+if __name__ == "__main__":
+    main()
