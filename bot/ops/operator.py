@@ -22,6 +22,7 @@ from bot.ops.health import LLMHealth, health
 from bot.ops.live import LiveEvents
 from bot.ops.metrics import CONTENT_TYPE, Metrics
 from bot.ops.server import HttpServer, Route
+from bot.store import ACTIVE_WORKER_STATES
 from bot.usage import Ledger, Tokens
 
 if TYPE_CHECKING:
@@ -42,7 +43,7 @@ class Operator:
         app.llm.observers.append(self.on_call)
         if s.daily_budget_usd is not None:
             app.llm.gate = self.budget.wait
-        app.events.subscribe(self.metrics.observe_event)
+        self.unsubscribe_metrics = app.events.subscribe(self.metrics.observe_event)
         self._scrape_gauges()
         self.server: HttpServer | None = None
         self._tasks: list[asyncio.Task[None]] = []
@@ -114,7 +115,7 @@ class Operator:
 
     def _workers_by_state(self) -> dict[tuple[str, ...], float]:
         counts = self.app.store.views.worker_counts()
-        return {(state,): float(counts.get(state, 0)) for state in ("running", "parked", "idle")}
+        return {(state,): float(counts.get(state, 0)) for state in ACTIVE_WORKER_STATES}
 
     def _channels_up(self) -> dict[tuple[str, ...], float]:
         states = {c: s for c, s, _d, _t in self.app.store.health()}

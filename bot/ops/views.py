@@ -65,6 +65,7 @@ def agents(app: App, page: int) -> Markup:
 
 
 def questions(app: App) -> Markup:
+    asked = app.store.open_questions()
     rows = [
         [
             link("/conversation", q.worker, agent=q.worker, key="task"),
@@ -72,10 +73,12 @@ def questions(app: App) -> Markup:
             q.target,
             when(q.asked_at),
         ]
-        for q in app.store.open_questions()
+        for q in asked[:PAGE]  # the oldest first: they have waited longest
     ]
     headers = ["asked by", "question", "asked in", "asked"]
-    return section("Open questions", table(headers, rows, "nobody is waiting for an answer"))
+    body = table(headers, rows, "nobody is waiting for an answer")
+    more = Markup(f"<p>{len(asked) - PAGE} more</p>") if len(asked) > PAGE else Markup("")
+    return section(f"Open questions ({len(asked)})", Markup(body + more))
 
 
 def triggers(app: App) -> Markup:
