@@ -167,3 +167,18 @@ def _worker(i: int, status: WorkerStatus = "parked", task: str = "") -> WorkerRo
         f"w{i:04d}", f"W{i:04d}", task or f"task {i}", status, None, "terminal", turns=3,
         created_at=now - i, updated_at=now - i,
     )  # fmt: skip
+
+
+def test_pending_approvals_are_listed_escaped() -> None:
+    from types import SimpleNamespace
+
+    from bot.ops import views
+
+    row = SimpleNamespace(
+        speaker="Alice", tool="ops__restart", args={"service": "<b>web</b>"},
+        target="slack:C1", requested_at=time.time() - 90,
+    )  # fmt: skip
+    html = views.approvals([row])
+    assert "Pending approvals (1)" in html and "ops__restart" in html
+    assert "<b>web</b>" not in html and "&lt;b&gt;web&lt;/b&gt;" in html
+    assert views.approvals(None) == ""  # a store without approvals: no section

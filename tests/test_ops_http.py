@@ -201,3 +201,38 @@ async def test_a_port_in_use_is_one_line_naming_the_variable(
         "choose a free port."
     )
     assert not any("Traceback" in line for line in out)
+
+
+async def test_trigger_fires_and_their_lateness_are_counted(
+    tmp_path: Path, fake: FakeAnthropic
+) -> None:
+    from bot.triggers import build_spec
+
+    async with served_app(
+        tmp_path, fake, SWITCHBOARD_TRIGGER_MIN_INTERVAL_SECONDS="0.1", SWITCHBOARD_HOME="terminal"
+    ) as (app, channel, url):
+        spec = build_spec("delayed", {"delay_seconds": 0.1, "action_type": "send_message"}, "hi")
+        app.triggers.create(spec, "coordinator")
+        await channel.wait_text("hi")
+        _, text, _ = await get(f"{url}/metrics")
+    m = samples(text)
+    assert value(m, "switchboard_trigger_fires_total", type="delayed") == 1
+    assert value(m, "switchboard_trigger_lateness_seconds_count") == 1
+    assert value(m, "switchboard_trigger_lateness_seconds_sum") < 5
+
+
+async def test_the_dashboard_says_when_the_budget_holds_work(
+    tmp_path: Path, fake: FakeAnthropic
+) -> None:
+    env = {"SWITCHBOARD_DAILY_BUDGET_USD": "0.000001", "SWITCHBOARD_HOME": "terminal", **PRICED}
+    async with served_app(tmp_path, fake, **env) as (app, channel, url):
+        _, before, _ = await get(url + "/")
+        app.human.accept(inbound("first", conversation="a"))
+        await channel.wait_text("echo:")
+        app.human.accept(inbound("second", conversation="b"))
+        await channel.wait_text("daily LLM budget")
+        _, after, _ = await get(url + "/")
+        _, metrics, _ = await get(url + "/metrics")
+    assert 'class="banner"' not in before
+    assert 'class="banner"' in after and "new model work waits until" in after
+    assert value(samples(metrics), "switchboard_budget_exceeded") == 1

@@ -81,6 +81,26 @@ def questions(app: App) -> Markup:
     return section(f"Open questions ({len(asked)})", Markup(body + more))
 
 
+def approvals(pending: list[Any] | None) -> Markup:
+    """Tool calls waiting for a person's yes (rows with speaker, tool, args, target,
+    requested_at); nothing on a store without approvals."""
+    if pending is None:
+        return Markup("")
+    rows = [
+        [
+            getattr(a, "speaker", ""),
+            getattr(a, "tool", ""),
+            short(json.dumps(getattr(a, "args", {}), ensure_ascii=False), 300),
+            getattr(a, "target", ""),
+            when(getattr(a, "requested_at", None)),
+        ]
+        for a in pending[:PAGE]
+    ]
+    headers = ["asked by", "tool", "arguments", "asked in", "asked"]
+    body = table(headers, rows, "no tool call waits for approval")
+    return section(f"Pending approvals ({len(pending)})", body)
+
+
 def triggers(app: App) -> Markup:
     try:
         rows = app.store.triggers.active()
