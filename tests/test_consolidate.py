@@ -206,3 +206,36 @@ async def test_an_interrupted_commit_is_finished_without_a_second_model_call(
     day = time.strftime("%Y-%m-%d")
     assert (settings.data_dir / f"team/decisions/{day}.md").read_text().count("Use Postgres") == 1
     assert len(events(settings.data_dir, "team.consolidation_resumed")) == 1
+
+
+async def test_a_compacted_conversation_and_its_archive_are_read_once(
+    settings: Settings, fake: FakeAnthropic
+) -> None:
+    def said(role: str, words: str) -> dict[str, Any]:
+        return {"role": role, "content": [{"type": "text", "text": words}]}
+
+    one, two, three = (
+        said("user", "alpha one"),
+        said("assistant", "alpha two"),
+        said("user", "alpha three"),
+    )
+    four = said("assistant", "alpha four")
+    summary = said("user", "[Summary of the earlier conversation (full text archived)]\nalpha")
+    archive = settings.data_dir / "agents/coordinator/archive"
+    archive.mkdir(parents=True)
+    lines = "".join(json.dumps(m) + "\n" for m in (one, two, three))
+    (archive / "thread-7-20261123T000000000000.jsonl").write_text(lines)
+    fake.responder = lambda call: [text('{"topics": [], "decisions": []}')]
+    async with running_app(settings, [Recorder()]) as app:
+        app.store.save_conversation("coordinator", "thread 7", [summary, three, four], "terminal")
+        assert app.memory.consolidator is not None
+        await app.memory.consolidator.run()
+        app.store.save_conversation(
+            "coordinator", "thread 7", [summary, three, four, one], "terminal"
+        )
+        await app.memory.consolidator.run()  # only a turn it already read: no call
+    (call,) = fake.calls
+    seen = call.last_text
+    assert [seen.count(f"alpha {w}") for w in ("one", "two", "three", "four")] == [1, 1, 1, 1]
+    assert "[Summary of the earlier" not in seen
+    assert conversation_ids(call) == ["coordinator/thread-7", "coordinator/thread-7"]

@@ -94,6 +94,7 @@ class Consolidator:
         self.llm = llm
         self.events = events
         self.root = shared.files.root
+        self.max_batches = MAX_BATCHES
 
     # -- the job -------------------------------------------------------------------------
     async def run(self) -> str:
@@ -103,7 +104,7 @@ class Consolidator:
         started = time.time()
         batches = _pack(self._pieces(state))
         done = notes = 0
-        for batch in batches[:MAX_BATCHES]:
+        for batch in batches[: self.max_batches]:
             if not batch.size:  # only turns with nothing to read (tool calls): mark them
                 _advance(state, batch)
                 await asyncio.to_thread(self._save, state)
@@ -116,7 +117,7 @@ class Consolidator:
             _advance(state, batch)
             notes += await asyncio.to_thread(self._commit, state, result)
             done += 1
-        if len(batches) <= MAX_BATCHES:  # all read: next time, only what changes after now
+        if len(batches) <= self.max_batches:  # all read: next time, only what changes after now
             state["last_run"] = started
             await asyncio.to_thread(self._save, state)
         self.events.emit("team.consolidated", "", batches=done, written=notes)

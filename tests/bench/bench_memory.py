@@ -27,6 +27,7 @@ from typing import Any
 from agents.memory.agent import AgentMemory
 from agents.memory.files import AgentFiles
 from agents.memory.search import MemoryIndex, plain_scan
+from agents.memory.shared import Shared
 from tests.fakes.anthropic_api import Call, FakeAnthropic, text, tool
 from tests.kit import Recorder, events, inbound, make_settings, running_app
 
@@ -87,9 +88,11 @@ def bench_search(root: Path, megabytes: int) -> None:
     queries = [
         " ".join(rng.choices(vocab, cum_weights=cum, k=rng.randint(2, 3))) for _ in range(300)
     ]
-    tool = AgentMemory("bench", files, index, inline_bytes=20_000)  # what memory_search runs
+    shared = Shared(root / "shared", 10**9, "UTC", 2.0)  # empty: this bench is one agent's
+    tool = AgentMemory("bench", files, index, 20_000, shared)  # what memory_search runs
     fts = [timed(tool.search, q) for q in queries]
-    rescanning = AgentMemory("bench", files, MemoryIndex(files, rescan_seconds=0.0), 20_000)
+    rescan = MemoryIndex(files, rescan_seconds=0.0)
+    rescanning = AgentMemory("bench", files, rescan, 20_000, shared)
     rescanning.index.refresh()
     fts_rescan = [timed(rescanning.search, q) for q in queries[:50]]
     plain = [timed(plain_scan, files, q) for q in queries[:8]]
