@@ -52,8 +52,9 @@ def test_amnesia_a_fact_survives_a_kill_and_is_in_the_next_request(
 
 
 def flush_reply(call: Call) -> list[dict]:
-    """The model during a flush turn: store the API key it finds in the conversation."""
-    if call.tool_results():
+    """The model during a flush turn: store the API key it finds in the conversation
+    (the flush may follow a tool result of the interrupted turn: not a sign it is done)."""
+    if "Ann's API key is" in call.all_text:  # stored in this flush already
         return [text("DONE")]
     found = re.search(r"My API key is (\d+)", call.all_text)
     if found:

@@ -85,6 +85,7 @@ class MemoryIndex:
         self._db: sqlite3.Connection | None = None
         self._scanned_at = 0.0
         self._dirty: set[Path] = set()
+        self._total: int | None = None  # bytes indexed, known until something changes
 
     @property
     def db_path(self) -> Path:
@@ -100,6 +101,7 @@ class MemoryIndex:
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.executescript(_SCHEMA)
             self._scanned_at = float("-inf")
+            self._total = None
         return self._db
 
     def close(self) -> None:
@@ -123,10 +125,13 @@ class MemoryIndex:
         """
         with self._lock:
             db = self._conn()
+            now = time.monotonic()
+            due = force or now - self._scanned_at >= self.rescan_seconds
+            if not due and not self._dirty:  # nothing to look at: a query pays nothing
+                return 0
             rows = db.execute("SELECT id, path, mtime_ns, size, sha1 FROM files")
             known: dict[str, _Row] = {row[1]: row for row in rows}
-            now = time.monotonic()
-            if force or now - self._scanned_at >= self.rescan_seconds:
+            if due:
                 seen = self.files.scan()
                 gone = set(known) - {s.relative for s in seen}
                 self._scanned_at = now
@@ -139,6 +144,8 @@ class MemoryIndex:
             for relative in gone:
                 self._forget(db, known[relative][0])
             db.commit()
+            if changed or gone:
+                self._total = None
             return changed + len(gone)
 
     def _sync(self, db: sqlite3.Connection, row: _Row | None, seen: Seen) -> bool:
@@ -181,8 +188,10 @@ class MemoryIndex:
 
     def total_bytes(self) -> int:
         with self._lock:
-            row = self._conn().execute("SELECT coalesce(sum(size), 0) FROM files").fetchone()
-            return int(row[0])
+            if self._total is None:
+                row = self._conn().execute("SELECT coalesce(sum(size), 0) FROM files").fetchone()
+                self._total = int(row[0])
+            return self._total
 
     # -- query -------------------------------------------------------------------------
     def search(self, query: str, limit: int = 8) -> Found:
