@@ -225,13 +225,14 @@ def origin(hit: Hit, own: Found | None) -> str:
 
 def _merge(query: str, own: Found, team: Found, limit: int = 8) -> list[Hit]:
     """Both lists ranked together: by how many query words a hit holds, then bm25."""
-    words = {w for w in normalised(query).split()}
+    words = set(normalised(query).split())
     hits = [*own.hits, *team.hits]
+    lowered = {id(hit): hit.text.lower() for hit in hits}
 
     def key(hit: Hit) -> tuple[int, bool, float]:
         # curated notes before raw transcripts that hold as many of the words
         raw = hit.path.endswith(".jsonl")
-        return (-sum(w in hit.text.lower() for w in words), raw, hit.score)
+        return (-sum(w in lowered[id(hit)] for w in words), raw, hit.score)
 
     ranked = sorted(hits, key=key)
     raw = [h for h in ranked if h.path.endswith(".jsonl")][:TRANSCRIPT_HITS]

@@ -218,7 +218,8 @@ class MemoryIndex:
             broad = bool(counts) and not chosen
             rows = self._candidates(db, chosen or [s for _, s in counts], broad, limit * 4)
         words = {w.lower() for w in _WORD.findall(query)}
-        ranked = sorted(rows, key=lambda hit: -sum(w in hit.text.lower() for w in words))
+        lowered = {id(hit): hit.text.lower() for hit in rows}
+        ranked = sorted(rows, key=lambda hit: -sum(w in lowered[id(hit)] for w in words))
         return Found(ranked[:limit], broad)
 
     @staticmethod
