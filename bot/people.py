@@ -24,6 +24,7 @@ from config.settings import PersonConfig
 
 _ZONE_KEY = "people:zone:"
 _LINK_KEY = "people:link:"
+_SPEAKER_KEY = "people:speaker:"
 _SPEAKERS_MAX = 10_000
 
 
@@ -63,6 +64,8 @@ class People:
             self._zones = {k: v for k, v in store.kv_prefixed(_ZONE_KEY).items() if _valid(v)}
             self._links = store.kv_prefixed(_LINK_KEY)
         self._speakers: dict[str, str] = {}
+        if store is not None:  # who spoke last where, across restarts (reminders' zones)
+            self._speakers = store.kv_prefixed(_SPEAKER_KEY)
 
     # -- resolving ---------------------------------------------------------------------
     def resolve(self, channel: str, sender: Sender) -> Person:
@@ -132,11 +135,14 @@ class People:
 
     # -- who speaks where ----------------------------------------------------------------
     def spoke(self, conversation: str | None, name: str) -> None:
-        if conversation is None:
+        """`name` spoke in `conversation` (stored only when the speaker changes)."""
+        if conversation is None or self._speakers.get(conversation) == name:
             return
         if len(self._speakers) >= _SPEAKERS_MAX and conversation not in self._speakers:
             self._speakers.pop(next(iter(self._speakers)))
         self._speakers[conversation] = name
+        if self.store is not None:
+            self.store.set_kv(_SPEAKER_KEY + conversation, name)
 
     def speaker_of(self, conversation: str | None) -> Person | None:
         name = self._speakers.get(conversation or "")

@@ -12,9 +12,10 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from bot.messages import Target
+from bot.status import SECTIONS
 from config.settings import SettingsError, load_settings
 from tests.fakes.anthropic_api import Call, FakeAnthropic, text, tool
-from tests.kit import Recorder, events, inbound, running_app
+from tests.kit import Recorder, events, eventually, inbound, running_app
 from tests.people_kit import people_settings
 from tests.script import TeamScript
 
@@ -224,3 +225,40 @@ async def test_old_per_agent_profiles_are_migrated_once(
     assert (settings.data_dir / "agents/alice/users.migrated/u0ann.md").exists()
     assert not (settings.data_dir / "agents/alice/users").exists()
     assert len(events(settings.data_dir, "memory.profiles_migrated")) == 1
+
+
+async def test_who_spoke_where_survives_a_restart(tmp_path: Path, fake: FakeAnthropic) -> None:
+    settings = people_settings(tmp_path, fake)
+    fake.responder = lambda call: [text("ok")]
+    async with running_app(settings, [Recorder()]) as app:
+        app.human.accept(said("hi", "slack", "U0ANN", "c1"))
+        await eventually(lambda: bool(app.store.get_kv("people:speaker:c1")))
+    async with running_app(settings, [Recorder()]) as app:
+        speaker = app.human.people.speaker_of("c1")
+    assert speaker is not None and (speaker.name, speaker.timezone) == ("Ann", "Europe/Berlin")
+
+
+async def test_a_shared_topic_that_looks_like_a_path_is_refused(
+    tmp_path: Path, fake: FakeAnthropic
+) -> None:
+    settings = people_settings(tmp_path, fake)
+
+    def responder(call: Call) -> list[dict[str, Any]]:
+        if call.tool_results():
+            return [text(" | ".join(str(r["content"]) for r in call.tool_results()))]
+        return [
+            tool("learn_fact", topic="../../etc/passwd", content="x", shared=True),
+            tool("learn_fact", topic="Release Train", content="Fridays at 10.", shared=True),
+        ]
+
+    fake.responder = responder
+    rec = Recorder()
+    async with running_app(settings, [rec]) as app:
+        app.human.accept(said("learn it", "slack", "U0ANN", "c1"))
+        (reply,) = await rec.wait_count(1)
+        status = "\n".join(section(app.store) for section in SECTIONS)
+    refused, stored = reply.text.split(" | ")
+    assert "looks like a path" in refused
+    assert stored == "Stored in team/knowledge/release-train.md, for every agent."
+    assert not (settings.data_dir.parent / "etc").exists()
+    assert "team-consolidate" in status and "memory-distil" in status  # switchboard status
