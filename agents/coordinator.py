@@ -51,6 +51,8 @@ class Coordinator:
     async def run(self) -> None:
         for key in self.services.store.unfinished_conversations(COORDINATOR):
             self._session(key).wake()  # a crash interrupted this conversation's turn
+        for row in self.services.store.approvals.unsettled(COORDINATOR):
+            self._session(row.held.get("key") or row.conversation).wake()  # still waiting
         while True:
             for mail in await self.mailbox.wait():
                 self._session(mail.msg.conversation or HOME_KEY).put(mail)
@@ -130,6 +132,8 @@ class Session(NodeLoop):
             messages, target = self.services.store.load_conversation(COORDINATOR, self.key)
             self.conv = Conversation(COORDINATOR, self.key, target, messages)
             interrupted = self.conv.awaits_model  # a crash cut its last turn short
+            if await self.resume_approval(self.conv):
+                interrupted = True  # the model has the gated call's result to read
             while self.queue or interrupted:
                 interrupted = False
                 outcome = await self.think(self.conv, self)

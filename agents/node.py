@@ -30,6 +30,10 @@ from bot.outbox import backoff
 
 log = logging.getLogger(__name__)
 
+NOT_RUN_APPROVAL = (
+    "Not run: an earlier call waits for approval; call it again afterwards if needed."
+)
+
 
 @dataclass(slots=True)
 class Conversation:
@@ -195,13 +199,21 @@ class NodeLoop:
         results: list[dict[str, Any]] = []
         later: list[Mail] = []
         outcome: Outcome | None = None
+        gated: tuple[dict[str, Any], Any] | None = None
         for call in response.tool_calls:
             later.extend(inbox.drain())  # ── yield point between tool calls ──
             if outcome is not None:
-                not_run = "Not run: the task was parked or ended by an earlier call."
+                not_run = (
+                    NOT_RUN_APPROVAL
+                    if gated is not None
+                    else "Not run: the task was parked or ended by an earlier call."
+                )
                 results.append(result_block(call["id"], ToolResult(not_run, is_error=True)))
                 continue
             result = await self._call(call, conv)
+            if result.approval is not None:
+                outcome, gated = Outcome("parked"), (call, result.approval)
+                continue
             if result.park is not None:
                 outcome = Outcome("parked", question_id=result.park)
                 self.park_call(call["id"], result.park)
@@ -209,6 +221,9 @@ class NodeLoop:
             results.append(result_block(call["id"], result))
             if result.end:
                 outcome = Outcome("ended", result.text)
+        if gated is not None:
+            await self._await_approval(conv, gated, results, later)
+            return None
         if outcome is not None and outcome.kind == "parked":
             self.hold_results(conv, results, later)
             return outcome
@@ -219,6 +234,26 @@ class NodeLoop:
             self.absorb(conv, later)
         self.checkpoint(conv)
         return outcome
+
+    async def _await_approval(
+        self,
+        conv: Conversation,
+        gated: tuple[dict[str, Any], Any],
+        results: list[dict[str, Any]],
+        later: list[Mail],
+    ) -> None:
+        """A gated call: checkpoint the request, wait for the decision (this conversation
+        only; others go on), then the same tool_use gets its result (agents/approvals.py)."""
+        approvals = self.services.approvals
+        assert approvals is not None
+        call, ask = gated
+        approval_id = approvals.hold(self, conv, call, ask, results, later)
+        await approvals.settle(self, conv, approval_id)
+
+    async def resume_approval(self, conv: Conversation) -> bool:
+        """After a restart: finish a gated call the conversation was waiting on."""
+        approvals = self.services.approvals
+        return approvals is not None and await approvals.resume(self, conv)
 
     async def _call(self, call: dict[str, Any], conv: Conversation) -> ToolResult:
         """One tool call, recorded as `tool.called` (agent, tool, duration, ok or error)."""

@@ -82,6 +82,8 @@ class Services:
     tool_sources: list[SourceFactory] = field(default_factory=list)
     prompt_parts: list[PromptPart] = field(default_factory=list)
     memory: MemoryHooks | None = None
+    #: gated tool calls (agents/approvals.py), when MCP servers are configured
+    approvals: Any = None
 
     @property
     def home(self) -> Target | None:

@@ -45,6 +45,8 @@ class ToolResult:
     end: bool = False  # the worker's task is over (publish)
     #: content blocks after the text (images from an MCP tool), as the API takes them
     blocks: list[dict[str, Any]] = field(default_factory=list)
+    #: a gated call's request (agents/approvals.py): the node waits for a person's yes
+    approval: Any = None
 
 
 Handler = Callable[[dict[str, Any]], Awaitable[ToolResult | str]]

@@ -108,6 +108,7 @@ class Worker(NodeLoop):
     # -- the loop --------------------------------------------------------------------
     async def run(self) -> None:
         conv = self._load()
+        await self.resume_approval(conv)
         while True:
             if self.row.parked is not None:
                 await self._wait_for_answer(conv, self.row.parked)

@@ -21,6 +21,7 @@ from typing import Any
 
 import anthropic
 
+from agents.approvals import Approvals
 from agents.attachments import Expander
 from agents.coordinator import Coordinator
 from agents.files_tools import file_tools
@@ -42,7 +43,7 @@ from bot.ops.operator import Operator
 from bot.people import People
 from bot.status import SECTIONS
 from bot.store import Store
-from bot.tools_status import mcp_section
+from bot.tools_status import approvals_section, mcp_section
 from bot.triggers.engine import TriggerEngine
 from bot.triggers.status import maintenance_section, triggers_section
 from bot.usage import usage_section
@@ -62,7 +63,13 @@ RUNTIME_BEAT_SECONDS = 2.0
 #: Code run on a built app before it starts (tests add tools and triggers with it).
 Extension = Callable[["App"], Any]
 
-for _section in (triggers_section, maintenance_section, usage_section, mcp_section):
+for _section in (
+    triggers_section,
+    maintenance_section,
+    usage_section,
+    mcp_section,
+    approvals_section,
+):
     if _section not in SECTIONS:
         SECTIONS.append(_section)
 
@@ -151,6 +158,12 @@ class App:
                 "team-consolidate", s.consolidate_cron, self.memory.consolidator.run
             )
         self.mcp = install_mcp(self.services, s)
+        self.human.approvals.approvers = list(s.approvers)
+        via = Target.parse(s.approval_via) if s.approval_via else None
+        self.services.approvals = Approvals(
+            self.services, self.mcp, via, s.approval_timeout_seconds
+        )
+        self.mcp.gate = self.services.approvals.gate
         for extension in self.extensions:
             extension(self)
         for name in self.channel_names:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 
+from bot.approvals import ApprovalDesk
 from bot.bus import Bus
 from bot.events import EventLog
 from bot.files import FileStore
@@ -50,6 +51,8 @@ class HumanNode:
             on_delivered=self._delivered,
             on_failed=self._failed,
         )
+        #: gated tool calls waiting for a person (bot/approvals.py)
+        self.approvals = ApprovalDesk(store, events, self.say)
         #: downloads a message's files before it is routed (None: files are not fetched)
         self.intake = None if files is None else FileIntake(store, events, files, self.release)
 
@@ -95,6 +98,7 @@ class HumanNode:
         """After a restart: reload open questions, route what was journaled but not routed."""
         for q in self.store.open_questions():
             self.directory.questions[q.id] = q
+        self.approvals.restore()
         pending = self.store.pending_inbound()
         for inbound_id, msg in pending:
             with self.store.tx():
@@ -105,9 +109,11 @@ class HumanNode:
 
     def _route(self, inbound_id: int, msg: Inbound) -> Route:
         """Inside the caller's transaction: the router's decision, as bus mail or a notice."""
-        decision = route(msg, self.directory)
         person = self.people.resolve(msg.channel, msg.sender)
         self.people.spoke(msg.conversation, person.name)
+        if self.approvals.answers(msg, person.name if person.listed else None):
+            return Route()  # a decision on a gated call: no agent reads it
+        decision = route(msg, self.directory)
         if decision.error is not None:
             notice = Outbound(
                 SYSTEM_SPEAKER, msg.reply_to, decision.error, msg.conversation, kind="notice"
@@ -161,13 +167,17 @@ class HumanNode:
         self.outbox.put(msg)
 
     def _delivered(self, msg: Outbound, receipt: DeliveryReceipt) -> None:
-        if msg.question_id is None:
+        approval_id = msg.meta.get("approval_id")
+        if msg.question_id is None and (approval_id is None or msg.meta.get("decision")):
             return
         refs = [*receipt.refs]
         if receipt.platform_id:
             refs.append(receipt.platform_id)
         if receipt.thread:
             refs.append(str(msg.target.in_thread(receipt.thread)))
+        if msg.question_id is None:
+            self.approvals.delivered(str(approval_id), refs)
+            return
         self.store.add_question_refs(msg.question_id, refs)
         question = self.directory.questions.get(msg.question_id)
         if question is not None:

@@ -4,7 +4,8 @@ A script of lines (`echo question | switchboard chat`, `switchboard chat < lines
 is handled like a person who reads each answer before typing the next line: after
 each line, and at the end of input, the chat waits until no agent has work under
 way and the terminal's outbox is empty. A parked worker (waiting for a person) does
-not count as work: it is reported, and the next line may be its answer.
+not count as work, nor does an agent waiting for an approval: it is reported, and the
+next line may be its answer.
 
 This is part of the composition root (it looks at the coordinator and the team).
 """
@@ -26,10 +27,15 @@ QUIET_POLLS = 3
 
 def quiet(app: App, target: str = "terminal") -> bool:
     coordinator = app.coordinator
-    if coordinator.sessions or len(coordinator.mailbox):
+    waiting = {(r.agent, r.held.get("key")) for r in app.human.approvals.pending.values()}
+    busy = [
+        key for key in coordinator.sessions if (coordinator.mailbox.node_id, key) not in waiting
+    ]
+    if busy or len(coordinator.mailbox):
         return False
     for worker in app.team.workers.values():
-        if worker.row.status == "running" or len(worker.mailbox):
+        approving = (worker.row.id, "task") in waiting
+        if (worker.row.status == "running" and not approving) or len(worker.mailbox):
             return False
     return app.store.outbox_pending_count(target) == 0
 
@@ -49,6 +55,11 @@ def parked_report(app: App) -> str:
         f"{names.get(q.worker, q.worker)} is still waiting for an answer "
         f"(asked {ago(q.asked_at)} in {q.target}): {q.question}"
         for q in app.store.open_questions()
+    ]
+    lines += [
+        f"{r.speaker} is still waiting for approval of {r.tool} (asked {ago(r.requested_at)} "
+        f"in {r.target}): reply approve or deny <reason>"
+        for r in app.store.approvals.pending()
     ]
     if not lines:
         return ""

@@ -43,6 +43,8 @@ from bot.schema import (
     decode_outbox,
 )
 from bot.store_agents import AgentTables
+from bot.store_approvals import SCHEMA as APPROVALS_SCHEMA
+from bot.store_approvals import ApprovalRows
 from bot.store_triggers import SCHEMA as TRIGGER_SCHEMA
 from bot.store_triggers import TriggerRows
 from bot.store_usage import SCHEMA as USAGE_SCHEMA
@@ -84,7 +86,9 @@ class Store(AgentTables):
             # mail) are copied back once per checkpoint, however often they changed
             # (bench_core routing: ~5,000 -> ~6,500 journaled messages/s)
             self.db.execute("PRAGMA wal_autocheckpoint=10000")
-            self.db.executescript(SCHEMA + TRIGGER_SCHEMA + USAGE_SCHEMA + VIEWS_SCHEMA)
+            self.db.executescript(
+                SCHEMA + TRIGGER_SCHEMA + USAGE_SCHEMA + VIEWS_SCHEMA + APPROVALS_SCHEMA
+            )
         self.db.execute("PRAGMA busy_timeout=5000")
         self.readonly = readonly
         self._depth = 0
@@ -93,6 +97,7 @@ class Store(AgentTables):
         self.triggers = TriggerRows(self)
         self.usage = UsageRows(self)
         self.views = StoreViews(self)
+        self.approvals = ApprovalRows(self)
 
     def close(self) -> None:
         self.db.close()
@@ -146,6 +151,7 @@ class Store(AgentTables):
         "triggers": "UPDATE triggers SET status = 'corrupt' WHERE id = ?",
         "attempts": "UPDATE attempts SET state = 'corrupt' WHERE rowid = ?",
         "kv": "DELETE FROM kv WHERE key = ?",
+        "approvals": "UPDATE approvals SET status = 'corrupt', settled = 1 WHERE id = ?",
     }
 
     def decode(self, source: str, rows: Iterable[Any], decode: Callable[[Any], T]) -> list[T]:

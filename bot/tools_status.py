@@ -34,3 +34,13 @@ def mcp_section(store: Store) -> str:
     if not rows:
         return "MCP servers: none configured"
     return "MCP servers\n" + table(["server", "via", "state", "tools", "reason", "updated"], rows)
+
+
+def approvals_section(store: Store) -> str:
+    rows = [
+        [r.id, r.speaker, r.tool, r.target, ago(r.requested_at), json.dumps(r.args)]
+        for r in store.approvals.pending()
+    ]
+    if not rows:
+        return "Pending approvals: none"
+    return "Pending approvals\n" + table(["id", "asks", "tool", "asked in", "asked", "args"], rows)

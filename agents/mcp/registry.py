@@ -26,6 +26,7 @@ from mcp import types
 from agents.mcp.client import CallFailed, McpClient
 from agents.mcp.results import to_result
 from agents.services import AgentInfo
+from agents.step import Step
 from agents.tools import Tool, ToolResult, ToolSpec
 from bot.events import EventLog
 from bot.store import Store
@@ -35,8 +36,8 @@ API_TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 STATUS_PREFIX = "mcp:"
 SEPARATOR = "__"
 
-#: How a gated tool is run instead of directly: (agent, offered tool, the real call).
-Gate = Callable[[AgentInfo, "McpTool", dict[str, Any]], Awaitable[ToolResult]]
+#: How a gated tool is asked for instead of run: (agent, offered tool, arguments, step).
+Gate = Callable[[AgentInfo, "McpTool", dict[str, Any], Step], Awaitable[ToolResult]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,12 +177,13 @@ class McpSource:
         return self.registry.version
 
     def tools(self) -> list[Tool]:
-        return [Tool(t.spec, self._handler(t)) for t in self.registry.visible(self.info)]
+        visible = self.registry.visible(self.info)
+        return [Tool(t.spec, step_handler=self._handler(t)) for t in visible]
 
-    def _handler(self, tool: McpTool) -> Callable[[dict[str, Any]], Awaitable[ToolResult]]:
+    def _handler(self, tool: McpTool) -> Callable[[dict[str, Any], Step], Awaitable[ToolResult]]:
         registry, info = self.registry, self.info
 
-        async def handle(args: dict[str, Any]) -> ToolResult:
+        async def handle(args: dict[str, Any], step: Step) -> ToolResult:
             if tool.needs_approval:
                 if registry.gate is None:  # fail closed: nobody could approve it
                     return ToolResult(
@@ -189,7 +191,7 @@ class McpSource:
                         "available here.",
                         is_error=True,
                     )
-                return await registry.gate(info, tool, args)
+                return await registry.gate(info, tool, args, step)
             return await registry.call(tool, args)
 
         return handle

@@ -1,0 +1,186 @@
+"""Gated tool calls on the agents' side: ask, wait (parked), then run exactly once.
+
+A call matching a server's `approval` globs is not run: the gate returns a request
+the node loop writes in its checkpoint (the conversation with the tool_use, the
+approval row, the message asking a person), then the agent waits on the desk
+(bot/approvals.py) for the decision. The same tool_use then gets its tool_result:
+the tool's own output when approved, an error "denied by <who>: <reason>" when not.
+
+Exactly once, fail closed: the decision is a guarded UPDATE before anything runs; an
+approved call is claimed (`approved -> running`, committed) before it is sent, so a
+second decision, a redelivery or a restart never sends it again; a call found
+`running` after a restart was cut off by the crash: the model is told the outcome
+is unknown. Silence past `approval_timeout_seconds` is a denial.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+import uuid
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from agents.mcp.registry import SEPARATOR, McpRegistry, McpTool
+from agents.services import AgentInfo, Services
+from agents.step import Step
+from agents.tools import ToolResult, result_block
+from bot.approvals import request_text
+from bot.bus import Mail
+from bot.messages import BusMessage, Outbound, Target
+from bot.store_approvals import ApprovalRow
+
+if TYPE_CHECKING:
+    from agents.node import Conversation, NodeLoop
+
+log = logging.getLogger(__name__)
+
+UNKNOWN = (
+    "Error: the outcome of {tool} is unknown: it was approved and started, and Switchboard "
+    "restarted before it answered. Check the system itself before calling it again."
+)
+NOT_OFFERED = "Error: {tool} was approved but its server is not available now; it was not run."
+SERVER_WAIT = 30.0
+
+
+@dataclass(slots=True)
+class ApprovalAsk:
+    """What the gate hands the node loop to write in its checkpoint."""
+
+    row: ApprovalRow
+    request: Outbound
+
+
+class Approvals:
+    def __init__(
+        self,
+        services: Services,
+        registry: McpRegistry,
+        via: Target | None,
+        timeout: float | None,
+    ) -> None:
+        self.services = services
+        self.registry = registry
+        self.via = via
+        self.timeout = timeout
+        self.desk = services.human.approvals
+
+    # -- asking ------------------------------------------------------------------------
+    async def gate(
+        self, info: AgentInfo, tool: McpTool, args: dict[str, Any], step: Step
+    ) -> ToolResult:
+        target = step.human if step.conversation is not None else (self.via or step.human)
+        now = time.time()
+        row = ApprovalRow(
+            id=uuid.uuid4().hex[:12],
+            agent=info.agent_id,
+            conversation=step.conversation or str(target),
+            speaker=step.speaker,
+            tool=tool.spec.name,
+            args=args,
+            tool_use_id="",
+            target=str(target),
+            requested_at=now,
+            deadline=now + self.timeout if self.timeout else None,
+        )
+        request = Outbound(
+            step.speaker, target, request_text(row), step.conversation,
+            meta={"approval_id": row.id, "subject": f"Approval needed: {row.tool}"},
+        )  # fmt: skip
+        return ToolResult("", approval=ApprovalAsk(row, request))
+
+    def hold(
+        self,
+        node: NodeLoop,
+        conv: Conversation,
+        call: dict[str, Any],
+        ask: ApprovalAsk,
+        results: list[dict[str, Any]],
+        later: list[Mail],
+    ) -> str:
+        """Checkpoint the step with the request; the approval's id."""
+        row = ask.row
+        row.tool_use_id = call["id"]
+        row.held = {
+            "key": conv.key,
+            "results": results,
+            "later": [mail.msg.to_json() for mail in later],
+        }
+        node.effects.consumed.extend(mail.id for mail in later)
+        node.checkpoint(conv, lambda: self.desk.request(row, ask.request))
+        return row.id
+
+    # -- settling ----------------------------------------------------------------------
+    async def settle(self, node: NodeLoop, conv: Conversation, approval_id: str) -> None:
+        """Wait for the decision, run the call if approved, give the model its result."""
+        row, result = await self._outcome(approval_id)
+        block = result_block(row.tool_use_id, result)
+        conv.add_blocks([*row.held.get("results", []), block])
+        held = [Mail(0, BusMessage.from_json(raw)) for raw in row.held.get("later", [])]
+        node.absorb(conv, held)  # what was said while it waited, after the result
+        store = self.services.store
+        node.checkpoint(conv, lambda: store.approvals.settle(row.id))
+        self.desk.forget(row.id)
+
+    async def resume(self, node: NodeLoop, conv: Conversation) -> bool:
+        """After a restart: settle a gated call this conversation was waiting on."""
+        for row in self.services.store.approvals.unsettled(node.agent_id):
+            if row.held.get("key") == conv.key:
+                await self.settle(node, conv, row.id)
+                return True
+        return False
+
+    async def _outcome(self, approval_id: str) -> tuple[ApprovalRow, ToolResult]:
+        store = self.services.store
+        while True:
+            row = store.approvals.get(approval_id)
+            if row is None:
+                raise RuntimeError(f"approval {approval_id} vanished from the store")
+            if row.status == "pending":
+                await self._wait(row)
+            elif row.status == "denied":
+                reason = f": {row.reason}" if row.reason else ""
+                return row, ToolResult(f"Error: denied by {row.decided_by}{reason}", is_error=True)
+            elif row.status == "approved":
+                with store.tx():
+                    claimed = store.approvals.start(row.id)
+                if claimed:
+                    return row, await self._run(row)
+            else:  # running: a crash cut the call off, it may or may not have happened
+                return row, ToolResult(UNKNOWN.format(tool=row.tool), is_error=True)
+
+    async def _wait(self, row: ApprovalRow) -> None:
+        wake = self.desk.wake(row.id)
+        if row.deadline is None:
+            await wake.wait()
+            return
+        try:
+            async with asyncio.timeout(max(0.0, row.deadline - time.time())):
+                await wake.wait()
+        except TimeoutError:
+            reason = f"no decision within {self.timeout:g} s (SWITCHBOARD_APPROVAL_TIMEOUT_SECONDS)"
+            self.desk.decide(row.id, False, "nobody", reason)
+
+    async def _run(self, row: ApprovalRow) -> ToolResult:
+        started = time.perf_counter()
+        tool = await self._offered(row.tool)
+        if tool is None:
+            result = ToolResult(NOT_OFFERED.format(tool=row.tool), is_error=True)
+        else:
+            result = await self.registry.call(tool, row.args)
+        self.services.events.emit(
+            "tool.called", row.agent, tool=row.tool, approval_id=row.id,
+            ms=round((time.perf_counter() - started) * 1000, 2), ok=not result.is_error,
+            error=result.text[:300] if result.is_error else None,
+        )  # fmt: skip
+        return result
+
+    async def _offered(self, name: str) -> McpTool | None:
+        """The tool, waiting a little for its server after a restart."""
+        client = self.registry.clients.get(name.split(SEPARATOR, 1)[0])
+        if name not in self.registry.offered and client is not None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(client.connected.wait(), SERVER_WAIT)
+        return self.registry.offered.get(name)

@@ -1,0 +1,177 @@
+"""The approval desk: gated tool calls waiting for a person's yes or no.
+
+Core state lives in the store (`bot/store_approvals.py`); the desk keeps the pending
+requests the router needs in memory, reads answers (`approve` / `deny <reason>` as a
+reply in the request's thread, email reply or terminal line; buttons call `decide`
+directly), checks who may decide, and records each decision once: the guarded
+UPDATE, the notice saying who decided, and the wake-up of the waiting agent. The
+decision is never a message to the model: the waiting agent reads the row.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Literal
+
+from bot.events import EventLog
+from bot.messages import Inbound, Outbound, Sender, Target
+from bot.store import Store
+from bot.store_approvals import ApprovalRow
+
+SPEAKER = "switchboard"
+_APPROVE = re.compile(r"^\s*(?:approve|approved)\s*[.!]?\s*$", re.IGNORECASE)
+_DENY = re.compile(r"^\s*(?:deny|denied)\b[\s:,.-]*(.*)$", re.IGNORECASE | re.DOTALL)
+ARGS_SHOWN = 1500
+
+Outcome = Literal["decided", "already", "unknown", "refused"]
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    approve: bool
+    reason: str | None
+
+
+def parse_answer(text: str) -> Answer | None:
+    """`approve`, or `deny <reason>` (the whole message), else None."""
+    if _APPROVE.match(text):
+        return Answer(True, None)
+    denied = _DENY.match(text)
+    if denied:
+        return Answer(False, denied.group(1).strip() or None)
+    return None
+
+
+def may_decide(approvers: Iterable[str], sender: Sender, person: str | None = None) -> bool:
+    """SWITCHBOARD_APPROVERS names platform ids, email addresses or person names; empty
+    means anyone allowed to talk to the bot (the channel's allow-list already held).
+    One small function so that [[people]] entries can extend what a name matches."""
+    allowed = {a.strip().lower() for a in approvers if a.strip()}
+    if not allowed:
+        return True
+    mine = {sender.id.lower(), sender.name.lower(), (person or "").lower()} - {""}
+    return bool(allowed & mine)
+
+
+class ApprovalDesk:
+    def __init__(self, store: Store, events: EventLog, say: Callable[[Outbound], None]) -> None:
+        self.store = store
+        self.events = events
+        self.say = say
+        self.approvers: list[str] = []
+        self.pending: dict[str, ApprovalRow] = {}
+        self._wakes: dict[str, asyncio.Event] = {}
+
+    def restore(self) -> None:
+        self.pending = {row.id: row for row in self.store.approvals.pending()}
+
+    # -- requests ----------------------------------------------------------------------
+    def request(self, row: ApprovalRow, request: Outbound) -> None:
+        """Inside the caller's transaction (the agent's checkpoint)."""
+        self.store.approvals.add(row)
+        self.say(request)
+        self.pending[row.id] = row
+        self.events.emit(
+            "approval.requested", row.agent, approval_id=row.id, tool=row.tool, target=row.target
+        )
+
+    def delivered(self, approval_id: str, refs: list[str]) -> None:
+        merged = self.store.approvals.add_refs(approval_id, refs)
+        row = self.pending.get(approval_id)
+        if row is not None:
+            row.refs = merged
+
+    def wake(self, approval_id: str) -> asyncio.Event:
+        return self._wakes.setdefault(approval_id, asyncio.Event())
+
+    def forget(self, approval_id: str) -> None:
+        self._wakes.pop(approval_id, None)
+
+    # -- answers -----------------------------------------------------------------------
+    def answers(self, msg: Inbound, person: str | None) -> bool:
+        """Inside the router's transaction: True when the message was an approval answer
+        (decided, or answered with a short note); it then goes to no agent."""
+        answer = parse_answer(msg.text)
+        if answer is None:
+            return False
+        row = self.waiting_in(msg)
+        if row is None:
+            self._note(msg.reply_to, msg.conversation, NOTHING_PENDING)
+            return True
+        if not may_decide(self.approvers, msg.sender, person):
+            self._note(msg.reply_to, msg.conversation, NOT_AN_APPROVER)
+            return True
+        self.decide(row.id, answer.approve, person or msg.sender.display, answer.reason)
+        return True
+
+    def waiting_in(self, msg: Inbound) -> ApprovalRow | None:
+        """The latest pending request this message answers: an exact platform reference
+        (an email's In-Reply-To) first, then the same thread."""
+        refs = set(msg.thread_refs)
+        exact = [r for r in self.pending.values() if refs & set(r.refs)]
+        if exact:
+            return max(exact, key=lambda r: r.requested_at)
+        here = [
+            r
+            for r in self.pending.values()
+            if msg.conversation in (r.conversation, r.target) or msg.conversation in r.refs
+        ]
+        return max(here, key=lambda r: r.requested_at) if here else None
+
+    def decide(self, approval_id: str, approve: bool, who: str, reason: str | None) -> Outcome:
+        """Record a decision once (the first counts), tell the thread, wake the agent."""
+        with self.store.tx():
+            if not self.store.approvals.decide(approval_id, approve, who, reason):
+                known = self.store.approvals.get(approval_id) is not None
+                return "already" if known else "unknown"
+            row = self.store.approvals.get(approval_id)
+            assert row is not None
+            self.say(
+                Outbound(
+                    SPEAKER,
+                    Target.parse(row.target),
+                    decision_text(row),
+                    row.conversation,
+                    kind="notice",
+                    meta={"approval_id": row.id, "decision": True},
+                )
+            )
+        self.pending.pop(approval_id, None)
+        self.events.emit(
+            "approval.decided", row.agent, approval_id=row.id, tool=row.tool,
+            approved=approve, by=who, reason=reason,
+        )  # fmt: skip
+        self.wake(approval_id).set()
+        return "decided"
+
+    def _note(self, target: Target, conversation: str, text: str) -> None:
+        self.say(Outbound(SPEAKER, target, text, conversation, kind="notice"))
+
+
+# -- sentences to people ---------------------------------------------------------------
+NOTHING_PENDING = "There is no approval waiting in this conversation."
+NOT_AN_APPROVER = "Only approvers (SWITCHBOARD_APPROVERS) can decide this; nothing was changed."
+ALREADY_DECIDED = "This was already decided; nothing was changed."
+
+
+def request_text(row: ApprovalRow) -> str:
+    args = json.dumps(row.args, indent=2, ensure_ascii=False, sort_keys=True)
+    if len(args) > ARGS_SHOWN:
+        args = args[:ARGS_SHOWN] + f"\n... ({len(args):,} characters in all)"
+    return (
+        f"Approval needed: {row.speaker} wants to run {row.tool} with\n{args}\n"
+        "Reply `approve` or `deny <reason>` in this thread."
+    )
+
+
+def decision_text(row: ApprovalRow) -> str:
+    when = datetime.fromtimestamp(row.decided_at or 0, UTC).strftime("%Y-%m-%d %H:%M UTC")
+    if row.status == "approved":
+        return f"Approved by {row.decided_by} at {when}: {row.tool} runs now."
+    reason = f": {row.reason}" if row.reason else ""
+    return f"Denied by {row.decided_by} at {when}{reason}. {row.tool} was not run."

@@ -1,0 +1,190 @@
+"""Approvals: a gated MCP call waits for a person's yes, runs exactly once, and
+survives kill -9 anywhere (the real test MCP server counts what it ran)."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from bot.status import render_status
+from bot.store import Store
+from tests.fakes.anthropic_api import FakeAnthropic
+from tests.kit import Recorder, events, eventually, inbound, running_app
+from tests.proc import Switchboard
+from tests.test_mcp import caller
+from tests.tools_kit import calls, stdio_entry, tools_settings, write_config
+
+RESTART = 'call ops__restart_service {"service": "api"}'
+
+
+def gated(calls_file: Path, **extra: Any) -> dict[str, Any]:
+    return stdio_entry("ops", calls_file, approval=["restart_*"], **extra)
+
+
+async def request(app: Any, rec: Recorder, line: str = RESTART, **kw: Any) -> None:
+    app.human.accept(inbound(line, **kw))
+    await rec.wait_text("Approval needed", 30)
+
+
+async def test_approved_in_the_terminal_runs_once(tmp_path: Path, fake: FakeAnthropic) -> None:
+    fake.responder = caller
+    calls_file = tmp_path / "calls.jsonl"
+    settings = tools_settings(tmp_path, fake, [gated(calls_file)])
+    rec = Recorder()
+    async with running_app(settings, [rec]) as app:
+        await app.mcp.wait_connected(30)
+        await request(app, rec)
+        ask = next(m.text for m in rec.sent if "Approval needed" in m.text)
+        assert "coordinator wants to run ops__restart_service" in ask
+        assert '"service": "api"' in ask and "`approve` or `deny <reason>`" in ask
+        assert calls(calls_file, "restart_service") == []
+        assert "ops__restart_service" in render_status(app.store)
+        app.human.accept(inbound("approve"))
+        await rec.wait_text("result: api restarted", 30)
+        assert any(m.text.startswith("Approved by Ann at ") for m in rec.sent)
+        app.human.accept(inbound("approve"))  # a second approve: nothing runs again
+        await rec.wait_text("There is no approval waiting in this conversation.")
+        assert len(calls(calls_file, "restart_service")) == 1
+        # the model saw one tool_result for the same tool_use, with the tool's output
+        result = fake.calls[-1].tool_results()[-1]
+        assert result["content"] == "api restarted" and not result.get("is_error")
+        kinds = [e["type"] for e in events(settings.data_dir, "approval.")]
+        assert kinds == ["approval.requested", "approval.decided"]
+        assert "Pending approvals: none" in render_status(app.store)
+
+
+async def test_denied_with_a_reason(tmp_path: Path, fake: FakeAnthropic) -> None:
+    fake.responder = caller
+    calls_file = tmp_path / "calls.jsonl"
+    settings = tools_settings(tmp_path, fake, [gated(calls_file)])
+    rec = Recorder()
+    async with running_app(settings, [rec]) as app:
+        await app.mcp.wait_connected(30)
+        await request(app, rec)
+        app.human.accept(inbound("deny not during the launch"))
+        await rec.wait_text("result ERROR: Error: denied by Ann: not during the launch", 30)
+        assert any("Denied by Ann at " in m.text for m in rec.sent)
+        assert calls(calls_file, "restart_service") == []
+
+
+async def test_only_approvers_decide_and_other_conversations_go_on(
+    tmp_path: Path, fake: FakeAnthropic
+) -> None:
+    fake.responder = caller
+    calls_file = tmp_path / "calls.jsonl"
+    settings = tools_settings(
+        tmp_path, fake, [gated(calls_file)], SWITCHBOARD_APPROVERS="bob, Carol"
+    )
+    rec = Recorder()
+    async with running_app(settings, [rec]) as app:
+        await app.mcp.wait_connected(30)
+        await request(app, rec)
+        app.human.accept(inbound("approve", sender="mallory"))
+        await rec.wait_text("Only approvers (SWITCHBOARD_APPROVERS) can decide this")
+        # another conversation is served while this one waits
+        app.human.accept(inbound('call ops__echo {"text": "meanwhile"}', conversation="other"))
+        await rec.wait_text("result: meanwhile", 30)
+        assert calls(calls_file, "restart_service") == []
+        app.human.accept(inbound("approve", sender="bob"))
+        await rec.wait_text("result: api restarted", 30)
+        assert len(calls(calls_file, "restart_service")) == 1
+
+
+async def test_silence_past_the_timeout_is_a_denial(tmp_path: Path, fake: FakeAnthropic) -> None:
+    fake.responder = caller
+    calls_file = tmp_path / "calls.jsonl"
+    settings = tools_settings(
+        tmp_path, fake, [gated(calls_file)], SWITCHBOARD_APPROVAL_TIMEOUT_SECONDS="0.5"
+    )
+    rec = Recorder()
+    async with running_app(settings, [rec]) as app:
+        await app.mcp.wait_connected(30)
+        await request(app, rec)
+        await rec.wait_text("result ERROR: Error: denied by nobody: no decision within 0.5 s", 30)
+        app.human.accept(inbound("approve"))  # too late
+        await rec.wait_text("There is no approval waiting in this conversation.")
+        assert calls(calls_file, "restart_service") == []
+
+
+async def test_approve_with_nothing_pending_is_a_short_note(
+    tmp_path: Path, fake: FakeAnthropic
+) -> None:
+    fake.responder = caller
+    settings = tools_settings(tmp_path, fake, [])
+    rec = Recorder()
+    async with running_app(settings, [rec]) as app:
+        app.human.accept(inbound("approve"))
+        await rec.wait_text("There is no approval waiting in this conversation.")
+        assert not fake.calls  # no agent read it
+
+
+def _chat(tmp_path: Path, fake: FakeAnthropic, config: Path) -> Switchboard:
+    env = {**fake.env(), "SWITCHBOARD_DATA_DIR": str(tmp_path / "data")}
+    return Switchboard(["--config", str(config), "chat"], env, tmp_path)
+
+
+async def test_kill_9_while_waiting_then_approved_after_restart(
+    tmp_path: Path, fake: FakeAnthropic
+) -> None:
+    fake.responder = caller
+    calls_file = tmp_path / "calls.jsonl"
+    config = write_config(tmp_path / "s.toml", [gated(calls_file)])
+    bot = _chat(tmp_path, fake, config)
+    try:
+        await eventually(lambda: _status(tmp_path, fake, config, "connected"), 30)
+        bot.send(RESTART)
+        bot.expect("Approval needed", 30)
+        bot.kill()
+    finally:
+        _stop(bot)
+    bot = _chat(tmp_path, fake, config)
+    try:
+        await eventually(lambda: _status(tmp_path, fake, config, "connected"), 30)
+        bot.send("approve")
+        bot.expect("result: api restarted", 30)
+    finally:
+        _stop(bot)
+    assert len(calls(calls_file, "restart_service")) == 1
+
+
+async def test_kill_9_while_the_approved_call_runs_is_not_rerun(
+    tmp_path: Path, fake: FakeAnthropic
+) -> None:
+    fake.responder = caller
+    calls_file = tmp_path / "calls.jsonl"
+    config = write_config(tmp_path / "s.toml", [gated(calls_file, env={"SLOW_RESTART": "5"})])
+    bot = _chat(tmp_path, fake, config)
+    try:
+        await eventually(lambda: _status(tmp_path, fake, config, "connected"), 30)
+        bot.send(RESTART)
+        bot.expect("Approval needed", 30)
+        bot.send("approve")
+        await eventually(lambda: len(calls(calls_file, "restart_service")) == 1, 30)
+        bot.kill()
+    finally:
+        _stop(bot)
+    bot = _chat(tmp_path, fake, config)
+    try:
+        bot.expect("result ERROR: Error: the outcome of ops__restart_service is unknown", 30)
+    finally:
+        _stop(bot)
+    assert len(calls(calls_file, "restart_service")) == 1
+
+
+def _stop(bot: Switchboard) -> None:
+    if bot.proc.poll() is None:
+        bot.quit()
+
+
+def _status(tmp_path: Path, fake: FakeAnthropic, config: Path, word: str) -> bool:
+    db = tmp_path / "data" / "switchboard.db"
+    if not db.exists():
+        return False
+    store = Store(db, readonly=True)
+    try:
+        return word in (store.get_kv("mcp:ops") or "")
+    except sqlite3.Error:  # the database is still being created
+        return False
+    finally:
+        store.close()
