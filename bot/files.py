@@ -84,9 +84,6 @@ class FileStore:
         att.note = model_note(att, data) or ""
         return att
 
-    def path(self, att: Attachment) -> Path:
-        return self.data_dir / att.path
-
 
 #: What the Messages API takes as image and document blocks (its documented limits).
 IMAGE_TYPES = {"image/png", "image/jpeg", "image/gif", "image/webp"}

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.read_channel import since_of
+from config.settings import load_settings
 from tests.discord_kit import MENTION as DISCORD_MENTION
 from tests.discord_kit import (  # noqa: F401
     discord_app,
@@ -132,3 +133,17 @@ async def test_read_channel_reads_a_discord_channel(
     summary = next(p for p in discord_fake.posts if "Yesterday in #ops" in p.content)
     assert summary.channel_id == str(dp.RANDOM)
     assert "the cache node restarted twice overnight" in summary.content
+
+
+def test_the_example_ops_summary_schedule_is_valid(tmp_path: Path) -> None:
+    """The commented `[[schedules]]` example for "yesterday in #ops" loads as written."""
+    example = (Path(__file__).parents[1] / "config" / "switchboard.toml").read_text()
+    block = example.split('# name = "ops-yesterday"', 1)[1].split("\n\n", 1)[0]
+    lines = ["[[schedules]]", 'name = "ops-yesterday"']
+    lines += [line.removeprefix("# ").split("  #")[0] for line in block.strip().splitlines()]
+    config = tmp_path / "switchboard.toml"
+    config.write_text("\n".join(lines) + "\n")
+    settings = load_settings(config, {"SWITCHBOARD_DATA_DIR": str(tmp_path / "data")})
+    (schedule,) = settings.schedules
+    assert schedule.cron == "30 8 * * 1-5" and schedule.deliver_to == "slack:C0OPS00000"
+    assert "read_channel" in schedule.action

@@ -15,6 +15,7 @@ the outbox records `outbox.failed` and tells the home target.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,7 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.attempts import Answer, Attempts
-from bot.channel import PermanentDeliveryError, TransientDeliveryError
+from bot.channel import DeliveryError, PermanentDeliveryError, TransientDeliveryError
 from bot.files import human_size
 from bot.messages import Attachment, Outbound
 from bot.store import AttemptRow
@@ -34,7 +35,12 @@ UPLOAD_TIMEOUT = aiohttp.ClientTimeout(total=300)
 
 
 class SlackUploader:
-    def __init__(self, client: AsyncWebClient, data_dir: Path, mapped: Any) -> None:
+    def __init__(
+        self,
+        client: AsyncWebClient,
+        data_dir: Path,
+        mapped: Callable[[SlackApiError], DeliveryError],
+    ) -> None:
         self.client = client
         self.data_dir = data_dir
         self._mapped = mapped  # post.mapped: Slack's answer as the outbox's error
