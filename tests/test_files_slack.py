@@ -228,3 +228,20 @@ async def test_a_restart_mid_download_keeps_the_saved_file_and_fetches_only_the_
     assert fetched.count(second["id"]) == 2  # the cut download, then the one after restart
     assert "second file" in fake.calls[1].all_text and "first file" in fake.calls[1].all_text
     assert len(list((tmp_path / "files").rglob("one.txt"))) == 1  # one copy on disk
+
+
+async def test_a_download_that_times_out_is_retried_then_noted(
+    tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack
+) -> None:
+    fake.responder = heard
+    async with slack_app(slack_settings(tmp_path, fake, slack)) as (app, _):
+        assert app.human.intake is not None
+        app.human.intake.timeout, app.human.intake.retry_base = 0.2, 0.05
+        f = slack.file("slow.log", b"never arrives")
+        slack.gated.add(f["id"])
+        slack.post(f"{MENTION} look at this", files=[f])
+        await slack.until(lambda s: len(s.posts) == 2)
+        slack.downloads_open.set()
+    assert [d for d, _ in slack.downloads] == [f["id"]] * 3
+    assert "slow.log" in fake.calls[0].all_text and "timed out" in fake.calls[0].all_text
+    assert any("slow.log" in t and "timed out" in t for t in texts(slack))

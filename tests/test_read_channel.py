@@ -91,6 +91,7 @@ async def test_read_channel_refusals_are_told_to_the_model(
             tool("read_channel", target="nowhere:1"),
             tool("read_channel", target=f"slack:{OPS}", since="last tuesday"),
             tool("read_channel", target="discord:123"),
+            tool("read_channel", target=f"slack:{OPS}", limit=2),
         ]
     )
 
@@ -100,13 +101,17 @@ async def test_read_channel_refusals_are_told_to_the_model(
     fake.responder = responder
     slack.remove_bot("C2")
     async with slack_app(slack_settings(tmp_path, fake, slack)):
+        for n in range(1, 6):
+            slack.post(f"ops chatter {n}", channel=OPS)
         slack.post(f"{MENTION} read around", channel="C1")
         await slack.until(lambda s: any("done" in t for t in texts(s)))
-    results = [c.tool_results()[0]["content"] for c in fake.calls[1:5]]
+    results = [c.tool_results()[0]["content"] for c in fake.calls[1:6]]
     assert "not_in_channel" in results[0] and "/invite" in results[0]
     assert "unknown delivery target" in results[1]
     assert "neither an ISO time" in results[2]
     assert "not a channel I can read" in results[3]
+    assert "ops chatter 4" in results[4] and "ops chatter 5" in results[4]
+    assert "ops chatter 3" not in results[4] and "cut: only the newest 2" in results[4]
 
 
 def test_since_takes_ages_and_iso_times() -> None:
