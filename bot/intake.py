@@ -49,7 +49,8 @@ class FileTooLarge(FetchError):
 
 
 class Fetcher(Protocol):
-    """How a channel downloads one attachment (its `source`), at most `max_bytes`."""
+    """How a channel downloads one attachment (its `source`, or what its platform id
+    `ref` leads to), at most `max_bytes`."""
 
     async def fetch(self, att: Attachment, max_bytes: int) -> bytes: ...
 
@@ -130,7 +131,7 @@ class FileIntake:
 
     async def _fetch(self, kind: str, att: Attachment) -> None:
         fetcher = self.fetchers.get(kind)
-        if fetcher is None or not att.source:
+        if fetcher is None or not (att.source or att.ref):
             att.note = "could not be downloaded: nothing to fetch it from"
             return
         for attempt in range(ATTEMPTS):

@@ -245,3 +245,18 @@ async def test_a_download_that_times_out_is_retried_then_noted(
     assert [d for d, _ in slack.downloads] == [f["id"]] * 3
     assert "slow.log" in fake.calls[0].all_text and "timed out" in fake.calls[0].all_text
     assert any("slow.log" in t and "timed out" in t for t in texts(slack))
+
+
+async def test_a_slack_connect_file_is_looked_up_with_files_info(
+    tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack
+) -> None:
+    """Files shared from another organisation come as `file_access: check_file_info`
+    with only an id: files.info gives the download link."""
+    fake.responder = heard
+    async with slack_app(slack_settings(tmp_path, fake, slack)):
+        hosted = slack.file("partner.csv", b"region,revenue\nemea,42\n", "text/csv")
+        stub = {"id": hosted["id"], "file_access": "check_file_info", "created": 1}
+        slack.post(f"{MENTION} numbers from the partner", files=[stub])
+        await slack.until(lambda s: len(s.posts) == 1)
+    assert "emea,42" in fake.calls[0].all_text
+    assert [c.params["file"] for c in slack.method_calls("files.info")] == [hosted["id"]]

@@ -152,3 +152,23 @@ def test_the_example_ops_summary_schedule_is_valid(tmp_path: Path) -> None:
     (schedule,) = settings.schedules
     assert schedule.cron == "30 8 * * 1-5" and schedule.deliver_to == "slack:C0OPS00000"
     assert "read_channel" in schedule.action
+
+
+async def test_read_channel_keeps_to_discord_allowed_channels(
+    tmp_path: Path, fake: FakeAnthropic, discord_fake: FakeDiscord
+) -> None:
+    def responder(call: Call) -> list[dict[str, Any]]:
+        if call.tool_results():
+            return [text("read: " + call.tool_results()[0]["content"])]
+        return [tool("read_channel", target=f"discord:{dp.RANDOM}")]
+
+    fake.responder = responder
+    settings = discord_settings(
+        tmp_path, fake, discord_fake, DISCORD_ALLOWED_CHANNELS=str(dp.GENERAL)
+    )
+    async with discord_app(settings):
+        discord_fake.say("private chatter", channel=dp.RANDOM)
+        discord_fake.say(f"{DISCORD_MENTION} what happened in random?")
+        await discord_fake.until(lambda posts: any("read:" in p.content for p in posts))
+    answer = next(p.content for p in discord_fake.posts if "read:" in p.content)
+    assert "DISCORD_ALLOWED_CHANNELS" in answer and "private chatter" not in answer

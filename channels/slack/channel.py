@@ -79,7 +79,7 @@ class SlackChannel(BaseChannel):
             self.client, ctx.store, ctx.pacer, self.pace_seconds, settings.data_dir
         )
         self.reader = SlackReader(self.client)
-        self.fetcher = SlackFetcher(settings.slack_bot_token.get_secret_value())
+        self.fetcher = SlackFetcher(settings.slack_bot_token.get_secret_value(), self.client)
         if ctx.intake is not None:
             ctx.intake.register(self.kind, self.fetcher)
         self.connection = self._connection(settings)

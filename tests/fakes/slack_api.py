@@ -510,7 +510,12 @@ class FakeSlack(ThreadedServer["FakeSlack"]):
         return {"ok": True, "files": [{"id": i, "title": i} for i in ids]}, {}
 
     async def _files_info(self, params: dict[str, Any], token: str) -> tuple[dict, dict]:
-        file_id = params.get("file")
+        file_id = str(params.get("file"))
+        if file_id in self.hosted:  # a file people shared (Slack Connect asks for its link)
+            data, mimetype = self.hosted[file_id]
+            url = f"http://127.0.0.1:{self.port}/files-pri/{TEAM}-{file_id}/file"
+            found = {"id": file_id, "size": len(data), "mimetype": mimetype}
+            return {"ok": True, "file": {**found, "url_private_download": url}}, {}
         for upload in self.uploads:
             if any(f["id"] == file_id for f in upload["files"]):
                 share = {"ts": self.next_ts(), "thread_ts": upload["thread_ts"]}
