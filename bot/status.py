@@ -8,12 +8,11 @@ runtime beat the live process writes every few seconds. Other parts add sections
 from __future__ import annotations
 
 import json
-import sqlite3
 import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
-from bot.store import ACTIVE_WORKER_STATES, Store
+from bot.store import ACTIVE_WORKER_STATES, Store, StoreError
 
 STALE_AFTER = 10.0
 Section = Callable[[Store], str]
@@ -101,7 +100,7 @@ def render_status(store: Store) -> str:
     for section in SECTIONS:
         try:
             parts.append(section(store))
-        except sqlite3.Error as exc:
+        except StoreError as exc:
             parts.append(f"({section.__name__}: unreadable: {exc})")
     parts += [_channels(store), _outbox(store)]
     return "\n\n".join(parts)

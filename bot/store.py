@@ -54,15 +54,21 @@ from bot.store_views import StoreViews
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+#: what a read of the database raises when it cannot be done (a table a reader's data
+#: dir does not have yet, a locked file): callers catch this, not the driver's errors
+StoreError = sqlite3.Error
+MissingTable = sqlite3.OperationalError
 __all__ = [
     "ACTIVE_WORKER_STATES",
     "AttemptRow",
     "InboundStatus",
+    "MissingTable",
     "OutboxRow",
     "ParkedState",
     "QuestionRow",
     "QuestionStatus",
     "Store",
+    "StoreError",
     "WorkerRow",
     "WorkerStatus",
 ]

@@ -7,11 +7,10 @@ lives only in the running process, so status shows its idle time instead.
 
 from __future__ import annotations
 
-import sqlite3
 import time
 
 from bot.status import ago, table, when
-from bot.store import Store
+from bot.store import MissingTable, Store
 from bot.triggers.rows import job_id_of
 
 MAX_ROWS = 200
@@ -20,7 +19,7 @@ MAX_ROWS = 200
 def triggers_section(store: Store) -> str:
     try:
         rows = store.triggers.active()
-    except sqlite3.OperationalError:  # the trigger engine never ran on this data dir
+    except MissingTable:  # the trigger engine never ran on this data dir
         return "Triggers: none"
     if not rows:
         return "Triggers: none"
