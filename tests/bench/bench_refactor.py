@@ -6,8 +6,10 @@ For the store refactor (issue 13): BEFORE_TREE is a worktree at the commit befor
 it (`git worktree add --detach /tmp/before <commit>`), AFTER_TREE defaults to this
 tree. Each measurement runs `tests/bench/bench_core.py`'s own `routing()` and
 `pickup()` of that tree in a fresh process, the trees alternating round by round
-(A B A B ...) so the machine's load falls on both alike. Prints the medians and the
-ratio after/before; the target is routed messages/s after >= 95% of before.
+(A B A B ...) so the machine's load falls on both alike. Prints the medians, the ratio
+of the medians, and the median of the ratios of each round's pair (measured minutes
+apart, so a machine whose load drifts skews it least); the target is routed
+messages/s after >= 95% of before. `--routing-only` skips pickup, for more rounds.
 """
 
 from __future__ import annotations
@@ -24,10 +26,11 @@ PROBE = """
 import asyncio, json, sys
 sys.path.insert(0, {tree!r})
 from tests.bench import bench_core as b
-rate = asyncio.run(b.routing({n}))
-p50_0, p99_0 = asyncio.run(b.pickup(0, {samples}))
-p50_k, p99_k = asyncio.run(b.pickup(1000, {samples}))
-print(json.dumps({{"rate": rate, "p50_0": p50_0, "p99_0": p99_0, "p50_k": p50_k, "p99_k": p99_k}}))
+out = {{"rate": asyncio.run(b.routing({n}))}}
+if {pickup}:
+    out["p50_0"], out["p99_0"] = asyncio.run(b.pickup(0, {samples}))
+    out["p50_k"], out["p99_k"] = asyncio.run(b.pickup(1000, {samples}))
+print(json.dumps(out))
 """
 FIGURES = [
     ("rate", "routed messages/s", "{:,.0f}"),
@@ -38,8 +41,8 @@ FIGURES = [
 ]
 
 
-def measure(tree: Path, n: int, samples: int) -> dict[str, float]:
-    code = PROBE.format(tree=str(tree), n=n, samples=samples)
+def measure(tree: Path, n: int, samples: int, pickup: bool) -> dict[str, float]:
+    code = PROBE.format(tree=str(tree), n=n, samples=samples, pickup=pickup)
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tree
     )
@@ -53,18 +56,26 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--messages", type=int, default=20000)
     parser.add_argument("--samples", type=int, default=300)
+    parser.add_argument("--routing-only", action="store_true")
     args = parser.parse_args()
     runs: dict[str, list[dict[str, float]]] = {"before": [], "after": []}
     for r in range(args.rounds):
         for label, tree in (("before", args.before), ("after", args.after)):
-            runs[label].append(measure(tree.resolve(), args.messages, args.samples))
+            runs[label].append(
+                measure(tree.resolve(), args.messages, args.samples, not args.routing_only)
+            )
             print(f"round {r + 1} {label}: " + json.dumps(runs[label][-1]), flush=True)
     print(f"\nmedians over {args.rounds} alternating rounds")
-    print(f"{'':32} {'before':>10} {'after':>10} {'after/before':>13}")
+    print(f"{'':32} {'before':>10} {'after':>10} {'after/before':>13} {'paired':>8}")
     for key, name, fmt in FIGURES:
+        if key not in runs["before"][0]:
+            continue
         a = statistics.median(x[key] for x in runs["before"])
         b = statistics.median(x[key] for x in runs["after"])
-        print(f"{name:32} {fmt.format(a):>10} {fmt.format(b):>10} {b / a:>12.1%}")
+        paired = statistics.median(
+            y[key] / x[key] for x, y in zip(runs["before"], runs["after"], strict=True)
+        )
+        print(f"{name:32} {fmt.format(a):>10} {fmt.format(b):>10} {b / a:>12.1%} {paired:>8.1%}")
     print("target: routed messages/s after >= 95% of before")
 
 
