@@ -76,6 +76,22 @@ class Watermarks:
             places.append(Place(place, mark, at))
         return sorted(places, key=lambda p: p.at, reverse=True)
 
+    def listening_since(self, now: float) -> float:
+        """When the bot last heard this platform: the newest mark's time, else when it
+        first ran with marks (recorded at the first call). What was said in a place
+        with no mark since then was said while it could not hear."""
+        key = self.prefix.removesuffix("watermark.") + "listening-since"
+        raw = self.store.get_kv(key)
+        try:
+            first = float(raw) if raw is not None else None
+        except ValueError:
+            first = None
+        if first is None:
+            first = now
+            self.store.set_kv(key, repr(now))
+        newest = max((self.when(m) for m in self._marks.values()), default=0.0)
+        return max(first, newest)
+
     def get(self, place: str) -> str | None:
         return self._marks.get(place)
 

@@ -12,6 +12,17 @@ from config.settings import Settings
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.kit import make_settings
 
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("chaos", "the kill -9 test (tests/test_chaos.py)")
+    group.addoption("--kills", default=3, type=int, help="SIGKILLs in the chaos test (3)")
+    group.addoption("--seed", default=None, help="the chaos test's seed (default: random)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "chaos: kills the bot at random moments (--kills/--seed)")
+
+
 _OURS = ("SWITCHBOARD_", "ANTHROPIC_", "SLACK_", "DISCORD_", "EMAIL_", "IMAP_", "SMTP_")
 
 

@@ -18,8 +18,11 @@ Bounds: the MAX_PLACES places with the most recent marks within CATCHUP_DAYS (ol
 marks are dropped), at most MAX_PER_PLACE messages per place and catch-up (the mark
 then moves to the last one read, and the next new session goes on from there). A place
 with no usable mark (a corrupt one, quarantined; a place journaled before marks
-existed) is read from CATCHUP_DAYS ago. A place that cannot be read any more (deleted,
-the bot removed: 403/404) is forgotten; other errors leave its mark where it was.
+existed) is read from CATCHUP_DAYS ago. A guild channel or thread with no mark whose
+last message is newer than what the bot last heard (its newest mark, or its first
+start) is read from that moment: a mention in a channel new to the bot. A place that
+cannot be read any more (deleted, the bot removed: 403/404) is forgotten; other
+errors leave its mark where it was.
 """
 
 from __future__ import annotations
@@ -41,10 +44,15 @@ CATCHUP_DAYS = 3
 MAX_PLACES = 50  # the most recently active channels and threads
 MAX_PER_PLACE = 1000  # messages read back per place and catch-up at most
 MAX_JOURNAL_ROWS = 5000  # the newest journaled Discord messages that name places
+MARGIN = 60.0  # seconds before the bot last heard anything that a new channel is read from
 
 
 def snowflake_time(mark: str) -> float:
     return discord.utils.snowflake_time(int(mark)).timestamp()
+
+
+def _snowflake_at(epoch: float) -> int:
+    return discord.utils.time_snowflake(dt.datetime.fromtimestamp(epoch, dt.UTC))
 
 
 class CatchUp:
@@ -83,7 +91,28 @@ class CatchUp:
             if len(chosen) >= MAX_PLACES:
                 break
             chosen.setdefault(place, UNKNOWN)
+        # channels where the bot never talked, with messages since it last heard
+        # anything (a mention in a new channel while it was down)
+        since = max(self.marks.listening_since(now) - MARGIN, cutoff)
+        for channel in self._active_channels(since):
+            if len(chosen) >= MAX_PLACES:
+                break
+            chosen.setdefault(channel, str(_snowflake_at(since)))
         return chosen
+
+    def _active_channels(self, since: float) -> list[str]:
+        """Text channels and threads of the bot's guilds with a message after `since`."""
+        found = []
+        for guild in self.client.guilds:
+            channels: list[discord.TextChannel | discord.Thread] = [
+                *guild.text_channels,
+                *guild.threads,
+            ]
+            for channel in channels:
+                last = channel.last_message_id
+                if last is not None and snowflake_time(str(last)) >= since:
+                    found.append(str(channel.id))
+        return found
 
     def _journaled_places(self, since: float, until: float) -> list[str]:
         """Where people talked to the bot lately (newest first), for places with no mark."""

@@ -295,6 +295,9 @@ class FakeDiscord(ThreadedServer[list[Post]]):
 
     async def _store_and_dispatch(self, data: p.Payload) -> None:
         self.messages[str(data["id"])] = data
+        chan = self.channels.get(str(data["channel_id"]))
+        if chan is not None:  # as Discord's channel objects (GUILD_CREATE) carry it
+            chan["last_message_id"] = str(data["id"])
         await self.gateway.dispatch("MESSAGE_CREATE", data)
         self.sent_at[str(data["id"])] = time.time()  # wall clock: comparable across processes
 
