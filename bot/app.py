@@ -32,6 +32,7 @@ from agents.read_channel import read_channel_tools
 from agents.services import Limits, Services
 from agents.team import Team
 from agents.trigger_tools import trigger_tools
+from agents.web_fetch import FetchLimits, WebFetch
 from bot.bus import Bus
 from bot.channel import Channel
 from bot.channel_context import ChannelContext
@@ -164,6 +165,14 @@ class App:
             self.services, self.mcp, via, s.approval_timeout_seconds
         )
         self.mcp.gate = self.services.approvals.gate
+        if s.web_fetch == "on":
+            fetch = FetchLimits(
+                frozenset(h.lower() for h in s.fetch_allow_hosts),
+                s.fetch_max_bytes,
+                s.fetch_timeout_seconds,
+                s.tool_result_max_chars,
+            )
+            self.services.tool_factories.append(WebFetch(fetch).tools)
         for extension in self.extensions:
             extension(self)
         for name in self.channel_names:

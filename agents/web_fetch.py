@@ -1,0 +1,178 @@
+"""The built-in `web_fetch(url)` tool: a page as readable text, never a way inside.
+
+Every hop (the URL, then each redirect, followed by hand) is resolved first and every
+address it resolves to is checked: loopback, private, link-local (the cloud metadata
+address 169.254.169.254 among them), unspecified, multicast and reserved addresses
+are refused unless the host is in SWITCHBOARD_FETCH_ALLOW_HOSTS. The connection then
+goes to the checked address itself (Host header and TLS name kept), so a name that
+resolves differently a moment later (DNS rebinding) cannot slip through. Size and time
+are capped; HTML becomes text with html2text.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import socket
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urljoin, urlsplit, urlunsplit
+
+import html2text
+import httpx2
+
+from agents.mcp.results import cut
+from agents.services import AgentInfo
+from agents.tools import STR, Tool, ToolError, ToolResult, ToolSpec, schema
+
+MAX_REDIRECTS = 5
+USER_AGENT = "Switchboard web_fetch (+https://github.com/)"
+SPEC = ToolSpec(
+    "web_fetch",
+    "Fetch a web page (http or https) and return it as readable text. Private and local "
+    "addresses are refused.",
+    schema({"url": STR}),
+)
+Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+
+@dataclass(frozen=True, slots=True)
+class FetchLimits:
+    allow_hosts: frozenset[str]
+    max_bytes: int
+    timeout: float
+    max_chars: int
+
+
+def refused_address(ip: Address) -> str | None:
+    """Why this address is not for web_fetch, or None."""
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    for kind, flag in (
+        ("loopback", ip.is_loopback),
+        ("link-local", ip.is_link_local),
+        ("unspecified", ip.is_unspecified),
+        ("private", ip.is_private),
+        ("multicast", ip.is_multicast),
+        ("reserved", ip.is_reserved),
+    ):
+        if flag:
+            return kind
+    return None
+
+
+async def resolve(host: str, port: int) -> list[Address]:
+    try:
+        return [ipaddress.ip_address(host)]
+    except ValueError:
+        pass
+    loop = asyncio.get_running_loop()
+    try:
+        infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as exc:
+        raise ToolError(f"cannot resolve {host}: {exc.strerror}") from exc
+    return list(dict.fromkeys(ipaddress.ip_address(info[4][0]) for info in infos))
+
+
+async def checked_address(host: str, port: int, limits: FetchLimits) -> Address:
+    """The address to connect to: every address of the host checked, the first used."""
+    addresses = await resolve(host, port)
+    if not addresses:
+        raise ToolError(f"{host} has no address")
+    if host.lower() in limits.allow_hosts:
+        return addresses[0]
+    for ip in addresses:
+        why = refused_address(ip)
+        if why is not None:
+            raise ToolError(
+                f"refused: {host} resolves to {ip}, a {why} address "
+                "(allow the host with SWITCHBOARD_FETCH_ALLOW_HOSTS)"
+            )
+    return addresses[0]
+
+
+class WebFetch:
+    def __init__(self, limits: FetchLimits) -> None:
+        self.limits = limits
+
+    def tools(self, info: AgentInfo) -> list[Tool]:
+        return [Tool(SPEC, self.handle)]
+
+    async def handle(self, args: dict[str, Any]) -> ToolResult:
+        try:
+            async with asyncio.timeout(self.limits.timeout):
+                return await self.fetch(args["url"])
+        except TimeoutError as exc:
+            raise ToolError(f"no complete answer within {self.limits.timeout:g} s") from exc
+        except httpx2.HTTPError as exc:
+            raise ToolError(f"fetching failed: {type(exc).__name__}: {exc}") from exc
+
+    async def fetch(self, url: str) -> ToolResult:
+        async with httpx2.AsyncClient(follow_redirects=False, trust_env=False) as client:
+            for _ in range(MAX_REDIRECTS + 1):
+                response = await self._hop(client, url)
+                location = response.headers.get("location")
+                if response.is_redirect and location:
+                    await response.aclose()
+                    url = urljoin(url, location)
+                    continue
+                try:
+                    body, complete = await self._read(response)
+                finally:
+                    await response.aclose()
+                return self._result(url, response, body, complete)
+        raise ToolError(f"more than {MAX_REDIRECTS} redirects")
+
+    async def _hop(self, client: httpx2.AsyncClient, url: str) -> httpx2.Response:
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ToolError(f"not an http(s) URL: {url[:200]}")
+        host = parts.hostname
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        ip = await checked_address(host, port, self.limits)
+        literal = f"[{ip}]" if ip.version == 6 else str(ip)
+        pinned = urlunsplit(parts._replace(netloc=f"{literal}:{port}"))
+        request = client.build_request(
+            "GET",
+            pinned,
+            headers={"Host": parts.netloc.rsplit("@", 1)[-1], "User-Agent": USER_AGENT},
+            extensions={"sni_hostname": host},
+        )
+        return await client.send(request, stream=True)
+
+    async def _read(self, response: httpx2.Response) -> tuple[bytes, bool]:
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in response.aiter_bytes():
+            chunks.append(chunk)
+            size += len(chunk)
+            if size >= self.limits.max_bytes:
+                return b"".join(chunks)[: self.limits.max_bytes], False
+        return b"".join(chunks), True
+
+    def _result(
+        self, url: str, response: httpx2.Response, body: bytes, complete: bool
+    ) -> ToolResult:
+        kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
+        text = body.decode(response.encoding or "utf-8", errors="replace")
+        if kind in ("text/html", "application/xhtml+xml"):
+            text = html_to_text(text)
+        elif not (kind.startswith("text/") or kind.endswith(("json", "xml")) or not kind):
+            text = f"({kind} content of {len(body):,} bytes, not shown)"
+        head = f"{url} (HTTP {response.status_code})"
+        if not complete:
+            head += f" [only the first {self.limits.max_bytes:,} bytes were read]"
+        return ToolResult(
+            cut(f"{head}\n\n{text.strip()}", self.limits.max_chars),
+            is_error=response.status_code >= 400,
+        )
+
+
+def html_to_text(html: str) -> str:
+    converter = html2text.HTML2Text()
+    converter.body_width = 0
+    converter.ignore_images = True
+    try:
+        return converter.handle(html)
+    except Exception:  # broken markup: the raw text is still better than nothing
+        return html
