@@ -109,6 +109,18 @@ class ApprovalDesk:
         self.decide(row.id, answer.approve, person or msg.sender.display, answer.reason)
         return True
 
+    def click(
+        self, approval_id: str, approve: bool, sender: Sender, person: str | None
+    ) -> tuple[Outcome, str]:
+        """A button: (outcome, the text to show) -- the decision, or a private note."""
+        if not may_decide(self.approvers, sender, person):
+            return "refused", NOT_AN_APPROVER
+        outcome = self.decide(approval_id, approve, person or sender.display, None)
+        if outcome != "decided":
+            return outcome, ALREADY_DECIDED
+        row = self.store.approvals.get(approval_id)
+        return outcome, decision_text(row) if row is not None else ""
+
     def waiting_in(self, msg: Inbound) -> ApprovalRow | None:
         """The latest pending request this message answers: an exact platform reference
         (an email's In-Reply-To) first, then the same thread."""

@@ -15,7 +15,7 @@ from bot.channel import ChannelStore
 from bot.events import EventLog
 from bot.human import HumanNode
 from bot.intake import FileIntake
-from bot.messages import Inbound, Outbound
+from bot.messages import Inbound, Outbound, Sender
 from bot.outbox import Pacer
 from bot.people import People
 from bot.status import render_status
@@ -44,6 +44,16 @@ class ChannelContext:
     def notify(self, msg: Outbound) -> None:
         """Tell a person something (a runtime notice), through the durable outbox."""
         self._human.say(msg)
+
+    def decide(
+        self, channel: str, approval_id: str, approve: bool, sender: Sender
+    ) -> tuple[str, str]:
+        """An Approve / Deny button: ("decided" | "already" | "unknown" | "refused", the text
+        to show: the decision for the request message, else a private note)."""
+        person = self._human.people.resolve(channel, sender)
+        return self._human.approvals.click(
+            approval_id, approve, sender, person.name if person.listed else None
+        )
 
     def set_health(self, channel: str, state: str, detail: str = "") -> None:
         self.store.set_health(channel, state, detail)

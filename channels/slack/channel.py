@@ -24,6 +24,7 @@ from bot.channel_context import ChannelContext
 from bot.messages import DeliveryReceipt, Outbound, Target
 from bot.outbox import backoff
 from bot.reading import Page
+from channels.slack import approvals
 from channels.slack.catchup import SlackCatchUp
 from channels.slack.connection import HttpConnection, SocketModeConnection, build_app
 from channels.slack.events import SlackEvents
@@ -97,6 +98,7 @@ class SlackChannel(BaseChannel):
         app = build_app(
             self.client, self.events.dispatch, signing, self._identity, self.links.prepare
         )
+        approvals.register(app, self.client, self.ctx.decide, settings.slack_allowed_users)
         if app_token is not None:
             return SocketModeConnection(
                 app, app_token.get_secret_value(), self._health, self._connected

@@ -28,6 +28,7 @@ from bot.channel import ChannelStore, DeliveryError, PermanentDeliveryError, Tra
 from bot.messages import DeliveryReceipt, Outbound, Target
 from bot.outbox import Pacer
 from bot.store import AttemptRow
+from channels.slack.approvals import is_request, request_blocks
 from channels.slack.format import render
 from channels.slack.history import HistoryError, read
 from channels.slack.identity import header
@@ -135,6 +136,8 @@ class SlackPoster:
         }
         if msg.target.thread:
             args["thread_ts"] = msg.target.thread
+        if is_request(msg):  # Approve / Deny buttons under the request
+            args["blocks"] = request_blocks(text, str(msg.meta["approval_id"]))
         if custom_username:
             args["username"] = msg.agent
         try:

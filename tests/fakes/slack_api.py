@@ -76,6 +76,7 @@ class Envelope:
     sent_at: float | None = None
     acked_at: float | None = None
     retries: int = 0
+    kind: str = "events_api"  # or "interactive" (a button click: block_actions)
 
 
 @dataclass
@@ -93,6 +94,8 @@ class FakeSlack(ThreadedServer["FakeSlack"]):
         self.scopes = scopes
         self.calls: list[ApiCall] = []
         self.posts: list[dict[str, Any]] = []
+        self.updates: list[dict[str, Any]] = []  # chat.update calls
+        self.ephemerals: list[dict[str, Any]] = []  # chat.postEphemeral calls
         self.envelopes: dict[str, Envelope] = {}
         self.connections = 0
         self.http_endpoint: str | None = None  # HTTP Events mode: where events are POSTed
@@ -315,6 +318,66 @@ class FakeSlack(ThreadedServer["FakeSlack"]):
             return {"ok": False, "error": "not_allowed_token_type"}, {}
         return {"ok": True, "url": f"ws://127.0.0.1:{self.port}/ws?n={self.connections}"}, {}
 
+    def click(self, message: dict[str, Any], action_id: str, user: str = "UANN") -> Envelope:
+        """A person clicks a button of a posted message: a `block_actions` payload (an
+        `interactive` envelope over Socket Mode, a form-encoded POST in HTTP mode)."""
+        button = next(
+            e
+            for b in message.get("blocks") or []
+            for e in b.get("elements") or []
+            if e.get("action_id") == action_id
+        )
+        payload = {
+            "type": "block_actions",
+            "team": {"id": TEAM, "domain": "fake"},
+            "user": {"id": user, "username": user.lower(), "name": user.lower(), "team_id": TEAM},
+            "api_app_id": APP_ID,
+            "token": "verification-token",
+            "container": {
+                "type": "message",
+                "message_ts": message["ts"],
+                "channel_id": message["channel"],
+                "is_ephemeral": False,
+            },
+            "trigger_id": f"{self.next_ts()}.trigger",
+            "channel": {"id": message["channel"], "name": "ops"},
+            "message": {k: v for k, v in message.items() if k not in ("metadata",)},
+            "response_url": f"{self.api_url}response/{uuid.uuid4().hex}",
+            "actions": [
+                {
+                    "type": "button",
+                    "action_id": action_id,
+                    "block_id": next(
+                        b.get("block_id") for b in message["blocks"] if b["type"] == "actions"
+                    ),
+                    "text": button["text"],
+                    "value": button["value"],
+                    "style": button.get("style"),
+                    "action_ts": self.next_ts(),
+                }
+            ],
+        }
+        return self._call(self._send(payload, "interactive"))
+
+    async def _chat_update(self, params: dict[str, Any], token: str) -> tuple[dict, dict]:
+        channel, ts = str(params.get("channel", "")), str(params.get("ts", ""))
+        for message in self.posts:
+            if message["channel"] == channel and message["ts"] == ts:
+                message.update(
+                    {k: v for k, v in params.items() if k in ("text", "blocks")}, edited=True
+                )
+                self.updates.append(dict(params))
+                self._notify()
+                return {"ok": True, "channel": channel, "ts": ts, "text": params.get("text")}, {}
+        return {"ok": False, "error": "message_not_found"}, {}
+
+    async def _chat_postEphemeral(self, params: dict[str, Any], token: str) -> tuple[dict, dict]:
+        if not params.get("user") or not params.get("channel"):
+            return {"ok": False, "error": "user_not_in_channel"}, {}
+        self.ephemerals.append(dict(params))
+        self._notify()
+        return {"ok": True, "message_ts": self.next_ts()}, {}
+
     async def _chat_postMessage(self, params: dict[str, Any], token: str) -> tuple[dict, dict]:
         channel = str(params.get("channel", ""))
         if not params.get("text") and not params.get("blocks"):
@@ -535,8 +598,8 @@ class FakeSlack(ThreadedServer["FakeSlack"]):
             sent.append(await self._send(body))
         return sent
 
-    async def _send(self, body: dict[str, Any]) -> Envelope:
-        envelope = Envelope(uuid.uuid4().hex, body)
+    async def _send(self, body: dict[str, Any], kind: str = "events_api") -> Envelope:
+        envelope = Envelope(uuid.uuid4().hex, body, kind=kind)
         self.envelopes[envelope.id] = envelope
         if self.http_endpoint is not None:
             asyncio.get_running_loop().create_task(self._send_http(envelope))
@@ -549,8 +612,8 @@ class FakeSlack(ThreadedServer["FakeSlack"]):
     async def _transmit(self, ws: web.WebSocketResponse, envelope: Envelope) -> None:
         frame = {
             "envelope_id": envelope.id,
-            "type": "events_api",
-            "accepts_response_payload": False,
+            "type": envelope.kind,
+            "accepts_response_payload": envelope.kind != "events_api",
             "retry_attempt": envelope.retries,
             "retry_reason": "timeout" if envelope.retries else "",
             "payload": envelope.body,
@@ -561,7 +624,12 @@ class FakeSlack(ThreadedServer["FakeSlack"]):
     async def _send_http(self, envelope: Envelope) -> None:
         assert self.http_endpoint is not None
         envelope.sent_at = time.monotonic()
-        status, _ = await deliver_http(self.http_endpoint, envelope.body, self.signing_secret)
+        status, _ = await deliver_http(
+            self.http_endpoint,
+            envelope.body,
+            self.signing_secret,
+            form=envelope.kind == "interactive",
+        )
         self.http_statuses.append(status)
         if status == 200:
             envelope.acked_at = time.monotonic()
@@ -668,13 +736,17 @@ async def deliver_http(
     timestamp: int | None = None,
     signature: str | None = None,
     retry_num: int | None = None,
+    form: bool = False,
 ) -> tuple[int, str]:
-    """POST an Events API request as Slack does: signed body, timestamp, retry headers."""
+    """POST an Events API request as Slack does: signed body, timestamp, retry headers.
+    `form`: an interactivity payload, sent form-encoded as `payload=<JSON>`."""
     raw = body if isinstance(body, str) else json.dumps(body)
+    if form:
+        raw = "payload=" + quote(raw)
     ts = str(timestamp if timestamp is not None else int(time.time()))
     sig = signature or SignatureVerifier(secret).generate_signature(timestamp=ts, body=raw)
     headers = {
-        "Content-Type": "application/json",
+        "Content-Type": "application/x-www-form-urlencoded" if form else "application/json",
         "X-Slack-Request-Timestamp": ts,
         "X-Slack-Signature": sig,
     }

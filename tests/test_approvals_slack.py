@@ -1,0 +1,100 @@
+"""Approvals on Slack, through slack-bolt and the fake Slack: a thread reply, the
+Block Kit buttons (Socket Mode and HTTP mode), a non-approver's click, a double click."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from tests.fakes.anthropic_api import FakeAnthropic
+from tests.fakes.slack_api import FakeSlack
+from tests.slack_kit import MENTION, post_with, posted, slack_app, slack_fake_fixture
+from tests.test_mcp import caller
+from tests.tools_kit import calls, free_port, stdio_entry, tools_settings
+
+slack = slack_fake_fixture
+RESTART = 'call ops__restart_service {"service": "api"}'
+
+
+def settings_for(tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack, mode: str = "socket",
+                 **env: str) -> Any:  # fmt: skip
+    entry = stdio_entry("ops", tmp_path / "calls.jsonl", approval=["restart_*"])
+    return tools_settings(
+        tmp_path, fake, [entry], **slack.env(mode), SLACK_PACE_SECONDS="0.02", **env
+    )
+
+
+async def ask_for_restart(app: Any, slack: FakeSlack) -> tuple[str, dict[str, Any]]:
+    await app.mcp.wait_connected(30)
+    ts = slack.post(f"{MENTION} {RESTART}", channel="C1")
+    await slack.until(posted("Approval needed"), 30)
+    return ts, post_with(slack, "Approval needed")
+
+
+async def test_a_tool_answered_and_a_restart_approved_by_thread_reply(
+    tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack
+) -> None:
+    fake.responder = caller
+    async with slack_app(settings_for(tmp_path, fake, slack)) as (app, _):
+        await app.mcp.wait_connected(30)
+        ts = slack.post(f'{MENTION} call ops__deploy_status {{"service": "api"}}', channel="C1")
+        await slack.until(posted("result: api: deployed v42, healthy"), 30)
+        assert post_with(slack, "result: api: deployed")["thread_ts"] == ts
+        slack.post(RESTART, channel="C1", thread_ts=ts)
+        await slack.until(posted("Approval needed"), 30)
+        request = post_with(slack, "Approval needed")
+        assert request["thread_ts"] == ts and request["blocks"][1]["type"] == "actions"
+        assert calls(tmp_path / "calls.jsonl", "restart_service") == []
+        slack.post("approve", channel="C1", thread_ts=ts)
+        await slack.until(posted("result: api restarted"), 30)
+        assert "Approved by UANN" in post_with(slack, "Approved by")["text"]
+    assert len(calls(tmp_path / "calls.jsonl", "restart_service")) == 1
+
+
+async def test_approve_button_updates_the_request_and_a_double_click_runs_nothing(
+    tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack
+) -> None:
+    fake.responder = caller
+    async with slack_app(settings_for(tmp_path, fake, slack)) as (app, _):
+        _, request = await ask_for_restart(app, slack)
+        slack.click(request, "switchboard_approve")
+        slack.click(request, "switchboard_approve")
+        await slack.until(posted("result: api restarted"), 30)
+        await slack.until(lambda s: len(s.ephemerals) == 1 and len(s.updates) == 1)
+        assert "Approved by uann at " in slack.updates[0]["text"]
+        assert slack.updates[0]["blocks"][-1]["type"] == "context"  # the buttons are gone
+        assert "already decided" in slack.ephemerals[0]["text"]
+        assert all(e.acked_at is not None for e in slack.envelopes.values())
+    assert len(calls(tmp_path / "calls.jsonl", "restart_service")) == 1
+
+
+async def test_a_non_approver_click_changes_nothing_and_deny_says_who(
+    tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack
+) -> None:
+    fake.responder = caller
+    settings = settings_for(tmp_path, fake, slack, SWITCHBOARD_APPROVERS="UBOSS")
+    async with slack_app(settings) as (app, _):
+        _, request = await ask_for_restart(app, slack)
+        slack.click(request, "switchboard_approve", user="UANN")
+        await slack.until(lambda s: len(s.ephemerals) == 1)
+        assert "Only approvers" in slack.ephemerals[0]["text"]
+        assert slack.ephemerals[0]["user"] == "UANN" and not slack.updates
+        slack.click(request, "switchboard_deny", user="UBOSS")
+        await slack.until(posted("result ERROR: Error: denied by uboss"), 30)
+        assert "Denied by uboss" in slack.updates[0]["text"]
+    assert calls(tmp_path / "calls.jsonl", "restart_service") == []
+
+
+async def test_buttons_in_http_mode(tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack) -> None:
+    fake.responder = caller
+    port = free_port()
+    slack.http_endpoint = f"http://127.0.0.1:{port}/slack/events"
+    settings = settings_for(
+        tmp_path, fake, slack, "http",
+        SWITCHBOARD_HTTP_HOST="127.0.0.1", SWITCHBOARD_HTTP_PORT=str(port),
+    )  # fmt: skip
+    async with slack_app(settings) as (app, _):
+        _, request = await ask_for_restart(app, slack)
+        slack.click(request, "switchboard_approve")
+        await slack.until(posted("result: api restarted"), 30)
+        assert slack.http_statuses[-1] == 200 and len(slack.updates) == 1
