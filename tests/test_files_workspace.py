@@ -4,6 +4,7 @@ an empty workspace."""
 
 from __future__ import annotations
 
+import io
 import os
 from pathlib import Path
 
@@ -11,6 +12,9 @@ import pytest
 
 from agents.files_tools import Workspace
 from agents.tools import ToolError
+from bot.app import App
+from bot.channel_context import ChannelContext
+from channels.terminal import TerminalChannel
 from config.settings import Settings
 from tests.fakes.anthropic_api import Call, FakeAnthropic, text, tool
 from tests.kit import Recorder, eventually, inbound, running_app
@@ -116,3 +120,27 @@ async def test_a_worker_started_again_by_name_gets_a_fresh_workspace(
         app.human.accept(inbound("second task", conversation="c2"))
         await eventually(lambda: len(listings) == 2 and not app.team.workers)
     assert all("holds no files" in entry for entry in listings), listings
+
+
+async def test_the_terminal_shows_where_an_attached_file_is(
+    settings: Settings, fake: FakeAnthropic
+) -> None:
+    """`switchboard chat` cannot upload anything: it prints the saved file's full path."""
+    script = ReportScript()
+    fake.responder = script
+    out = io.StringIO()
+
+    def terminal(app: App) -> None:
+        stdin = io.StringIO("write the weekly report\n")
+        app.add_channel(TerminalChannel(ChannelContext(app.human), settings, stdin, out))
+
+    async with running_app(settings, [], [terminal]):
+        await eventually(lambda: "The report is ready." in out.getvalue())
+    line = next(x for x in out.getvalue().splitlines() if x.strip().startswith("file:"))
+    assert _absolute_file_text(line.split("file:", 1)[1].strip()) == script.report
+
+
+def _absolute_file_text(raw: str) -> str:
+    path = Path(raw)
+    assert path.is_absolute()
+    return path.read_text()

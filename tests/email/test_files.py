@@ -7,6 +7,7 @@ from pathlib import Path
 
 from tests.email.conftest import MailWorld, email_app
 from tests.fakes.anthropic_api import Call, FakeAnthropic, text, tool
+from tests.kit import events, eventually
 from tests.script import ReportScript
 
 ROWS = "".join(f"host-{i},cpu,{i % 100}\n" for i in range(2000))  # ~30 KB: not inlined
@@ -80,3 +81,23 @@ async def test_read_channel_reads_what_a_person_mailed(
         (answer,) = await ann.wait_mail(1, match="Ann wrote")
     body = answer.get_body(("plain",)).get_content()
     assert "first: the VPN is flaky" in body and "2 message(s)" in body
+
+
+async def test_files_over_email_max_bytes_fail_clearly(
+    tmp_path: Path, fake: FakeAnthropic, world: MailWorld
+) -> None:
+    def responder(call: Call) -> list[dict]:
+        if "Wrote" in call.last_text:
+            return [tool("send_message", to="human", content="the dump", files=["dump.txt"])]
+        if call.tool_results():
+            return [text("tried")]
+        return [tool("write_file", path="dump.txt", content="y" * 30_000)]
+
+    fake.responder = responder
+    ann = world.ann
+    settings = world.settings(tmp_path, fake, EMAIL_MAX_BYTES="20000")
+    async with email_app(settings):
+        await ann.send(ann.compose(world.bot, "Dump", "Send me the dump."))
+        await eventually(lambda: bool(events(tmp_path, "outbox.failed")))
+    (failed,) = events(tmp_path, "outbox.failed")
+    assert "dump.txt" in failed["data"]["error"] and "EMAIL_MAX_BYTES" in failed["data"]["error"]
