@@ -5,7 +5,8 @@ is handled like a person who reads each answer before typing the next line: afte
 each line, and at the end of input, the chat waits until no agent has work under
 way and the terminal's outbox is empty. A parked worker (waiting for a person) does
 not count as work, nor does an agent waiting for an approval: it is reported, and the
-next line may be its answer.
+next line may be its answer. Neither does work held by the daily budget: it resumes at
+a later start.
 
 This is part of the composition root (it looks at the coordinator and the team).
 """
@@ -26,6 +27,10 @@ QUIET_POLLS = 3
 
 
 def quiet(app: App, target: str = "terminal") -> bool:
+    if app.store.outbox_pending_count(target) != 0:
+        return False
+    if app.ops.budget.exceeded and app.llm.in_flight == 0:
+        return True  # nothing moves until the daily budget allows it (said at the end)
     coordinator = app.coordinator
     waiting = {(r.agent, r.held.get("key")) for r in app.human.approvals.pending.values()}
     busy = [
@@ -37,7 +42,7 @@ def quiet(app: App, target: str = "terminal") -> bool:
         approving = (worker.row.id, "task") in waiting
         if (worker.row.status == "running" and not approving) or len(worker.mailbox):
             return False
-    return app.store.outbox_pending_count(target) == 0
+    return True
 
 
 async def settle(app: App) -> None:
@@ -61,6 +66,11 @@ def parked_report(app: App) -> str:
         f"in {r.target}): reply approve or deny <reason>"
         for r in app.store.approvals.pending()
     ]
+    if app.ops.budget.waiting:
+        lines.append(
+            f"{app.ops.budget.waiting} model call(s) wait for the daily budget "
+            "(SWITCHBOARD_DAILY_BUDGET_USD); they resume at the next start once it allows."
+        )
     if not lines:
         return ""
-    return "\n".join(lines) + "\nRun `switchboard chat` again to answer."
+    return "\n".join(lines) + "\nRun `switchboard chat` again to answer or resume."

@@ -110,3 +110,28 @@ def test_a_bad_home_target_is_one_settings_line(tmp_path: Path, fake: FakeAnthro
     lines = done.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("switchboard: SWITCHBOARD_HOME:")
     assert "email:foo" in lines[0] and "Traceback" not in done.stderr
+
+
+def test_work_held_by_the_budget_resumes_when_it_is_raised(
+    tmp_path: Path, fake: FakeAnthropic
+) -> None:
+    fake.responder = lambda call: [text("answer to " + call.last_text.splitlines()[-1])]
+    env = {**fake.env(), "SWITCHBOARD_MODEL": "claude-sonnet-5", "SWITCHBOARD_HOME": "terminal"}
+    data = ["--data-dir", str(tmp_path / "data")]
+    tight = {**env, "SWITCHBOARD_DAILY_BUDGET_USD": "0.000001"}
+    held = _run(["chat", *data], tight, tmp_path, input="first question\nsecond question\n")
+    assert held.returncode == 0, held.stderr
+    assert "answer to" in held.stdout and "first question" in held.stdout
+    assert "daily LLM budget of $0.00 (SWITCHBOARD_DAILY_BUDGET_USD) is spent" in held.stdout
+    assert "1 model call(s) wait for the daily budget" in held.stdout
+    assert len(fake.calls) == 1
+    status = _run(["status", *data], {}, tmp_path)
+    assert "EXCEEDED: new model work waits until" in status.stdout
+    raised = _run(
+        ["chat", *data], {**env, "SWITCHBOARD_DAILY_BUDGET_USD": "50"}, tmp_path,
+        stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert raised.returncode == 0, raised.stderr
+    assert "second question" in raised.stdout.split("[coordinator]", 1)[1]
+    assert len(fake.calls) == 2
+    assert "EXCEEDED" not in _run(["status", *data], {}, tmp_path).stdout
