@@ -89,6 +89,7 @@ class Budget:
             "spent": round(self.ledger.today(self.clock()), 6),
             "exceeded": self.exceeded,
             "resumes": resumes.strftime("%Y-%m-%d %H:%M %Z"),
+            "resumes_at": resumes.timestamp(),
             "waiting": self.waiting,
             "updated_at": self.clock(),
             "told_day": self._told_day,

@@ -139,7 +139,9 @@ def budget_line(store: Store) -> str:
         return ""
     state = json.loads(raw)
     line = f"\nDaily budget: ${state['limit']:.2f}, spent ${state['spent']:.4f}"
-    if state.get("exceeded"):
+    if state.get("exceeded") and time.time() >= state.get("resumes_at", float("inf")):
+        line += f" (exceeded on the day before {state['resumes']}; a new day has begun)"
+    elif state.get("exceeded"):
         line += (
             f" -- EXCEEDED: new model work waits until {state['resumes']} "
             "(or until SWITCHBOARD_DAILY_BUDGET_USD is raised and Switchboard restarted)"

@@ -170,15 +170,13 @@ def _worker(i: int, status: WorkerStatus = "parked", task: str = "") -> WorkerRo
 
 
 def test_pending_approvals_are_listed_escaped() -> None:
-    from types import SimpleNamespace
-
     from bot.ops import views
+    from bot.store_approvals import ApprovalRow
 
-    row = SimpleNamespace(
-        speaker="Alice", tool="ops__restart", args={"service": "<b>web</b>"},
-        target="slack:C1", requested_at=time.time() - 90,
+    row = ApprovalRow(
+        "a1", "alice", "task", "Alice", "ops__restart", {"service": "<b>web</b>"}, "toolu_1",
+        "slack:C1", requested_at=time.time() - 90,
     )  # fmt: skip
     html = views.approvals([row])
     assert "Pending approvals (1)" in html and "ops__restart" in html
     assert "<b>web</b>" not in html and "&lt;b&gt;web&lt;/b&gt;" in html
-    assert views.approvals(None) == ""  # a store without approvals: no section

@@ -89,6 +89,10 @@ async def test_metrics_count_messages_model_calls_tokens_and_cost(
     assert value(m, "switchboard_outbox_pending") == 0
     assert value(m, "switchboard_channel_up", channel="terminal") == 1
     assert ("switchboard_event_loop_lag_seconds", ()) in m
+    assert (
+        value(m, "switchboard_pending_approvals") == 0
+        and ("switchboard_pending_approvals", ()) in m
+    )
 
 
 async def test_usage_is_recorded_per_agent_and_status_shows_today(

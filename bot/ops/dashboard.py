@@ -8,7 +8,7 @@ cookie the login form sets); a wrong or missing token gets 401.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from aiohttp import web
 
@@ -68,7 +68,7 @@ class Dashboard:
             [
                 views.agents(app, _page(request)),
                 views.questions(app),
-                views.approvals(pending_approvals(app)),
+                views.approvals(app.store.approvals.pending()),
                 views.channels(app),
                 views.usage(app),
                 views.triggers(app),
@@ -106,14 +106,6 @@ class Dashboard:
         secure = request.secure or request.headers.get("X-Forwarded-Proto") == "https"
         self.access.log_in(response, secure)
         raise response
-
-
-def pending_approvals(app: App) -> list[Any] | None:
-    """The tool calls waiting for a person's yes (`Store.approvals.pending()`), or None
-    on a store that keeps no approvals."""
-    rows = getattr(app.store, "approvals", None)
-    pending = getattr(rows, "pending", None)
-    return list(pending()) if callable(pending) else None
 
 
 def _page(request: web.Request) -> int:

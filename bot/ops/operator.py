@@ -17,7 +17,7 @@ from aiohttp import web
 from agents.llm import CallRecord
 from bot.budget import Budget
 from bot.ops.auth import Access
-from bot.ops.dashboard import Dashboard, pending_approvals
+from bot.ops.dashboard import Dashboard
 from bot.ops.health import LLMHealth, health
 from bot.ops.live import LiveEvents
 from bot.ops.metrics import CONTENT_TYPE, Metrics
@@ -104,12 +104,11 @@ class Operator:
             "1 while the daily budget holds new model work",
             lambda: float(self.budget.exceeded),
         )
-        if pending_approvals(app) is not None:  # once the store keeps approvals (tools)
-            gauge(
-                "switchboard_pending_approvals",
-                "Tool calls waiting for a person's approval",
-                lambda: len(pending_approvals(app) or []),
-            )
+        gauge(
+            "switchboard_pending_approvals",
+            "Tool calls waiting for a person's approval",
+            lambda: len(app.store.approvals.pending()),
+        )
 
     def _oldest_pending_age(self) -> float:
         _count, oldest = self.app.store.views.outbox_pending()

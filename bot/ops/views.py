@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from bot.ops.html import Markup, esc, link, pager, section, short, table, when
 from bot.ops.live import summarize
 from bot.ops.tail import tail
+from bot.store_approvals import ApprovalRow
 from bot.triggers.rows import job_id_of
 from bot.usage import BUDGET_KEY, cost_text, day_start
 
@@ -81,18 +82,15 @@ def questions(app: App) -> Markup:
     return section(f"Open questions ({len(asked)})", Markup(body + more))
 
 
-def approvals(pending: list[Any] | None) -> Markup:
-    """Tool calls waiting for a person's yes (rows with speaker, tool, args, target,
-    requested_at); nothing on a store without approvals."""
-    if pending is None:
-        return Markup("")
+def approvals(pending: list[ApprovalRow]) -> Markup:
+    """Tool calls waiting for a person's yes: who asks, the tool, its arguments, where."""
     rows = [
         [
-            getattr(a, "speaker", ""),
-            getattr(a, "tool", ""),
-            short(json.dumps(getattr(a, "args", {}), ensure_ascii=False), 300),
-            getattr(a, "target", ""),
-            when(getattr(a, "requested_at", None)),
+            a.speaker,
+            a.tool,
+            short(json.dumps(a.args, ensure_ascii=False), 300),
+            a.target,
+            when(a.requested_at),
         ]
         for a in pending[:PAGE]
     ]
