@@ -11,6 +11,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from agents.memory.capture import captures
 from bot.messages import Target
 from bot.status import SECTIONS
 from config.settings import SettingsError, load_settings
@@ -262,3 +263,27 @@ async def test_a_shared_topic_that_looks_like_a_path_is_refused(
     assert stored == "Stored in team/knowledge/release-train.md, for every agent."
     assert not (settings.data_dir.parent / "etc").exists()
     assert "team-consolidate" in status and "memory-distil" in status  # switchboard status
+
+
+@pytest.mark.parametrize(
+    ("said_", "kind", "value"),
+    [
+        ("My name is Annabel.", "name", "Annabel"),
+        ("ok, call me Annie!", "name", "Annie"),
+        ("I'm in Berlin.", "place", "Europe/Berlin"),
+        ("I am based in New York", "place", "America/New_York"),
+        ("I'm in Europe/Lisbon now.", "place", "Europe/Lisbon"),
+        ("We'll use Postgres 16 for billing.", "decision", ""),
+        ("We agreed to ship on Thursdays.", "decision", ""),
+    ],
+)
+def test_what_auto_capture_takes(said_: str, kind: str, value: str) -> None:
+    (found,) = captures(said_)
+    assert (found.kind, found.value) == (kind, value)
+
+
+@pytest.mark.parametrize(
+    "said_", ["I'm in a meeting.", "Are we agreed on this?", "Is my name is Ann right?", "Call me?"]
+)
+def test_what_auto_capture_leaves(said_: str) -> None:
+    assert captures(said_) == []
