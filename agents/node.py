@@ -126,9 +126,15 @@ class NodeLoop:
             self.heard(item.msg)
 
     def now(self, mail: list[Mail] | None = None) -> str:
-        """`[Now: YYYY-MM-DD HH:MM <zone> ...]` in the first speaking person's zone."""
+        """`[Now: YYYY-MM-DD HH:MM <zone> ...]` in the zone of the first person speaking,
+        else of the person of the mail's conversation (a reminder firing there), else
+        SWITCHBOARD_TIMEZONE."""
         people = self.services.human.people
         zones = [m.msg.meta.get("timezone") for m in mail or [] if m.msg.meta.get("timezone")]
+        for item in mail or []:
+            speaker = people.speaker_of(item.msg.conversation)
+            if speaker is not None:
+                zones.append(speaker.timezone)
         return now_line(zones[0] if zones else people.default_zone, fallback=people.default_zone)
 
     def heard(self, msg: BusMessage) -> None:

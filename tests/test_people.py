@@ -148,6 +148,8 @@ async def test_a_reminder_set_by_a_person_in_berlin_fires_at_the_berlin_time(
     fired = next(e for e in events(settings.data_dir, "trigger.fired"))
     due = local.replace(tzinfo=berlin).timestamp()
     assert due - 0.01 <= fired["ts"] < due + 5  # Berlin's 10:00, not UTC's (an hour off)
+    woken = next(c for c in fake.calls if "[Scheduled task]" in c.last_text)
+    assert woken.clock is not None and " Europe/Berlin (UTC+0" in woken.clock  # her clock
 
 
 async def test_a_preference_told_to_a_worker_is_in_the_coordinators_next_prompt(
