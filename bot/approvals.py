@@ -50,11 +50,14 @@ def parse_answer(text: str) -> Answer | None:
 def may_decide(approvers: Iterable[str], sender: Sender, person: str | None = None) -> bool:
     """SWITCHBOARD_APPROVERS names platform ids, email addresses or person names; empty
     means anyone allowed to talk to the bot (the channel's allow-list already held).
-    One small function so that [[people]] entries can extend what a name matches."""
+
+    A person name matches the person the human node resolved from the sender's ids
+    (`[[people]]`, or a Slack id linked by email): `person`, given only for listed
+    people. A display name never counts: anyone can set theirs to "Ann"."""
     allowed = {a.strip().lower() for a in approvers if a.strip()}
     if not allowed:
         return True
-    mine = {sender.id.lower(), sender.name.lower(), (person or "").lower()} - {""}
+    mine = {sender.id.lower(), (sender.email or "").lower(), (person or "").lower()} - {""}
     return bool(allowed & mine)
 
 

@@ -12,9 +12,11 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from agents.memory.capture import captures
-from bot.messages import Target
+from bot.approvals import may_decide
+from bot.messages import Sender, Target
+from bot.people import People
 from bot.status import SECTIONS
-from config.settings import SettingsError, load_settings
+from config.settings import PersonConfig, SettingsError, load_settings
 from tests.fakes.anthropic_api import Call, FakeAnthropic, text, tool
 from tests.kit import Recorder, events, eventually, inbound, running_app
 from tests.people_kit import people_settings
@@ -289,3 +291,18 @@ def test_what_auto_capture_takes(said_: str, kind: str, value: str) -> None:
 )
 def test_what_auto_capture_leaves(said_: str) -> None:
     assert captures(said_) == []
+
+
+def test_approvers_may_name_people_and_display_names_do_not_count() -> None:
+    people = People([PersonConfig(name="Ann", slack=["U0ANN"], email=["ann@x.org"])], None, "UTC")
+    approvers = ["ann", "U0BOSS"]
+
+    def decides(channel: str, sender: Sender) -> bool:
+        person = people.resolve(channel, sender)
+        return may_decide(approvers, sender, person.name if person.listed else None)
+
+    assert decides("slack", Sender("U0ANN", "whatever"))
+    assert decides("email", Sender("Ann@X.org"))  # the same person by email
+    assert decides("slack", Sender("U0BOSS"))  # an id still works
+    assert not decides("slack", Sender("U0EVE", "Ann"))  # a display name is no identity
+    assert not decides("discord", Sender("999", "ann"))
