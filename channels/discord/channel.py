@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 from collections.abc import Coroutine
 from typing import Any
 
@@ -20,6 +21,7 @@ from bot.channel import BaseChannel, TransientDeliveryError
 from bot.channel_context import ChannelContext
 from bot.messages import DeliveryReceipt, Outbound, Target
 from bot.reading import Page
+from channels.discord import approvals
 from channels.discord.catchup import CatchUp
 from channels.discord.client import GatewayClient, point_at
 from channels.discord.deliver import Poster
@@ -46,6 +48,10 @@ class DiscordChannel(BaseChannel):
             ctx, self.threads, settings.discord_allowed_users, settings.discord_allowed_channels
         )
         self.client = GatewayClient(ctx.store, self._on_message, self._new_session)
+        allowed = settings.discord_allowed_users
+        self.client.on_click = functools.partial(
+            approvals.on_click, decide=ctx.decide, allowed=allowed
+        )
         self.catchup = CatchUp(self.client, ctx.store, self.intake)
         self.poster = Poster(self.client, self.threads, ctx.store, settings.data_dir)
         self.reader = DiscordReader(self.client, settings.discord_allowed_channels)

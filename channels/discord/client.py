@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 import discord
@@ -70,6 +70,8 @@ class GatewayClient(discord.Client):
         self.logged_in = asyncio.Event()
         self.connected = asyncio.Event()
         self.connected_at = 0.0
+        #: a button click (channels/discord/approvals.py)
+        self.on_click: Callable[[discord.Interaction], Awaitable[None]] | None = None
 
     # -- lifecycle -----------------------------------------------------------------
     async def run_forever(self, token: str) -> None:
@@ -134,6 +136,10 @@ class GatewayClient(discord.Client):
         self.connected.clear()
         if not self.is_closed():
             self.health("reconnecting", "gateway socket lost; discord.py resumes the session")
+
+    async def on_interaction(self, interaction: discord.Interaction) -> None:
+        if self.on_click is not None:
+            await self.on_click(interaction)
 
     async def on_message(self, message: discord.Message) -> None:
         if self.user is not None:

@@ -24,12 +24,13 @@ import json
 import logging
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 import discord
 
 from bot.channel import ChannelStore, PermanentDeliveryError
 from bot.messages import Attachment, DeliveryReceipt, Outbound
+from channels.discord.approvals import is_request, request_view
 from channels.discord.errors import (
     NETWORK_ERRORS,
     THREAD_EXISTS,
@@ -103,7 +104,8 @@ class Poster:
         # one plain part needs no memory (its nonce makes a retry safe); several parts,
         # or a question whose thread opens after it is posted, do
         remember = len(parts) > 1 or opens
-        await self._post(msg.id, place, parts, progress, remember)
+        request_id = str(msg.meta["approval_id"]) if is_request(msg) else None
+        await self._post(msg.id, place, parts, progress, remember, request_id)
         if opens:
             place = progress.place = await self._thread_on_question(msg, place, progress.posted[0])
         if remember:
@@ -185,7 +187,13 @@ class Poster:
 
     # -- the parts -------------------------------------------------------------------
     async def _post(
-        self, msg_id: str, place: Place, parts: list[Part], progress: Progress, remember: bool
+        self,
+        msg_id: str,
+        place: Place,
+        parts: list[Part],
+        progress: Progress,
+        remember: bool,
+        request_id: str | None = None,
     ) -> None:
         channel = self.client.get_partial_messageable(_snowflake(place.channel))
         for part, batch in parts[len(progress.posted) :]:
@@ -198,11 +206,16 @@ class Poster:
                 )
             nonce = _nonce(msg_id, len(progress.posted))
             files = as_files(batch, self.data_dir) if batch else None
+            last = len(progress.posted) == len(parts) - 1
+            extra: dict[str, Any] = {}
+            if last and request_id:  # Approve / Deny buttons under an approval request
+                extra["view"] = request_view(request_id)
             sent = await channel.send(
                 part or None,
                 reference=reference,  # type: ignore[arg-type]
                 nonce=nonce,
                 files=files,  # type: ignore[arg-type]
+                **extra,
             )
             progress.posted.append(str(sent.id))
             if remember:

@@ -21,6 +21,7 @@ import re
 import time
 import uuid
 from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import quote
 
 from aiohttp import BodyPartReader, WSMsgType, web
@@ -74,6 +75,8 @@ class FakeDiscord(ThreadedServer[list[Post]]):
         self.history_waiting = 0  # history requests held by `hold_history`
         self._history_free_for = -1  # -1: not held; n: answer n more, then hold
         self._history_gate: asyncio.Event | None = None
+        #: interaction token -> {"sent_at", "responses"} (button clicks and their answers)
+        self.interactions: dict[str, dict[str, Any]] = {}
 
     # -- addresses and settings ------------------------------------------------------
     @property
@@ -102,6 +105,9 @@ class FakeDiscord(ThreadedServer[list[Post]]):
         app.router.add_post(f"{api}/channels/{{cid}}/messages/{{mid}}/threads", self._thread_from)
         app.router.add_get(f"{api}/channels/{{cid}}", self._get_channel)
         app.router.add_get("/attachments/{aid}/{name}", self._attachment)
+        app.router.add_post(
+            f"{api}/interactions/{{iid}}/{{token}}/callback", self._interaction_callback
+        )
 
     async def _closing(self) -> None:
         await self.gateway.close()
@@ -301,6 +307,65 @@ class FakeDiscord(ThreadedServer[list[Post]]):
         await self.gateway.dispatch("MESSAGE_CREATE", data)
         self.sent_at[str(data["id"])] = time.time()  # wall clock: comparable across processes
 
+    def click(self, message_id: str, custom_id: str, user: int = p.ANN) -> str:
+        """A person clicks a button of a message: INTERACTION_CREATE (type 3, a message
+        component) goes out; returns the interaction's token."""
+        message = self.messages[message_id]
+        chan = self.channels[str(message["channel_id"])]
+        iid = p.snowflake()
+        token = f"token-{iid}"
+        data: p.Payload = {
+            "id": str(iid),
+            "application_id": str(p.BOT_ID),
+            "type": 3,
+            "token": token,
+            "version": 1,
+            "channel_id": chan["id"],
+            "channel": chan,
+            "data": {"custom_id": custom_id, "component_type": 2},
+            "message": message,
+            "app_permissions": "0",
+            "attachment_size_limit": 26214400,
+            "locale": "en-US",
+            "entitlements": [],
+            "authorizing_integration_owners": {},
+            "context": 0,
+        }
+        if "guild_id" in chan:
+            data.update(guild_id=chan["guild_id"], guild_locale="en-US", member=p.member(user))
+        else:
+            data["user"] = p.USERS[user]
+        self.interactions[token] = {
+            "sent_at": time.monotonic(),
+            "responses": [],
+            "message_id": message_id,
+        }
+        self._call(self.gateway.dispatch("INTERACTION_CREATE", data))
+        return token
+
+    def responses(self, token: str) -> list[p.Payload]:
+        return list(self.interactions[token]["responses"])
+
+    async def _interaction_callback(self, request: web.Request) -> web.Response:
+        body, _ = await _message_body(request)
+        record = self.interactions.get(request.match_info["token"])
+        late = record is not None and time.monotonic() - record["sent_at"] > 3.0
+        if record is None or late:  # Discord: an interaction not answered within 3 s is gone
+            return json_response({"message": "Unknown interaction", "code": 10062}, 404)
+        if record["responses"]:
+            return json_response(
+                {"message": "Interaction has already been acknowledged.", "code": 40060}, 400
+            )
+        if body.get("type") == 7:  # UPDATE_MESSAGE: edit the message the button is on
+            message = self.messages[record["message_id"]]
+            update = body.get("data") or {}
+            message.update({k: update[k] for k in ("content", "components") if k in update})
+            message["edited_timestamp"] = p.now_iso()
+        with self._changed:
+            record["responses"].append(body)
+            self._changed.notify_all()
+        return web.Response(status=204)
+
     # -- REST ---------------------------------------------------------------------------
     def _seen(self, request: web.Request) -> bool:
         self.requests.append((request.method, request.path))
@@ -387,6 +452,7 @@ class FakeDiscord(ThreadedServer[list[Post]]):
         ref = str(ref) if ref else None  # Discord takes snowflakes as numbers or strings
         data = p.message(p.snowflake(), chan, p.BOT_ID, body.get("content") or "")
         data["attachments"] = [self._hosted(name, blob) for name, blob in files]
+        data["components"] = body.get("components") or []
         if nonce is not None:
             self.nonces[nonce] = str(data["id"])
         if ref:

@@ -1,0 +1,67 @@
+"""Approval requests on Discord: Approve / Deny buttons (message components).
+
+A request message (an outbound whose meta names an `approval_id`) is posted with two
+buttons whose custom ids carry the approval's id. A click arrives as INTERACTION_CREATE;
+it is answered at once (Discord wants an answer within 3 s): an approver's click
+decides (the core records it once) and the answer updates the message (type 7) to
+show who decided and when, without the buttons; anyone else, or a second click, gets
+an ephemeral answer (flag 64) and nothing changes.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import discord
+
+from bot.messages import Outbound, Sender
+
+log = logging.getLogger(__name__)
+
+APPROVE = "switchboard_approve:"
+DENY = "switchboard_deny:"
+NOT_ALLOWED = "Only people allowed to talk to this bot can decide; nothing was changed."
+
+Decide = Callable[[str, str, bool, Sender], tuple[str, str]]
+
+
+def is_request(msg: Outbound) -> bool:
+    return bool(msg.meta.get("approval_id")) and not msg.meta.get("decision")
+
+
+def request_view(approval_id: str) -> discord.ui.View:
+    view = discord.ui.View(timeout=None)
+    view.add_item(
+        discord.ui.Button(
+            label="Approve", style=discord.ButtonStyle.success, custom_id=APPROVE + approval_id
+        )
+    )
+    view.add_item(
+        discord.ui.Button(
+            label="Deny", style=discord.ButtonStyle.danger, custom_id=DENY + approval_id
+        )
+    )
+    return view
+
+
+async def on_click(interaction: discord.Interaction, decide: Decide, allowed: list[str]) -> None:
+    """An INTERACTION_CREATE for one of our buttons (others are left alone)."""
+    data: dict[str, Any] = dict(interaction.data or {})
+    custom_id = str(data.get("custom_id", ""))
+    if not custom_id.startswith((APPROVE, DENY)):
+        return
+    user = interaction.user
+    sender = Sender(str(user.id), user.display_name or user.name)
+    if allowed and sender.id not in allowed:
+        await interaction.response.send_message(NOT_ALLOWED, ephemeral=True)
+        return
+    approve = custom_id.startswith(APPROVE)
+    approval_id = custom_id.split(":", 1)[1]
+    outcome, text = decide("discord", approval_id, approve, sender)
+    if outcome != "decided":
+        await interaction.response.send_message(text, ephemeral=True)
+        return
+    original = interaction.message.content if interaction.message is not None else ""
+    await interaction.response.edit_message(content=f"{original}\n\n{text}"[:2000], view=None)
