@@ -31,10 +31,12 @@ PIXEL = base64.b64decode(
 
 
 def record(tool: str, **args: Any) -> None:
+    at = time.time()  # when the call reached the server (bench_tools reads it)
     path = os.environ.get("CALLS_FILE")
     if path:
         with open(path, "a", encoding="utf-8") as f:
-            f.write(json.dumps({"tool": tool, "args": args, "pid": os.getpid()}) + "\n")
+            row = {"tool": tool, "args": args, "pid": os.getpid(), "at": at}
+            f.write(json.dumps(row) + "\n")
             f.flush()
             os.fsync(f.fileno())
 
@@ -44,6 +46,12 @@ def echo(text: str) -> str:
     """Say the text back."""
     record("echo", text=text)
     return text
+
+
+@server.tool()
+def ping(n: int) -> str:
+    """Answers at once, records nothing (the benchmark's call)."""
+    return f"pong {n}"
 
 
 @server.tool()
