@@ -7,6 +7,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from bot.messages import Target
 from bot.status import render_status
 from bot.store import Store
 from tests.fakes.anthropic_api import FakeAnthropic
@@ -188,3 +189,29 @@ def _status(tmp_path: Path, fake: FakeAnthropic, config: Path, word: str) -> boo
         return False
     finally:
         store.close()
+
+
+def test_two_pending_in_one_thread_a_reply_takes_the_latest_a_button_its_own(
+    tmp_path: Path,
+) -> None:
+    from bot.approvals import ApprovalDesk
+    from bot.events import EventLog
+    from bot.messages import Outbound, Sender
+    from bot.store_approvals import ApprovalRow
+
+    store = Store(tmp_path / "db.sqlite")
+    said: list[Outbound] = []
+    desk = ApprovalDesk(store, EventLog(None), said.append)
+    for n, at in (("older", 1.0), ("newer", 2.0)):
+        row = ApprovalRow(n, "coordinator", "terminal", "coordinator", f"ops__{n}", {}, "t",
+                          "terminal", requested_at=at)  # fmt: skip
+        with store.tx():
+            desk.request(row, Outbound("coordinator", Target("terminal"), "ask"))
+    with store.tx():
+        assert desk.answers(inbound("deny not now"), None)
+    assert store.approvals.get("newer").status == "denied"  # type: ignore[union-attr]
+    assert store.approvals.get("older").status == "pending"  # type: ignore[union-attr]
+    assert desk.click("newer", True, Sender("UANN", "Ann"), None)[0] == "already"
+    assert desk.click("older", True, Sender("UANN", "Ann"), None)[0] == "decided"
+    assert [r.id for r in store.approvals.pending()] == []
+    store.close()
