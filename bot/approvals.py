@@ -83,11 +83,22 @@ class ApprovalDesk:
             "approval.requested", row.agent, approval_id=row.id, tool=row.tool, target=row.target
         )
 
-    def delivered(self, approval_id: str, refs: list[str]) -> None:
-        merged = self.store.approvals.add_refs(approval_id, refs)
+    def delivered(self, approval_id: str, refs: list[str], platform_id: str | None) -> None:
+        """The request was posted: its thread references, and its own message id (kept as
+        `posted:<id>`, so that the decision can edit it where the platform allows)."""
+        posted = [POSTED + platform_id] if platform_id else []
+        merged = self.store.approvals.add_refs(approval_id, [*refs, *posted])
         row = self.pending.get(approval_id)
         if row is not None:
             row.refs = merged
+            return
+        decided = self.store.approvals.get(approval_id)
+        if decided is not None and decided.status != "pending" and posted:
+            # decided before this receipt landed (a click right after the post): the
+            # decision notice could not name the message; edit it now, posting nothing
+            meta = {**decision_meta(decided), "edit_only": True}
+            if meta.get("edit"):
+                self.say(self._notice(decided, meta))
 
     def wake(self, approval_id: str) -> asyncio.Event:
         return self._wakes.setdefault(approval_id, asyncio.Event())
@@ -113,12 +124,19 @@ class ApprovalDesk:
         return True
 
     def click(
-        self, approval_id: str, approve: bool, sender: Sender, person: str | None
+        self,
+        approval_id: str,
+        approve: bool,
+        sender: Sender,
+        person: str | None,
+        *,
+        shown: bool = False,
     ) -> tuple[Outcome, str]:
-        """A button: (outcome, the text to show) -- the decision, or a private note."""
+        """A button: (outcome, the text to show) -- the decision, or a private note.
+        `shown`: the channel updates the request message itself (Discord's answer)."""
         if not may_decide(self.approvers, sender, person):
             return "refused", NOT_AN_APPROVER
-        outcome = self.decide(approval_id, approve, person or sender.display, None)
+        outcome = self.decide(approval_id, approve, person or sender.display, None, shown=shown)
         if outcome != "decided":
             return outcome, ALREADY_DECIDED
         row = self.store.approvals.get(approval_id)
@@ -138,7 +156,9 @@ class ApprovalDesk:
         ]
         return max(here, key=lambda r: r.requested_at) if here else None
 
-    def decide(self, approval_id: str, approve: bool, who: str, reason: str | None) -> Outcome:
+    def decide(
+        self, approval_id: str, approve: bool, who: str, reason: str | None, *, shown: bool = False
+    ) -> Outcome:
         """Record a decision once (the first counts), tell the thread, wake the agent."""
         with self.store.tx():
             if not self.store.approvals.decide(approval_id, approve, who, reason):
@@ -146,16 +166,7 @@ class ApprovalDesk:
                 return "already" if known else "unknown"
             row = self.store.approvals.get(approval_id)
             assert row is not None
-            self.say(
-                Outbound(
-                    SPEAKER,
-                    Target.parse(row.target),
-                    decision_text(row),
-                    row.conversation,
-                    kind="notice",
-                    meta={"approval_id": row.id, "decision": True},
-                )
-            )
+            self.say(self._notice(row, decision_meta(row, edit=not shown)))
         self.pending.pop(approval_id, None)
         self.events.emit(
             "approval.decided", row.agent, approval_id=row.id, tool=row.tool,
@@ -164,8 +175,28 @@ class ApprovalDesk:
         self.wake(approval_id).set()
         return "decided"
 
+    @staticmethod
+    def _notice(row: ApprovalRow, meta: dict[str, object]) -> Outbound:
+        target = Target.parse(row.target)
+        return Outbound(SPEAKER, target, decision_text(row), row.conversation, kind="notice",
+                        meta=meta)  # fmt: skip
+
     def _note(self, target: Target, conversation: str, text: str) -> None:
         self.say(Outbound(SPEAKER, target, text, conversation, kind="notice"))
+
+
+POSTED = "posted:"
+EDITABLE = ("slack", "discord")  # platforms whose messages the bot can edit
+
+
+def decision_meta(row: ApprovalRow, edit: bool = True) -> dict[str, object]:
+    """The decision notice also edits the request message where the platform allows
+    (Slack chat.update, a Discord message edit): its id and original text ride along."""
+    meta: dict[str, object] = {"approval_id": row.id, "decision": True}
+    posted = [ref[len(POSTED) :] for ref in row.refs if ref.startswith(POSTED)]
+    if posted and edit and row.target.split(":", 1)[0] in EDITABLE:
+        meta.update(edit=posted[0], request=request_text(row))
+    return meta
 
 
 # -- sentences to people ---------------------------------------------------------------

@@ -46,13 +46,14 @@ class ChannelContext:
         self._human.say(msg)
 
     def decide(
-        self, channel: str, approval_id: str, approve: bool, sender: Sender
+        self, channel: str, approval_id: str, approve: bool, sender: Sender, shown: bool = False
     ) -> tuple[str, str]:
         """An Approve / Deny button: ("decided" | "already" | "unknown" | "refused", the text
-        to show: the decision for the request message, else a private note)."""
+        to show: the decision for the request message, else a private note). `shown`: the
+        channel shows the decision on the request message itself."""
         person = self._human.people.resolve(channel, sender)
         return self._human.approvals.click(
-            approval_id, approve, sender, person.name if person.listed else None
+            approval_id, approve, sender, person.name if person.listed else None, shown=shown
         )
 
     def set_health(self, channel: str, state: str, detail: str = "") -> None:

@@ -176,7 +176,7 @@ class HumanNode:
         if receipt.thread:
             refs.append(str(msg.target.in_thread(receipt.thread)))
         if msg.question_id is None:
-            self.approvals.delivered(str(approval_id), refs)
+            self.approvals.delivered(str(approval_id), refs, receipt.platform_id)
             return
         self.store.add_question_refs(msg.question_id, refs)
         question = self.directory.questions.get(msg.question_id)

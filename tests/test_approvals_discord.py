@@ -69,3 +69,18 @@ async def test_a_non_approver_gets_an_ephemeral_note_and_deny_says_who(
         await discord_fake.until(posted("result ERROR: Error: denied by Bob"), 30)
         assert "Denied by Bob" in discord_fake.responses(denied)[0]["data"]["content"]
     assert calls(tmp_path / "calls.jsonl", "restart_service") == []
+
+
+async def test_a_reply_in_the_thread_decides_and_the_request_shows_it(
+    tmp_path: Path, fake: FakeAnthropic, discord_fake: FakeDiscord
+) -> None:
+    fake.responder = caller
+    async with discord_app(settings_for(tmp_path, fake, discord_fake)) as app:
+        mid = await request(app, discord_fake)
+        channel = str(discord_fake.messages[mid]["channel_id"])
+        discord_fake.say("approve", channel=channel)
+        await discord_fake.until(posted("result: api restarted"), 30)
+        await discord_fake.until(lambda _: mid in discord_fake.edits)
+        assert "Approved by Ann at " in discord_fake.messages[mid]["content"]
+        assert discord_fake.messages[mid]["components"] == []
+    assert len(calls(tmp_path / "calls.jsonl", "restart_service")) == 1

@@ -48,6 +48,9 @@ async def test_a_tool_answered_and_a_restart_approved_by_thread_reply(
         slack.post("approve", channel="C1", thread_ts=ts)
         await slack.until(posted("result: api restarted"), 30)
         assert "Approved by UANN" in post_with(slack, "Approved by")["text"]
+        await slack.until(lambda s: len(s.updates) == 1)  # the request shows it too
+        assert slack.updates[0]["ts"] == request["ts"]
+        assert "Approved by UANN" in slack.updates[0]["text"]
     assert len(calls(tmp_path / "calls.jsonl", "restart_service")) == 1
 
 

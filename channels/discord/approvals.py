@@ -24,7 +24,7 @@ APPROVE = "switchboard_approve:"
 DENY = "switchboard_deny:"
 NOT_ALLOWED = "Only people allowed to talk to this bot can decide; nothing was changed."
 
-Decide = Callable[[str, str, bool, Sender], tuple[str, str]]
+Decide = Callable[[str, str, bool, Sender, bool], tuple[str, str]]
 
 
 def is_request(msg: Outbound) -> bool:
@@ -59,9 +59,21 @@ async def on_click(interaction: discord.Interaction, decide: Decide, allowed: li
         return
     approve = custom_id.startswith(APPROVE)
     approval_id = custom_id.split(":", 1)[1]
-    outcome, text = decide("discord", approval_id, approve, sender)
+    outcome, text = decide("discord", approval_id, approve, sender, True)
     if outcome != "decided":
         await interaction.response.send_message(text, ephemeral=True)
         return
     original = interaction.message.content if interaction.message is not None else ""
     await interaction.response.edit_message(content=f"{original}\n\n{text}"[:2000], view=None)
+
+
+async def edit_request(client: discord.Client, msg: Outbound, channel_id: str) -> None:
+    """A decision given by a reply: show it on the request message, without buttons."""
+    message_id, original = str(msg.meta.get("edit") or ""), str(msg.meta.get("request") or "")
+    if not (message_id.isdigit() and channel_id.isdigit()):
+        return
+    message = client.get_partial_messageable(int(channel_id)).get_partial_message(int(message_id))
+    try:
+        await message.edit(content=f"{original}\n\n{msg.text}"[:2000], view=None)
+    except discord.HTTPException as exc:  # the notice in the thread says it anyway
+        log.warning("editing approval request %s failed: %s", message_id, exc)

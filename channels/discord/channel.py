@@ -93,4 +93,10 @@ class DiscordChannel(BaseChannel):
             await asyncio.wait_for(self.client.logged_in.wait(), LOGIN_WAIT)
         except TimeoutError:
             raise TransientDeliveryError("Discord is not logged in yet", LOGIN_WAIT) from None
-        return await self.poster.deliver(msg)
+        if msg.meta.get("edit_only"):  # a late edit of an approval request, nothing posted
+            await approvals.edit_request(self.client, msg, msg.target.thread or msg.target.address)
+            return DeliveryReceipt()
+        receipt = await self.poster.deliver(msg)
+        if msg.meta.get("edit"):  # a decision: the request message shows it too
+            await approvals.edit_request(self.client, msg, receipt.thread or msg.target.address)
+        return receipt

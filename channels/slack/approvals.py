@@ -4,9 +4,10 @@ A request message (an outbound whose meta names an `approval_id`) is posted with
 text in a section and two buttons carrying the approval's id. A click arrives as a
 `block_actions` interactive payload (a Socket Mode `interactive` envelope, or a signed
 form-encoded `payload` POST in HTTP mode); bolt acks it at once. An approver's click
-decides (the core records it once), and the request message is updated with
-`chat.update` to show who decided and when; anyone else, or a second click, gets a
-private note (`chat.postEphemeral`) and nothing changes.
+decides (the core records it once); the decision notice the core then sends updates the
+request message with `chat.update` (who decided and when, no buttons), for a click as for
+a thread reply; anyone else, or a second click, gets a private note
+(`chat.postEphemeral`) and nothing changes.
 """
 
 from __future__ import annotations
@@ -73,16 +74,24 @@ def register(app: AsyncApp, client: AsyncWebClient, decide: Decide, allowed: lis
         if outcome != "decided":
             await _private(client, channel, sender.id, text, ts)
             return
-        original = _original_text(body)
-        try:
-            await client.chat_update(
-                channel=channel, ts=ts, text=f"{original}\n{text}",
-                blocks=decided_blocks(original, text),
-            )  # fmt: skip
-        except SlackApiError as exc:  # the decision stands; the thread has the notice too
-            log.warning("chat.update of approval %s failed: %s", action.get("value"), exc)
+        # decided: the decision notice, through the outbox, updates this message
+        # (edit_request below), whichever way the decision was given
 
     app.action(ACTIONS)(on_click)
+
+
+async def edit_request(client: AsyncWebClient, msg: Outbound, channel: str) -> None:
+    """A decision notice: also show the decision on the request message itself."""
+    ts, original = str(msg.meta.get("edit") or ""), str(msg.meta.get("request") or "")
+    if not ts:
+        return
+    try:
+        await client.chat_update(
+            channel=channel, ts=ts, text=f"{original}\n{msg.text}",
+            blocks=decided_blocks(original, msg.text),
+        )  # fmt: skip
+    except SlackApiError as exc:  # the notice in the thread says it anyway
+        log.warning("chat.update of approval %s failed: %s", msg.meta.get("approval_id"), exc)
 
 
 async def _private(client: AsyncWebClient, channel: str, user: str, text: str, ts: str) -> None:
@@ -90,14 +99,6 @@ async def _private(client: AsyncWebClient, channel: str, user: str, text: str, t
         await client.chat_postEphemeral(channel=channel, user=user, text=text)
     except SlackApiError as exc:
         log.warning("ephemeral note to %s failed: %s", user, exc)
-
-
-def _original_text(body: dict[str, Any]) -> str:
-    message = body.get("message") or {}
-    for block in message.get("blocks") or []:
-        if block.get("type") == "section":
-            return str((block.get("text") or {}).get("text", ""))
-    return str(message.get("text", ""))
 
 
 def _section(text: str) -> dict[str, Any]:

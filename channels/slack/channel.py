@@ -135,7 +135,13 @@ class SlackChannel(BaseChannel):
 
     async def deliver(self, msg: Outbound) -> DeliveryReceipt:
         identity = self.events.identity
+        if msg.meta.get("edit_only"):  # a late edit of an approval request, nothing posted
+            await approvals.edit_request(self.client, msg, msg.target.address)
+            return DeliveryReceipt()
         receipt = await self.poster.deliver(msg, identity is not None and identity.can_customize)
+        if msg.meta.get("edit"):  # a decision: the request message shows it too
+            channel = Target.parse(receipt.refs[0]).address if receipt.refs else msg.target.address
+            await approvals.edit_request(self.client, msg, channel)
         for ref in receipt.refs:  # replies in these threads reach the bot without a mention
             target = Target.parse(ref)
             self.threads.remember(target.address, target.thread or "")

@@ -77,6 +77,7 @@ class FakeDiscord(ThreadedServer[list[Post]]):
         self._history_gate: asyncio.Event | None = None
         #: interaction token -> {"sent_at", "responses"} (button clicks and their answers)
         self.interactions: dict[str, dict[str, Any]] = {}
+        self.edits: list[str] = []  # ids of messages edited (PATCH)
 
     # -- addresses and settings ------------------------------------------------------
     @property
@@ -108,6 +109,7 @@ class FakeDiscord(ThreadedServer[list[Post]]):
         app.router.add_post(
             f"{api}/interactions/{{iid}}/{{token}}/callback", self._interaction_callback
         )
+        app.router.add_patch(f"{api}/channels/{{cid}}/messages/{{mid}}", self._edit_message)
 
     async def _closing(self) -> None:
         await self.gateway.close()
@@ -365,6 +367,19 @@ class FakeDiscord(ThreadedServer[list[Post]]):
             record["responses"].append(body)
             self._changed.notify_all()
         return web.Response(status=204)
+
+    async def _edit_message(self, request: web.Request) -> web.Response:
+        self._seen(request)
+        body, _ = await _message_body(request)
+        message = self.messages.get(request.match_info["mid"])
+        if message is None or str(message["channel_id"]) != request.match_info["cid"]:
+            return json_response({"message": "Unknown Message", "code": 10008}, 404)
+        message.update({k: body[k] for k in ("content", "components") if k in body})
+        message["edited_timestamp"] = p.now_iso()
+        with self._changed:
+            self.edits.append(request.match_info["mid"])
+            self._changed.notify_all()
+        return json_response(message)
 
     # -- REST ---------------------------------------------------------------------------
     def _seen(self, request: web.Request) -> bool:
