@@ -10,7 +10,7 @@ from typing import Any
 from bot.messages import Target
 from bot.status import render_status
 from bot.store import Store
-from tests.fakes.anthropic_api import FakeAnthropic
+from tests.fakes.anthropic_api import FakeAnthropic, text, tool
 from tests.kit import Recorder, events, eventually, inbound, running_app
 from tests.proc import Switchboard
 from tests.test_mcp import caller
@@ -215,3 +215,38 @@ def test_two_pending_in_one_thread_a_reply_takes_the_latest_a_button_its_own(
     assert desk.click("older", True, Sender("UANN", "Ann"), None)[0] == "decided"
     assert [r.id for r in store.approvals.pending()] == []
     store.close()
+
+
+async def test_a_worker_waits_for_approval_and_gets_the_result(
+    tmp_path: Path, fake: FakeAnthropic
+) -> None:
+    """A worker's gated call parks the worker only; the tool's output is its tool_result."""
+
+    def script(call: Any) -> list[dict[str, Any]]:
+        if call.agent == "coordinator":
+            if "published its result" in call.last_text:
+                return [text("relayed: " + call.last_text.split("]: ", 1)[1])]
+            if call.tool_results():
+                return [text("Bob is on it.")]
+            if "restart" in call.last_text:
+                return [tool("spawn_worker", name="Bob", task="restart the api")]
+            return [text("coordinator heard: " + call.last_text)]
+        results = call.tool_results()
+        if results:
+            return [tool("publish", result="worker got: " + str(results[-1]["content"]))]
+        return [tool("ops__restart_service", service="api")]
+
+    fake.responder = script
+    calls_file = tmp_path / "calls.jsonl"
+    settings = tools_settings(tmp_path, fake, [gated(calls_file)])
+    rec = Recorder()
+    async with running_app(settings, [rec]) as app:
+        await app.mcp.wait_connected(30)
+        app.human.accept(inbound("please restart the api"))
+        await rec.wait_text("Approval needed: Bob wants to run ops__restart_service", 30)
+        app.human.accept(inbound("what is new?"))  # the coordinator is not held up
+        await rec.wait_text("coordinator heard:", 30)
+        assert calls(calls_file, "restart_service") == []
+        app.human.accept(inbound("approve"))
+        await rec.wait_text("relayed: worker got: api restarted", 30)
+    assert len(calls(calls_file, "restart_service")) == 1
