@@ -217,7 +217,7 @@ def request_text(row: ApprovalRow) -> str:
 
 def decision_text(row: ApprovalRow) -> str:
     when = datetime.fromtimestamp(row.decided_at or 0, UTC).strftime("%Y-%m-%d %H:%M UTC")
-    if row.status == "approved":
+    if row.status != "denied":  # approved, or already running
         return f"Approved by {row.decided_by} at {when}: {row.tool} runs now."
     reason = f": {row.reason}" if row.reason else ""
     return f"Denied by {row.decided_by} at {when}{reason}. {row.tool} was not run."
