@@ -102,7 +102,10 @@ class Consolidator:
         await asyncio.to_thread(self._finish_pending)
         state = self._load()
         started = time.time()
-        batches = _pack(self._pieces(state))
+        since = float(state.get("last_run", 0)) - 60  # a margin: hashes dedupe anyway
+        live = self.store.conversations_since(since)  # the store lives on the loop's thread
+        # reading archives and hashing turns is slow work: off the event loop
+        batches = _pack(await asyncio.to_thread(self._pieces, state, live))
         done = notes = 0
         for batch in batches[: self.max_batches]:
             if not batch.size:  # only turns with nothing to read (tool calls): mark them
@@ -124,7 +127,9 @@ class Consolidator:
         return f"Consolidated {done} batch(es); {notes} note(s) and decision(s) written."
 
     # -- reading what is new -------------------------------------------------------------
-    def _pieces(self, state: dict[str, Any]) -> list[Piece]:
+    def _pieces(
+        self, state: dict[str, Any], live: list[tuple[str, str, list[dict[str, Any]]]]
+    ) -> list[Piece]:
         seen: dict[str, list[str]] = state["seen"]
         known: dict[str, set[str]] = {}  # per conversation, across its archives and live
 
@@ -138,8 +143,7 @@ class Consolidator:
             messages = [m for m in (_json(line) for line in text.splitlines()) if m]
             found = _new_turns(messages, known_of(conversation))
             pieces += _chunks(conversation, found, archive=relative)
-        since = float(state.get("last_run", 0)) - 60  # a margin: hashes dedupe anyway
-        for agent, key, messages in self.store.conversations_since(since):
+        for agent, key, messages in live:
             conversation = f"{agent}/{_slug(key)}"
             pieces += _chunks(conversation, _new_turns(messages, known_of(conversation)))
         return pieces
