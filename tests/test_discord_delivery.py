@@ -192,3 +192,22 @@ async def test_a_post_whose_answer_was_lost_is_not_posted_again(
         await eventually(lambda: bool(events(settings.data_dir, "message.sent")))
     assert posts_to(discord_fake, mid) == ["**Coordinator:** only once"]
     assert len(events(settings.data_dir, "outbox.retry")) == 1
+
+
+async def test_a_lost_answer_retried_after_discords_nonce_window_is_found_not_reposted(
+    tmp_path: Path, fake: FakeAnthropic, discord_fake: FakeDiscord
+) -> None:
+    # Discord enforces a nonce for a few minutes only: a retry after a longer outage
+    # finds the part by its attempt record and the channel's history instead.
+    fake.responder = lambda call: [text("still only once")]
+    settings = discord_settings(
+        tmp_path, fake, discord_fake, SWITCHBOARD_OUTBOX_RETRY_BASE_SECONDS="4"
+    )
+    async with discord_app(settings):
+        discord_fake.lose_answers = 1
+        mid = discord_fake.say(f"{MENTION} say it once")
+        await eventually(lambda: bool(events(settings.data_dir, "outbox.retry")))
+    discord_fake.nonces.clear()  # the outage outlasted Discord's nonce window
+    async with discord_app(settings):
+        await eventually(lambda: bool(events(settings.data_dir, "message.sent")), 20)
+    assert posts_to(discord_fake, mid) == ["**Coordinator:** still only once"]

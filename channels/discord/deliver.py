@@ -12,13 +12,16 @@ Where, by target:
 A message split in parts resumes at the part that failed when the outbox retries, also
 after a crash: where it goes and the parts already posted are written to the store's
 key/value table (`discord.posted.<outbound id>`) after each part, and dropped once the
-whole message is delivered; each part carries a nonce Discord enforces, so a part whose
-answer was lost is not posted twice. Failures are mapped to the outbox's errors in
+whole message is delivered. A part whose answer was lost is not posted twice: it
+carries a nonce Discord enforces for a few minutes, and it goes through the core's
+attempt records (`bot/attempts.py`), so a retry after a longer outage first looks for
+it in the channel's history. Failures are mapped to the outbox's errors in
 `errors.py`.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
 import logging
@@ -28,8 +31,10 @@ from typing import Any, Final, Literal
 
 import discord
 
+from bot.attempts import Answer, Attempts
 from bot.channel import ChannelStore, PermanentDeliveryError
 from bot.messages import Attachment, DeliveryReceipt, Outbound
+from bot.schema import AttemptRow
 from channels.discord.approvals import is_request, request_view
 from channels.discord.errors import (
     NETWORK_ERRORS,
@@ -45,6 +50,8 @@ from channels.discord.threads import Threads
 ARCHIVE_MINUTES: Final[Literal[1440]] = 1440  # threads we open hide after a day without messages
 REPLY_META = "discord_reply_to"  # Outbound.meta: answer as a reply to this message id
 _PROGRESS = "discord.posted."
+LOOKUP_MARGIN = 60.0  # seconds before a try that its lookup reads from
+LOOKUP_LIMIT = 100  # messages read by that lookup
 #: one message: its text and the files on it
 Part = tuple[str, list[Attachment]]
 
@@ -196,7 +203,9 @@ class Poster:
         request_id: str | None = None,
     ) -> None:
         channel = self.client.get_partial_messageable(_snowflake(place.channel))
+        attempts = Attempts(self.store, msg_id)
         for part, batch in parts[len(progress.posted) :]:
+            index = len(progress.posted)
             reference = None
             if place.reference and not progress.posted:
                 reference = discord.MessageReference(
@@ -204,22 +213,52 @@ class Poster:
                     channel_id=_snowflake(place.channel),
                     fail_if_not_exists=False,
                 )
-            nonce = _nonce(msg_id, len(progress.posted))
             files = as_files(batch, self.data_dir) if batch else None
-            last = len(progress.posted) == len(parts) - 1
             extra: dict[str, Any] = {}
-            if last and request_id:  # Approve / Deny buttons under an approval request
+            if index == len(parts) - 1 and request_id:  # Approve / Deny under a request
                 extra["view"] = request_view(request_id)
-            sent = await channel.send(
-                part or None,
-                reference=reference,  # type: ignore[arg-type]
-                nonce=nonce,
-                files=files,  # type: ignore[arg-type]
-                **extra,
-            )
-            progress.posted.append(str(sent.id))
+
+            async def post(
+                part: str = part,
+                reference: Any = reference,
+                files: Any = files,
+                extra: Any = extra,
+                index: int = index,
+            ) -> Answer:
+                sent = await channel.send(
+                    part or None,
+                    reference=reference,
+                    nonce=_nonce(msg_id, index),
+                    files=files,
+                    **extra,
+                )
+                return {"id": str(sent.id)}
+
+            async def find(
+                tried: AttemptRow, part: str = part, batch: Any = batch
+            ) -> Answer | None:
+                return await self._find(channel, tried, part, [a.name for a in batch or []])
+
+            answer = await attempts.once(str(index), post, find)
+            progress.posted.append(str(answer["id"]))
             if remember:
                 self.store.set_kv(_PROGRESS + msg_id, progress.to_json())
+
+    async def _find(
+        self, channel: discord.PartialMessageable, tried: AttemptRow, text: str, files: list[str]
+    ) -> Answer | None:
+        """A part tried without a recorded answer, read back from the channel: ours, with
+        the same text and file names, from a minute before the try. (Its nonce covers a
+        retry within Discord's few minutes; this covers a bot down for longer.)"""
+        me = self.client.user
+        if me is None or not tried.at:
+            return None  # nothing to compare with: the nonce is the guard
+        after = dt.datetime.fromtimestamp(tried.at - LOOKUP_MARGIN, dt.UTC)
+        async for message in channel.history(after=after, limit=LOOKUP_LIMIT, oldest_first=True):
+            names = [a.filename for a in message.attachments]
+            if message.author.id == me.id and message.content == text and names == files:
+                return {"id": str(message.id)}
+        return None
 
 
 def _nonce(msg_id: str, part: int) -> str:
