@@ -4,9 +4,11 @@ with 1,000 workers and 100,000 events, and the cost of metrics on the hot path.
     .venv/bin/python tests/bench/bench_ops.py
 
 Prints p50/p95 of a `/metrics` scrape and of the dashboard's overview page (each timed
-at the client, over HTTP on 127.0.0.1), and routed messages per second with the
-metrics subscriber on and off, alternating in the same run. Targets (issue 12):
-scrape p95 <= 20 ms; page p95 <= 100 ms; routing with metrics >= 95% of without.
+at the client, over HTTP on 127.0.0.1), the time of a dashboard token check for a
+right token and for wrong ones (hmac.compare_digest: no early exit), and routed
+messages per second with the metrics subscriber on and off, alternating in one run.
+Targets (issue 12): scrape p95 <= 20 ms; page p95 <= 100 ms; routing with metrics
+>= 95% of without.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 from bot.app import App  # noqa: E402
 from bot.events import EventLog  # noqa: E402
+from bot.ops.auth import Access  # noqa: E402
 from bot.store import QuestionRow, Store, WorkerRow  # noqa: E402
 from tests.fakes.anthropic_api import FakeAnthropic, text  # noqa: E402
 from tests.kit import Recorder, inbound, make_settings, running_app  # noqa: E402
@@ -146,6 +149,20 @@ async def metrics_cost(fake: FakeAnthropic, rounds: int = 12, n: int = 5000) -> 
     return statistics.median(on), statistics.median(off)
 
 
+def token_timing(rounds: int = 200_000) -> dict[str, float]:
+    """ns per token check: right, wrong in the first character, wrong in the last."""
+    token = "0123456789abcdef" * 3
+    access = Access(token)
+    cases = {"right": token, "wrong first": "X" + token[1:], "wrong last": token[:-1] + "X"}
+    out = {}
+    for name, given in cases.items():
+        t0 = time.perf_counter_ns()
+        for _ in range(rounds):
+            access.token_matches(given)
+        out[name] = (time.perf_counter_ns() - t0) / rounds
+    return out
+
+
 async def main() -> None:
     fake = FakeAnthropic(lambda call: [text("ok")]).start()
     try:
@@ -159,6 +176,8 @@ async def main() -> None:
             f"dashboard /: p50 {statistics.median(page):.2f} ms, "
             f"p95 {pct(page, 95):.2f} ms (target p95 <= 100 ms)"
         )
+        timing = token_timing()
+        print("token check: " + ", ".join(f"{k} {v:.0f} ns" for k, v in timing.items()))
         with_metrics, without = await metrics_cost(fake)
         print(
             f"routing: {with_metrics:,.0f} msg/s with metrics, {without:,.0f} msg/s without "
