@@ -66,11 +66,11 @@ def parked_report(app: App) -> str:
         f"in {r.target}): reply approve or deny <reason>"
         for r in app.store.approvals.pending()
     ]
+    if lines:
+        lines.append("Run `switchboard chat` again to answer.")
     if app.ops.budget.waiting:
         lines.append(
             f"{app.ops.budget.waiting} model call(s) wait for the daily budget "
             "(SWITCHBOARD_DAILY_BUDGET_USD); they resume at the next start once it allows."
         )
-    if not lines:
-        return ""
-    return "\n".join(lines) + "\nRun `switchboard chat` again to answer or resume."
+    return "\n".join(lines)
