@@ -30,6 +30,7 @@ log = logging.getLogger(__name__)
 FETCHING: InboundStatus = "fetching"
 ATTEMPTS = 3
 TIMEOUT_SECONDS = 60.0
+INLINE_SAVE_BYTES = 256 * 1024
 
 
 class FetchError(Exception):
@@ -151,7 +152,10 @@ class FileIntake:
                     return
                 await asyncio.sleep(backoff(attempt, self.retry_base))
                 continue
-            await asyncio.to_thread(self.files.save, att, data)
+            if len(data) > INLINE_SAVE_BYTES:  # megabytes: hash and write off the loop
+                await asyncio.to_thread(self.files.save, att, data)
+            else:  # cheaper than the thread hop, which under load costs milliseconds
+                self.files.save(att, data)
             self.events.emit("file.saved", HUMAN, name=att.name, size=att.size, path=att.path)
             return
 

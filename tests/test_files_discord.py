@@ -109,3 +109,18 @@ async def test_many_files_are_split_across_messages_and_a_too_large_one_fails_cl
     assert sorted(name for _, name, _ in discord_fake.uploads) == names
     (failed,) = events(settings.data_dir, "outbox.failed")
     assert "huge.bin" in failed["data"]["error"] and "Discord" in failed["data"]["error"]
+
+
+async def test_an_expired_attachment_link_is_a_note_and_the_message_is_answered(
+    tmp_path: Path, fake: FakeAnthropic, discord_fake: FakeDiscord
+) -> None:
+    fake.responder = heard
+    settings = discord_settings(tmp_path, fake, discord_fake)
+    async with discord_app(settings):
+        gone = discord_fake.attachment("old.txt", b"expired")
+        discord_fake.hosted.pop(gone["id"])  # Discord's signed CDN link has expired: 404
+        mid = discord_fake.say(f"{MENTION} read this", attachments=[gone])
+        await discord_fake.until(lambda posts: len(discord_fake.in_channel(mid)) == 2)
+    assert "old.txt" in fake.calls[0].all_text and "HTTP 404" in fake.calls[0].all_text
+    assert len(discord_fake.downloads) == 1  # a 404 is not retried
+    assert any("old.txt" in p.content for p in discord_fake.in_channel(mid))

@@ -11,7 +11,7 @@
 
 The fakes (Slack and Anthropic) run in a child process, as remote servers would.
 
-    .venv/bin/python tests/bench/bench_files.py [--files 200] [--size 100000] [--rounds 40]
+    .venv/bin/python tests/bench/bench_files.py [--files 200] [--size 100000] [--rounds 100]
 """
 
 from __future__ import annotations
@@ -60,9 +60,9 @@ def remote_fakes(conn: Connection) -> None:
             slack.post(f"{MENTION} a question", channel="C900", **extra)
             fake.wait_for(lambda calls, n=before: len(calls) > n, timeout=30)
             conn.send(fake.calls[before].at - sent)
-        elif name == "downloads":
-            slack.wait_for(lambda s, n=arg: len(s.downloads) >= n, timeout=120)
-            conn.send(len(slack.downloads))
+        elif name == "calls":
+            fake.wait_for(lambda calls, n=arg: len(calls) >= n, timeout=120)
+            conn.send(len(fake.calls))
     slack.stop()
     fake.stop()
 
@@ -92,6 +92,8 @@ async def run(n: int, size: int, rounds: int) -> None:
                 conn.send(("files", (n, size)))
                 started = await asyncio.to_thread(conn.recv)
                 done = await routed(data, n + 2 * rounds)
+                conn.send(("calls", n + 2 * rounds))  # let the model requests finish
+                await asyncio.to_thread(conn.recv)
         conn.send("stop")
         child.join(30)
     finally:
@@ -133,7 +135,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=200)
     parser.add_argument("--size", type=int, default=100_000)
-    parser.add_argument("--rounds", type=int, default=40)
+    parser.add_argument("--rounds", type=int, default=100)
     args = parser.parse_args()
     asyncio.run(run(args.files, args.size, args.rounds))
 
