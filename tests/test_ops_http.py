@@ -237,6 +237,10 @@ async def test_the_dashboard_says_when_the_budget_holds_work(
         await channel.wait_text("daily LLM budget")
         _, after, _ = await get(url + "/")
         _, metrics, _ = await get(url + "/metrics")
+        _, health_text, _ = await get(url + "/healthz")
     assert 'class="banner"' not in before
     assert 'class="banner"' in after and "new model work waits until" in after
     assert value(samples(metrics), "switchboard_budget_exceeded") == 1
+    budget = json.loads(health_text)["budget"]
+    assert budget["exceeded"] is True and budget["limit_usd"] == 0.000001
+    assert budget["spent_today_usd"] > 0

@@ -60,6 +60,11 @@ def health(app: App, llm: LLMHealth) -> tuple[int, dict[str, Any]]:
             "in_flight": app.llm.in_flight,
             "waiting": app.llm.waiting,
         },
+        "budget": {
+            "limit_usd": app.ops.budget.limit,
+            "spent_today_usd": round(app.ops.ledger.today(), 6),
+            "exceeded": app.ops.budget.exceeded,
+        },
         "uptime_seconds": round(time.time() - app.started_at, 1),
     }
     return (200 if ok else 503), body
