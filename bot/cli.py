@@ -13,6 +13,7 @@ import functools
 import logging
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from bot.app import App, configured_channels
@@ -21,6 +22,8 @@ from bot.status import render_status
 from bot.store import Store
 from channels.terminal import TerminalChannel
 from config.settings import Settings, SettingsError, load_settings, require_llm
+
+log = logging.getLogger(__name__)
 
 NO_CHANNEL = (
     "switchboard run: no channel is configured. Set SLACK_BOT_TOKEN with SLACK_APP_TOKEN "
@@ -68,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.command == "chat":
         _log_to_file(settings)
-        return _serve(settings, ["terminal"])
+        return _serve(settings, ["terminal"], _reloader(args))
     channels = configured_channels(settings)
     if not channels:
         print(NO_CHANNEL, file=sys.stderr)
@@ -76,12 +79,19 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
-    return _serve(settings, channels)
+    return _serve(settings, channels, _reloader(args))
 
 
-def _serve(settings: Settings, channels: list[str]) -> int:
+def _reloader(args: argparse.Namespace) -> Callable[[], Settings]:
+    """Read the settings again, as at start (SIGHUP: the config file may have changed)."""
+    return functools.partial(load_settings, args.config, data_dir=args.data_dir)
+
+
+def _serve(
+    settings: Settings, channels: list[str], reload: Callable[[], Settings] | None = None
+) -> int:
     try:
-        return asyncio.run(serve(settings, channels))
+        return asyncio.run(serve(settings, channels, reload))
     except SettingsError as exc:
         print(f"switchboard: {exc}", file=sys.stderr)
         return 2
@@ -102,7 +112,9 @@ def status(settings: Settings) -> int:
     return 0
 
 
-async def serve(settings: Settings, channels: list[str]) -> int:
+async def serve(
+    settings: Settings, channels: list[str], reload: Callable[[], Settings] | None = None
+) -> int:
     app = App(settings, channels)
     app.build()
     for channel in app.channels:
@@ -120,6 +132,9 @@ async def serve(settings: Settings, channels: list[str]) -> int:
     for sig in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError):
             loop.add_signal_handler(sig, done.set)
+    if reload is not None:
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(signal.SIGHUP, functools.partial(_reload, app, reload))
     waits = [asyncio.create_task(done.wait())]
     waits += [asyncio.create_task(c.closed.wait()) for c in app.channels if c.closed is not None]
     await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
@@ -127,6 +142,16 @@ async def serve(settings: Settings, channels: list[str]) -> int:
         task.cancel()
     await app.stop()
     return 0
+
+
+def _reload(app: App, reload: Callable[[], Settings]) -> None:
+    """SIGHUP: apply what may change while running (the daily budget, the prices)."""
+    try:
+        settings = reload()
+    except SettingsError as exc:
+        log.error("reload refused, the running settings stay: %s", exc)
+        return
+    app.ops.apply(settings)
 
 
 def _log_to_file(settings: Settings) -> None:

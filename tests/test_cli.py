@@ -4,12 +4,13 @@ global options after the subcommand, a bad home target."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
 from tests.fakes.anthropic_api import FakeAnthropic, text
-from tests.proc import ROOT
+from tests.proc import ROOT, Switchboard
 from tests.script import TeamScript
 
 TIMEOUT = 60
@@ -135,3 +136,25 @@ def test_work_held_by_the_budget_resumes_when_it_is_raised(
     assert "second question" in raised.stdout.split("[coordinator]", 1)[1]
     assert len(fake.calls) == 2
     assert "EXCEEDED" not in _run(["status", *data], {}, tmp_path).stdout
+
+
+def test_a_budget_raised_in_the_config_and_reloaded_lets_work_go_on(
+    tmp_path: Path, fake: FakeAnthropic
+) -> None:
+    fake.responder = lambda call: [text("answer to " + call.last_text.splitlines()[-1])]
+    config = tmp_path / "sb.toml"
+    config.write_text('[switchboard]\nmodel = "claude-sonnet-5"\ndaily_budget_usd = 0.000001\n')
+    env = {**fake.env(), "SWITCHBOARD_CONFIG": str(config), "SWITCHBOARD_HOME": "terminal"}
+    sb = Switchboard(["chat", "--data-dir", str(tmp_path / "data")], env, tmp_path)
+    try:
+        sb.send("first question")
+        sb.expect("answer to [")
+        sb.send("second question")
+        sb.expect("daily LLM budget of $0.00")
+        assert len(fake.calls) == 1
+        config.write_text('[switchboard]\nmodel = "claude-sonnet-5"\ndaily_budget_usd = 5\n')
+        sb.proc.send_signal(signal.SIGHUP)
+        assert sb.expect("]: second question", timeout=30).startswith("[coordinator] answer to")
+        assert len(fake.calls) == 2
+    finally:
+        assert sb.quit() == 0

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 from typing import TYPE_CHECKING
 
@@ -27,6 +28,9 @@ from bot.usage import Ledger, Tokens
 
 if TYPE_CHECKING:
     from bot.app import App
+    from config.settings import Settings
+
+log = logging.getLogger(__name__)
 
 
 class Operator:
@@ -69,6 +73,16 @@ class Operator:
         self.llm_health.record(record.outcome, record.error)
         if self.budget.limit is not None:
             self.budget.save()
+
+    def apply(self, settings: Settings) -> None:
+        """Settings re-read while running (SIGHUP): a new daily budget and price table.
+        A raised budget lets waiting model work go on at once."""
+        self.ledger.settings = settings
+        self.budget.limit = settings.daily_budget_usd
+        self.app.llm.gate = self.budget.wait if settings.daily_budget_usd is not None else None
+        self.budget.save()
+        self.budget.recheck()
+        log.info("settings reloaded: daily budget %s", settings.daily_budget_usd)
 
     # -- scrape-time gauges ------------------------------------------------------------
     def _scrape_gauges(self) -> None:
