@@ -3,6 +3,7 @@ stays the source of truth (hand edits found, index deletable)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from agents.memory.search import split_sections
@@ -105,3 +106,27 @@ async def test_the_index_can_be_deleted_and_is_rebuilt(tmp_path: Path) -> None:
         leftover.unlink()
     assert "10.0.0.53" in (await call(box, "memory_search", query="dns resolver")).text
     assert index.exists()
+
+
+async def test_archived_conversations_of_any_agent_are_searched_and_labelled(
+    tmp_path: Path,
+) -> None:
+    memory = memory_at(tmp_path)
+    box = toolbox(memory)
+    fill(tmp_path / "agents/coordinator")  # ranked, not returned whole
+    archive = tmp_path / "agents/alice/archive"
+    archive.mkdir(parents=True)
+    turns = [
+        {"role": "user", "content": [{"type": "text", "text": "[Ann via slack]: pricing page?"}]},
+        {"role": "assistant", "content": "We settled the pricing page on quarterly billing."},
+    ]
+    (archive / "slack-C1-1.0-20261001T100000000000.jsonl").write_text(
+        "".join(json.dumps(t) + "\n" for t in turns)
+    )
+    result = (await call(box, "memory_search", query="pricing page quarterly billing")).text
+    first = result.split("\n\n---\n\n")[0]
+    assert first.startswith(
+        "**agents/alice/archive/slack-C1-1.0-20261001T100000000000.jsonl** "
+        "(archived conversation of alice)"
+    )
+    assert "quarterly billing" in first

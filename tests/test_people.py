@@ -128,7 +128,7 @@ async def test_a_reminder_set_by_a_person_in_berlin_fires_at_the_berlin_time(
 ) -> None:
     settings = people_settings(tmp_path, fake)  # the bot's own zone: UTC
     berlin = ZoneInfo("Europe/Berlin")
-    local = (datetime.now(berlin) + timedelta(seconds=1.5)).replace(tzinfo=None)
+    local = (datetime.now(berlin) + timedelta(seconds=4)).replace(tzinfo=None)
     at = local.isoformat(timespec="microseconds")  # no offset: the person's wall clock
 
     def responder(call: Call) -> list[dict[str, Any]]:
@@ -144,7 +144,7 @@ async def test_a_reminder_set_by_a_person_in_berlin_fires_at_the_berlin_time(
     rec = Recorder()
     async with running_app(settings, [rec]) as app:
         app.human.accept(said("remind me at the stand-up", "slack", "U0ANN", "c1"))
-        sent = await rec.wait_text("Stand-up now!", timeout=15)
+        sent = await rec.wait_text("Stand-up now!", timeout=30)
     confirmation = next(m.text for m in sent if m.text.startswith("set:"))
     assert "without an offset are in Europe/Berlin" in confirmation
     fired = next(e for e in events(settings.data_dir, "trigger.fired"))
