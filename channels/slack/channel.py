@@ -58,13 +58,13 @@ class SlackChannel(BaseChannel):
         assert settings.slack_bot_token is not None  # checked by Settings
         self.ctx = ctx
         self.pace_seconds = settings.slack_pace_seconds
-        self.client = AsyncWebClient(
-            token=settings.slack_bot_token.get_secret_value(),
-            base_url=settings.slack_api_url,
-            # the SDK would repeat a request whose connection broke, blind: a
-            # chat.postMessage Slack received would be posted twice. The outbox
-            # retries instead, through the attempt records (post.py).
-            retry_handlers=[],
+        token = settings.slack_bot_token.get_secret_value()
+        self.client = AsyncWebClient(token=token, base_url=settings.slack_api_url)
+        #: posts and uploads: the SDK's own retry of a broken connection would repeat a
+        #: chat.postMessage Slack received, blind; the outbox retries instead, through
+        #: the attempt records (post.py). Reads keep the SDK's retry (self.client).
+        self.post_client = AsyncWebClient(
+            token=token, base_url=settings.slack_api_url, retry_handlers=[]
         )
         self.threads = ThreadMemory(ctx.store)
         self.links = EmailLinks(self.client, ctx.people)
@@ -77,7 +77,12 @@ class SlackChannel(BaseChannel):
         self.events.journaled = self.catchup.journaled
         self._catching_up: asyncio.Task[None] | None = None
         self.poster = SlackPoster(
-            self.client, ctx.store, ctx.pacer, self.pace_seconds, settings.data_dir
+            self.post_client,
+            ctx.store,
+            ctx.pacer,
+            self.pace_seconds,
+            settings.data_dir,
+            reader=self.client,
         )
         self.reader = SlackReader(self.client)
         self.fetcher = SlackFetcher(settings.slack_bot_token.get_secret_value(), self.client)

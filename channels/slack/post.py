@@ -69,8 +69,10 @@ class SlackPoster:
         pacer: Pacer,
         chunk_spacing: float,
         data_dir: Path = Path("."),
+        reader: AsyncWebClient | None = None,
     ) -> None:
-        self.client = client
+        self.client = client  # posts: a client that never repeats a request by itself
+        self.reader = reader or client  # lookups: may retry a broken connection
         self.store = store
         self.pacer = pacer  # the outbox's: chunks take their slots beside other threads' posts
         self.chunk_spacing = chunk_spacing
@@ -161,7 +163,7 @@ class SlackPoster:
         want = _payload(msg.id, index)
         try:
             async for message in read(
-                self.client, method, patient=False, max_pages=LOOKUP_PAGES, **args
+                self.reader, method, patient=False, max_pages=LOOKUP_PAGES, **args
             ):
                 meta = message.get("metadata") or {}
                 if meta.get("event_type") == METADATA_TYPE and meta.get("event_payload") == want:
@@ -181,7 +183,7 @@ class SlackPoster:
         if not address.startswith("U"):
             return address
         try:
-            opened = await self.client.conversations_open(users=address)
+            opened = await self.reader.conversations_open(users=address)
         except SlackApiError as exc:
             raise mapped(exc) from exc
         except (SlackClientError, aiohttp.ClientError, TimeoutError) as exc:
