@@ -107,16 +107,18 @@ class ApprovalDesk:
         self._wakes.pop(approval_id, None)
 
     # -- answers -----------------------------------------------------------------------
-    def answers(self, msg: Inbound, person: str | None) -> bool:
+    def answers(self, msg: Inbound, person: str | None, unasked: bool = True) -> bool:
         """Inside the router's transaction: True when the message was an approval answer
-        (decided, or answered with a short note); it then goes to no agent."""
+        (decided, or answered with a short note); it then goes to no agent. With nothing
+        pending here and a question open (`unasked` False), it is that question's answer."""
         answer = parse_answer(msg.text)
         if answer is None:
             return False
         row = self.waiting_in(msg)
         if row is None:
-            self._note(msg.reply_to, msg.conversation, NOTHING_PENDING)
-            return True
+            if unasked:
+                self._note(msg.reply_to, msg.conversation, NOTHING_PENDING)
+            return unasked
         if not may_decide(self.approvers, msg.sender, person):
             self._note(msg.reply_to, msg.conversation, NOT_AN_APPROVER)
             return True

@@ -111,9 +111,11 @@ class HumanNode:
         """Inside the caller's transaction: the router's decision, as bus mail or a notice."""
         person = self.people.resolve(msg.channel, msg.sender)
         self.people.spoke(msg.conversation, person.name)
-        if self.approvals.answers(msg, person.name if person.listed else None):
-            return Route()  # a decision on a gated call: no agent reads it
         decision = route(msg, self.directory)
+        # a worker's open question here takes a bare "approve" as its answer
+        unasked = decision.question is None
+        if self.approvals.answers(msg, person.name if person.listed else None, unasked):
+            return Route()  # a decision on a gated call: no agent reads it
         if decision.error is not None:
             notice = Outbound(
                 SYSTEM_SPEAKER, msg.reply_to, decision.error, msg.conversation, kind="notice"

@@ -250,3 +250,18 @@ async def test_a_worker_waits_for_approval_and_gets_the_result(
         app.human.accept(inbound("approve"))
         await rec.wait_text("relayed: worker got: api restarted", 30)
     assert len(calls(calls_file, "restart_service")) == 1
+
+
+async def test_approve_answers_a_workers_open_question_when_no_approval_waits(
+    tmp_path: Path, fake: FakeAnthropic
+) -> None:
+    from tests.script import TeamScript
+
+    fake.responder = TeamScript(question="Shall I merge the PR?")
+    rec = Recorder()
+    async with running_app(tools_settings(tmp_path, fake, []), [rec]) as app:
+        app.human.accept(inbound("research the PR"))
+        await rec.wait_kind("question", 30)
+        app.human.accept(inbound("approve"))
+        await rec.wait_text("Report based on: approve", 30)
+    assert not any("no approval waiting" in m.text for m in rec.sent)
