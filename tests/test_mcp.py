@@ -207,3 +207,26 @@ def test_env_values_name_environment_variables(tmp_path: Path, fake: FakeAnthrop
         tools_settings(tmp_path, fake, [entry])
     with pytest.raises(SettingsError, match="either command"):
         tools_settings(tmp_path, fake, [{"name": "x"}])
+
+
+async def test_agents_names_who_sees_a_servers_tools(
+    tmp_path: Path, fake: FakeAnthropic, calls_file: Path
+) -> None:
+    fake.responder = caller
+    servers = [
+        stdio_entry("ops", calls_file, agents="coordinator"),
+        stdio_entry("lab", calls_file, agents=["workers"]),
+    ]
+    settings = tools_settings(tmp_path, fake, servers)
+    rec = Recorder()
+    async with running_app(settings, [rec]) as app:
+        await app.mcp.wait_connected(30)
+        assert await ask(app, rec, 'call ops__echo {"text": "mine"}') == "result: mine"
+        names = fake.calls[-1].tool_names
+        assert "ops__echo" in names and not any(n.startswith("lab__") for n in names)
+        refused = await ask(app, rec, 'call lab__echo {"text": "theirs"}')
+        assert refused.startswith("result ERROR: Error: there is no tool 'lab__echo'")
+        from agents.services import AgentInfo
+
+        worker = [t.spec.name for t in app.mcp.source(AgentInfo("bob", "worker")).tools()]
+        assert "lab__echo" in worker and "ops__echo" not in worker
