@@ -17,6 +17,7 @@ from tests.fakes.slack_api import FakeSlack
 from tests.kit import events, eventually
 from tests.slack_kit import (  # noqa: F401
     MENTION,
+    free_port,
     slack_app,
     slack_fake_fixture,
     slack_settings,
@@ -163,3 +164,32 @@ async def test_a_deleted_message_a_channel_the_bot_left_and_a_corrupt_mark(
     assert "C2" not in marks and "C1" in marks and "D3" in marks
     problems = [e["data"]["problem"] for e in events(settings.data_dir, "store.corrupt")]
     assert len(problems) == 1 and problems[0].startswith("kv row slack.watermark.D3")
+
+
+async def test_http_events_mode_catches_up_at_start(
+    tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack
+) -> None:
+    fake.responder = echo
+    port = free_port()
+    endpoint = f"http://127.0.0.1:{port}/slack/events"
+    slack.http_endpoint = endpoint
+    settings = slack_settings(
+        tmp_path,
+        fake,
+        slack,
+        mode="http",
+        SWITCHBOARD_HTTP_HOST="127.0.0.1",
+        SWITCHBOARD_HTTP_PORT=str(port),
+    )
+    async with slack_app(settings):
+        await eventually(lambda: len(caught_up(settings.data_dir)) == 1)
+        thread = slack.post(f"{MENTION} over http", channel="C1")
+        await slack.until(lambda s: answered(s, "over http") == 1)
+    slack.http_endpoint = None  # nobody listens: Slack retries, then gives up
+    slack.post("in the thread while down", channel="C1", thread_ts=thread)
+    slack.expire()
+    slack.http_endpoint = endpoint
+    async with slack_app(settings):
+        await slack.until(lambda s: answered(s, "in the thread while down") == 1, 20)
+        await eventually(lambda: len(caught_up(settings.data_dir)) == 2)
+    assert answered(slack, "over http") == 1
