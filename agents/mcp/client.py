@@ -24,6 +24,8 @@ from mcp import ClientSession, StdioServerParameters, stdio_client, types
 from mcp.client.session import IncomingMessage
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.exceptions import MCPError
+from mcp.types import CONNECTION_CLOSED
 
 from bot.outbox import backoff
 from config.tools import McpServerConfig
@@ -167,7 +169,8 @@ class McpClient:
         except TimeoutError as exc:
             raise CallFailed(f"no answer from {self.name} within {timeout:g} s") from exc
         except Exception as exc:
-            if self._lost.is_set() or "closed" in str(exc).lower():
+            closed = isinstance(exc, MCPError) and exc.code == CONNECTION_CLOSED
+            if self._lost.is_set() or closed:
                 raise CallFailed(f"the MCP server {self.name} went away mid-call") from exc
             raise CallFailed(f"{self.name} failed: {_reason(exc)}") from exc
 
