@@ -8,10 +8,11 @@ fail the check: a model outage is not fixed by restarting the process.
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from bot.store import StoreError
 
 if TYPE_CHECKING:
     from bot.app import App
@@ -73,6 +74,6 @@ def health(app: App, llm: LLMHealth) -> tuple[int, dict[str, Any]]:
 def _store_state(app: App) -> str:
     try:
         app.store.views.outbox_pending()
-    except sqlite3.Error as exc:
+    except StoreError as exc:
         return f"error: {exc}"
     return "ok"

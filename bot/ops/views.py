@@ -7,7 +7,6 @@ LIMIT/OFFSET), events from the end of the log, a transcript in pages of messages
 from __future__ import annotations
 
 import json
-import sqlite3
 import time
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -15,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from bot.ops.html import Markup, esc, link, pager, section, short, table, when
 from bot.ops.live import summarize
 from bot.ops.tail import tail
+from bot.store import MissingTable
 from bot.store_approvals import ApprovalRow
 from bot.triggers.rows import job_id_of
 from bot.usage import BUDGET_KEY, cost_text, day_start
@@ -103,7 +103,7 @@ def triggers(app: App) -> Markup:
     try:
         rows = app.store.triggers.active()
         next_at = app.store.triggers.next_run_times()
-    except sqlite3.OperationalError:
+    except MissingTable:
         rows, next_at = [], {}
     rows.sort(key=lambda r: next_at.get(job_id_of(r.id), float("inf")))
     lines = [
