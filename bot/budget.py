@@ -81,7 +81,8 @@ class Budget:
 
     def save(self) -> None:
         """The state `switchboard status` and the dashboard show."""
-        if self.limit is None:
+        if self.limit is None:  # no cap (any more): nothing to show
+            self.human.store.delete_kv(BUDGET_KEY)
             return
         resumes = datetime.fromtimestamp(self.resumes_at(), self.ledger.zone)
         state = {
