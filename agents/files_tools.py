@@ -13,17 +13,14 @@ whose text tells the model what to do instead.
 
 from __future__ import annotations
 
-import contextlib
-import os
 import re
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from agents.services import AgentInfo, Services, ToolFactory
 from agents.step import Step
 from agents.tools import INT, STR, Tool, ToolError, ToolSpec, schema
-from bot.files import FILES_DIR, guess_type, human_size, safe_name
+from bot.files import FILES_DIR, guess_type, human_size, safe_name, write_atomic
 from bot.messages import Attachment
 
 WORKSPACES_DIR = "workspaces"
@@ -104,7 +101,7 @@ class Workspace:
             )
         if path.is_dir():
             raise ToolError(f"{args['path']!r} is a folder; name a file inside it")
-        _write_atomic(path, data)
+        write_atomic(path, data)
         return f"Wrote {human_size(len(data))} to {shown}."
 
     async def read(self, args: dict[str, Any]) -> str:
@@ -179,19 +176,6 @@ def _cap(lines: list[str]) -> list[str]:
             break
         out.append(line[:READ_MAX_CHARS])
     return out
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".part-")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
 
 
 def workspace_of(data_dir: Path, info: AgentInfo, max_bytes: int) -> Workspace:

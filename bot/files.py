@@ -17,6 +17,7 @@ import re
 import tempfile
 from pathlib import Path
 
+from bot.image_size import pixel_size
 from bot.messages import Attachment
 
 FILES_DIR = "files"
@@ -78,7 +79,7 @@ class FileStore:
         relative = f"{FILES_DIR}/{digest[:16]}/{att.name}"
         path = self.data_dir / relative
         if not (path.is_file() and path.stat().st_size == len(data)):
-            _write_atomic(path, data)
+            write_atomic(path, data)
         att.path, att.sha256, att.size = relative, digest, len(data)
         att.content_type = guess_type(att.name, att.content_type)
         att.note = model_note(att, data) or ""
@@ -131,21 +132,16 @@ def model_note(att: Attachment, data: bytes) -> str | None:
             f"image of {human_size(len(data))} is over the model's "
             f"{human_size(IMAGE_MAX_BYTES)} per image; shown by name only"
         )
-    side = _largest_side(real, data)
-    if side is not None and side > IMAGE_MAX_PIXELS:
+    size = pixel_size(real, data)
+    if size is None:
+        return f"{real} whose size cannot be read (a broken image?); shown by name only"
+    side = max(size)
+    if side > IMAGE_MAX_PIXELS:
         return f"image of {side} pixels a side is over the model's {IMAGE_MAX_PIXELS}; by name only"
     return None
 
 
-def _largest_side(kind: str, data: bytes) -> int | None:
-    if kind == "image/png" and len(data) >= 24:
-        return max(int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big"))
-    if kind == "image/gif" and len(data) >= 10:
-        return max(int.from_bytes(data[6:8], "little"), int.from_bytes(data[8:10], "little"))
-    return None
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
+def write_atomic(path: Path, data: bytes) -> None:
     """Temp file + rename: a crash leaves no half file under the final name."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".part-")
