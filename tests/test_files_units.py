@@ -12,6 +12,7 @@ from agents.attachments import Expander, blocks
 from bot.files import FileStore, model_note, safe_name
 from bot.messages import Attachment
 from tests.test_files_slack import png
+from tests.test_image_size import jpeg
 
 
 @pytest.mark.parametrize(
@@ -38,7 +39,7 @@ def test_images_the_api_would_refuse_are_named_not_sent() -> None:
     bmp = Attachment("old.bmp", "image/bmp")
     assert "not an image type the model reads" in (model_note(bmp, b"BM....") or "")
     jpeg_named_png = Attachment("photo.png", "image/png")
-    assert model_note(jpeg_named_png, b"\xff\xd8\xff\xe0 jpeg") is None
+    assert model_note(jpeg_named_png, jpeg(4, 4)) is None
     assert jpeg_named_png.content_type == "image/jpeg"  # the real type goes to the API
     fake_pdf = Attachment("x.pdf", "application/pdf")
     assert "not a PDF" in (model_note(fake_pdf, b"hello") or "")
