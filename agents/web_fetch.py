@@ -6,7 +6,10 @@ address 169.254.169.254 among them), unspecified, multicast and reserved address
 are refused unless the host is in SWITCHBOARD_FETCH_ALLOW_HOSTS. The connection then
 goes to the checked address itself (Host header and TLS name kept), so a name that
 resolves differently a moment later (DNS rebinding) cannot slip through. Size and time
-are capped; HTML becomes text with html2text.
+are capped; HTML becomes text with html2text. Certificates are checked against the
+system's CAs, or only those of SSL_CERT_FILE when set (a corporate CA bundle; it
+replaces the system's, as it does for OpenSSL): the environment is otherwise not
+trusted (no proxies from it).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import socket
+import ssl
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urljoin, urlsplit, urlunsplit
@@ -42,6 +46,7 @@ class FetchLimits:
     max_bytes: int
     timeout: float
     max_chars: int
+    ca_file: str | None = None
 
 
 def refused_address(ip: Address) -> str | None:
@@ -94,6 +99,10 @@ async def checked_address(host: str, port: int, limits: FetchLimits) -> Address:
 class WebFetch:
     def __init__(self, limits: FetchLimits) -> None:
         self.limits = limits
+        # built once: loading a CA bundle costs milliseconds per context
+        self.verify: ssl.SSLContext | bool = (
+            ssl.create_default_context(cafile=limits.ca_file) if limits.ca_file else True
+        )
 
     def tools(self, info: AgentInfo) -> list[Tool]:
         return [Tool(SPEC, self.handle)]
@@ -105,10 +114,17 @@ class WebFetch:
         except TimeoutError as exc:
             raise ToolError(f"no complete answer within {self.limits.timeout:g} s") from exc
         except httpx2.HTTPError as exc:
+            bad = _certificate_problem(exc)
+            if bad is not None:
+                raise ToolError(
+                    f"refused: the TLS certificate of {bad[0]} is not valid: {bad[1]}"
+                ) from exc
             raise ToolError(f"fetching failed: {type(exc).__name__}: {exc}") from exc
 
     async def fetch(self, url: str) -> ToolResult:
-        async with httpx2.AsyncClient(follow_redirects=False, trust_env=False) as client:
+        async with httpx2.AsyncClient(
+            follow_redirects=False, trust_env=False, verify=self.verify
+        ) as client:
             for _ in range(MAX_REDIRECTS + 1):
                 response = await self._hop(client, url)
                 location = response.headers.get("location")
@@ -166,6 +182,20 @@ class WebFetch:
             cut(f"{head}\n\n{text.strip()}", self.limits.max_chars),
             is_error=response.status_code >= 400,
         )
+
+
+def _certificate_problem(exc: httpx2.HTTPError) -> tuple[str, str] | None:
+    """(host, why) when the failure was the server's certificate, else None."""
+    cause: BaseException | None = exc
+    while cause is not None and not isinstance(cause, ssl.SSLCertVerificationError):
+        cause = cause.__cause__ or cause.__context__
+    if cause is None:
+        return None
+    try:
+        host = exc.request.headers.get("host", "the host")
+    except RuntimeError:  # an error raised before any request was built
+        host = "the host"
+    return host, cause.verify_message or str(cause)
 
 
 def html_to_text(html: str) -> str:

@@ -171,6 +171,7 @@ class App:
                 s.fetch_max_bytes,
                 s.fetch_timeout_seconds,
                 s.tool_result_max_chars,
+                str(s.ssl_cert_file) if s.ssl_cert_file else None,
             )
             self.services.tool_factories.append(WebFetch(fetch).tools)
         for extension in self.extensions:

@@ -39,8 +39,8 @@ class SettingsError(Exception):
 
 def env_name(field: str) -> str:
     """The one environment variable that sets `field`."""
-    if field == "port":
-        return "PORT"
+    if field in ("port", "ssl_cert_file"):  # names every HTTP/TLS tool already reads
+        return field.upper()
     if field.startswith(_PLATFORM_PREFIXES):
         return field.upper()
     return f"SWITCHBOARD_{field.upper()}"
@@ -298,6 +298,7 @@ class Settings(BaseSettings):
     fetch_allow_hosts: list[str] = Field(default_factory=list)
     fetch_max_bytes: int = Field(default=2_000_000, ge=1_000)
     fetch_timeout_seconds: float = Field(default=20.0, gt=0)
+    ssl_cert_file: Path | None = None  # web_fetch's CA bundle (a corporate CA), as OpenSSL
 
     _csv = field_validator(
         "slack_allowed_users",
@@ -335,7 +336,7 @@ class Settings(BaseSettings):
 
     _people = field_validator("people")(_check_people)
 
-    @field_validator("email_tls_ca_file")
+    @field_validator("email_tls_ca_file", "ssl_cert_file")
     @classmethod
     def _ca_file_exists(cls, value: Path | None) -> Path | None:
         if value is not None and not value.is_file():

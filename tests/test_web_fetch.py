@@ -4,14 +4,18 @@ every hop, after DNS resolution, unless the host is allowed."""
 from __future__ import annotations
 
 import contextlib
+import ipaddress
+import ssl
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 from aiohttp import web
 
+from agents import web_fetch
 from agents.tools import ToolError
 from agents.web_fetch import FetchLimits, WebFetch
+from config.settings import SettingsError
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.kit import Recorder, inbound, make_settings, running_app
 from tests.test_mcp import caller
@@ -93,3 +97,90 @@ async def test_the_model_gets_refusals_as_error_text(tmp_path: Path, fake: FakeA
         app.human.accept(inbound("hello"))
         await rec.wait_text("ok", 30)
     assert "web_fetch" not in fake.calls[-1].tool_names
+
+
+@contextlib.asynccontextmanager
+async def tls_site(tmp_path: Path, *names: str) -> AsyncIterator[tuple[int, str]]:
+    """An HTTPS site on 127.0.0.1 whose certificate (from a throwaway CA) names only
+    `names`; yields its port and the CA file a client must trust."""
+    import trustme
+
+    ca = trustme.CA()
+    cert = ca.issue_cert(*names)
+    ca_file = tmp_path / "ca.pem"
+    ca.cert_pem.write_to_path(str(ca_file))
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    cert.configure_cert(context)
+    port = free_port()
+
+    async def page(request: web.Request) -> web.Response:
+        return web.Response(text=f"<p>host {request.host}</p>", content_type="text/html")
+
+    app = web.Application()
+    app.router.add_get("/", page)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", port, ssl_context=context).start()
+    try:
+        yield port, str(ca_file)
+    finally:
+        await runner.cleanup()
+
+
+def pinned_to_loopback(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`intranet.test` resolves (for web_fetch only) to 127.0.0.1: no system resolver
+    knows it, so a connection can only reach the site through the checked address."""
+
+    async def resolve(host: str, port: int) -> list[ipaddress.IPv4Address]:
+        assert host == "intranet.test"
+        return [ipaddress.IPv4Address("127.0.0.1")]
+
+    monkeypatch.setattr(web_fetch, "resolve", resolve)
+
+
+async def test_https_goes_to_the_checked_address_and_checks_the_host_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pinned_to_loopback(monkeypatch)
+    async with tls_site(tmp_path, "intranet.test") as (port, ca_file):
+        fetch = WebFetch(FetchLimits(frozenset({"intranet.test"}), 100_000, 5.0, 20_000, ca_file))
+        result = await fetch.handle({"url": f"https://intranet.test:{port}/"})
+        assert f"host intranet.test:{port}" in result.text and not result.is_error
+        # without the private CA the same certificate is not trusted
+        untrusted = WebFetch(FetchLimits(frozenset({"intranet.test"}), 100_000, 5.0, 20_000))
+        with pytest.raises(ToolError, match=r"refused: the TLS certificate of intranet\.test"):
+            await untrusted.handle({"url": f"https://intranet.test:{port}/"})
+
+
+async def test_a_certificate_for_another_name_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pinned_to_loopback(monkeypatch)
+    # valid for the address actually dialled, but not for the name asked for
+    async with tls_site(tmp_path, "other.test", "127.0.0.1") as (port, ca_file):
+        fetch = WebFetch(FetchLimits(frozenset({"intranet.test"}), 100_000, 5.0, 20_000, ca_file))
+        with pytest.raises(
+            ToolError,
+            match=rf"refused: the TLS certificate of intranet.test:{port} is not valid: "
+            "Hostname mismatch",
+        ):
+            await fetch.handle({"url": f"https://intranet.test:{port}/"})
+
+
+async def test_ssl_cert_file_reaches_web_fetch_and_a_missing_file_is_one_line(
+    tmp_path: Path, fake: FakeAnthropic, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pinned_to_loopback(monkeypatch)
+    fake.responder = caller
+    async with tls_site(tmp_path, "intranet.test") as (port, ca_file):
+        settings = make_settings(
+            tmp_path / "data", fake,
+            SSL_CERT_FILE=ca_file, SWITCHBOARD_FETCH_ALLOW_HOSTS="intranet.test",
+        )  # fmt: skip
+        rec = Recorder()
+        async with running_app(settings, [rec]) as app:
+            line = f'call web_fetch {{"url": "https://intranet.test:{port}/"}}'
+            app.human.accept(inbound(line))
+            await rec.wait_text(f"host intranet.test:{port}", 30)
+    with pytest.raises(SettingsError, match=r"^SSL_CERT_FILE: is not a readable file of CA"):
+        make_settings(tmp_path / "data3", fake, SSL_CERT_FILE=str(tmp_path / "nope.pem"))
