@@ -7,14 +7,18 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from bot.messages import Target
+import pytest
+
+from bot.messages import Sender, Target
 from bot.status import render_status
 from bot.store import Store
+from bot.triggers import build_spec
 from tests.fakes.anthropic_api import FakeAnthropic, text, tool
 from tests.kit import Recorder, events, eventually, inbound, running_app
 from tests.proc import Switchboard
 from tests.test_mcp import caller
 from tests.tools_kit import calls, stdio_entry, tools_settings, write_config
+from tests.trigger_kit import EmailRecorder
 
 RESTART = 'call ops__restart_service {"service": "api"}'
 
@@ -265,3 +269,50 @@ async def test_approve_answers_a_workers_open_question_when_no_approval_waits(
         app.human.accept(inbound("approve"))
         await rec.wait_text("Report based on: approve", 30)
     assert not any("no approval waiting" in m.text for m in rec.sent)
+
+
+@pytest.mark.parametrize(
+    ("env", "asked_in"),
+    [
+        (
+            {"SWITCHBOARD_APPROVAL_VIA": "email:ops@example.com", "SWITCHBOARD_HOME": "terminal"},
+            "email:ops@example.com",
+        ),
+        ({"SWITCHBOARD_HOME": "email:home@example.com"}, "email:home@example.com"),
+    ],
+    ids=["approval_via", "home"],
+)
+async def test_work_with_no_conversation_asks_via_approval_via_else_home(
+    tmp_path: Path, fake: FakeAnthropic, env: dict[str, str], asked_in: str
+) -> None:
+    """A worker a trigger started belongs to no conversation: its request goes to
+    SWITCHBOARD_APPROVAL_VIA, else SWITCHBOARD_HOME; the decision notice follows it."""
+
+    def script(call: Any) -> list[dict[str, Any]]:
+        if call.agent == "coordinator":
+            return [text("relayed: " + call.last_text[-60:])]
+        results = call.tool_results()
+        if results:
+            return [tool("publish", result="worker got: " + str(results[-1]["content"]))]
+        return [tool("ops__restart_service", service="api")]
+
+    fake.responder = script
+    calls_file = tmp_path / "calls.jsonl"
+    settings = tools_settings(tmp_path, fake, [gated(calls_file)], **env)
+    rec, mail = Recorder(), EmailRecorder()
+    async with running_app(settings, [rec, mail]) as app:
+        await app.mcp.wait_connected(30)
+        spec = build_spec("delayed", {"delay_seconds": 0.1, "agent": "Bob"}, "restart the api")
+        assert app.triggers.create(spec, "coordinator").conversation is None
+        await mail.wait_text("Approval needed: Bob wants to run ops__restart_service", 30)
+        ask = next(m for m in mail.sent if "Approval needed" in m.text)
+        assert str(ask.target) == asked_in
+        assert not any("Approval needed" in m.text for m in rec.sent)
+        assert calls(calls_file, "restart_service") == []
+        outcome, _ = app.human.approvals.click(
+            str(ask.meta["approval_id"]), True, Sender("ann", "Ann"), None
+        )
+        assert outcome == "decided"
+        await mail.wait_text("Approved by Ann at ", 30)
+        assert str(next(m for m in mail.sent if "Approved by" in m.text).target) == asked_in
+        await eventually(lambda: len(calls(calls_file, "restart_service")) == 1, 30)
