@@ -341,6 +341,17 @@ class Store(AgentTables):
         )
         return self.decode("outbox", rows, lambda r: (r[2], decode_outbound(r)[1]))
 
+    def sent_to(self, targets: list[str], since: float, limit: int) -> list[tuple[float, Outbound]]:
+        """(sent at, message) of the newest `limit` deliveries to any of `targets` (target
+        strings) since `since`, newest first: what the bot itself said there."""
+        marks = ", ".join("?" * len(targets))
+        rows = self._x(
+            f"SELECT seq, payload, sent_at FROM outbox WHERE target IN ({marks})"
+            " AND status = 'sent' AND sent_at >= ? ORDER BY sent_at DESC LIMIT ?",
+            (*targets, since, limit),
+        )
+        return self.decode("outbox", rows, lambda r: (r[2], decode_outbound(r)[1]))
+
     def outbox_pending_count(self, target: str) -> int:
         row = self._x(
             "SELECT COUNT(*) FROM outbox WHERE target = ? AND status = 'pending'", (target,)

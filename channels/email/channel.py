@@ -165,17 +165,26 @@ class EmailChannel(BaseChannel):
 
     # -- reading (read_channel) --------------------------------------------------------
     async def read_history(self, target: Target, since: float | None, limit: int) -> Page:
-        """The mails journaled from `target`'s address (the newest `limit`): email has no
-        channel to read, so the bot's own record of what that person wrote is it."""
+        """The mail between `target`'s address and the bot (the newest `limit`, oldest
+        first): what that person wrote, from the journal, and what the bot answered,
+        from the outbox's sent records. Email has no channel to read; this is its record."""
         if target.kind != KIND:
             raise ReadRefused(f"{target} is not an email address")
-        window = self.store.recent_inbound(KIND, since or 0.0, time.time() + 1, READ_SCAN)
-        mails = [m for m in window if m.sender.id == target.address]
+        address = target.address.lower()
+        start = since or 0.0
+        window = self.store.recent_inbound(KIND, start, time.time() + 1, READ_SCAN)
         lines = [
             Line(m.received_at, m.sender.display, m.text, [a.name for a in m.attachments])
-            for m in mails[:limit]
+            for m in window
+            if m.sender.id.lower() == address
+        ][: limit + 1]
+        wanted = sorted({str(target.in_thread(None)), f"{KIND}:{address}"})
+        lines += [
+            Line(at, f"{self.address} (this bot)", m.text, [a.name for a in m.attachments])
+            for at, m in self.store.sent_to(wanted, start, limit + 1)
         ]
-        return Page(lines, cut=len(mails) > limit)
+        lines.sort(key=lambda line: line.at, reverse=True)
+        return Page(lines[:limit], cut=len(lines) > limit)
 
     # -- outbound ----------------------------------------------------------------------
     def _attach(self, mail: EmailMessage, atts: list[Attachment]) -> None:

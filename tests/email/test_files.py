@@ -60,27 +60,39 @@ async def test_a_workers_report_comes_back_as_a_mail_attachment(
     assert mail["Subject"] == "Re: Weekly"  # in the thread where the work started
 
 
-async def test_read_channel_reads_what_a_person_mailed(
+async def test_read_channel_reads_both_sides_of_the_mail_in_time_order(
     tmp_path: Path, fake: FakeAnthropic, world: MailWorld
 ) -> None:
     ann = world.ann
+    seen: list[str] = []
 
     def responder(call: Call) -> list[dict]:
         results = call.tool_results()
         if results:
-            return [text("Ann wrote: " + results[0]["content"])]
+            seen.extend(str(r["content"]) for r in results)
+            return [text("Read it.")]
         if "second" in call.last_text:
-            return [tool("read_channel", target=f"email:{ann.address}")]
-        return [text("noted")]
+            target = f"email:{ann.address.upper()}"  # an address is not case-sensitive
+            return [
+                tool("read_channel", target=target),
+                tool("read_channel", target=target, limit=2),
+            ]
+        return [text("noted: I will look at the VPN")]
 
     fake.responder = responder
     async with email_app(world.settings(tmp_path, fake)):
         await ann.send(ann.compose(world.bot, "One", "first: the VPN is flaky"))
         await ann.wait_mail(1)
         await ann.send(ann.compose(world.bot, "Two", "second: what did I say?"))
-        (answer,) = await ann.wait_mail(1, match="Ann wrote")
-    body = answer.get_body(("plain",)).get_content()
-    assert "first: the VPN is flaky" in body and "2 message(s)" in body
+        await ann.wait_mail(1, match="Read it")
+    whole, newest = seen
+    lines = whole.splitlines()
+    assert "3 message(s)" in lines[0] and "cut" not in lines[0]
+    assert re.search(r"UTC Ann\d+: first: the VPN is flaky \[Subject: One\]$", lines[1])
+    assert f"{world.bot} (this bot): noted: I will look at the VPN" in lines[2]
+    assert re.search(r"UTC Ann\d+: second: what did I say\? \[Subject: Two\]$", lines[3])
+    assert "2 message(s)" in newest and "cut" in newest.splitlines()[0]
+    assert "VPN is flaky" not in newest and "noted:" in newest and "second:" in newest
 
 
 async def test_files_over_email_max_bytes_fail_clearly(
