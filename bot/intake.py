@@ -28,7 +28,11 @@ from bot.store import InboundStatus, Store
 log = logging.getLogger(__name__)
 
 FETCHING: InboundStatus = "fetching"
+#: A download is tried 3 times in all, each under a 60 s timeout; the waits between
+#: tries double from 0.5 s (`bot.outbox.backoff`: 0.25-0.5 s, then 0.5-1 s). Stated in
+#: the README's "Files" section; a test passes a smaller base.
 ATTEMPTS = 3
+RETRY_BASE_SECONDS = 0.5
 TIMEOUT_SECONDS = 60.0
 INLINE_SAVE_BYTES = 256 * 1024
 
@@ -67,7 +71,7 @@ class FileIntake:
         files: FileStore,
         release: Release,
         *,
-        retry_base: float = 0.5,
+        retry_base: float = RETRY_BASE_SECONDS,
         timeout: float = TIMEOUT_SECONDS,
     ) -> None:
         self.store = store
