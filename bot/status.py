@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
+from bot.intake import FETCHING
 from bot.store import ACTIVE_WORKER_STATES, Store, StoreError
 
 STALE_AFTER = 10.0
@@ -90,6 +91,19 @@ def _channels(store: Store) -> str:
     return "Channels\n" + table(["channel", "state", "detail", "updated"], rows)
 
 
+def _fetching(store: Store) -> str | None:
+    """Messages journaled but held until their files are downloaded (bot/intake.py)."""
+    held = [msg for _, msg in store.inbound_by_status(FETCHING)]
+    if not held:
+        return None
+    files = sum(1 for msg in held for a in msg.attachments if a.pending)
+    oldest = min(msg.received_at for msg in held)
+    return (
+        f"Waiting for file downloads: {len(held)} message(s), {files} file(s) still to "
+        f"fetch, the oldest received {ago(oldest)}"
+    )
+
+
 def _outbox(store: Store) -> str:
     counts = store.outbox_counts()
     return "Outbox: " + ", ".join(f"{counts.get(k, 0)} {k}" for k in ("pending", "sent", "failed"))
@@ -102,5 +116,5 @@ def render_status(store: Store) -> str:
             parts.append(section(store))
         except StoreError as exc:
             parts.append(f"({section.__name__}: unreadable: {exc})")
-    parts += [_channels(store), _outbox(store)]
+    parts += [_channels(store), *filter(None, [_fetching(store)]), _outbox(store)]
     return "\n\n".join(parts)

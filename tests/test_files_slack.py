@@ -4,12 +4,16 @@ fake Anthropic API, whose recorded request bodies show what the model was given.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import struct
 import time
 import zlib
 from pathlib import Path
 
+import pytest
+
+from bot import cli
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.slack_api import FakeSlack
 from tests.kit import events, eventually
@@ -260,3 +264,27 @@ async def test_a_slack_connect_file_is_looked_up_with_files_info(
         await slack.until(lambda s: len(s.posts) == 1)
     assert "emea,42" in fake.calls[0].all_text
     assert [c.params["file"] for c in slack.method_calls("files.info")] == [hosted["id"]]
+
+
+async def test_status_shows_messages_waiting_for_their_files(
+    tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`switchboard status`, read from the data dir while the bot runs, names a message
+    held until its download ends, and says nothing of it once it is answered."""
+    fake.responder = heard
+    settings = slack_settings(tmp_path, fake, slack)
+    async with slack_app(settings):
+        f = slack.file("slow.log", b"arrives late")
+        slack.gated.add(f["id"])
+        slack.post(f"{MENTION} look at this", files=[f])
+        await slack.until(lambda s: len(s.downloads) == 1)
+        assert await asyncio.to_thread(cli.status, settings) == 0
+        held = capsys.readouterr().out
+        slack.downloads_open.set()
+        await slack.until(lambda s: len(s.posts) == 1)
+        assert await asyncio.to_thread(cli.status, settings) == 0
+        after = capsys.readouterr().out
+    line = next(x for x in held.splitlines() if x.startswith("Waiting for file downloads"))
+    assert "1 message(s), 1 file(s) still to fetch" in line and "ago" in line
+    assert "Waiting for file downloads" not in after and "Outbox:" in after
+    assert "arrives late" in fake.calls[0].all_text
