@@ -11,6 +11,7 @@ import json
 import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
+from typing import Any
 
 from bot.intake import FETCHING
 from bot.store import ACTIVE_WORKER_STATES, Store, StoreError
@@ -55,10 +56,21 @@ def when(ts: float | None) -> str:
     return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-def _runtime(store: Store) -> str:
+def _beat(store: Store) -> dict[str, Any]:
     raw = store.get_kv("runtime")
-    beat = json.loads(raw) if raw else {}
-    if beat.get("pid") and time.time() - beat.get("beat", 0) < STALE_AFTER:
+    return json.loads(raw) if raw else {}
+
+
+def runtime_live(store: Store) -> bool:
+    """Whether the live process beat recently: what it wrote about live connections
+    (MCP servers, channels) is current only then."""
+    beat = _beat(store)
+    return bool(beat.get("pid")) and time.time() - beat.get("beat", 0) < STALE_AFTER
+
+
+def _runtime(store: Store) -> str:
+    beat = _beat(store)
+    if runtime_live(store):
         return (
             f"Switchboard: running (pid {beat['pid']}, up {ago(beat['started_at'])[:-4]}), "
             f"LLM calls in flight {beat['llm_in_flight']}, waiting for a slot "

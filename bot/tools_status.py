@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import json
 
-from bot.status import ago, table
+from bot.status import ago, runtime_live, table
 from bot.store import Store
 
 MCP_PREFIX = "mcp:"
 
 
 def mcp_section(store: Store) -> str:
+    """With the process down (killed, or stopped) the last state it wrote is history:
+    shown as `unknown (was <state>)`, never as a live `connected`."""
+    live = runtime_live(store)
     rows = []
     for name, raw in sorted(store.kv_prefixed(MCP_PREFIX).items()):
         info = json.loads(raw)
@@ -25,7 +28,7 @@ def mcp_section(store: Store) -> str:
             [
                 name,
                 info.get("transport"),
-                info.get("state"),
+                info.get("state") if live else f"unknown (was {info.get('state')})",
                 info.get("tools"),
                 reason,
                 ago(info.get("updated")),
@@ -33,7 +36,8 @@ def mcp_section(store: Store) -> str:
         )
     if not rows:
         return "MCP servers: none configured"
-    return "MCP servers\n" + table(["server", "via", "state", "tools", "reason", "updated"], rows)
+    head = "MCP servers" if live else "MCP servers (Switchboard not running: last known)"
+    return head + "\n" + table(["server", "via", "state", "tools", "reason", "updated"], rows)
 
 
 def approvals_section(store: Store) -> str:

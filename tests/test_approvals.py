@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from bot import status
 from bot.messages import Sender, Target
 from bot.status import render_status
 from bot.store import Store
@@ -130,7 +131,7 @@ def _chat(tmp_path: Path, fake: FakeAnthropic, config: Path) -> Switchboard:
 
 
 async def test_kill_9_while_waiting_then_approved_after_restart(
-    tmp_path: Path, fake: FakeAnthropic
+    tmp_path: Path, fake: FakeAnthropic, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     fake.responder = caller
     calls_file = tmp_path / "calls.jsonl"
@@ -140,9 +141,18 @@ async def test_kill_9_while_waiting_then_approved_after_restart(
         await eventually(lambda: _status(tmp_path, fake, config, "connected"), 30)
         bot.send(RESTART)
         bot.expect("Approval needed", 30)
+        assert _server_line(_rendered(tmp_path)).split()[2] == "connected"  # live
         bot.kill()
     finally:
         _stop(bot)
+    # its last beat has aged past STALE_AFTER: status must not claim a live connection
+    monkeypatch.setattr(status, "STALE_AFTER", 0.0)
+    after = _rendered(tmp_path)
+    assert "Switchboard: not running" in after
+    assert "MCP servers (Switchboard not running: last known)" in after
+    assert "unknown (was connected)" in _server_line(after)
+    assert "ops__restart_service" in after  # the pending approval is still listed
+    monkeypatch.undo()
     bot = _chat(tmp_path, fake, config)
     try:
         await eventually(lambda: _status(tmp_path, fake, config, "connected"), 30)
@@ -175,6 +185,18 @@ async def test_kill_9_while_the_approved_call_runs_is_not_rerun(
     finally:
         _stop(bot)
     assert len(calls(calls_file, "restart_service")) == 1
+
+
+def _rendered(tmp_path: Path) -> str:
+    store = Store(tmp_path / "data" / "switchboard.db", readonly=True)
+    try:
+        return render_status(store)
+    finally:
+        store.close()
+
+
+def _server_line(text: str) -> str:
+    return next(line for line in text.splitlines() if line.startswith("ops "))
 
 
 def _stop(bot: Switchboard) -> None:
