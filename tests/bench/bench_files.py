@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import multiprocessing
 import os
 import statistics
 import sys
@@ -29,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tests.bench.bench_slack import FakeEnv, percentile
+from tests.bench.bench_slack import FakeEnv, percentile, remote
 from tests.fakes.anthropic_api import FakeAnthropic, text
 from tests.fakes.slack_api import BOT_USER, FakeSlack
 from tests.kit import make_settings
@@ -79,11 +78,7 @@ async def routed(data_dir: Path, n: int, timeout: float = 120) -> float:
 
 
 async def run(n: int, size: int, rounds: int) -> None:
-    conn, child_conn = multiprocessing.Pipe()
-    child = multiprocessing.Process(target=remote_fakes, args=(child_conn,), daemon=True)
-    child.start()
-    try:
-        env = conn.recv()
+    async with remote(remote_fakes) as (conn, env):
         with tempfile.TemporaryDirectory() as tmp:
             data = Path(tmp) / "data"
             settings = make_settings(data, FakeEnv(env), **env, SLACK_PACE_SECONDS="0")
@@ -94,11 +89,6 @@ async def run(n: int, size: int, rounds: int) -> None:
                 done = await routed(data, n + 2 * rounds)
                 conn.send(("calls", n + 2 * rounds))  # let the model requests finish
                 await asyncio.to_thread(conn.recv)
-        conn.send("stop")
-        child.join(30)
-    finally:
-        if child.is_alive():
-            child.kill()
     seconds = done - started
     print(f"File intake: {n} Slack messages with one {size // 1000} KB file each, all at once")
     print(

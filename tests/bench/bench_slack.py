@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import multiprocessing
 import statistics
 import sys
 import tempfile
 import time
+from collections.abc import AsyncIterator, Callable
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
@@ -74,12 +76,27 @@ def remote_fakes(conn: Connection) -> None:
     fake.stop()
 
 
-async def run(n: int, rate: float, llm_calls: int) -> None:
+@contextlib.asynccontextmanager
+async def remote(
+    target: Callable[[Connection], None],
+) -> AsyncIterator[tuple[Connection, dict[str, str]]]:
+    """`target` (the fakes' loop) in a child process: the pipe to it and the settings
+    environment it sent. On leaving: "stop", then the child is joined (killed if stuck)."""
     conn, child_conn = multiprocessing.Pipe()
-    child = multiprocessing.Process(target=remote_fakes, args=(child_conn,), daemon=True)
+    child = multiprocessing.Process(target=target, args=(child_conn,), daemon=True)
     child.start()
     try:
-        env = conn.recv()
+        env = await asyncio.to_thread(conn.recv)
+        yield conn, env
+        conn.send("stop")
+        await asyncio.to_thread(child.join, 30)
+    finally:
+        if child.is_alive():
+            child.kill()
+
+
+async def run(n: int, rate: float, llm_calls: int) -> None:
+    async with remote(remote_fakes) as (conn, env):
         with tempfile.TemporaryDirectory() as tmp:
             settings = make_settings(
                 Path(tmp) / "data", FakeEnv(env), **env, SWITCHBOARD_MAX_LLM_CALLS=str(llm_calls)
@@ -91,11 +108,6 @@ async def run(n: int, rate: float, llm_calls: int) -> None:
                 all_in = await asyncio.to_thread(conn.recv) - started
                 conn.send(("acks", 2 * n))
                 acks = await asyncio.to_thread(conn.recv)
-        conn.send("stop")
-        child.join(30)
-    finally:
-        if child.is_alive():
-            child.kill()
     shape = "all at once" if rate <= 0 else f"{rate:g} mentions/s"
     print(f"Slack Socket Mode burst: {n} mentions ({len(acks)} envelopes), {shape}, ", end="")
     print(f"SWITCHBOARD_MAX_LLM_CALLS={llm_calls}")
