@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import re
 from pathlib import Path
 from typing import Any
@@ -226,3 +227,40 @@ async def test_agents_names_who_sees_a_servers_tools(
 
         worker = [t.spec.name for t in app.mcp.source(AgentInfo("bob", "worker")).tools()]
         assert "lab__echo" in worker and "ops__echo" not in worker
+
+
+async def test_http_headers_reach_the_server_and_the_secret_stays_out_of_sight(
+    tmp_path: Path, fake: FakeAnthropic, calls_file: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """`headers` values with `${VAR}` are sent as written once the variable is read; the
+    secret is in no event, status line, log record, prompt or file of the data dir."""
+    caplog.set_level(logging.DEBUG)
+    fake.responder = caller
+    secret, wrong = "s3cret-9f2c1e", "wr0ng-77ab31"
+    with http_server(calls_file, REQUIRE_AUTH=f"Bearer {secret}") as server:
+        auth = {"Authorization": "Bearer ${OPS_TOKEN}"}
+        locked = {"Authorization": "Bearer ${OLD_TOKEN}"}
+        settings = tools_settings(
+            tmp_path, fake,
+            [http_entry("web", server.url, headers=auth),
+             http_entry("locked", server.url, headers=locked, timeout_seconds=3)],
+            OPS_TOKEN=secret, OLD_TOKEN=wrong,
+        )  # fmt: skip
+        rec = Recorder()
+        async with running_app(settings, [rec]) as app:
+            await asyncio.wait_for(app.mcp.clients["web"].connected.wait(), 30)
+            assert await ask(app, rec, 'call web__echo {"text": "hi"}') == "result: hi"
+            await eventually(lambda: app.mcp.clients["locked"].state != "starting", 30)
+            assert app.mcp.clients["locked"].state in ("failed", "restarting")
+            status = render_status(app.store)
+    seen = {row["args"]["authorization"] for row in calls(calls_file, "http_request")}
+    assert seen == {f"Bearer {secret}", f"Bearer {wrong}"}  # each as configured, nothing else
+    assert len(calls(calls_file, "echo")) == 1
+    locked_line = next(li for li in status.splitlines() if li.startswith("locked "))
+    assert "failed" in locked_line and "HTTP 401 Unauthorized (check the entry" in locked_line
+    prompts = " ".join(c.all_text + str(c.tool_names) for c in fake.calls)
+    stored = b"".join(p.read_bytes() for p in settings.data_dir.rglob("*") if p.is_file())
+    for token in (secret, wrong):
+        assert token not in status and token not in caplog.text and token not in prompts
+        assert token.encode() not in stored  # events.jsonl, the database, any log file
+    assert (settings.data_dir / "events.jsonl").exists()

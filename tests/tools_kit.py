@@ -80,9 +80,10 @@ def free_port() -> int:
 class HttpServer:
     """tests/servers/mcp_ops.py serving streamable HTTP on 127.0.0.1 (start, stop, start)."""
 
-    def __init__(self, calls: Path) -> None:
+    def __init__(self, calls: Path, env: dict[str, str] | None = None) -> None:
         self.port = free_port()
         self.calls = calls
+        self.env = env or {}
         self.proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -92,7 +93,7 @@ class HttpServer:
     def start(self) -> None:
         self.proc = subprocess.Popen(
             [sys.executable, SERVER, "http", str(self.port)],
-            env={"CALLS_FILE": str(self.calls), "PATH": "/usr/bin:/bin"},
+            env={"CALLS_FILE": str(self.calls), "PATH": "/usr/bin:/bin", **self.env},
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
@@ -114,8 +115,8 @@ class HttpServer:
 
 
 @contextlib.contextmanager
-def http_server(calls: Path) -> Iterator[HttpServer]:
-    server = HttpServer(calls)
+def http_server(calls: Path, **env: str) -> Iterator[HttpServer]:
+    server = HttpServer(calls, env)
     server.start()
     try:
         yield server

@@ -67,6 +67,7 @@ class McpClient:
         self._tools_changed = asyncio.Event()
         self._wake = asyncio.Event()
         self.connected = asyncio.Event()
+        self._http_refusal = ""  # the SDK's error hides the HTTP status; kept from here
 
     # -- lifecycle ---------------------------------------------------------------------
     async def run(self) -> None:
@@ -78,7 +79,7 @@ class McpClient:
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
-                reason = _reason(exc)
+                reason = self._http_refusal + _reason(exc)
             was_up = self.state == "connected"
             attempt = 0 if was_up else attempt + 1
             self._down("restarting" if was_up else "failed", reason)
@@ -94,6 +95,7 @@ class McpClient:
     async def _connect_once(self) -> None:
         self._lost.clear()
         self._wake.clear()
+        self._http_refusal = ""
         async with (
             self._transport() as (read, write),
             ClientSession(read, write, message_handler=self._on_message) as session,
@@ -144,8 +146,17 @@ class McpClient:
         client = create_mcp_http_client(
             headers=cfg.headers, timeout=httpx2.Timeout(cfg.timeout_seconds)
         )
+        client.event_hooks["response"].append(self._note_refusal)
         async with client, streamable_http_client(cfg.url, http_client=client) as (read, write):
             yield _Watched(read, lambda: self._signal(self._lost)), write
+
+    async def _note_refusal(self, response: httpx2.Response) -> None:
+        # status and phrase only: never the request's headers (they carry secrets)
+        if response.status_code >= 400:
+            self._http_refusal = (
+                f"HTTP {response.status_code} {response.reason_phrase} "
+                "(check the entry's url and headers): "
+            )
 
     async def _on_message(self, message: IncomingMessage) -> None:
         if isinstance(message, types.ToolListChangedNotification):

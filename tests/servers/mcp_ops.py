@@ -4,7 +4,7 @@ the package `tests/email` would hide the standard library's `email`. Run as a
 subprocess:
 
     python tests/servers/mcp_ops.py stdio [--garbage] [--bad-tools]
-    python tests/servers/mcp_ops.py http PORT
+    python tests/servers/mcp_ops.py http PORT     ($REQUIRE_AUTH: the Authorization it wants)
 
 Every call it receives is appended to $CALLS_FILE (one JSON line), so a test can
 count what the server really ran, across kills and restarts.
@@ -136,8 +136,31 @@ def main() -> None:
         sys.stdout.flush()
     if mode == "stdio":
         server.run()
+    elif os.environ.get("REQUIRE_AUTH"):
+        serve_with_auth(int(sys.argv[2]), os.environ["REQUIRE_AUTH"])
     else:
         server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+
+
+def serve_with_auth(port: int, expected: str) -> None:
+    """Streamable HTTP behind a check of the Authorization header, as a real deployment
+    sits behind one: every request's header is recorded, a wrong one gets a 401."""
+    import uvicorn
+
+    app = server.streamable_http_app(host="127.0.0.1")
+
+    async def guarded(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            headers = dict(scope["headers"])
+            got = headers.get(b"authorization", b"").decode()
+            record("http_request", authorization=got)
+            if got != expected:
+                await send({"type": "http.response.start", "status": 401, "headers": []})
+                await send({"type": "http.response.body", "body": b"unauthorized"})
+                return
+        await app(scope, receive, send)
+
+    uvicorn.run(guarded, host="127.0.0.1", port=port, log_level="error")
 
 
 if __name__ == "__main__":
