@@ -37,6 +37,15 @@ class Answer:
     reason: str | None
 
 
+def could_be_answer(text: str) -> bool:
+    """The router's first look at every message, before any regex: an answer starts
+    with `a` or `d` (lstrip returns the same string when there is nothing to strip)."""
+    return text.lstrip()[:1] in _FIRST
+
+
+_FIRST = frozenset("aAdD")
+
+
 def parse_answer(text: str) -> Answer | None:
     """`approve`, or `deny <reason>` (the whole message), else None."""
     if _APPROVE.match(text):
@@ -111,6 +120,8 @@ class ApprovalDesk:
         """Inside the router's transaction: True when the message was an approval answer
         (decided, or answered with a short note); it then goes to no agent. With nothing
         pending here and a question open (`unasked` False), it is that question's answer."""
+        if not could_be_answer(msg.text):
+            return False
         answer = parse_answer(msg.text)
         if answer is None:
             return False

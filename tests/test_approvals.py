@@ -3,6 +3,7 @@ survives kill -9 anywhere (the real test MCP server counts what it ran)."""
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -10,6 +11,7 @@ from typing import Any
 import pytest
 
 from bot import status
+from bot.approvals import could_be_answer, parse_answer
 from bot.messages import Sender, Target
 from bot.status import render_status
 from bot.store import Store
@@ -338,3 +340,17 @@ async def test_work_with_no_conversation_asks_via_approval_via_else_home(
         await mail.wait_text("Approved by Ann at ", 30)
         assert str(next(m for m in mail.sent if "Approved by" in m.text).target) == asked_in
         await eventually(lambda: len(calls(calls_file, "restart_service")) == 1, 30)
+
+
+def test_the_routers_first_look_never_hides_an_answer() -> None:
+    """`could_be_answer` skips the regexes for most messages: it must say yes to every
+    text `parse_answer` reads as an answer, whatever whitespace leads it."""
+    spaces = [chr(c) for c in range(0x3001) if chr(c).isspace() or re.match(r"\s", chr(c))]
+    words = ["approve", "Approved!", "APPROVE.", "deny", "Denied: not now", "deny\nlater"]
+    for lead in ["", *spaces, " \t\n"]:
+        for word in words:
+            assert parse_answer(lead + word) is not None
+            assert could_be_answer(lead + word), repr(lead + word)
+    for chatter in ["", "  ", "@parker note 1", "please approve", "ok", "déjà vu", "¿deny?"]:
+        assert not could_be_answer(chatter) or parse_answer(chatter) is None
+    assert not could_be_answer("@parker note 1") and not could_be_answer("hello")
