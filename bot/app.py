@@ -42,12 +42,8 @@ from bot.human import HumanNode
 from bot.messages import Target
 from bot.ops.operator import Operator
 from bot.people import People
-from bot.status import SECTIONS
 from bot.store import Store
-from bot.tools_status import approvals_section, mcp_section
 from bot.triggers.engine import TriggerEngine
-from bot.triggers.status import maintenance_section, triggers_section
-from bot.usage import usage_section
 from config.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -63,16 +59,6 @@ RUNTIME_BEAT_SECONDS = 2.0
 
 #: Code run on a built app before it starts (tests add tools and triggers with it).
 Extension = Callable[["App"], Any]
-
-for _section in (
-    triggers_section,
-    maintenance_section,
-    usage_section,
-    mcp_section,
-    approvals_section,
-):
-    if _section not in SECTIONS:
-        SECTIONS.append(_section)
 
 
 def configured_channels(settings: Settings) -> list[str]:

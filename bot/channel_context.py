@@ -18,7 +18,7 @@ from bot.intake import FileIntake
 from bot.messages import Inbound, Outbound, Sender
 from bot.outbox import Pacer
 from bot.people import People
-from bot.status import render_status
+from bot.report import full_status
 
 
 class ChannelContext:
@@ -61,4 +61,4 @@ class ChannelContext:
 
     def status_text(self) -> str:
         """`switchboard status` as text (the terminal's /status)."""
-        return render_status(self._human.store)
+        return full_status(self._human.store)

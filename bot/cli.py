@@ -15,13 +15,16 @@ import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from bot.app import App, configured_channels
-from bot.settle import parked_report, settle
-from bot.status import render_status
-from bot.store import Store
-from channels.terminal import TerminalChannel
 from config.settings import Settings, SettingsError, load_settings, require_llm
+
+if TYPE_CHECKING:
+    from bot.app import App
+
+# The runtime (the SDKs, APScheduler, MCP: seconds to import on a busy machine) is
+# imported only once the settings are known to be good: a bad setting and
+# `switchboard status` answer at once.
 
 log = logging.getLogger(__name__)
 
@@ -72,6 +75,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "chat":
         _log_to_file(settings)
         return _serve(settings, ["terminal"], _reloader(args))
+    from bot.app import configured_channels
+
     channels = configured_channels(settings)
     if not channels:
         print(NO_CHANNEL, file=sys.stderr)
@@ -98,6 +103,9 @@ def _serve(
 
 
 def status(settings: Settings) -> int:
+    from bot.report import full_status
+    from bot.store import Store
+
     if not settings.db_path.exists():
         print(
             f"No Switchboard data in {settings.data_dir} yet (start `switchboard chat` or "
@@ -106,7 +114,7 @@ def status(settings: Settings) -> int:
         return 0
     store = Store(settings.db_path, readonly=True)
     try:
-        print(render_status(store))
+        print(full_status(store))
     finally:
         store.close()
     return 0
@@ -115,6 +123,10 @@ def status(settings: Settings) -> int:
 async def serve(
     settings: Settings, channels: list[str], reload: Callable[[], Settings] | None = None
 ) -> int:
+    from bot.app import App
+    from bot.settle import parked_report, settle
+    from channels.terminal import TerminalChannel
+
     app = App(settings, channels)
     app.build()
     for channel in app.channels:

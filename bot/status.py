@@ -1,8 +1,8 @@
 """`switchboard status`: what runs, what waits, what is due — read from the data dir.
 
 Works whether or not the bot runs: it reads the SQLite database (read-only) and the
-runtime beat the live process writes every few seconds. Other parts add sections
-(triggers) by registering a function in `SECTIONS`.
+runtime beat the live process writes every few seconds. Other parts of the runtime
+contribute sections; `bot/report.py` names them all.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from bot.store import ACTIVE_WORKER_STATES, Store, StoreError
 
 STALE_AFTER = 10.0
 Section = Callable[[Store], str]
-SECTIONS: list[Section] = []
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
@@ -121,9 +120,9 @@ def _outbox(store: Store) -> str:
     return "Outbox: " + ", ".join(f"{counts.get(k, 0)} {k}" for k in ("pending", "sent", "failed"))
 
 
-def render_status(store: Store) -> str:
+def render_status(store: Store, sections: Sequence[Section] = ()) -> str:
     parts = [_runtime(store), _agents(store), _questions(store)]
-    for section in SECTIONS:
+    for section in sections:
         try:
             parts.append(section(store))
         except StoreError as exc:

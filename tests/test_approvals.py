@@ -13,7 +13,7 @@ import pytest
 from bot import status
 from bot.approvals import could_be_answer, parse_answer
 from bot.messages import Sender, Target
-from bot.status import render_status
+from bot.report import full_status
 from bot.store import Store
 from bot.triggers import build_spec
 from tests.fakes.anthropic_api import FakeAnthropic, text, tool
@@ -47,7 +47,7 @@ async def test_approved_in_the_terminal_runs_once(tmp_path: Path, fake: FakeAnth
         assert "coordinator wants to run ops__restart_service" in ask
         assert '"service": "api"' in ask and "`approve` or `deny <reason>`" in ask
         assert calls(calls_file, "restart_service") == []
-        assert "ops__restart_service" in render_status(app.store)
+        assert "ops__restart_service" in full_status(app.store)
         app.human.accept(inbound("approve"))
         await rec.wait_text("result: api restarted", 30)
         assert any(m.text.startswith("Approved by Ann at ") for m in rec.sent)
@@ -59,7 +59,7 @@ async def test_approved_in_the_terminal_runs_once(tmp_path: Path, fake: FakeAnth
         assert result["content"] == "api restarted" and not result.get("is_error")
         kinds = [e["type"] for e in events(settings.data_dir, "approval.")]
         assert kinds == ["approval.requested", "approval.decided"]
-        assert "Pending approvals: none" in render_status(app.store)
+        assert "Pending approvals: none" in full_status(app.store)
 
 
 async def test_denied_with_a_reason(tmp_path: Path, fake: FakeAnthropic) -> None:
@@ -192,7 +192,7 @@ async def test_kill_9_while_the_approved_call_runs_is_not_rerun(
 def _rendered(tmp_path: Path) -> str:
     store = Store(tmp_path / "data" / "switchboard.db", readonly=True)
     try:
-        return render_status(store)
+        return full_status(store)
     finally:
         store.close()
 

@@ -8,7 +8,7 @@ import asyncio
 from pathlib import Path
 
 from bot.app import App
-from bot.status import render_status
+from bot.report import full_status
 from bot.store import Store
 from config.settings import Settings
 from tests.discord_kit import (  # noqa: F401
@@ -127,7 +127,7 @@ async def test_a_dropped_gateway_resumes_and_missed_messages_are_answered(
         discord_fake.drop(hold=True)  # the next RESUME waits: these land in the gap
         discord_fake.say("said while the bot was away", channel=mid)
         discord_fake.say(f"{MENTION} also while away")
-        await eventually(lambda: "discord  reconnecting" in render_status(app.store))
+        await eventually(lambda: "discord  reconnecting" in full_status(app.store))
         discord_fake.release()
         await discord_fake.until(lambda posts: answered(discord_fake, "also while away") == 1)
         await discord_fake.until(
@@ -138,7 +138,7 @@ async def test_a_dropped_gateway_resumes_and_missed_messages_are_answered(
         discord_fake.say(f"{MENTION} after the second drop")
         await discord_fake.until(lambda posts: answered(discord_fake, "after the second drop") == 1)
         await asyncio.wait_for(channel_of(app).client.connected.wait(), 10)
-        status = render_status(app.store)
+        status = full_status(app.store)
     assert discord_fake.gateway.identifies == 1 and discord_fake.gateway.resumes == 2
     assert answered(discord_fake, "before the drop") == 1
     assert "discord  connected  as switchboard (session resumed)" in status
@@ -201,7 +201,7 @@ async def test_status_shows_discord_health_and_a_refused_token_fails_clearly(
 ) -> None:
     settings = discord_settings(tmp_path, fake, discord_fake)
     async with discord_app(settings) as app:
-        assert "discord  connected  as switchboard (gateway session)" in render_status(app.store)
+        assert "discord  connected  as switchboard (gateway session)" in full_status(app.store)
     assert "discord  stopped" in render_status_of(settings.db_path)
 
     env = {**discord_fake.env(), "DISCORD_BOT_TOKEN": "not-the-token"}
@@ -212,7 +212,7 @@ async def test_status_shows_discord_health_and_a_refused_token_fails_clearly(
         channel = channel_of(app)
         await eventually(lambda: any(h[1] == "failed" for h in app.store.health()))
         assert not channel.client.logged_in.is_set()
-        status = render_status(app.store)
+        status = full_status(app.store)
     finally:
         await app.stop()
     assert "discord  failed  DISCORD_BOT_TOKEN was refused by Discord" in status
@@ -221,7 +221,7 @@ async def test_status_shows_discord_health_and_a_refused_token_fails_clearly(
 def render_status_of(db_path: Path) -> str:
     store = Store(db_path, readonly=True)
     try:
-        return render_status(store)
+        return full_status(store)
     finally:
         store.close()
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from bot.status import render_status
+from bot.report import full_status
 from bot.store import Store
 from config.settings import SettingsError
 from tests.fakes.anthropic_api import Call, FakeAnthropic, text, tool
@@ -143,7 +143,7 @@ async def test_a_server_that_will_not_start_is_reported_and_the_rest_works(
         assert gone.startswith("result ERROR: Error: there is no tool 'broken__anything'")
         refused = {e["data"]["tool"] for e in events(settings.data_dir, "mcp.tool_refused")}
         assert refused == {"has.dot", "weird"}
-        status = render_status(app.store)
+        status = full_status(app.store)
     store = Store(settings.db_path, readonly=True)
     try:
         assert "MCP servers" in status

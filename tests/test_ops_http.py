@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.status import render_status
+from bot.report import full_status
 from bot.usage import usage_section
 from config.settings import SettingsError
 from tests.fakes.anthropic_api import FakeAnthropic
@@ -105,7 +105,7 @@ async def test_usage_is_recorded_per_agent_and_status_shows_today(
         app.human.accept(inbound("please research GPUs"))
         await channel.wait_kind("question")  # type: ignore[attr-defined]
         per_agent = {t.agent: t for t in app.store.usage.by_agent(0)}
-        status = render_status(app.store)
+        status = full_status(app.store)
     assert set(per_agent) == {"coordinator", "alice"}
     assert per_agent["coordinator"].calls == 2 and per_agent["alice"].calls == 1
     price = settings.price("claude-sonnet-5")
@@ -158,7 +158,7 @@ async def test_the_daily_budget_holds_new_work_tells_home_once_and_resumes_next_
         await channel.wait_text("daily LLM budget")  # type: ignore[attr-defined]
         await eventually(lambda: app.ops.budget.waiting == 2)
         assert len(fake.calls) == 1
-        status = render_status(app.store)
+        status = full_status(app.store)
         assert "EXCEEDED: new model work waits until" in status
         notices = [t for t in channel.texts() if "daily LLM budget" in t]  # type: ignore[attr-defined]
         assert len(notices) == 1 and "SWITCHBOARD_DAILY_BUDGET_USD" in notices[0]

@@ -15,7 +15,7 @@ from agents.memory.capture import captures
 from bot.approvals import may_decide
 from bot.messages import Sender, Target
 from bot.people import People
-from bot.status import SECTIONS
+from bot.report import SECTIONS
 from config.settings import PersonConfig, SettingsError, load_settings
 from tests.fakes.anthropic_api import Call, FakeAnthropic, text, tool
 from tests.kit import Recorder, events, eventually, inbound, running_app

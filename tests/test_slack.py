@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from bot.app import App
-from bot.status import render_status
+from bot.report import full_status
 from tests.fakes.anthropic_api import FakeAnthropic, text
 from tests.fakes.slack_api import BOT_ID, BOT_USER, FakeSlack
 from tests.kit import events, eventually
@@ -174,7 +174,7 @@ async def test_dropped_socket_reconnects_and_events_keep_flowing(
         slack.post(f"{MENTION} after", channel="C1")  # queued until the client is back
         await slack.until(lambda s: s.connections == 2 and s.open_sockets == 1)
         await slack.until(lambda s: len(s.posts) == 2)
-        assert re.search(r"slack\s+connected\s+Socket Mode", render_status(app.store))
+        assert re.search(r"slack\s+connected\s+Socket Mode", full_status(app.store))
     assert slack.posts[1]["text"].endswith("after")
     assert len(slack.method_calls("apps.connections.open")) == 2
 

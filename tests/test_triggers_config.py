@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from bot.app import App
-from bot.status import render_status
+from bot.report import full_status
 from bot.store import Store
 from config.settings import SettingsError, load_settings
 from tests.fakes.anthropic_api import FakeAnthropic
@@ -64,6 +64,6 @@ async def test_internal_job_keeps_its_schedule_and_catches_up_once(
 def test_status_without_any_trigger(tmp_path: Path) -> None:
     store = Store(tmp_path / "switchboard.db")
     try:
-        assert "Triggers: none" in render_status(store)
+        assert "Triggers: none" in full_status(store)
     finally:
         store.close()
