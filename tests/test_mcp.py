@@ -252,7 +252,7 @@ async def test_http_headers_reach_the_server_and_the_secret_stays_out_of_sight(
             assert await ask(app, rec, 'call web__echo {"text": "hi"}') == "result: hi"
             await eventually(lambda: app.mcp.clients["locked"].state != "starting", 30)
             assert app.mcp.clients["locked"].state in ("failed", "restarting")
-            status = render_status(app.store)
+            status = full_status(app.store)
     seen = {row["args"]["authorization"] for row in calls(calls_file, "http_request")}
     assert seen == {f"Bearer {secret}", f"Bearer {wrong}"}  # each as configured, nothing else
     assert len(calls(calls_file, "echo")) == 1
