@@ -20,7 +20,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from bot.messages import Sender
 from bot.store import Store
-from config.settings import PersonConfig
+from config.entries import PersonConfig
 
 _ZONE_KEY = "people:zone:"
 _LINK_KEY = "people:link:"

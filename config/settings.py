@@ -1,9 +1,10 @@
 """Settings: the TOML file first, then the environment (the environment wins).
 
-This module imports nothing of the project. It is read once, at the entry point;
-everything else receives the validated `Settings` object.
+This module imports nothing of the project outside `config/` (its entries, sources,
+targets, prices and tools modules). It is read once, at the entry point; everything
+else receives the validated `Settings` object.
 
-Every field has exactly one environment variable (`env_name`). Core fields use the
+Every field has exactly one environment variable (`config.sources.env_name`). Core fields use the
 `SWITCHBOARD_` prefix; platform fields keep the platform's conventional names
 (`SLACK_BOT_TOKEN`, `IMAP_HOST`, ...). In the TOML file a field is written either
 flat (`slack_bot_token = ...`) or in its section (`[slack]` / `bot_token = ...`).
@@ -16,183 +17,29 @@ import os
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal, get_args
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from typing import Any, Literal
 
 from croniter import croniter
-from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
+from config.entries import (
+    HeartbeatConfig,
+    PersonConfig,
+    ScheduleConfig,
+    check_people,
+    check_target,
+    check_zone,
+    expand_names,
+    split_csv,
+)
 from config.prices import DEFAULT_PRICES, ModelPrice, price_of
-from config.targets import TargetSyntaxError, split_target
+from config.sources import FieldProblem, flatten_toml, from_environ, one_line
 from config.tools import McpServerConfig, MissingVariable, interpolate, unique_servers
-
-# Fields whose environment variable is the upper-cased field name without prefix.
-_PLATFORM_PREFIXES = ("anthropic_", "slack_", "discord_", "email_", "imap_", "smtp_")
-# TOML sections whose keys are flattened to `<section>_<key>`.
-_SECTIONS = ("anthropic", "slack", "discord", "email", "imap", "smtp")
 
 
 class SettingsError(Exception):
     """A setting is missing or malformed; the message is one line naming the variable."""
-
-
-def env_name(field: str) -> str:
-    """The one environment variable that sets `field`."""
-    if field in ("port", "ssl_cert_file"):  # names every HTTP/TLS tool already reads
-        return field.upper()
-    if field.startswith(_PLATFORM_PREFIXES):
-        return field.upper()
-    return f"SWITCHBOARD_{field.upper()}"
-
-
-def _split_csv(value: Any) -> Any:
-    if isinstance(value, str):
-        return [part.strip() for part in value.split(",") if part.strip()]
-    return value
-
-
-def _check_zone(value: str) -> str:
-    try:
-        ZoneInfo(value)
-    except (ZoneInfoNotFoundError, ValueError) as exc:
-        raise ValueError("is not an IANA time zone (e.g. UTC, Europe/Berlin)") from exc
-    return value
-
-
-def _check_target(value: str) -> str:
-    """The runtime's own grammar (config/targets.py): what passes here, delivers."""
-    try:
-        split_target(value)
-    except TargetSyntaxError as exc:
-        raise ValueError(str(exc)) from exc
-    return value.strip()
-
-
-class ScheduleConfig(BaseModel):
-    """One `[[schedules]]` entry of the config file."""
-
-    name: str
-    cron: str
-    action: str
-    timezone: str | None = None
-    deliver_to: str | None = None
-    agent: str = "coordinator"
-    missed: Literal["catch_up", "skip"] = "catch_up"
-    grace_seconds: int = Field(default=3600, ge=0)
-
-    _target = field_validator("deliver_to")(lambda v: v if v is None else _check_target(v))
-    _zone = field_validator("timezone")(lambda v: v if v is None else _check_zone(v))
-
-    @field_validator("cron")
-    @classmethod
-    def _cron(cls, value: str) -> str:
-        if len(value.split()) != 5 or not croniter.is_valid(value):
-            raise ValueError(
-                "must be a 5-field cron expression: minute hour day-of-month month "
-                "day-of-week, e.g. '0 9 * * 1-5'"
-            )
-        return value
-
-
-HeartbeatSource = Literal["messages", "workers", "questions", "outbox", "triggers"]
-HEARTBEAT_SOURCES: tuple[HeartbeatSource, ...] = get_args(HeartbeatSource)
-
-
-class HeartbeatConfig(BaseModel):
-    """The `[heartbeat]` section: a periodic check-in with a checklist.
-
-    `watch` names what the quiet rule looks at (see bot/triggers/heartbeat.py); the
-    agent is woken only when one of them changed since the previous heartbeat.
-    """
-
-    interval_seconds: int = Field(ge=10)
-    checklist: list[str] = Field(default_factory=list)
-    watch: list[HeartbeatSource] = Field(
-        default_factory=lambda: list(HEARTBEAT_SOURCES), min_length=1
-    )
-    action: str = (
-        "Heartbeat check-in: go through your checklist and the changes listed below. "
-        "Report only what needs a person's attention."
-    )
-    deliver_to: str | None = None
-    agent: str = "coordinator"
-
-    _target = field_validator("deliver_to")(lambda v: v if v is None else _check_target(v))
-
-
-_PERSON_NAME = r"^[A-Za-z][A-Za-z0-9 ._'-]{0,63}$"
-PERSON_PLATFORMS = ("slack", "discord", "email")
-
-
-class PersonConfig(BaseModel):
-    """One `[[people]]` entry: the ids by which one person is known on each channel.
-
-    Each platform field takes one id or a list of them; they are kept as lists.
-    """
-
-    name: str = Field(pattern=_PERSON_NAME)
-    slack: list[str] = Field(default_factory=list)
-    discord: list[str] = Field(default_factory=list)
-    email: list[str] = Field(default_factory=list)
-    timezone: str | None = None
-
-    @field_validator("slack", "discord", "email", mode="before")
-    @classmethod
-    def _one_or_many(cls, value: Any) -> Any:
-        if isinstance(value, str | int):
-            value = [value]
-        if isinstance(value, list):
-            return [str(v).strip() for v in value if str(v).strip()]
-        return value
-
-    @field_validator("email")
-    @classmethod
-    def _lower_addresses(cls, value: list[str]) -> list[str]:
-        return [v.lower() for v in value]
-
-    def ids(self) -> list[tuple[str, str]]:
-        """(platform, id) for every id of this person."""
-        return [(kind, i) for kind in PERSON_PLATFORMS for i in getattr(self, kind)]
-
-
-def _check_people(people: list[PersonConfig]) -> list[PersonConfig]:
-    names: dict[str, str] = {}
-    owners: dict[tuple[str, str], str] = {}
-    for person in people:
-        key = person.name.lower()
-        if key in names:
-            raise _PeopleProblem(f"the name {person.name!r} is given to two entries")
-        names[key] = person.name
-        if person.timezone is not None:
-            try:
-                _check_zone(person.timezone)
-            except ValueError as exc:
-                raise _PeopleProblem(f"{person.name}: timezone {person.timezone!r} {exc}") from exc
-        for kind, ident in person.ids():
-            where = (kind, ident.lower() if kind == "email" else ident)
-            if where in owners:
-                other = owners[where]
-                whom = f"{other} and {person.name}" if other != person.name else person.name
-                raise _PeopleProblem(f"the {kind} id {ident!r} is listed twice ({whom})")
-            owners[where] = person.name
-    return people
-
-
-def _expand_names(entries: list[str], people: list[PersonConfig], kind: str) -> list[str]:
-    """Allow-list entries that name a person become that person's ids on `kind`."""
-    by_name = {p.name.lower(): p for p in people}
-    out: list[str] = []
-    for entry in entries:
-        person = by_name.get(entry.lower())
-        if person is None:
-            out.append(entry)
-            continue
-        ids = getattr(person, kind)
-        if not ids:
-            raise ValueError(f"names {person.name}, who has no {kind} id in [[people]]")
-        out.extend(ids)
-    return list(dict.fromkeys(out))
 
 
 class Settings(BaseSettings):
@@ -308,16 +155,16 @@ class Settings(BaseSettings):
         "approvers",
         "fetch_allow_hosts",
         mode="before",
-    )(_split_csv)
+    )(split_csv)
     _servers = field_validator("mcp_servers")(unique_servers)
-    _via = field_validator("approval_via")(lambda v: v if v is None else _check_target(v))
+    _via = field_validator("approval_via")(lambda v: v if v is None else check_target(v))
 
     @field_validator("home")
     @classmethod
     def _home_is_target(cls, value: str | None) -> str | None:
-        return value if value is None else _check_target(value)
+        return value if value is None else check_target(value)
 
-    _known_zone = field_validator("timezone")(_check_zone)
+    _known_zone = field_validator("timezone")(check_zone)
 
     @field_validator("schedules")
     @classmethod
@@ -334,7 +181,7 @@ class Settings(BaseSettings):
             raise ValueError("must be a 5-field cron expression, e.g. '0 3 * * *'")
         return value
 
-    _people = field_validator("people")(_check_people)
+    _people = field_validator("people")(check_people)
 
     @field_validator("email_tls_ca_file", "ssl_cert_file")
     @classmethod
@@ -356,27 +203,27 @@ class Settings(BaseSettings):
             ("email_allowed_senders", "email"),
         ):
             try:
-                setattr(self, field, _expand_names(getattr(self, field), self.people, kind))
+                setattr(self, field, expand_names(getattr(self, field), self.people, kind))
             except ValueError as exc:
-                raise _FieldProblem(field, str(exc)) from exc
+                raise FieldProblem(field, str(exc)) from exc
         return self
 
     @model_validator(mode="after")
     def _channels_complete(self) -> Settings:
         if self.slack_bot_token and not (self.slack_app_token or self.slack_signing_secret):
-            raise _FieldProblem(
+            raise FieldProblem(
                 "slack_app_token",
                 "set SLACK_APP_TOKEN (Socket Mode) or SLACK_SIGNING_SECRET (HTTP)",
             )
         if (self.slack_app_token or self.slack_signing_secret) and not self.slack_bot_token:
-            raise _FieldProblem("slack_bot_token", "is required when Slack is configured")
+            raise FieldProblem("slack_bot_token", "is required when Slack is configured")
         if self.slack_bot_token and not _secret(self.slack_bot_token).startswith("xoxb-"):
-            raise _FieldProblem(
+            raise FieldProblem(
                 "slack_bot_token",
                 "must be the app's bot token (xoxb-..., under OAuth & Permissions)",
             )
         if self.slack_app_token and not _secret(self.slack_app_token).startswith("xapp-"):
-            raise _FieldProblem(
+            raise FieldProblem(
                 "slack_app_token",
                 "must be an app-level token (xapp-..., under Basic Information,"
                 " with the connections:write scope)",
@@ -384,25 +231,25 @@ class Settings(BaseSettings):
         if self.email_address:
             for name in ("imap_host", "imap_user", "imap_password", "smtp_host"):
                 if not getattr(self, name):
-                    raise _FieldProblem(name, "is required when EMAIL_ADDRESS is set")
+                    raise FieldProblem(name, "is required when EMAIL_ADDRESS is set")
         self._operator_complete()
         return self
 
     def _operator_complete(self) -> None:
         token = _secret(self.dashboard_token) if self.dashboard_token else ""
         if self.dashboard_token is not None and len(token) < MIN_TOKEN_CHARS:
-            raise _FieldProblem(
+            raise FieldProblem(
                 "dashboard_token",
                 f"must be at least {MIN_TOKEN_CHARS} characters (e.g. openssl rand -hex 24)",
             )
         if self.serves_http and not token and not is_loopback(self.http_host):
-            raise _FieldProblem(
+            raise FieldProblem(
                 "dashboard_token",
                 f"is required when SWITCHBOARD_HTTP_HOST ({self.http_host}) is not a loopback "
                 "address: the dashboard must not be open to the network",
             )
         if self.daily_budget_usd is not None and self.price(self.model) is None:
-            raise _FieldProblem(
+            raise FieldProblem(
                 "daily_budget_usd",
                 f"needs a price for SWITCHBOARD_MODEL {self.model!r}: add "
                 f'[prices."{self.model}"] input = ... output = ... (USD per million tokens) '
@@ -477,59 +324,6 @@ def _secret(value: SecretStr) -> str:
     return value.get_secret_value().strip()
 
 
-class _PeopleProblem(ValueError):
-    """A `[[people]]` problem; the text names the entry."""
-
-
-class _FieldProblem(ValueError):
-    def __init__(self, field: str, problem: str) -> None:
-        super().__init__(problem)
-        self.field = field
-        self.problem = problem
-
-
-def _flatten_toml(data: Mapping[str, Any]) -> dict[str, Any]:
-    flat: dict[str, Any] = {}
-    for key, value in data.items():
-        if key in _SECTIONS and isinstance(value, Mapping):
-            flat.update({f"{key}_{inner}": v for inner, v in value.items()})
-        elif key == "switchboard" and isinstance(value, Mapping):
-            flat.update(value)
-        else:
-            flat[key] = value
-    return flat
-
-
-def _from_environ(environ: Mapping[str, str]) -> dict[str, Any]:
-    values: dict[str, Any] = {}
-    for name in Settings.model_fields:
-        if name in ("schedules", "heartbeat", "people", "prices", "mcp_servers"):
-            continue
-        raw = environ.get(env_name(name))
-        if raw is not None and raw != "":
-            values[name] = raw
-    return values
-
-
-def _one_line(exc: ValidationError) -> str:
-    error = exc.errors()[0]
-    loc = [str(part) for part in error["loc"]]
-    ctx = error.get("ctx") or {}
-    problem = ctx.get("error")
-    if isinstance(problem, _FieldProblem):
-        return f"{env_name(problem.field)} {problem.problem}."
-    if isinstance(problem, _PeopleProblem):
-        return f"config file [[people]]: {problem}."
-    if loc and loc[0] == "people":
-        return f"config file [[people]] entry {'.'.join(loc[1:])}: {error['msg']}."
-    if loc and loc[0] in ("schedules", "heartbeat", "prices", "mcp_servers"):
-        where = ".".join(loc)
-        return f"config file [{where}]: {error['msg']}."
-    name = env_name(loc[0]) if loc else "settings"
-    message = str(problem) if problem else error["msg"]
-    return f"{name}: {message} (got {error.get('input')!r})."
-
-
 def default_config_path(environ: Mapping[str, str]) -> Path | None:
     """`$SWITCHBOARD_CONFIG`, else `config/switchboard.toml` when it exists."""
     if environ.get("SWITCHBOARD_CONFIG"):
@@ -552,7 +346,7 @@ def load_settings(
     values: dict[str, Any] = {}
     if path is not None:
         try:
-            values.update(_flatten_toml(tomllib.loads(path.read_text(encoding="utf-8"))))
+            values.update(flatten_toml(tomllib.loads(path.read_text(encoding="utf-8"))))
         except FileNotFoundError as exc:
             raise SettingsError(f"SWITCHBOARD_CONFIG: no such file {path}.") from exc
         except tomllib.TOMLDecodeError as exc:
@@ -561,12 +355,12 @@ def load_settings(
         values["mcp_servers"] = interpolate(values.get("mcp_servers", []), env)
     except MissingVariable as exc:
         raise SettingsError(str(exc)) from exc
-    values.update(_from_environ(env))
+    values.update(from_environ(env, Settings.model_fields))
     values.update({k: v for k, v in overrides.items() if v is not None})
     try:
         return Settings(**values)
     except ValidationError as exc:
-        raise SettingsError(_one_line(exc)) from exc
+        raise SettingsError(one_line(exc)) from exc
 
 
 def require_llm(settings: Settings) -> None:

@@ -16,7 +16,8 @@ from bot.approvals import may_decide
 from bot.messages import Sender, Target
 from bot.people import People
 from bot.report import SECTIONS
-from config.settings import PersonConfig, SettingsError, load_settings
+from config.entries import PersonConfig
+from config.settings import SettingsError, load_settings
 from tests.fakes.anthropic_api import Call, FakeAnthropic, text, tool
 from tests.kit import Recorder, events, eventually, inbound, running_app
 from tests.people_kit import people_settings

@@ -23,7 +23,7 @@ from apscheduler.triggers.date import DateTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 from croniter import croniter
 
-from config.settings import HEARTBEAT_SOURCES as WATCH_SOURCES
+from config.entries import HEARTBEAT_SOURCES as WATCH_SOURCES
 
 TYPES = ("scheduled", "delayed", "at_time", "heartbeat", "on_event", "on_idle")
 ONE_SHOT = ("delayed", "at_time")

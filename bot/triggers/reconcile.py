@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING
 from bot.triggers.fire import SCHEDULER
 from bot.triggers.model import TriggerError, TriggerSpec, build_spec
 from bot.triggers.rows import ACTIVE, TriggerRow, job_id_of
-from config.settings import HeartbeatConfig, ScheduleConfig, Settings
+from config.entries import HeartbeatConfig, ScheduleConfig
+from config.settings import Settings
 
 if TYPE_CHECKING:
     from bot.triggers.engine import TriggerEngine

@@ -1,0 +1,85 @@
+"""Where settings come from and how a problem is said: the TOML file's layout, one
+environment variable per field, and a validation error turned into one line that names
+the variable (or the config file entry) at fault.
+
+Imports nothing of the project but `config.entries`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from pydantic import ValidationError
+
+from config.entries import PeopleProblem
+
+# Fields whose environment variable is the upper-cased field name without prefix.
+PLATFORM_PREFIXES = ("anthropic_", "slack_", "discord_", "email_", "imap_", "smtp_")
+# TOML sections whose keys are flattened to `<section>_<key>`.
+TOML_SECTIONS = ("anthropic", "slack", "discord", "email", "imap", "smtp")
+
+
+# Fields set only in the config file (structured entries, no environment variable).
+FILE_ONLY = ("schedules", "heartbeat", "people", "prices", "mcp_servers")
+
+
+def env_name(field: str) -> str:
+    """The one environment variable that sets `field`."""
+    if field in ("port", "ssl_cert_file"):  # names every HTTP/TLS tool already reads
+        return field.upper()
+    if field.startswith(PLATFORM_PREFIXES):
+        return field.upper()
+    return f"SWITCHBOARD_{field.upper()}"
+
+
+class FieldProblem(ValueError):
+    """A problem of one field found by a cross-field check; said with its variable."""
+
+    def __init__(self, field: str, problem: str) -> None:
+        super().__init__(problem)
+        self.field = field
+        self.problem = problem
+
+
+def flatten_toml(data: Mapping[str, Any]) -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for key, value in data.items():
+        if key in TOML_SECTIONS and isinstance(value, Mapping):
+            flat.update({f"{key}_{inner}": v for inner, v in value.items()})
+        elif key == "switchboard" and isinstance(value, Mapping):
+            flat.update(value)
+        else:
+            flat[key] = value
+    return flat
+
+
+def from_environ(environ: Mapping[str, str], fields: Iterable[str]) -> dict[str, Any]:
+    """The value of every field whose variable is set (and not empty)."""
+    values: dict[str, Any] = {}
+    for name in fields:
+        if name in FILE_ONLY:
+            continue
+        raw = environ.get(env_name(name))
+        if raw is not None and raw != "":
+            values[name] = raw
+    return values
+
+
+def one_line(exc: ValidationError) -> str:
+    error = exc.errors()[0]
+    loc = [str(part) for part in error["loc"]]
+    ctx = error.get("ctx") or {}
+    problem = ctx.get("error")
+    if isinstance(problem, FieldProblem):
+        return f"{env_name(problem.field)} {problem.problem}."
+    if isinstance(problem, PeopleProblem):
+        return f"config file [[people]]: {problem}."
+    if loc and loc[0] == "people":
+        return f"config file [[people]] entry {'.'.join(loc[1:])}: {error['msg']}."
+    if loc and loc[0] in ("schedules", "heartbeat", "prices", "mcp_servers"):
+        where = ".".join(loc)
+        return f"config file [{where}]: {error['msg']}."
+    name = env_name(loc[0]) if loc else "settings"
+    message = str(problem) if problem else error["msg"]
+    return f"{name}: {message} (got {error.get('input')!r})."
