@@ -130,6 +130,18 @@ class Watermarks:
             self._pending.discard(place)
         self.store.delete_kv(self.prefix + place)
 
+    def to_read(self, cutoff: float, most: int) -> dict[str, str]:
+        """The places a catch-up reads: every place whose mark is UNKNOWN, then the
+        `most` places with the newest marks set since `cutoff`; older marks are dropped
+        (their places are read from the catch-up's window like new ones)."""
+        stored = self.load()
+        self.prune(p.place for p in stored if p.mark != UNKNOWN and p.at < cutoff)
+        chosen = {p.place: p.mark for p in stored if p.mark == UNKNOWN}
+        for p in stored:
+            if p.mark != UNKNOWN and p.at >= cutoff and len(chosen) < most:
+                chosen[p.place] = p.mark
+        return chosen
+
     def prune(self, places: Iterable[str]) -> None:
         for place in places:
             self._marks.pop(place, None)

@@ -85,12 +85,7 @@ class SlackCatchUp:
     def places(self, now: float) -> dict[str, str]:
         """Place -> the `ts` to read after (UNKNOWN: from CATCHUP_DAYS ago)."""
         cutoff = now - CATCHUP_DAYS * 86400
-        stored = self.marks.load()
-        self.marks.prune(p.place for p in stored if p.mark != UNKNOWN and p.at < cutoff)
-        chosen = {p.place: p.mark for p in stored if p.mark == UNKNOWN}
-        for p in stored:
-            if p.mark != UNKNOWN and p.at >= cutoff and len(chosen) < MAX_PLACES:
-                chosen[p.place] = p.mark
+        chosen = self.marks.to_read(cutoff, MAX_PLACES)
         for thread in self.threads.recent(cutoff):  # threads known before marks existed
             if len(chosen) >= MAX_PLACES:
                 break
