@@ -20,6 +20,7 @@ from typing import Literal
 
 from bot.events import EventLog
 from bot.messages import Inbound, Outbound, Sender, Target
+from bot.router import latest_waiting
 from bot.store import Store
 from bot.store_approvals import ApprovalRow
 
@@ -158,16 +159,12 @@ class ApprovalDesk:
     def waiting_in(self, msg: Inbound) -> ApprovalRow | None:
         """The latest pending request this message answers: an exact platform reference
         (an email's In-Reply-To) first, then the same thread."""
-        refs = set(msg.thread_refs)
-        exact = [r for r in self.pending.values() if refs & set(r.refs)]
-        if exact:
-            return max(exact, key=lambda r: r.requested_at)
-        here = [
-            r
-            for r in self.pending.values()
-            if msg.conversation in (r.conversation, r.target) or msg.conversation in r.refs
-        ]
-        return max(here, key=lambda r: r.requested_at) if here else None
+        return latest_waiting(
+            msg,
+            self.pending.values(),
+            lambda r: (r.conversation, r.target),
+            lambda r: r.requested_at,
+        )
 
     def decide(
         self, approval_id: str, approve: bool, who: str, reason: str | None, *, shown: bool = False

@@ -13,11 +13,21 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol, TypeVar
 
 from bot.messages import COORDINATOR, Inbound
 from bot.notices import no_such_worker
 from bot.store import QuestionRow
+
+
+class Waiting(Protocol):
+    @property
+    def refs(self) -> Sequence[str]: ...
+
+
+W = TypeVar("W", bound=Waiting)
 
 _ADDRESS = re.compile(r"^\s*@([\w.\-*]+)[\s,:]*(.*)$", re.DOTALL)
 _STAR = re.compile(r"^\s*\*(?:\s+|$)(.*)$", re.DOTALL)
@@ -72,13 +82,23 @@ def _question_of(worker: str, directory: Directory) -> QuestionRow | None:
 
 
 def _question_for(msg: Inbound, directory: Directory) -> QuestionRow | None:
+    return latest_waiting(
+        msg, directory.questions.values(), lambda q: (q.conversation,), lambda q: q.asked_at
+    )
+
+
+def latest_waiting(
+    msg: Inbound,
+    waiting: Iterable[W],
+    places: Callable[[W], Iterable[str | None]],
+    since: Callable[[W], float],
+) -> W | None:
+    """What a reply answers (an open question, a pending approval): one its platform
+    reference names exactly (an email's In-Reply-To/References) first, else one in the
+    same thread; of several, the latest."""
+    items = list(waiting)
     refs = set(msg.thread_refs)
-    exact = [q for q in directory.questions.values() if refs & set(q.refs)]
-    if exact:
-        return max(exact, key=lambda q: q.asked_at)
-    in_thread = [
-        q
-        for q in directory.questions.values()
-        if msg.conversation == q.conversation or msg.conversation in q.refs
+    pool = [w for w in items if refs & set(w.refs)] or [
+        w for w in items if msg.conversation in (*places(w), *w.refs)
     ]
-    return max(in_thread, key=lambda q: q.asked_at) if in_thread else None
+    return max(pool, key=since) if pool else None
