@@ -8,6 +8,8 @@ import struct
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agents.attachments import blocks
 from bot.files import FileStore, model_note
@@ -130,3 +132,14 @@ def test_a_jpeg_or_webp_within_limits_goes_as_an_image(
 def test_an_image_whose_size_cannot_be_read_is_not_sent(name: str, data: bytes) -> None:
     att = Attachment(name, "image/jpeg" if name.endswith(".jpg") else "image/webp")
     assert "cannot be read" in (model_note(att, data) or "")
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    kind=st.sampled_from(["image/png", "image/gif", "image/jpeg", "image/webp"]),
+    head=st.sampled_from([b"", b"\xff\xd8", b"RIFF\x00\x00\x00\x00WEBPVP8 ", jpeg(9, 9)[:40]]),
+    tail=st.binary(max_size=64),
+)
+def test_any_bytes_give_a_size_or_none_never_an_error(kind: str, head: bytes, tail: bytes) -> None:
+    size = pixel_size(kind, head + tail)
+    assert size is None or all(isinstance(n, int) and n >= 0 for n in size)
