@@ -26,7 +26,8 @@ READ_CHANNEL = ToolSpec(
     "read_channel",
     "Read what people said in a channel or thread the bot can see, not only to you: "
     "`target` like slack:C123, slack:C123/1700.1 (a thread), discord:123, "
-    "discord:123/456, email:ann@example.com. `since`: an ISO time or an age like 24h "
+    "discord:123/456, email:ann@example.com (the mail between that address and you, "
+    "both sides). `since`: an ISO time or an age like 24h "
     f"or 7d. `limit`: messages, newest kept (default {DEFAULT_LINES}, at most {MAX_LINES}).",
     schema({"target": STR}, {"since": STR, "limit": {**INT, "minimum": 1}}),
 )
