@@ -14,10 +14,12 @@ from __future__ import annotations
 import base64
 import logging
 from collections import OrderedDict
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from bot.files import IMAGE_TYPES, human_size
+from bot.image_size import pixel_size
 from bot.messages import Attachment
 
 log = logging.getLogger(__name__)
@@ -99,6 +101,23 @@ def _ref(kind: str, att: Attachment) -> dict[str, Any]:
     }
 
 
+#: The Messages API takes at most 100 images in one request, and when a request holds
+#: more than 20, none over 2000 pixels a side; a long conversation's images are resent
+#: every turn, so the request is checked as a whole when it is built.
+MAX_IMAGES = 100
+MANY_IMAGES = 20
+MANY_IMAGES_MAX_SIDE = 2000
+
+
+@dataclass(slots=True)
+class _Room:
+    """What one request still allows: images to leave out (the oldest), and the largest
+    side an image may have."""
+
+    skip: int
+    max_side: int | None
+
+
 class Expander:
     """Turns saved-file references into base64 blocks for one request.
 
@@ -108,27 +127,46 @@ class Expander:
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self._cache: OrderedDict[str, str] = OrderedDict()
+        self._cache: OrderedDict[str, tuple[str, int]] = OrderedDict()
 
     def expand(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if not any(_has_ref(m) for m in messages):
             return messages
-        return [self._message(m) if _has_ref(m) else m for m in messages]
+        images = sum(1 for m in messages if _has_ref(m) for b in m["content"] if _is_image_ref(b))
+        room = _Room(
+            skip=max(0, images - MAX_IMAGES),
+            max_side=MANY_IMAGES_MAX_SIDE if images > MANY_IMAGES else None,
+        )
+        return [self._message(m, room) if _has_ref(m) else m for m in messages]
 
-    def _message(self, message: dict[str, Any]) -> dict[str, Any]:
-        return {**message, "content": [self._block(b) for b in message["content"]]}
+    def _message(self, message: dict[str, Any], room: _Room) -> dict[str, Any]:
+        return {**message, "content": [self._block(b, room) for b in message["content"]]}
 
-    def _block(self, block: dict[str, Any]) -> dict[str, Any]:
+    def _block(self, block: dict[str, Any], room: _Room) -> dict[str, Any]:
         source = block.get("source")
         if not isinstance(source, dict) or source.get("type") != SAVED:
             return block
-        data = self._encoded(str(source.get("path", "")))
-        if data is None:
-            return _text(f"[The file {source.get('path')} is no longer in the data dir]")
+        path = str(source.get("path", ""))
+        if _is_image_ref(block) and room.skip > 0:
+            room.skip -= 1
+            return _text(
+                f"[Image {path}: left out of this request, which holds more than "
+                f"{MAX_IMAGES} images (the model's limit); it is still saved]"
+            )
+        entry = self._encoded(path, str(source.get("media_type", "")))
+        if entry is None:
+            return _text(f"[The file {path} is no longer in the data dir]")
+        data, side = entry
+        if _is_image_ref(block) and room.max_side is not None and side > room.max_side:
+            return _text(
+                f"[Image {path}: {side} pixels a side, over the {room.max_side} the model "
+                f"takes when a request holds more than {MANY_IMAGES} images; it is still saved]"
+            )
         expanded = {"type": "base64", "media_type": source["media_type"], "data": data}
         return {**block, "source": expanded}
 
-    def _encoded(self, relative: str) -> str | None:
+    def _encoded(self, relative: str, media_type: str) -> tuple[str, int] | None:
+        """(base64 data, largest pixel side or 0) of a saved file."""
         if relative in self._cache:
             self._cache.move_to_end(relative)
             return self._cache[relative]
@@ -136,13 +174,15 @@ class Expander:
         if not path.is_relative_to(self.root.resolve()):
             return None
         try:
-            data = base64.b64encode(path.read_bytes()).decode("ascii")
+            raw = path.read_bytes()
         except OSError:
             return None
-        self._cache[relative] = data
+        size = pixel_size(media_type, raw)
+        entry = base64.b64encode(raw).decode("ascii"), max(size) if size else 0
+        self._cache[relative] = entry
         if len(self._cache) > _CACHE_ITEMS:
             self._cache.popitem(last=False)
-        return data
+        return entry
 
 
 def _has_ref(message: dict[str, Any]) -> bool:
@@ -150,6 +190,10 @@ def _has_ref(message: dict[str, Any]) -> bool:
     if not isinstance(content, list):
         return False
     return any(_is_ref(b) for b in content)
+
+
+def _is_image_ref(block: Any) -> bool:
+    return _is_ref(block) and block.get("type") == "image"
 
 
 def _is_ref(block: Any) -> bool:

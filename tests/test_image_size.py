@@ -6,12 +6,13 @@ from __future__ import annotations
 import base64
 import struct
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agents.attachments import blocks
+from agents.attachments import Expander, blocks
 from bot.files import FileStore, model_note
 from bot.image_size import pixel_size
 from bot.messages import Attachment
@@ -143,3 +144,37 @@ def test_an_image_whose_size_cannot_be_read_is_not_sent(name: str, data: bytes) 
 def test_any_bytes_give_a_size_or_none_never_an_error(kind: str, head: bytes, tail: bytes) -> None:
     size = pixel_size(kind, head + tail)
     assert size is None or all(isinstance(n, int) and n >= 0 for n in size)
+
+
+def _image_turns(tmp_path: Path, images: list[bytes]) -> list[dict[str, Any]]:
+    """One user turn per image, each a saved-file reference as the conversation keeps it."""
+    files = FileStore(tmp_path, 10_000_000)
+    turns = []
+    for i, data in enumerate(images):
+        att = files.save(Attachment(f"shot-{i}.png"), data)
+        turns.append({"role": "user", "content": blocks([att], tmp_path)})
+    return turns
+
+
+def _kinds(messages: list[dict[str, Any]]) -> list[str]:
+    return [b["type"] for m in messages for b in m["content"] if b["type"] != "text"]
+
+
+def test_past_20_images_in_a_request_one_over_2000_px_is_a_note(tmp_path: Path) -> None:
+    wide = png(2100, 1)
+    twenty = _image_turns(tmp_path, [wide] + [png(2, 2 + i) for i in range(19)])
+    assert _kinds(Expander(tmp_path).expand(twenty)) == ["image"] * 20  # 20: all allowed
+    more = _image_turns(tmp_path, [wide] + [png(2, 2 + i) for i in range(20)])
+    expanded = Expander(tmp_path).expand(more)
+    assert _kinds(expanded) == ["image"] * 20
+    note = expanded[0]["content"][1]
+    assert note["type"] == "text" and "2100 pixels a side, over the 2000" in note["text"]
+
+
+def test_past_100_images_the_oldest_are_left_out(tmp_path: Path) -> None:
+    turns = _image_turns(tmp_path, [png(2, 2 + i) for i in range(102)])
+    expanded = Expander(tmp_path).expand(turns)
+    assert _kinds(expanded) == ["image"] * 100
+    assert all("more than 100 images" in expanded[i]["content"][1]["text"] for i in (0, 1))
+    assert expanded[2]["content"][1]["type"] == "image"
+    assert turns[0]["content"][1]["source"]["type"] == "saved_file"  # stored turns unchanged
