@@ -14,19 +14,10 @@ to the newest socket, queued while no socket is open, and acked by envelope id.
     fake.drop()                                   # close the socket
     f = fake.file("app.log", b"...")              # a file object for `files=[f]` in post()
 
-Files: `file` hosts bytes at a `url_private_download` served only with the bot token
-as Bearer (403 otherwise, as for a token without files:read); `fail_download` queues
-HTTP errors. The upload flow of `files_upload_v2` is there too:
-files.getUploadURLExternal, the POST of the bytes to the returned URL, and
-files.completeUploadExternal (which shares the file into channel_id/thread_ts and
-records it in `uploads`); files.info tells whether a file was shared.
     await fake.until(lambda f: len(f.posts) == 2)
 
-History as Slack keeps it: every message (people's and the bot's, with `metadata`) per
-channel, read with `conversations.history` (top level, newest first) and
-`conversations.replies` (the parent, then the replies oldest first), both cursor-paged
-(`limit`, `response_metadata.next_cursor`), `oldest`/`latest` exclusive unless
-`inclusive`, metadata only with `include_all_metadata`. An envelope sent but not acked
+Files (`slack_files.py`), history (`slack_history.py`) and button clicks
+(`slack_interactive.py`) are mixins, each documented there. An envelope sent but not acked
 is redelivered on the next socket (`retry_attempt` + 1, at most 3 retries, as Slack
 does); `expire()` drops what Slack would have given up on after its retry window.
 
@@ -51,13 +42,12 @@ import aiohttp
 from aiohttp import web
 from slack_sdk.signature import SignatureVerifier
 
+from tests.fakes.slack_files import FilesApi
 from tests.fakes.slack_history import HistoryApi
+from tests.fakes.slack_ids import APP_ID, BOT_ID, BOT_USER, TEAM
+from tests.fakes.slack_interactive import InteractiveApi
 from tests.fakes.threaded import ThreadedServer
 
-BOT_USER = "UBOT"
-BOT_ID = "BBOT"
-TEAM = "T0FAKE"
-APP_ID = "A0FAKE"
 MAX_RETRIES = 3  # Slack retries an unacked event 3 times (at once, after 1 and 5 minutes)
 
 
@@ -86,7 +76,7 @@ class Failure:
     headers: dict[str, str] = field(default_factory=dict)
 
 
-class FakeSlack(HistoryApi, ThreadedServer["FakeSlack"]):
+class FakeSlack(HistoryApi, FilesApi, InteractiveApi, ThreadedServer["FakeSlack"]):
     name = "fake Slack"
 
     def __init__(self, scopes: str = "chat:write,app_mentions:read,im:history") -> None:
@@ -208,29 +198,6 @@ class FakeSlack(HistoryApi, ThreadedServer["FakeSlack"]):
             "authorizations": [{"team_id": TEAM, "user_id": BOT_USER, "is_bot": True}],
         }
 
-    def file(self, name: str, data: bytes, mimetype: str = "text/plain", **extra: Any) -> dict:
-        """Host `data` and return the file object a message event carries."""
-        file_id = f"F{next(self._file_ids):06d}"
-        self.hosted[file_id] = (data, mimetype)
-        quoted = quote(name or "file", safe="")
-        url = f"http://127.0.0.1:{self.port}/files-pri/{TEAM}-{file_id}/{quoted}"
-        obj = {
-            "id": file_id,
-            "name": name,
-            "title": name,
-            "mimetype": mimetype,
-            "filetype": name.rsplit(".", 1)[-1],
-            "size": len(data),
-            "mode": "hosted",
-            "url_private": url,
-            "url_private_download": url + "?download=1",
-        }
-        obj.update(extra)
-        return obj
-
-    def fail_download(self, file_id: str, status: int = 500, times: int = 1) -> None:
-        self.download_failures.setdefault(file_id, []).extend([status] * times)
-
     def drop(self) -> None:
         """Close every open socket, as Slack does when it rotates connections."""
         self._call(self._drop())
@@ -318,66 +285,6 @@ class FakeSlack(HistoryApi, ThreadedServer["FakeSlack"]):
             return {"ok": False, "error": "not_allowed_token_type"}, {}
         return {"ok": True, "url": f"ws://127.0.0.1:{self.port}/ws?n={self.connections}"}, {}
 
-    def click(self, message: dict[str, Any], action_id: str, user: str = "UANN") -> Envelope:
-        """A person clicks a button of a posted message: a `block_actions` payload (an
-        `interactive` envelope over Socket Mode, a form-encoded POST in HTTP mode)."""
-        button = next(
-            e
-            for b in message.get("blocks") or []
-            for e in b.get("elements") or []
-            if e.get("action_id") == action_id
-        )
-        payload = {
-            "type": "block_actions",
-            "team": {"id": TEAM, "domain": "fake"},
-            "user": {"id": user, "username": user.lower(), "name": user.lower(), "team_id": TEAM},
-            "api_app_id": APP_ID,
-            "token": "verification-token",
-            "container": {
-                "type": "message",
-                "message_ts": message["ts"],
-                "channel_id": message["channel"],
-                "is_ephemeral": False,
-            },
-            "trigger_id": f"{self.next_ts()}.trigger",
-            "channel": {"id": message["channel"], "name": "ops"},
-            "message": {k: v for k, v in message.items() if k not in ("metadata",)},
-            "response_url": f"{self.api_url}response/{uuid.uuid4().hex}",
-            "actions": [
-                {
-                    "type": "button",
-                    "action_id": action_id,
-                    "block_id": next(
-                        b.get("block_id") for b in message["blocks"] if b["type"] == "actions"
-                    ),
-                    "text": button["text"],
-                    "value": button["value"],
-                    "style": button.get("style"),
-                    "action_ts": self.next_ts(),
-                }
-            ],
-        }
-        return self._call(self._send(payload, "interactive"))
-
-    async def _chat_update(self, params: dict[str, Any], token: str) -> tuple[dict, dict]:
-        channel, ts = str(params.get("channel", "")), str(params.get("ts", ""))
-        for message in self.posts:
-            if message["channel"] == channel and message["ts"] == ts:
-                message.update(
-                    {k: v for k, v in params.items() if k in ("text", "blocks")}, edited=True
-                )
-                self.updates.append(dict(params))
-                self._notify()
-                return {"ok": True, "channel": channel, "ts": ts, "text": params.get("text")}, {}
-        return {"ok": False, "error": "message_not_found"}, {}
-
-    async def _chat_postEphemeral(self, params: dict[str, Any], token: str) -> tuple[dict, dict]:
-        if not params.get("user") or not params.get("channel"):
-            return {"ok": False, "error": "user_not_in_channel"}, {}
-        self.ephemerals.append(dict(params))
-        self._notify()
-        return {"ok": True, "message_ts": self.next_ts()}, {}
-
     async def _chat_postMessage(self, params: dict[str, Any], token: str) -> tuple[dict, dict]:
         channel = str(params.get("channel", ""))
         if not params.get("text") and not params.get("blocks"):
@@ -444,78 +351,6 @@ class FakeSlack(HistoryApi, ThreadedServer["FakeSlack"]):
         if message.get("thread_ts"):
             event["thread_ts"] = message["thread_ts"]
         asyncio.get_running_loop().create_task(self._send(self.callback(event)))
-
-    # -- files ------------------------------------------------------------------------
-    async def _download(self, request: web.Request) -> web.Response:
-        file_id = request.match_info["id"].rsplit("-", 1)[-1]
-        token = request.headers.get("Authorization", "").removeprefix("Bearer ")
-        self.downloads.append((file_id, token))
-        self._notify()
-        if file_id in self.gated and not self.downloads_open.is_set():
-            await asyncio.to_thread(self.downloads_open.wait, 30)
-        failures = self.download_failures.get(file_id)
-        if failures:
-            return web.Response(status=failures.pop(0), text="scripted failure")
-        if file_id not in self.hosted or not token.startswith("xoxb-"):
-            return web.Response(status=403, text="forbidden")
-        data, mimetype = self.hosted[file_id]
-        return web.Response(body=data, content_type=mimetype)
-
-    async def _files_getUploadURLExternal(
-        self, params: dict[str, Any], token: str
-    ) -> tuple[dict, dict]:
-        if not params.get("filename") or not params.get("length"):
-            return {"ok": False, "error": "invalid_arguments"}, {}
-        file_id = f"F{next(self._file_ids):06d}"
-        self.pending_uploads[file_id] = {"name": params["filename"], "data": None}
-        url = f"http://127.0.0.1:{self.port}/upload/{file_id}"
-        return {"ok": True, "upload_url": url, "file_id": file_id}, {}
-
-    async def _upload_bytes(self, request: web.Request) -> web.Response:
-        pending = self.pending_uploads.get(request.match_info["id"])
-        if pending is None:
-            return web.Response(status=404, text="unknown upload")
-        pending["data"] = await request.read()
-        return web.Response(text="OK - " + str(len(pending["data"])))
-
-    async def _files_completeUploadExternal(
-        self, params: dict[str, Any], token: str
-    ) -> tuple[dict, dict]:
-        files = params.get("files")
-        files = json.loads(files) if isinstance(files, str) else files
-        ids = [f["id"] for f in files or []]
-        if not ids or any(self.pending_uploads.get(i, {}).get("data") is None for i in ids):
-            return {"ok": False, "error": "file_not_found"}, {}
-        upload = {
-            "files": [{**self.pending_uploads.pop(i), "id": i} for i in ids],
-            "channel": params.get("channel_id"),
-            "thread_ts": params.get("thread_ts"),
-            "initial_comment": params.get("initial_comment"),
-        }
-        self.uploads.append(upload)
-        self._notify()
-        if not self.completes_open.is_set():  # shared; the client may die before it hears so
-            await asyncio.to_thread(self.completes_open.wait, 60)
-        if self.fail_after_complete:  # done, but the client hears a failure
-            self.fail_after_complete -= 1
-            return {"ok": False, "error": "internal_error"}, {}
-        return {"ok": True, "files": [{"id": i, "title": i} for i in ids]}, {}
-
-    async def _files_info(self, params: dict[str, Any], token: str) -> tuple[dict, dict]:
-        file_id = str(params.get("file"))
-        if file_id in self.hosted:  # a file people shared (Slack Connect asks for its link)
-            data, mimetype = self.hosted[file_id]
-            url = f"http://127.0.0.1:{self.port}/files-pri/{TEAM}-{file_id}/file"
-            found = {"id": file_id, "size": len(data), "mimetype": mimetype}
-            return {"ok": True, "file": {**found, "url_private_download": url}}, {}
-        for upload in self.uploads:
-            if any(f["id"] == file_id for f in upload["files"]):
-                share = {"ts": self.next_ts(), "thread_ts": upload["thread_ts"]}
-                shares = {"public": {upload["channel"]: [share]}}
-                return {"ok": True, "file": {"id": file_id, "shares": shares}}, {}
-        if file_id in self.pending_uploads:
-            return {"ok": True, "file": {"id": file_id, "shares": {}}}, {}
-        return {"ok": False, "error": "file_not_found"}, {}
 
     # -- events out: Socket Mode or HTTP ---------------------------------------------
     async def _send_all(self, bodies: list[dict[str, Any]], interval: float) -> list[Envelope]:
