@@ -24,10 +24,12 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
-from aiohttp import BodyPartReader, WSMsgType, web
+from aiohttp import WSMsgType, web
 
 from tests.fakes import discord_payloads as p
-from tests.fakes.discord_server import GatewaySession, json_response
+from tests.fakes.discord_history import HistoryApi
+from tests.fakes.discord_interactive import InteractiveApi
+from tests.fakes.discord_server import GatewaySession, json_response, message_body
 from tests.fakes.threaded import ThreadedServer
 
 TOKEN = "fake-discord-token"
@@ -46,7 +48,7 @@ class Post:
     files: list[str] = field(default_factory=list)  # names of the files it carried
 
 
-class FakeDiscord(ThreadedServer[list[Post]]):
+class FakeDiscord(HistoryApi, InteractiveApi, ThreadedServer[list[Post]]):
     name = "fake Discord"
     client_max_size = 64 * 1024 * 1024  # uploads: Discord answers 413 itself past its limit
 
@@ -251,22 +253,6 @@ class FakeDiscord(ThreadedServer[list[Post]]):
         """The bot loses access to a channel: its history answers 403 Missing Access."""
         self.forbidden.add(str(channel_id))
 
-    def hold_history(self, after: int = 0) -> None:
-        """Answer `after` more history requests, then hold the rest until released."""
-        self._call(self._hold(after))
-
-    async def _hold(self, after: int) -> None:
-        self._history_free_for = after
-        self._history_gate = asyncio.Event()
-
-    def release_history(self) -> None:
-        self._call(self._release())
-
-    async def _release(self) -> None:
-        self._history_free_for = -1
-        if self._history_gate is not None:
-            self._history_gate.set()
-
     def in_channel(self, channel_id: str) -> list[Post]:
         return [post for post in self.posts if post.channel_id == str(channel_id)]
 
@@ -309,78 +295,6 @@ class FakeDiscord(ThreadedServer[list[Post]]):
         await self.gateway.dispatch("MESSAGE_CREATE", data)
         self.sent_at[str(data["id"])] = time.time()  # wall clock: comparable across processes
 
-    def click(self, message_id: str, custom_id: str, user: int = p.ANN) -> str:
-        """A person clicks a button of a message: INTERACTION_CREATE (type 3, a message
-        component) goes out; returns the interaction's token."""
-        message = self.messages[message_id]
-        chan = self.channels[str(message["channel_id"])]
-        iid = p.snowflake()
-        token = f"token-{iid}"
-        data: p.Payload = {
-            "id": str(iid),
-            "application_id": str(p.BOT_ID),
-            "type": 3,
-            "token": token,
-            "version": 1,
-            "channel_id": chan["id"],
-            "channel": chan,
-            "data": {"custom_id": custom_id, "component_type": 2},
-            "message": message,
-            "app_permissions": "0",
-            "attachment_size_limit": 26214400,
-            "locale": "en-US",
-            "entitlements": [],
-            "authorizing_integration_owners": {},
-            "context": 0,
-        }
-        if "guild_id" in chan:
-            data.update(guild_id=chan["guild_id"], guild_locale="en-US", member=p.member(user))
-        else:
-            data["user"] = p.USERS[user]
-        self.interactions[token] = {
-            "sent_at": time.monotonic(),
-            "responses": [],
-            "message_id": message_id,
-        }
-        self._call(self.gateway.dispatch("INTERACTION_CREATE", data))
-        return token
-
-    def responses(self, token: str) -> list[p.Payload]:
-        return list(self.interactions[token]["responses"])
-
-    async def _interaction_callback(self, request: web.Request) -> web.Response:
-        body, _ = await _message_body(request)
-        record = self.interactions.get(request.match_info["token"])
-        late = record is not None and time.monotonic() - record["sent_at"] > 3.0
-        if record is None or late:  # Discord: an interaction not answered within 3 s is gone
-            return json_response({"message": "Unknown interaction", "code": 10062}, 404)
-        if record["responses"]:
-            return json_response(
-                {"message": "Interaction has already been acknowledged.", "code": 40060}, 400
-            )
-        if body.get("type") == 7:  # UPDATE_MESSAGE: edit the message the button is on
-            message = self.messages[record["message_id"]]
-            update = body.get("data") or {}
-            message.update({k: update[k] for k in ("content", "components") if k in update})
-            message["edited_timestamp"] = p.now_iso()
-        with self._changed:
-            record["responses"].append(body)
-            self._changed.notify_all()
-        return web.Response(status=204)
-
-    async def _edit_message(self, request: web.Request) -> web.Response:
-        self._seen(request)
-        body, _ = await _message_body(request)
-        message = self.messages.get(request.match_info["mid"])
-        if message is None or str(message["channel_id"]) != request.match_info["cid"]:
-            return json_response({"message": "Unknown Message", "code": 10008}, 404)
-        message.update({k: body[k] for k in ("content", "components") if k in body})
-        message["edited_timestamp"] = p.now_iso()
-        with self._changed:
-            self.edits.append(request.match_info["mid"])
-            self._changed.notify_all()
-        return json_response(message)
-
     # -- REST ---------------------------------------------------------------------------
     def _seen(self, request: web.Request) -> bool:
         self.requests.append((request.method, request.path))
@@ -410,47 +324,10 @@ class FakeDiscord(ThreadedServer[list[Post]]):
             return json_response({"message": "Unknown Channel", "code": 10003}, 404)
         return json_response(chan)
 
-    async def _history(self, request: web.Request) -> web.Response:
-        """GET messages: `after` an id, the `limit` oldest after it; else (`before` an id,
-        or nothing) the `limit` newest before it. Newest first, as Discord answers
-        (discord.py reverses them for `oldest_first`)."""
-        self._seen(request)
-        self.history_calls += 1
-        await self._history_turn()
-        cid = request.match_info["cid"]
-        if cid not in self.channels:
-            return json_response({"message": "Unknown Channel", "code": 10003}, 404)
-        if cid in self.forbidden:
-            return json_response({"message": "Missing Access", "code": 50001}, 403)
-        limit = int(request.query.get("limit", 50))
-        here = sorted(
-            (m for m in self.messages.values() if m["channel_id"] == cid),
-            key=lambda m: int(m["id"]),
-        )
-        if "after" in request.query:
-            after = int(request.query["after"])
-            return json_response(list(reversed([m for m in here if int(m["id"]) > after][:limit])))
-        before = int(request.query.get("before", 1 << 63))
-        earlier = [m for m in here if int(m["id"]) < before]
-        return json_response(list(reversed(earlier[-limit:])))
-
-    async def _history_turn(self) -> None:
-        """Hold this history request when `hold_history` says so."""
-        if self._history_free_for > 0:
-            self._history_free_for -= 1
-        elif self._history_free_for == 0 and self._history_gate is not None:
-            gate = self._history_gate
-            self.history_waiting += 1
-            self._notify()
-            try:
-                await gate.wait()
-            finally:
-                self.history_waiting -= 1
-
     async def _post_message(self, request: web.Request) -> web.Response:
         self._seen(request)
         # read first: an unread body makes aiohttp drop keep-alive
-        body, files = await _message_body(request)
+        body, files = await message_body(request)
         if self.failures and self.fail_after == 0:
             status, body, headers = self.failures.pop(0)
             return json_response(body, status, headers)
@@ -531,21 +408,3 @@ class FakeDiscord(ThreadedServer[list[Post]]):
         self.threads_started.append(mid)
         await self.gateway.dispatch("THREAD_CREATE", {**data, "newly_created": True})
         return json_response(data, 201)
-
-
-async def _message_body(request: web.Request) -> tuple[p.Payload, list[tuple[str, bytes]]]:
-    """The JSON body of a message post, and its files when it came as multipart (Discord
-    takes `payload_json` and `files[n]` parts)."""
-    if not request.content_type.startswith("multipart/"):
-        return await request.json(), []
-    body: p.Payload = {}
-    files: list[tuple[str, bytes]] = []
-    reader = await request.multipart()
-    async for part in reader:
-        if not isinstance(part, BodyPartReader):
-            continue
-        if part.name == "payload_json":
-            body = json.loads(await part.text())
-        elif part.name and part.name.startswith("files["):
-            files.append((part.filename or "file", bytes(await part.read())))
-    return body, files

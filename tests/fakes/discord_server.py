@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from aiohttp import web
+from aiohttp import BodyPartReader, web
 
 Payload = dict[str, Any]
 
@@ -139,3 +139,21 @@ class GatewaySession:
         conn, self.live = self.live, None
         if conn is not None:
             await conn.ws.close()
+
+
+async def message_body(request: web.Request) -> tuple[dict[str, Any], list[tuple[str, bytes]]]:
+    """The JSON body of a message post, and its files when it came as multipart (Discord
+    takes `payload_json` and `files[n]` parts)."""
+    if not request.content_type.startswith("multipart/"):
+        return await request.json(), []
+    body: dict[str, Any] = {}
+    files: list[tuple[str, bytes]] = []
+    reader = await request.multipart()
+    async for part in reader:
+        if not isinstance(part, BodyPartReader):
+            continue
+        if part.name == "payload_json":
+            body = json.loads(await part.text())
+        elif part.name and part.name.startswith("files["):
+            files.append((part.filename or "file", bytes(await part.read())))
+    return body, files

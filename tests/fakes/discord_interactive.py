@@ -1,0 +1,88 @@
+"""The fake Discord's message components (a mixin of `FakeDiscord`): a person's click
+goes out as INTERACTION_CREATE (type 3); the bot must answer within 3 s at the
+interaction callback (type 7 updates the message; a second answer is refused, as
+Discord does), and may edit its messages with PATCH.
+"""
+
+from __future__ import annotations
+
+import time
+
+from aiohttp import web
+
+from tests.fakes import discord_payloads as p
+from tests.fakes.discord_server import json_response, message_body
+
+
+class InteractiveApi:
+    def click(self, message_id: str, custom_id: str, user: int = p.ANN) -> str:
+        """A person clicks a button of a message: INTERACTION_CREATE (type 3, a message
+        component) goes out; returns the interaction's token."""
+        message = self.messages[message_id]
+        chan = self.channels[str(message["channel_id"])]
+        iid = p.snowflake()
+        token = f"token-{iid}"
+        data: p.Payload = {
+            "id": str(iid),
+            "application_id": str(p.BOT_ID),
+            "type": 3,
+            "token": token,
+            "version": 1,
+            "channel_id": chan["id"],
+            "channel": chan,
+            "data": {"custom_id": custom_id, "component_type": 2},
+            "message": message,
+            "app_permissions": "0",
+            "attachment_size_limit": 26214400,
+            "locale": "en-US",
+            "entitlements": [],
+            "authorizing_integration_owners": {},
+            "context": 0,
+        }
+        if "guild_id" in chan:
+            data.update(guild_id=chan["guild_id"], guild_locale="en-US", member=p.member(user))
+        else:
+            data["user"] = p.USERS[user]
+        self.interactions[token] = {
+            "sent_at": time.monotonic(),
+            "responses": [],
+            "message_id": message_id,
+        }
+        self._call(self.gateway.dispatch("INTERACTION_CREATE", data))
+        return token
+
+    def responses(self, token: str) -> list[p.Payload]:
+        return list(self.interactions[token]["responses"])
+
+    async def _interaction_callback(self, request: web.Request) -> web.Response:
+        body, _ = await message_body(request)
+        record = self.interactions.get(request.match_info["token"])
+        late = record is not None and time.monotonic() - record["sent_at"] > 3.0
+        if record is None or late:  # Discord: an interaction not answered within 3 s is gone
+            return json_response({"message": "Unknown interaction", "code": 10062}, 404)
+        if record["responses"]:
+            return json_response(
+                {"message": "Interaction has already been acknowledged.", "code": 40060}, 400
+            )
+        if body.get("type") == 7:  # UPDATE_MESSAGE: edit the message the button is on
+            message = self.messages[record["message_id"]]
+            update = body.get("data") or {}
+            message.update({k: update[k] for k in ("content", "components") if k in update})
+            message["edited_timestamp"] = p.now_iso()
+        with self._changed:
+            record["responses"].append(body)
+            self._changed.notify_all()
+        return web.Response(status=204)
+
+    async def _edit_message(self, request: web.Request) -> web.Response:
+        self._seen(request)
+        body, _ = await message_body(request)
+        message = self.messages.get(request.match_info["mid"])
+        if message is None or str(message["channel_id"]) != request.match_info["cid"]:
+            return json_response({"message": "Unknown Message", "code": 10008}, 404)
+        message.update({k: body[k] for k in ("content", "components") if k in body})
+        message["edited_timestamp"] = p.now_iso()
+        with self._changed:
+            self.edits.append(request.match_info["mid"])
+            self._changed.notify_all()
+        return json_response(message)
