@@ -2,10 +2,10 @@
 
 Headers are read leniently (the compat32 policy keeps raw strings; decoding is ours
 and falls back to the raw text), the body prefers text/plain, else HTML converted
-to text (html2text). Quoted history and signatures are stripped with
-mail-parser-reply, attachments are kept with their decoded bytes, and the text handed on is
+to text (html2text). Quoted history and signatures are stripped by `reply.strip_reply`,
+attachments are kept with their decoded bytes, and the text handed on is
 capped. Nothing here raises: a broken mail becomes a mail with less in it.
-Touches nothing but the standard library and its two text libraries.
+Touches nothing but the standard library, html2text and its sibling modules.
 """
 
 from __future__ import annotations
@@ -20,26 +20,12 @@ from email.message import Message
 from email.utils import getaddresses
 
 import html2text
-from mailparser_reply.parser import EmailMessage as ReplyText
+
+from channels.email.machine import MACHINE_HEADERS
+from channels.email.reply import strip_reply
 
 _MSGID = re.compile(r"<[^<>\s]+>")
 _TAGS = re.compile(r"<[^>]*>")
-_SHELF = re.compile(r"\x01(\d+)\x01")
-LONG_LINE = 200
-#: languages whose "On ... wrote:" headers and signatures mail-parser-reply knows
-REPLY_LANGUAGES = ("en", "de", "fr", "es", "it", "nl")
-#: the headers the safety filters read, kept raw and lower-cased by name
-SAFETY_HEADERS = (
-    "auto-submitted",
-    "precedence",
-    "list-id",
-    "list-unsubscribe",
-    "return-path",
-    "x-loop",
-    "x-autoreply",
-    "x-autorespond",
-    "content-type",
-)
 
 
 @dataclass(slots=True)
@@ -93,7 +79,7 @@ def parse_mail(raw: bytes, max_chars: int, full_size: int | None = None) -> Pars
     mail.sender_name, mail.sender = _from(msg)
     mail.in_reply_to = _ids(msg, "in-reply-to")[:1]
     mail.references = _ids(msg, "references")
-    mail.headers = {name: header_text(msg, name) for name in SAFETY_HEADERS if name in msg}
+    mail.headers = {name: header_text(msg, name) for name in MACHINE_HEADERS if name in msg}
     body, mail.attachments = _body(msg)
     mail.cut = full_size is not None and full_size > len(raw)
     # bound the work the reply parser's regexes do, then the text handed on
@@ -230,44 +216,6 @@ def html_to_text(html: str) -> str:
         return converter.handle(html)
     except Exception:  # html2text on broken markup: fall back to dropping the tags
         return _TAGS.sub(" ", html)
-
-
-def strip_reply(text: str) -> str:
-    """The new part of a reply: no quoted history, no signature; the whole text when
-    stripping leaves nothing (a mail that is all quote says nothing new)."""
-    text = text.replace("\r\n", "\n").replace("\x00", "").replace("\x01", "")
-    shelved, short = _shelve_long_lines(text)
-    try:
-        parsed = ReplyText(text=short, languages=list(REPLY_LANGUAGES), keep_hyphen_lists=True)
-        replies = parsed.read().replies
-        latest = replies[0].body if replies else short
-    except Exception:
-        latest = short
-    latest = _SHELF.sub(lambda m: shelved[int(m.group(1))], _drop_quoted_tail(latest))
-    return latest.strip() or text.strip()
-
-
-def _shelve_long_lines(text: str) -> tuple[list[str], str]:
-    """Swap lines too long to be a "wrote:" header or a signature for short tokens.
-
-    The reply parser's header patterns backtrack badly on very long lines (seconds on
-    one 10 KB line); no real quote header is that long, so it never sees them.
-    """
-    shelved: list[str] = []
-    lines = text.split("\n")
-    for i, line in enumerate(lines):
-        if len(line) > LONG_LINE:
-            lines[i] = f"\x01{len(shelved)}\x01"
-            shelved.append(line.strip())
-    return shelved, "\n".join(lines)
-
-
-def _drop_quoted_tail(text: str) -> str:
-    """Drop a trailing block of `>` lines (a quote with no "wrote:" line above it)."""
-    lines = text.rstrip().split("\n")
-    while lines and (lines[-1].lstrip().startswith(">") or not lines[-1].strip()):
-        lines.pop()
-    return "\n".join(lines)
 
 
 def _size(n: int) -> str:
