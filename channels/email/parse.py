@@ -13,6 +13,7 @@ from __future__ import annotations
 import email
 import email.policy
 import hashlib
+import itertools
 import re
 from dataclasses import dataclass, field
 from email.header import decode_header, make_header
@@ -26,6 +27,7 @@ from channels.email.reply import strip_reply
 
 _MSGID = re.compile(r"<[^<>\s]+>")
 _TAGS = re.compile(r"<[^>]*>")
+PART_TYPES_LIMIT = 200  # parts whose content types are kept for machine.py
 
 
 @dataclass(slots=True)
@@ -49,6 +51,7 @@ class ParsedMail:
     references: list[str] = field(default_factory=list)
     headers: dict[str, str] = field(default_factory=dict)
     text: str = ""  # the new part of the mail: quotes and signature stripped, capped
+    part_types: list[str] = field(default_factory=list)  # content types of the parts
     attachments: list[Attachment] = field(default_factory=list)
     cut: bool = False
     size: int = 0
@@ -81,6 +84,7 @@ def parse_mail(raw: bytes, max_chars: int, full_size: int | None = None) -> Pars
     mail.references = _ids(msg, "references")
     mail.headers = {name: header_text(msg, name) for name in MACHINE_HEADERS if name in msg}
     body, mail.attachments = _body(msg)
+    mail.part_types = _part_types(msg)
     mail.cut = full_size is not None and full_size > len(raw)
     # bound the work the reply parser's regexes do, then the text handed on
     if len(body) > max_chars * 2:
@@ -154,6 +158,16 @@ def _body(msg: Message) -> tuple[str, list[Attachment]]:
     if html is not None:
         return html_to_text(html), attachments
     return plain or "", attachments
+
+
+def _part_types(msg: Message) -> list[str]:
+    """The content types of every part, containers included (bounded: a report's
+    parts sit near the top)."""
+    try:
+        parts = itertools.islice(msg.walk(), PART_TYPES_LIMIT)
+        return list(dict.fromkeys(_content_type(p) for p in parts))
+    except Exception:
+        return []
 
 
 def _parts(msg: Message) -> list[Message]:
