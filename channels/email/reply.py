@@ -25,6 +25,7 @@ REPLY_LANGUAGES = tuple(lang for lang in MAIL_LANGUAGES if lang != "david")
 #: what a forward with no comment of its own is handed on under
 FORWARDED = "[forwarded message]"
 HEADER_SPAN = 3  # a quote header a client wrapped over at most this many lines
+_NEVER = re.compile(r"(?!)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,6 +148,8 @@ def _unquoted_after(lines: list[str], start: int) -> list[str]:
         s = lines[i].strip()
         if s.startswith(">"):
             seen_quote = True
+        elif pat.LIST_RULE.match(s) or pat.DISCLAIMER.match(s):
+            break  # a list's or a server's footer: nobody's words
         elif seen_quote and not _quote_header(lines, i):
             kept.append(lines[i])
     return kept if any(x.strip() for x in kept) else []
@@ -182,18 +185,39 @@ def _leftover(line: str) -> bool:
 
 
 def _without_signature(text: str) -> str:
-    """mail-parser-reply's cut of signatures and disclaimers, on the answer alone."""
+    """mail-parser-reply's cut of signatures and disclaimers, on the answer alone (its
+    quote headers are ours to find: its header pattern is one that never matches)."""
     shelved, short = _shelve_long_lines(text)
     try:
-        parsed = ReplyText(text=short, languages=list(REPLY_LANGUAGES), keep_hyphen_lists=True)
+        parsed = ReplyText(
+            text=short,
+            languages=list(REPLY_LANGUAGES),
+            keep_hyphen_lists=True,
+            _header_regex=_NEVER,
+        )
         replies = parsed.read().replies
         latest = replies[0].body if replies else short
     except Exception:
         latest = short
-    kept = _trim_tail(latest.split("\n"))
+    original = short.split("\n")
+    kept = _trim_tail(_as_written(original, latest.split("\n")))
     if not _says_something(kept):  # a signature pattern took the answer with it
-        kept = _trim_tail(short.split("\n"))
+        kept = _trim_tail(original)
     return _SHELF.sub(lambda m: shelved[int(m.group(1))], "\n".join(kept))
+
+
+def _as_written(original: list[str], body: list[str]) -> list[str]:
+    """The lines of `original` that `body` keeps, as written: the reply parser strips
+    every line, which would lose the indentation of code and lists."""
+    want = [x.strip() for x in body]
+    j, first = 0, 0
+    for i, line in enumerate(original):
+        if j < len(want) and line.strip() == want[j]:
+            first = i if j == 0 else first
+            j += 1
+            if j == len(want):
+                return original[first : i + 1]
+    return body
 
 
 def _shelve_long_lines(text: str) -> tuple[list[str], str]:
