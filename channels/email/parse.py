@@ -11,6 +11,7 @@ Touches nothing but the standard library, html2text and its sibling modules.
 from __future__ import annotations
 
 import email
+import email.parser
 import email.policy
 import hashlib
 import itertools
@@ -28,6 +29,7 @@ from channels.email.reply import strip_reply
 _MSGID = re.compile(r"<[^<>\s]+>")
 _TAGS = re.compile(r"<[^>]*>")
 PART_TYPES_LIMIT = 200  # parts whose content types are kept for machine.py
+MAX_BOUNDARIES = 500  # more multipart boundaries than that: read the headers only
 
 
 @dataclass(slots=True)
@@ -73,10 +75,7 @@ class ParsedMail:
 
 def parse_mail(raw: bytes, max_chars: int, full_size: int | None = None) -> ParsedMail:
     """Parse `raw` (maybe only the first part of a mail of `full_size` bytes)."""
-    try:
-        msg = email.message_from_bytes(raw, policy=email.policy.compat32)
-    except Exception:  # the stdlib parser is lenient; this is belt and braces
-        msg = Message()
+    msg = _message(raw)
     mail = ParsedMail(message_id=_message_id(msg, raw), size=full_size or len(raw))
     mail.subject = header_text(msg, "subject")
     mail.sender_name, mail.sender = _from(msg)
@@ -94,6 +93,17 @@ def parse_mail(raw: bytes, max_chars: int, full_size: int | None = None) -> Pars
         text, mail.cut = text[:max_chars], True
     mail.text = text
     return mail
+
+
+def _message(raw: bytes) -> Message:
+    """The stdlib's parse; headers only for a mail nested deeper than any client nests
+    (the parser recurses once per level: thousands of levels cost a second, then fail)."""
+    deep = raw.count(b"boundary=") + raw.count(b"BOUNDARY=") > MAX_BOUNDARIES
+    try:
+        parser = email.parser.BytesParser(policy=email.policy.compat32)
+        return parser.parsebytes(raw, headersonly=deep)
+    except Exception:  # the stdlib parser is lenient; this is belt and braces
+        return Message()
 
 
 def header_text(msg: Message, name: str) -> str:

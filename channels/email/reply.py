@@ -179,8 +179,8 @@ def _leftover(line: str) -> bool:
     return (
         not s
         or s.startswith(">")
-        or s in ("--", "-- ", "__")
-        or bool(pat.RULE.match(s) or pat.SEPARATOR.match(s) or pat.MOBILE_FOOTER.match(s))
+        or bool(pat.LEFTOVER_RULE.match(s) or pat.SEPARATOR.match(s))
+        or bool(pat.MOBILE_FOOTER.match(s))
     )
 
 

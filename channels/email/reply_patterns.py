@@ -33,16 +33,19 @@ WROTE_VERBS = (
     r"yazdı",  # tr
     r"έγραψε",  # el
     r"scrie|a scris",  # ro
-    r"のメッセージ|は書きました|さんは書きました|wrote",  # ja
-    r"写道|寫道",  # zh
-    r"작성|님이 작성하였습니다|님이 씀",  # ko
 )
-_VERB = "(?:" + "|".join(WROTE_VERBS) + ")"
-#: "On <date>, <name> wrote:" and its translations: a verb near the end, a colon
-#: (or not), and a date, an address or a known opening word somewhere before it
+#: verbs of scripts without spaces between words: no word boundary around them
+CJK_VERBS = (
+    r"のメッセージ|は書きました|さんは書きました",  # ja
+    r"写道|寫道",  # zh
+    r"님이 작성하였습니다|님이 작성|님이 씀",  # ko
+)
+_VERB = rf"(?:(?<!\w)(?:{'|'.join(WROTE_VERBS)})(?!\w)|(?:{'|'.join(CJK_VERBS)}))"
+#: "On <date>, <name> wrote:" and its translations: the verb last, or the verb then the
+#: name and a colon; a date, an address or a known opening word somewhere before it
 WROTE = re.compile(
     r"^(?=.{0,400}$)(?=.*(?:\d|@|^(?:On|Am|Le|El|Il|Op|Em|Den|Dne|Dnia|På|Le)\s))"
-    rf".{{2,300}}?(?<!\w){_VERB}(?!\w)[^:：\n]{{0,120}}[:：]?\s*$",
+    rf".{{2,300}}?{_VERB}(?:[^\n]{{0,120}}[:：])?\s*$",
     re.IGNORECASE,
 )
 #: how the first line of a header a client wrapped opens: a known word, or a date
@@ -90,6 +93,8 @@ SEPARATOR = re.compile(rf"^{_SEP_EDGE}(?:{'|'.join(SEPARATOR_WORDS)}){_SEP_EDGE}
 FORWARD = re.compile(rf"^{_SEP_EDGE}(?:{'|'.join(FORWARD_WORDS)})\W{{0,40}}$", re.IGNORECASE)
 #: a line of dashes or underscores (Outlook's rule above its header block)
 RULE = re.compile(r"^\s*(?:[-_=]\s?){8,}\s*$")
+#: what a cut may leave at the end of the answer: a short rule, a signature delimiter
+LEFTOVER_RULE = re.compile(r"^[-_=*~\s]{2,}$")
 
 #: the "From:" line that opens an Outlook-style header block, per language
 FROM_WORDS = (
