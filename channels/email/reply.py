@@ -95,12 +95,15 @@ def _is_header(lines: list[str], i: int) -> bool:
     "---- On ... wrote ----", Gmail's "2017-11-24 16:32 GMT+01:00 Name <addr>:"."""
     parts: list[str] = []
     for line in lines[i : i + HEADER_SPAN]:
-        if len(line) > LONG_LINE or line.lstrip().startswith(">") or not line.strip():
+        wrapped_end = bool(parts) and line.strip() == ">:"  # "<ann@example.com" + ">:"
+        if len(line) > LONG_LINE or not line.strip():
+            return False
+        if line.lstrip().startswith(">") and not wrapped_end:
             return False
         if parts and (not pat.HEADER_START.match(parts[0]) or pat.HEADER_OPEN.match(line)):
             return False  # only a header's first line goes on below, not into another
         parts.append(line.strip())
-        joined = " ".join(parts).strip("-=* ")
+        joined = ("" if wrapped_end else " ").join(parts).strip("-=* ")
         if pat.WROTE.match(joined) or pat.DATED_ADDRESS.match(joined):
             return True
     return False
