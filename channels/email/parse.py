@@ -2,17 +2,19 @@
 
 Headers are read leniently (the compat32 policy keeps raw strings; decoding is ours
 and falls back to the raw text), the body prefers text/plain, else HTML converted
-to text (html2text). Quoted history and signatures are stripped with
-mail-parser-reply, attachments are kept with their decoded bytes, and the text handed on is
+to text (html2text). Quoted history and signatures are stripped by `reply.strip_reply`,
+attachments are kept with their decoded bytes, and the text handed on is
 capped. Nothing here raises: a broken mail becomes a mail with less in it.
-Touches nothing but the standard library and its two text libraries.
+Touches nothing but the standard library, html2text and its sibling modules.
 """
 
 from __future__ import annotations
 
 import email
+import email.parser
 import email.policy
 import hashlib
+import itertools
 import re
 from dataclasses import dataclass, field
 from email.header import decode_header, make_header
@@ -20,26 +22,14 @@ from email.message import Message
 from email.utils import getaddresses
 
 import html2text
-from mailparser_reply.parser import EmailMessage as ReplyText
+
+from channels.email.machine import MACHINE_HEADERS
+from channels.email.reply import strip_reply
 
 _MSGID = re.compile(r"<[^<>\s]+>")
 _TAGS = re.compile(r"<[^>]*>")
-_SHELF = re.compile(r"\x01(\d+)\x01")
-LONG_LINE = 200
-#: languages whose "On ... wrote:" headers and signatures mail-parser-reply knows
-REPLY_LANGUAGES = ("en", "de", "fr", "es", "it", "nl")
-#: the headers the safety filters read, kept raw and lower-cased by name
-SAFETY_HEADERS = (
-    "auto-submitted",
-    "precedence",
-    "list-id",
-    "list-unsubscribe",
-    "return-path",
-    "x-loop",
-    "x-autoreply",
-    "x-autorespond",
-    "content-type",
-)
+PART_TYPES_LIMIT = 200  # parts whose content types are kept for machine.py
+MAX_BOUNDARIES = 500  # more multipart boundaries than that: read the headers only
 
 
 @dataclass(slots=True)
@@ -63,6 +53,7 @@ class ParsedMail:
     references: list[str] = field(default_factory=list)
     headers: dict[str, str] = field(default_factory=dict)
     text: str = ""  # the new part of the mail: quotes and signature stripped, capped
+    part_types: list[str] = field(default_factory=list)  # content types of the parts
     attachments: list[Attachment] = field(default_factory=list)
     cut: bool = False
     size: int = 0
@@ -84,17 +75,15 @@ class ParsedMail:
 
 def parse_mail(raw: bytes, max_chars: int, full_size: int | None = None) -> ParsedMail:
     """Parse `raw` (maybe only the first part of a mail of `full_size` bytes)."""
-    try:
-        msg = email.message_from_bytes(raw, policy=email.policy.compat32)
-    except Exception:  # the stdlib parser is lenient; this is belt and braces
-        msg = Message()
+    msg = _message(raw)
     mail = ParsedMail(message_id=_message_id(msg, raw), size=full_size or len(raw))
     mail.subject = header_text(msg, "subject")
     mail.sender_name, mail.sender = _from(msg)
     mail.in_reply_to = _ids(msg, "in-reply-to")[:1]
     mail.references = _ids(msg, "references")
-    mail.headers = {name: header_text(msg, name) for name in SAFETY_HEADERS if name in msg}
+    mail.headers = {name: header_text(msg, name) for name in MACHINE_HEADERS if name in msg}
     body, mail.attachments = _body(msg)
+    mail.part_types = _part_types(msg)
     mail.cut = full_size is not None and full_size > len(raw)
     # bound the work the reply parser's regexes do, then the text handed on
     if len(body) > max_chars * 2:
@@ -104,6 +93,17 @@ def parse_mail(raw: bytes, max_chars: int, full_size: int | None = None) -> Pars
         text, mail.cut = text[:max_chars], True
     mail.text = text
     return mail
+
+
+def _message(raw: bytes) -> Message:
+    """The stdlib's parse; headers only for a mail nested deeper than any client nests
+    (the parser recurses once per level: thousands of levels cost a second, then fail)."""
+    deep = raw.count(b"boundary=") + raw.count(b"BOUNDARY=") > MAX_BOUNDARIES
+    try:
+        parser = email.parser.BytesParser(policy=email.policy.compat32)
+        return parser.parsebytes(raw, headersonly=deep)
+    except Exception:  # the stdlib parser is lenient; this is belt and braces
+        return Message()
 
 
 def header_text(msg: Message, name: str) -> str:
@@ -170,6 +170,16 @@ def _body(msg: Message) -> tuple[str, list[Attachment]]:
     return plain or "", attachments
 
 
+def _part_types(msg: Message) -> list[str]:
+    """The content types of every part, containers included (bounded: a report's
+    parts sit near the top)."""
+    try:
+        parts = itertools.islice(msg.walk(), PART_TYPES_LIMIT)
+        return list(dict.fromkeys(_content_type(p) for p in parts))
+    except Exception:
+        return []
+
+
 def _parts(msg: Message) -> list[Message]:
     try:
         return [p for p in msg.walk() if not p.is_multipart()]
@@ -230,44 +240,6 @@ def html_to_text(html: str) -> str:
         return converter.handle(html)
     except Exception:  # html2text on broken markup: fall back to dropping the tags
         return _TAGS.sub(" ", html)
-
-
-def strip_reply(text: str) -> str:
-    """The new part of a reply: no quoted history, no signature; the whole text when
-    stripping leaves nothing (a mail that is all quote says nothing new)."""
-    text = text.replace("\r\n", "\n").replace("\x00", "").replace("\x01", "")
-    shelved, short = _shelve_long_lines(text)
-    try:
-        parsed = ReplyText(text=short, languages=list(REPLY_LANGUAGES), keep_hyphen_lists=True)
-        replies = parsed.read().replies
-        latest = replies[0].body if replies else short
-    except Exception:
-        latest = short
-    latest = _SHELF.sub(lambda m: shelved[int(m.group(1))], _drop_quoted_tail(latest))
-    return latest.strip() or text.strip()
-
-
-def _shelve_long_lines(text: str) -> tuple[list[str], str]:
-    """Swap lines too long to be a "wrote:" header or a signature for short tokens.
-
-    The reply parser's header patterns backtrack badly on very long lines (seconds on
-    one 10 KB line); no real quote header is that long, so it never sees them.
-    """
-    shelved: list[str] = []
-    lines = text.split("\n")
-    for i, line in enumerate(lines):
-        if len(line) > LONG_LINE:
-            lines[i] = f"\x01{len(shelved)}\x01"
-            shelved.append(line.strip())
-    return shelved, "\n".join(lines)
-
-
-def _drop_quoted_tail(text: str) -> str:
-    """Drop a trailing block of `>` lines (a quote with no "wrote:" line above it)."""
-    lines = text.rstrip().split("\n")
-    while lines and (lines[-1].lstrip().startswith(">") or not lines[-1].strip()):
-        lines.pop()
-    return "\n".join(lines)
 
 
 def _size(n: int) -> str:

@@ -1,10 +1,9 @@
 """Who may talk to the bot by email, and which mail must never be answered.
 
 Email is open to the whole world, so the allow-list is deny-by-default
-(EMAIL_ALLOWED_SENDERS: addresses and `@domain`s). Machine mail is never answered:
-bounces, auto-replies (RFC 3834 Auto-Submitted, the common X-Autoreply headers),
-bulk and list mail, mail from our own address, mail carrying our own loop marker,
-and a sender who suddenly sends more than a person would (a loop with a responder
+(EMAIL_ALLOWED_SENDERS: addresses and `@domain`s). Machine mail is never answered
+(machine.py names why: bounces, auto-replies, reports, list mail, our own mail),
+nor a sender who suddenly sends more than a person would (a loop with a responder
 that marks nothing). `check` returns the reason to refuse, or None.
 Pure functions of a parsed mail, plus one small in-memory rate window.
 """
@@ -14,12 +13,11 @@ from __future__ import annotations
 import time
 from collections import defaultdict, deque
 
+from channels.email.machine import machine_reason
 from channels.email.parse import ParsedMail
 
 #: our outgoing mail carries `X-Loop: <our address>` (RFC 3834-style loop marker)
 LOOP_HEADER = "X-Loop"
-BOUNCE_LOCALPARTS = ("mailer-daemon", "mail-daemon", "postmaster-noreply", "bounce", "bounces")
-BULK_PRECEDENCE = ("bulk", "list", "junk", "auto_reply")
 WINDOW_SECONDS = 3600.0
 
 
@@ -29,39 +27,6 @@ def allowed(sender: str, allow: list[str]) -> bool:
         return False
     domain = "@" + sender.rsplit("@", 1)[1]
     return sender in allow or domain in allow
-
-
-def machine_reason(mail: ParsedMail, own_address: str) -> str | None:
-    """Why this mail is machine mail that no one should answer, or None."""
-    h = mail.headers
-    if mail.sender == own_address:
-        return "own address"
-    if own_address in h.get("x-loop", "").lower():
-        return "loop: our own mail came back"
-    if _is_bounce(mail):
-        return "bounce"
-    if h.get("auto-submitted", "no").split(";")[0].strip().lower() != "no":
-        return "auto-submitted"
-    if any(name in h for name in ("x-autoreply", "x-autorespond")):
-        return "auto-reply"
-    if h.get("precedence", "").strip().lower() in BULK_PRECEDENCE:
-        return "bulk/list precedence"
-    if "list-id" in h or "list-unsubscribe" in h:
-        return "mailing list"
-    return None
-
-
-def _is_bounce(mail: ParsedMail) -> bool:
-    if h := mail.headers.get("return-path"):
-        if h.strip() in ("<>", ""):
-            return True
-    if not mail.sender:
-        return True  # no usable From: a null sender
-    local = mail.sender.split("@", 1)[0]
-    if local in BOUNCE_LOCALPARTS:
-        return True
-    kind = mail.headers.get("content-type", "").lower()
-    return "multipart/report" in kind and "delivery-status" in kind
 
 
 class RateGuard:

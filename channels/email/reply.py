@@ -1,0 +1,238 @@
+"""The new part of a reply: quoted history, signatures and mobile footers stripped.
+
+`strip_reply` is the one entry point; parse.py calls it on the body it chose. It finds
+where the quoted history starts (reply_patterns: "On ... wrote:" in many languages and
+client shapes, separators, Outlook header blocks, `>` quotes), keeps what the person
+wrote above it (or, for a bottom-posted or interleaved answer, the person's lines between
+and below the quotes), passes a forward with no comment on marked as forwarded, then
+lets mail-parser-reply cut the signature. Pure functions of text, no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from mailparser_reply.constants import MAIL_LANGUAGES
+from mailparser_reply.parser import EmailMessage as ReplyText
+
+from channels.email import reply_patterns as pat
+
+_SHELF = re.compile(r"\x01(\d+)\x01")
+LONG_LINE = 200
+#: every language mail-parser-reply ships signatures for ("david" is a test fixture)
+REPLY_LANGUAGES = tuple(lang for lang in MAIL_LANGUAGES if lang != "david")
+#: what a forward with no comment of its own is handed on under
+FORWARDED = "[forwarded message]"
+HEADER_SPAN = 3  # a quote header a client wrapped over at most this many lines
+_NEVER = re.compile(r"(?!)")
+
+
+@dataclass(frozen=True, slots=True)
+class Cut:
+    """Where the quoted history starts: line `index`, and what kind of marker is there."""
+
+    index: int
+    kind: str  # "quote" | "header" | "separator" | "forward" | "block" | "footer"
+
+
+def strip_reply(text: str) -> str:
+    """The new part of a reply: no quoted history, no signature; the whole text when
+    stripping leaves nothing (a mail that is all quote says nothing new)."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "").replace("\x01", "")
+    lines = text.split("\n")
+    cut = find_cut(lines)
+    answer = lines if cut is None else _answer(lines, cut)
+    if answer and answer[0] == FORWARDED:
+        return "\n".join(answer).strip()
+    latest = _without_signature("\n".join(_trim_tail(answer)))
+    return latest.strip() or text.strip()
+
+
+def find_cut(lines: list[str]) -> Cut | None:
+    """The first line where quoted history starts, or None when there is none."""
+    for i, line in enumerate(lines):
+        if len(line) <= LONG_LINE and (kind := _marker(lines, i)):
+            return Cut(i, kind)
+    return None
+
+
+def _marker(lines: list[str], i: int) -> str | None:
+    s = lines[i].strip()
+    if not s:
+        return None
+    if s.startswith(">"):
+        return "quote"
+    if pat.FORWARD.match(s):
+        return "forward"
+    if pat.SEPARATOR.match(s):
+        return "separator"
+    if pat.DISCLAIMER.match(s) or pat.LIST_RULE.match(s):
+        return "footer"
+    if _opens_block(lines, i) or (pat.RULE.match(s) and _block_follows(lines, i)):
+        return "block"
+    return "header" if _is_header(lines, i) else None
+
+
+def _opens_block(lines: list[str], i: int) -> bool:
+    """`From: ...` followed by `Sent:`/`To:`/`Subject:` (inline or on the next lines)."""
+    s = lines[i].strip()
+    if not pat.FROM_LINE.match(s):
+        return False
+    if pat.BLOCK_INLINE.search(s[:LONG_LINE]):
+        return True
+    near = [x for x in lines[i + 1 : i + 6] if x.strip()][:3]
+    return any(len(x) <= LONG_LINE and pat.BLOCK_LINE.match(x.strip()) for x in near)
+
+
+def _block_follows(lines: list[str], i: int) -> bool:
+    near = [j for j in range(i + 1, min(i + 4, len(lines))) if lines[j].strip()][:2]
+    return any(_opens_block(lines, j) or _is_header(lines, j) for j in near)
+
+
+def _is_header(lines: list[str], i: int) -> bool:
+    """ "On <date>, <name> wrote:" (any language, wrapped over up to three lines), Zoho's
+    "---- On ... wrote ----", Gmail's "2017-11-24 16:32 GMT+01:00 Name <addr>:"."""
+    parts: list[str] = []
+    for line in lines[i : i + HEADER_SPAN]:
+        wrapped_end = bool(parts) and line.strip() == ">:"  # "<ann@example.com" + ">:"
+        if len(line) > LONG_LINE or not line.strip():
+            return False
+        if line.lstrip().startswith(">") and not wrapped_end:
+            return False
+        if parts and (not pat.HEADER_START.match(parts[0]) or pat.HEADER_OPEN.match(line)):
+            return False  # only a header's first line goes on below, not into another
+        parts.append(line.strip())
+        joined = ("" if wrapped_end else " ").join(parts).strip("-=* ")
+        if pat.WROTE.match(joined) or pat.DATED_ADDRESS.match(joined):
+            return True
+    return False
+
+
+def _answer(lines: list[str], cut: Cut) -> list[str]:
+    """What the person wrote, given where the quoted history starts."""
+    head = _trim_tail(lines[: cut.index])
+    if _says_something(head):
+        return head
+    below = _unquoted_after(lines, cut.index)
+    if head or below or cut.kind == "quote":
+        return head + below
+    return _forwarded(lines, cut.index)
+
+
+def _forwarded(lines: list[str], start: int) -> list[str]:
+    """A forward (or a quoted mail) with no comment: the forwarded mail itself, its
+    header lines kept (who wrote it, when), up to the history quoted inside it."""
+    body = start + 1
+    while body < len(lines) and _header_line(lines[body]):
+        body += 1
+    inner = find_cut(lines[body:])
+    end = len(lines) if inner is None else body + inner.index
+    return [FORWARDED, *_trim_tail(lines[start:end])]
+
+
+def _header_line(line: str) -> bool:
+    s = line.strip()
+    return not s or bool(pat.FROM_LINE.match(s) or pat.BLOCK_LINE.match(s))
+
+
+def _says_something(head: list[str]) -> bool:
+    """More than a greeting: "Hi," above a quote is not the answer."""
+    said = [x for x in head if x.strip()]
+    return any(not pat.GREETING.match(x) for x in said)
+
+
+def _unquoted_after(lines: list[str], start: int) -> list[str]:
+    """A bottom-posted or interleaved answer: the unquoted lines after `>` quotes,
+    without the quote headers between them."""
+    kept: list[str] = []
+    seen_quote = False
+    for i in range(start, len(lines)):
+        s = lines[i].strip()
+        if s.startswith(">"):
+            seen_quote = True
+        elif pat.LIST_RULE.match(s) or pat.DISCLAIMER.match(s):
+            break  # a list's or a server's footer: nobody's words
+        elif seen_quote and not _quote_header(lines, i):
+            kept.append(lines[i])
+    return kept if any(x.strip() for x in kept) else []
+
+
+def _quote_header(lines: list[str], i: int) -> bool:
+    """A header line that only introduces the next quote (nothing the person said)."""
+    s = lines[i].strip()
+    if not s or len(s) > LONG_LINE:
+        return False
+    nxt = next((x.strip() for x in lines[i + 1 : i + HEADER_SPAN + 1] if x.strip()), "")
+    header = _is_header(lines, i) or bool(pat.SEPARATOR.match(s))
+    return header and nxt.startswith(">")
+
+
+def _trim_tail(lines: list[str]) -> list[str]:
+    """Drop what a cut leaves behind at the end: blank lines, rules, separators,
+    a bare `>` quote, a mobile footer, a lone signature delimiter."""
+    out = list(lines)
+    while out and _leftover(out[-1]):
+        out.pop()
+    return out
+
+
+def _leftover(line: str) -> bool:
+    s = line.strip()
+    return (
+        not s
+        or s.startswith(">")
+        or bool(pat.LEFTOVER_RULE.match(s) or pat.SEPARATOR.match(s))
+        or bool(pat.MOBILE_FOOTER.match(s))
+    )
+
+
+def _without_signature(text: str) -> str:
+    """mail-parser-reply's cut of signatures and disclaimers, on the answer alone (its
+    quote headers are ours to find: its header pattern is one that never matches)."""
+    shelved, short = _shelve_long_lines(text)
+    try:
+        parsed = ReplyText(
+            text=short,
+            languages=list(REPLY_LANGUAGES),
+            keep_hyphen_lists=True,
+            _header_regex=_NEVER,
+        )
+        replies = parsed.read().replies
+        latest = replies[0].body if replies else short
+    except Exception:
+        latest = short
+    original = short.split("\n")
+    kept = _trim_tail(_as_written(original, latest.split("\n")))
+    if not _says_something(kept):  # a signature pattern took the answer with it
+        kept = _trim_tail(original)
+    return _SHELF.sub(lambda m: shelved[int(m.group(1))], "\n".join(kept))
+
+
+def _as_written(original: list[str], body: list[str]) -> list[str]:
+    """The lines of `original` that `body` keeps, as written: the reply parser strips
+    every line, which would lose the indentation of code and lists."""
+    want = [x.strip() for x in body]
+    j, first = 0, 0
+    for i, line in enumerate(original):
+        if j < len(want) and line.strip() == want[j]:
+            first = i if j == 0 else first
+            j += 1
+            if j == len(want):
+                return original[first : i + 1]
+    return body
+
+
+def _shelve_long_lines(text: str) -> tuple[list[str], str]:
+    """Swap lines too long to be a "wrote:" header or a signature for short tokens.
+
+    The reply parser's header patterns backtrack badly on very long lines (seconds on
+    one 10 KB line); no real quote header is that long, so it never sees them.
+    """
+    shelved: list[str] = []
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        if len(line) > LONG_LINE:
+            lines[i] = f"\x01{len(shelved)}\x01"
+            shelved.append(line.strip())
+    return shelved, "\n".join(lines)

@@ -1,0 +1,131 @@
+# ruff: noqa: RUF001  (quote headers in Cyrillic, Turkish and CJK scripts)
+"""The quote headers and thread shapes of each language and mail client, one at a time.
+
+Each case is a reply as the client lays it out: the person's answer, the client's
+quote header, the quoted mail. `strip_reply` must hand on exactly the answer.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from channels.email.reply import FORWARDED, strip_reply
+
+ANSWER = "Yes, ship it on Friday."
+QUOTE = "> Shall we ship on Friday?\n> Ann\n"
+
+HEADERS = {
+    "en-gmail": "On Mon, Jan 1, 2024 at 10:00 AM Ann Smith <ann@example.com> wrote:",
+    "en-gmail-wrapped": "On Mon, Jan 1, 2024 at 10:00 AM Ann Smith <\nann@example.com> wrote:",
+    "en-no-colon": "On Mon, Jan 1, 2024 at 10:00 AM Ann Smith <ann@example.com> wrote",
+    "en-apple": "On 1 Jan 2024, at 10:00, Ann Smith <ann@example.com> wrote:",
+    "en-yahoo": "On Monday, January 1, 2024, 10:00:00 AM GMT+1, Ann Smith <ann@example.com> wrote:",
+    "gmail-iso": "2017-11-24 16:32 GMT+01:00 Ann Smith <ann@example.com>:",
+    "zoho": "---- On Mon, 01 Jan 2024 10:00:00 +0100 Ann Smith <ann@example.com> wrote ----",
+    "de": "Am Mo., 1. Jan. 2024 um 10:00 Uhr schrieb Ann Smith <ann@example.com>:",
+    "de-wrapped": "Am Mo., 1. Jan. 2024 um 10:00 Uhr schrieb Ann Smith <\nann@example.com>:",
+    "de-split": "Am 01.01.2024 um 10:00 schrieb\nAnn Smith <ann@example.com>:",
+    "fr": "Le lun. 1 janv. 2024 à 10:00, Ann Smith <ann@example.com> a écrit :",
+    "fr-wrapped": "Le lun. 1 janv. 2024 à 10:00, Ann Smith <ann@example.com> a\nécrit :",
+    "es": "El lun, 1 ene 2024 a las 10:00, Ann Smith (<ann@example.com>) escribió:",
+    "it": "Il giorno lun 1 gen 2024 alle ore 10:00 Ann Smith <ann@example.com> ha\nscritto:",
+    "nl": "Op ma 1 jan. 2024 om 10:00 schreef Ann Smith <ann@example.com>:",
+    "nl-wrapped": "Op ma 1 jan. 2024 om 10:00 schreef Ann Smith <\nann@example.com>:",
+    "pt": "Em seg., 1 de jan. de 2024 às 10:00, Ann Smith <ann@example.com> escreveu:",
+    "ru": "пн, 1 янв. 2024 г. в 10:00, Ann Smith <ann@example.com>:",
+    "ru-android": '01.01.2024 10:00 пользователь "Ann Smith" <ann@example.com> написал:',
+    "uk": "пн, 1 січ. 2024 р. о 10:00 Ann Smith <ann@example.com> пише:",
+    "pl": "pon., 1 sty 2024 o 10:00 Ann Smith <ann@example.com> napisał(a):",
+    "cs": "po 1. 1. 2024 v 10:00 odesílatel Ann Smith <ann@example.com> napsal:",
+    "sv": "Den mån 1 jan. 2024 kl 10:00 skrev Ann Smith <ann@example.com>:",
+    "da": "man. 1. jan. 2024 kl. 10.00 skrev Ann Smith <ann@example.com>:",
+    "no": "man. 1. jan. 2024 kl. 10:00 skrev Ann Smith <ann@example.com>:",
+    "fi": "ma 1. tammik. 2024 klo 10.00 Ann Smith (ann@example.com) kirjoitti:",
+    "hu": "Ann Smith <ann@example.com> ezt írta (időpont: 2024. jan. 1., H, 10:00):",
+    "tr": "Ann Smith <ann@example.com>, 1 Oca 2024 Pzt, 10:00 tarihinde şunu yazdı:",
+    "ja": "2024年1月1日(月) 10:00 Ann Smith <ann@example.com>:",
+    "zh": "Ann Smith <ann@example.com> 于2024年1月1日周一 10:00写道：",
+    "ko": "2024년 1월 1일 (월) 오전 10:00, Ann Smith <ann@example.com>님이 작성:",
+}
+
+
+@pytest.mark.parametrize("shape", sorted(HEADERS))
+def test_a_quote_header_in_each_language_and_client_ends_the_answer(shape: str) -> None:
+    mail = f"{ANSWER}\n\n{HEADERS[shape]}\n\n{QUOTE}"
+    assert strip_reply(mail) == ANSWER
+
+
+@pytest.mark.parametrize("shape", sorted(HEADERS))
+def test_the_header_is_found_below_the_answer_without_a_blank_line(shape: str) -> None:
+    assert strip_reply(f"{ANSWER}\n{HEADERS[shape]}\n{QUOTE}") == ANSWER
+
+
+BLOCKS = {
+    "outlook-en": "________________________________\nFrom: Ann Smith <ann@example.com>\n"
+    "Sent: Monday, January 1, 2024 10:00 AM\nTo: Bob <bob@example.com>\nSubject: Ship?",
+    "outlook-de": "-----Ursprüngliche Nachricht-----\nVon: Ann Smith <ann@example.com>\n"
+    "Gesendet: Montag, 1. Januar 2024 10:00\nAn: Bob\nBetreff: Ship?",
+    "outlook-de-bold": "*Von:* Ann Smith <ann@example.com>\n*Gesendet:* Montag, 1. Januar 2024\n"
+    "*An:* Bob\n*Betreff:* Ship?",
+    "outlook-fr": "De : Ann Smith <ann@example.com>\nEnvoyé : lundi 1 janvier 2024 10:00\n"
+    "À : Bob\nObjet : Ship?",
+    "outlook-es": "De: Ann Smith <ann@example.com>\nEnviado: lunes, 1 de enero de 2024 10:00\n"
+    "Para: Bob\nAsunto: Ship?",
+    "outlook-it": "Da: Ann Smith <ann@example.com>\nInviato: lunedì 1 gennaio 2024 10:00\n"
+    "A: Bob\nOggetto: Ship?",
+    "outlook-nl": "Van: Ann Smith <ann@example.com>\nVerzonden: maandag 1 januari 2024 10:00\n"
+    "Aan: Bob\nOnderwerp: Ship?",
+    "outlook-ru": "От: Ann Smith <ann@example.com>\nОтправлено: 1 января 2024 г. 10:00\n"
+    "Кому: Bob\nТема: Ship?",
+    "outlook-flat": "From: Ann Smith Sent: Monday, January 1, 2024 To: Bob Subject: Ship?",
+    "original-fr": "-------- Message d'origine --------",
+    "original-es": "-------- Mensaje original --------",
+    "original-en": "-----Original Message-----",
+}
+
+
+@pytest.mark.parametrize("shape", sorted(BLOCKS))
+def test_outlook_blocks_and_separators_end_the_answer(shape: str) -> None:
+    mail = f"{ANSWER}\n\n{BLOCKS[shape]}\n\nShall we ship on Friday?\nAnn\n"
+    assert strip_reply(mail) == ANSWER
+
+
+def test_a_bottom_posted_answer_is_kept_not_the_greeting() -> None:
+    header = "On Mon, Jan 1, 2024 at 10:00 AM Ann <ann@example.com> wrote:"
+    mail = f"Hi Ann,\n\n{header}\n{QUOTE}\n{ANSWER}\n"
+    assert strip_reply(mail) == f"Hi Ann,\n\n{ANSWER}"
+    assert strip_reply(f"{QUOTE}\n{ANSWER}\n") == ANSWER  # Thunderbird: quote first
+
+
+def test_an_interleaved_answer_keeps_every_line_the_person_wrote() -> None:
+    mail = (
+        "On Mon, Jan 1, 2024 at 10:00 AM Ann <ann@example.com> wrote:\n"
+        "> Ship on Friday?\n\nYes.\n\n> And the docs?\n\nDone, see the wiki.\n\n-- \nBob\n"
+    )
+    assert strip_reply(mail) == "Yes.\n\n\nDone, see the wiki."
+
+
+def test_a_forward_with_no_comment_passes_the_forwarded_mail_on_marked() -> None:
+    mail = (
+        "---------- Forwarded message ---------\nFrom: Ann <ann@example.com>\n"
+        "Date: Mon, Jan 1, 2024 at 10:00 AM\nSubject: Ship?\nTo: Bob <bob@example.com>\n\n"
+        "Shall we ship on Friday?\n"
+    )
+    text = strip_reply(mail)
+    assert text.startswith(FORWARDED) and text.endswith("Shall we ship on Friday?")
+    assert "From: Ann <ann@example.com>" in text
+
+
+def test_leftover_separators_and_mobile_footers_are_removed() -> None:
+    for footer in ("Sent from my iPhone", "Von meinem iPhone gesendet", "Envoyé de mon iPad"):
+        assert strip_reply(f"{ANSWER}\n\n{footer}\n\n-----\n{QUOTE}") == ANSWER
+    assert strip_reply(f"{ANSWER}\n\nSent from my desk, which is easier.") == (
+        f"{ANSWER}\n\nSent from my desk, which is easier."
+    )
+
+
+def test_body_lines_that_only_look_like_headers_are_kept() -> None:
+    text = "On Thursday I wrote the report.\nFrom: the team's point of view it is done.\nThanks"
+    assert strip_reply(text).startswith("On Thursday I wrote the report.\nFrom: the team's")
+    code = "Run this:\n\n    make test\n    make deploy\n"
+    assert strip_reply(code) == "Run this:\n\n    make test\n    make deploy"
