@@ -239,7 +239,8 @@ class ApprovalDesk:
             self.events.emit(
                 "approval.decided", row.agent, approval_id=row.id, tool=row.tool,
                 conversation=row.conversation, person=row.requester,
-                person_id=row.requester_id, decider=who, decider_id=decider_id, how=how,
+                person_id=row.requester_id, args_digest=args_digest(row.args), decider=who,
+                decider_id=decider_id, how=how,
                 outcome="timeout" if how == "timeout" else "approved" if approve else "denied",
                 reason=reason,
             )  # fmt: skip

@@ -21,6 +21,7 @@ from typing import Any
 from bot.events import Event, EventLog
 from bot.people import who
 from bot.schema import AuditLine
+from bot.status import table
 from bot.store import Store
 
 AUDITED = frozenset(
@@ -104,3 +105,13 @@ def describe(line: AuditLine) -> tuple[str, ...]:
 
 HEADERS = ("time (UTC)", "event", "conversation", "person", "agent", "tool / action",
            "args", "decided by", "outcome")  # fmt: skip
+
+
+def report(store: Store, since: str | None, as_json: bool) -> str:
+    """`switchboard audit`: a readable table, or one JSON object per line."""
+    lines = recent(store, since)
+    if as_json:
+        return "\n".join(json.dumps(line.to_json(), ensure_ascii=False) for line in lines)
+    if not lines:
+        return "No audit lines" + (f" in the last {since}." if since else " yet.")
+    return table(HEADERS, [describe(line) for line in lines])
