@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from bot import redact
 from config.settings import Settings, SettingsError, load_settings, require_llm
 
 if TYPE_CHECKING:
@@ -91,6 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    redact.install(settings)
     return _serve(settings, channels, _reloader(args))
 
 
@@ -204,3 +206,4 @@ def _log_to_file(settings: Settings) -> None:
         level=logging.INFO,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    redact.install(settings)
