@@ -361,3 +361,32 @@ def test_the_routers_first_look_never_hides_an_answer() -> None:
     for chatter in ["", "  ", "@parker note 1", "please approve", "ok", "déjà vu", "¿deny?"]:
         assert not could_be_answer(chatter) or parse_answer(chatter) is None
     assert not could_be_answer("@parker note 1") and not could_be_answer("hello")
+
+
+def test_who_may_decide_across_platforms() -> None:
+    """Empty SWITCHBOARD_APPROVERS: anyone but the requester (recognised on any of their
+    listed ids), the terminal always; listed approvers: only they, their own call too."""
+    from bot.approvals import NOT_AN_APPROVER, NOT_YOUR_OWN, Decider, refusal
+    from bot.people import People
+    from bot.store_approvals import ApprovalRow
+    from config.entries import PersonConfig
+
+    people = People([PersonConfig(name="Ann", slack=["UANN"], email=["ann@x.org"])], None, "UTC")
+
+    def decider(channel: str, ident: str, display: str = "") -> Decider:
+        sender = Sender(ident, display or ident)
+        person = people.resolve(channel, sender)
+        return Decider.of(channel, sender, person.name if person.listed else None, "reply")
+
+    row = ApprovalRow("a1", "coordinator", "slack:C1/1", "coordinator", "ops__x", {}, "t",
+                      "slack:C1/1", requester="Ann", requester_id="slack:UANN")  # fmt: skip
+    assert refusal([], decider("slack", "UANN"), row) == NOT_YOUR_OWN
+    assert refusal([], decider("email", "ANN@x.org"), row) == NOT_YOUR_OWN  # same person
+    assert refusal([], decider("slack", "UBOB", "Ann"), row) is None  # a display name is no one
+    assert refusal([], decider("terminal", "ann"), row) is None
+    assert refusal(["Ann"], decider("email", "ann@x.org"), row) is None  # a listed approver
+    assert refusal(["UBOB"], decider("slack", "UEVE"), row) == NOT_AN_APPROVER
+    unlisted = ApprovalRow("a2", "coordinator", "slack:C1/1", "coordinator", "ops__x", {}, "t",
+                           "slack:C1/1", requester="UEVE", requester_id="slack:UEVE")  # fmt: skip
+    assert refusal([], decider("slack", "UEVE"), unlisted) == NOT_YOUR_OWN
+    assert decider("email", "ANN@x.org").platform_id == "email:ann@x.org"
