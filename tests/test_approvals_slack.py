@@ -19,7 +19,7 @@ RESTART = 'call ops__restart_service {"service": "api"}'
 
 def settings_for(tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack, mode: str = "socket",
                  **env: str) -> Any:  # fmt: skip
-    entry = stdio_entry("ops", tmp_path / "calls.jsonl", approval=["restart_*"])
+    entry = stdio_entry("ops", tmp_path / "calls.jsonl", approval=["restart_*", "run_*"])
     return tools_settings(
         tmp_path, fake, [entry], **slack.env(mode), SLACK_PACE_SECONDS="0.02", **env
     )
@@ -164,3 +164,22 @@ async def test_markup_in_arguments_shows_as_text_on_slack(
             assert "<https://evil.test" not in text and "<@UBOSS>" not in text
             assert "<!channel>" not in text and text.count("```") == 2
             assert "[click me](https://evil.test/x)" in text
+
+
+async def test_a_long_argument_is_attached_in_full_and_the_buttons_stay(
+    tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack
+) -> None:
+    fake.responder = caller
+    args = {"padding": "p" * 4000, "sql": "DROP TABLE payroll"}
+    async with slack_app(settings_for(tmp_path, fake, slack)) as (app, _):
+        await app.mcp.wait_connected(30)
+        slack.post(f"{MENTION} call ops__run_query {json.dumps(args)}", channel="C1")
+        await slack.until(posted("Approval needed"), 30)
+        request = post_with(slack, "Approval needed")
+        assert request["blocks"][-1]["type"] == "actions"
+        assert '"sql": "DROP TABLE payroll"' in request["blocks"][0]["text"]["text"]
+        await slack.until(lambda s: bool(s.uploads), 30)
+        ((sent,),) = [u["files"] for u in slack.uploads]
+        assert sent["name"] == "ops__run_query-arguments.json"
+        assert json.loads(sent["data"]) == args
+        assert slack.uploads[0]["thread_ts"] == request["thread_ts"]
