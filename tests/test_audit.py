@@ -131,3 +131,29 @@ def test_durations() -> None:
 
 def _env(settings: Any) -> dict[str, str]:
     return {"SWITCHBOARD_DATA_DIR": str(settings.data_dir)}
+
+
+def test_an_older_approvals_table_gains_the_new_columns(tmp_path: Path) -> None:
+    """A data dir from before: its pending approval still reads, with no requester."""
+    db = tmp_path / "switchboard.db"
+    old = sqlite3.connect(db)
+    old.executescript(
+        "CREATE TABLE approvals (id TEXT PRIMARY KEY, agent TEXT NOT NULL,"
+        " conversation TEXT NOT NULL, speaker TEXT NOT NULL, tool TEXT NOT NULL,"
+        " args TEXT NOT NULL, tool_use_id TEXT NOT NULL, target TEXT NOT NULL,"
+        " refs TEXT NOT NULL DEFAULT '[]', status TEXT NOT NULL,"
+        " settled INTEGER NOT NULL DEFAULT 0, requested_at REAL NOT NULL, deadline REAL,"
+        " decided_by TEXT, reason TEXT, decided_at REAL, held TEXT NOT NULL DEFAULT '{}');"
+        "INSERT INTO approvals (id, agent, conversation, speaker, tool, args, tool_use_id,"
+        " target, status, requested_at) VALUES ('a1', 'coordinator', 'terminal',"
+        " 'coordinator', 'ops__x', '{}', 't', 'terminal', 'pending', 1.0);"
+    )
+    old.close()
+    store = Store(db)
+    try:
+        (row,) = store.approvals.pending()
+        assert (row.id, row.requester, row.decider_id, row.how) == ("a1", None, None, None)
+        assert store.approvals.decide("a1", True, "Bob", None, "slack:UBOB", "button")
+        assert store.approvals.get("a1").decider_id == "slack:UBOB"  # type: ignore[union-attr]
+    finally:
+        store.close()
