@@ -66,6 +66,8 @@ async def test_every_step_of_a_gated_call_is_audited_with_platform_ids_and_no_co
     table = _run(["audit", "--since", "2h"], _env(settings), tmp_path).stdout
     assert "slack:UBOB via button" in table and "UANN (slack:UANN)" not in table
     assert "slack:UANN" in table and "approval.decided" in table
+    bad = _run(["audit", "--since", "yesterday"], _env(settings), tmp_path)
+    assert bad.returncode == 2 and "not a duration" in bad.stderr
 
 
 async def test_the_log_is_append_only_and_survives_a_restart(
