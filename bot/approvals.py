@@ -180,8 +180,8 @@ class ApprovalDesk:
         return True
 
     def refused(self, decider: Decider, row: ApprovalRow) -> str | None:
-        """Why `decider` may not decide `row` (the email channel adds its own checks of
-        the reply's code here), or None."""
+        """Why `decider` may not decide `row`, or None (every path asks here, so a check
+        of an email reply's request code belongs here too)."""
         return refusal(self.approvers, decider, row)
 
     def click(
