@@ -5,6 +5,9 @@ the node loop writes in its checkpoint (the conversation with the tool_use, the
 approval row, the message asking a person), then the agent waits on the desk
 (bot/approvals.py) for the decision. The same tool_use then gets its tool_result:
 the tool's own output when approved, an error "denied by <who>: <reason>" when not.
+The request records whose conversation asked (the person and their platform id: they
+may not approve it themselves unless they are a listed approver), keeps the arguments
+in the tool's schema order, and attaches them in full when a value is too long to show.
 
 Exactly once, fail closed: the decision is a guarded UPDATE before anything runs; an
 approved call is claimed (`approved -> running`, committed) before it is sent, so a
@@ -27,9 +30,12 @@ from agents.mcp.registry import SEPARATOR, McpRegistry, McpTool
 from agents.services import AgentInfo, Services
 from agents.step import Step
 from agents.tools import ToolResult, result_block
+from bot.approval_text import arguments_file, file_name, needs_file, ordered, timeout_reason
 from bot.approvals import request_text
+from bot.audit import args_digest
 from bot.bus import Mail
-from bot.messages import BusMessage, Outbound, Target
+from bot.messages import Attachment, BusMessage, Outbound, Target
+from bot.people import who
 from bot.store_approvals import ApprovalRow
 
 if TYPE_CHECKING:
@@ -43,6 +49,7 @@ UNKNOWN = (
 )
 NOT_OFFERED = "Error: {tool} was approved but its server is not available now; it was not run."
 SERVER_WAIT = 30.0
+ARGS_DIR = "approvals"  # below the data dir: the arguments files requests attach
 
 
 @dataclass(slots=True)
@@ -72,6 +79,8 @@ class Approvals:
         self, info: AgentInfo, tool: McpTool, args: dict[str, Any], step: Step
     ) -> ToolResult:
         target = step.human if step.conversation is not None else (self.via or step.human)
+        people = self.services.human.people
+        asker = people.speaker_of(step.conversation)
         now = time.time()
         row = ApprovalRow(
             id=uuid.uuid4().hex[:12],
@@ -79,17 +88,31 @@ class Approvals:
             conversation=step.conversation or str(target),
             speaker=step.speaker,
             tool=tool.spec.name,
-            args=args,
+            args=ordered(args, tool.spec.schema),
             tool_use_id="",
             target=str(target),
             requested_at=now,
             deadline=now + self.timeout if self.timeout else None,
+            requester=asker.name if asker is not None else None,
+            requester_id=people.speaker_id_of(step.conversation),
         )
         request = Outbound(
             step.speaker, target, request_text(row), step.conversation,
             meta={"approval_id": row.id, "subject": f"Approval needed: {row.tool}"},
+            attachments=self._attached(row),
         )  # fmt: skip
         return ToolResult("", approval=ApprovalAsk(row, request))
+
+    def _attached(self, row: ApprovalRow) -> list[Attachment]:
+        """The arguments in full, as a file, when the request cannot show them all."""
+        if not needs_file(row):
+            return []
+        data = arguments_file(row.args)
+        relative = f"{ARGS_DIR}/{row.id}-arguments.json"
+        path = self.services.data_dir / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        return [Attachment(file_name(row), "application/json", len(data), path=relative)]
 
     def hold(
         self,
@@ -141,8 +164,7 @@ class Approvals:
             if row.status == "pending":
                 await self._wait(row)
             elif row.status == "denied":
-                reason = f": {row.reason}" if row.reason else ""
-                return row, ToolResult(f"Error: denied by {row.decided_by}{reason}", is_error=True)
+                return row, ToolResult(denial(row), is_error=True)
             elif row.status == "approved":
                 with store.tx():
                     claimed = store.approvals.start(row.id)
@@ -160,8 +182,8 @@ class Approvals:
             async with asyncio.timeout(max(0.0, row.deadline - time.time())):
                 await wake.wait()
         except TimeoutError:
-            reason = f"no decision within {self.timeout:g} s (SWITCHBOARD_APPROVAL_TIMEOUT_SECONDS)"
-            self.desk.decide(row.id, False, "nobody", reason)
+            reason = timeout_reason(self.timeout or 0.0)
+            self.desk.decide(row.id, False, "nobody", reason, how="timeout")
 
     async def _run(self, row: ApprovalRow) -> ToolResult:
         started = time.perf_counter()
@@ -174,6 +196,8 @@ class Approvals:
             "tool.called", row.agent, tool=row.tool, approval_id=row.id,
             ms=round((time.perf_counter() - started) * 1000, 2), ok=not result.is_error,
             error=result.text[:300] if result.is_error else None,
+            conversation=row.conversation, person=row.requester, person_id=row.requester_id,
+            args_digest=args_digest(row.args), outcome="error" if result.is_error else "ok",
         )  # fmt: skip
         return result
 
@@ -184,3 +208,11 @@ class Approvals:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(client.connected.wait(), SERVER_WAIT)
         return self.registry.offered.get(name)
+
+
+def denial(row: ApprovalRow) -> str:
+    """The error the model gets for a denied call (a timeout says so)."""
+    if row.how == "timeout":
+        return f"Error: {row.reason}"
+    reason = f": {row.reason}" if row.reason else ""
+    return f"Error: denied by {who(row.decided_by, row.decider_id)}{reason}"

@@ -22,6 +22,7 @@ from agents.llm import CallLabel, LLMResponse, ModelError, ModelUnavailable
 from agents.services import Services
 from agents.step import Effects, Step
 from agents.tools import Toolbox, ToolResult, result_block
+from bot.audit import args_digest
 from bot.bus import Mail
 from bot.clock import now_line
 from bot.messages import COORDINATOR, FROM_PERSON, BusMessage, Outbound, Target
@@ -95,6 +96,15 @@ def render(mail: Mail) -> str:
         "task": "[Scheduled task]",
     }.get(msg.kind, f"[Message from {msg.sender}]")
     return f"{label}: {msg.text}"
+
+
+def call_outcome(result: ToolResult) -> str:
+    """A tool call's outcome as the audit log names it."""
+    if result.approval is not None:
+        return "approval"
+    if result.park is not None:
+        return "parked"
+    return "error" if result.is_error else "ok"
 
 
 class NodeLoop:
@@ -262,9 +272,13 @@ class NodeLoop:
         return approvals is not None and await approvals.resume(self, conv)
 
     async def _call(self, call: dict[str, Any], conv: Conversation) -> ToolResult:
-        """One tool call, recorded as `tool.called` (agent, tool, duration, ok or error)."""
+        """One tool call, recorded as `tool.called` (agent, tool, duration, ok or error;
+        for the audit log: whose conversation, a digest of the arguments, the outcome)."""
         started = time.perf_counter()
-        result = await self.toolbox.call(call["name"], call.get("input"), self.step(conv))
+        step = self.step(conv)
+        result = await self.toolbox.call(call["name"], call.get("input"), step)
+        people = self.services.human.people
+        person = people.speaker_of(step.conversation)
         self.services.events.emit(
             "tool.called",
             self.agent_id,
@@ -273,6 +287,11 @@ class NodeLoop:
             ok=not result.is_error,
             error=result.text[:300] if result.is_error else None,
             parked=result.park is not None or None,
+            conversation=step.conversation,
+            person=person.name if person is not None else None,
+            person_id=people.speaker_id_of(step.conversation),
+            args_digest=args_digest(call.get("input")),
+            outcome=call_outcome(result),
         )
         return result
 

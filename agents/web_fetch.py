@@ -1,9 +1,10 @@
 """The built-in `web_fetch(url)` tool: a page as readable text, never a way inside.
 
 Every hop (the URL, then each redirect, followed by hand) is resolved first and every
-address it resolves to is checked: loopback, private, link-local (the cloud metadata
-address 169.254.169.254 among them), unspecified, multicast and reserved addresses
-are refused unless the host is in SWITCHBOARD_FETCH_ALLOW_HOSTS. The connection then
+address it resolves to is checked: every address that is not globally routable
+(loopback, private, link-local with the cloud metadata address 169.254.169.254,
+shared 100.64.0.0/10, 6to4, site-local, IPv4 reached through IPv4-mapped or NAT64
+IPv6) is refused unless the host is in SWITCHBOARD_FETCH_ALLOW_HOSTS. The connection then
 goes to the checked address itself (Host header and TLS name kept), so a name that
 resolves differently a moment later (DNS rebinding) cannot slip through. Size and time
 are capped; HTML becomes text with html2text. Certificates are checked against the
@@ -50,9 +51,10 @@ class FetchLimits:
 
 
 def refused_address(ip: Address) -> str | None:
-    """Why this address is not for web_fetch, or None."""
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
+    """Why this address is not for web_fetch, or None: anything not globally routable
+    (`is_global`), and the IPv6 forms that carry a local IPv4 address or that the
+    standard library still counts as global (6to4, site-local)."""
+    ip = _embedded(ip)
     for kind, flag in (
         ("loopback", ip.is_loopback),
         ("link-local", ip.is_link_local),
@@ -60,10 +62,27 @@ def refused_address(ip: Address) -> str | None:
         ("private", ip.is_private),
         ("multicast", ip.is_multicast),
         ("reserved", ip.is_reserved),
+        ("site-local", isinstance(ip, ipaddress.IPv6Address) and ip.is_site_local),
+        ("6to4", ip in _SIX_TO_FOUR),
+        ("not globally routable", not ip.is_global),
     ):
         if flag:
             return kind
     return None
+
+
+_SIX_TO_FOUR = ipaddress.ip_network("2002::/16")
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")
+
+
+def _embedded(ip: Address) -> Address:
+    """The IPv4 address an IPv4-mapped or well-known NAT64 IPv6 address reaches."""
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return ip.ipv4_mapped
+        if ip in _NAT64:
+            return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+    return ip
 
 
 async def resolve(host: str, port: int) -> list[Address]:

@@ -33,6 +33,7 @@ from agents.services import Limits, Services
 from agents.team import Team
 from agents.trigger_tools import trigger_tools
 from agents.web_fetch import FetchLimits, WebFetch
+from bot.audit import AuditLog
 from bot.bus import Bus
 from bot.channel import Channel
 from bot.channel_context import ChannelContext
@@ -104,6 +105,7 @@ class App:
         s.data_dir.mkdir(parents=True, exist_ok=True)
         self.events = EventLog(s.data_dir / "events.jsonl")
         self.store = Store(s.db_path, report=self._corrupt_row)
+        AuditLog(self.store).attach(self.events)  # before anything can emit
         self.bus = Bus(self.store)
         home = Target.parse(s.home) if s.home else None
         self.human = HumanNode(

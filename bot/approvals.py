@@ -2,32 +2,39 @@
 
 Core state lives in the store (`bot/store_approvals.py`); the desk keeps the pending
 requests the router needs in memory, reads answers (`approve` / `deny <reason>` as a
-reply in the request's thread, email reply or terminal line; buttons call `decide`
-directly), checks who may decide, and records each decision once: the guarded
-UPDATE, the notice saying who decided, and the wake-up of the waiting agent. The
-decision is never a message to the model: the waiting agent reads the row.
+reply in the request's thread, email reply or terminal line; buttons call `click`),
+checks who may decide, and records each decision once: the guarded UPDATE with the
+decider's resolved person, platform id and how they decided, the notice saying so, and
+the wake-up of the waiting agent. The decision is never a message to the model: the
+waiting agent reads the row.
+
+Who may decide: a listed approver (SWITCHBOARD_APPROVERS), the requester included;
+with no approvers listed, anyone allowed to talk to the bot except the person whose
+conversation asked for the call, and the terminal always. A button counts only in the
+conversation its request was posted in (a payload replayed elsewhere is refused).
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Literal
 
+from bot.approval_text import decision_text, request_text
+from bot.audit import args_digest
 from bot.events import EventLog
-from bot.messages import Inbound, Outbound, Sender, Target
+from bot.messages import Inbound, Outbound, Sender, Target, TargetError
+from bot.people import platform_id
 from bot.router import latest_waiting
 from bot.store import Store
-from bot.store_approvals import ApprovalRow
+from bot.store_approvals import ApprovalRow, How
 
 SPEAKER = "switchboard"
 _APPROVE = re.compile(r"^\s*(?:approve|approved)\s*[.!]?\s*$", re.IGNORECASE)
 _DENY = re.compile(r"^\s*(?:deny|denied)\b[\s:,.-]*(.*)$", re.IGNORECASE | re.DOTALL)
-ARGS_SHOWN = 1500
+TERMINAL = "terminal"
 
 Outcome = Literal["decided", "already", "unknown", "refused"]
 
@@ -54,6 +61,36 @@ def parse_answer(text: str) -> Answer | None:
     denied = _DENY.match(text)
     if denied:
         return Answer(False, denied.group(1).strip() or None)
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Decider:
+    """Who decides: the resolved person (a listed person's name, else the sender's id),
+    their platform id (`slack:U123`, `email:ann@example.com`, `terminal`), and how."""
+
+    name: str
+    platform_id: str
+    how: How
+    sender: Sender
+    listed: str | None = None  # the `[[people]]` name, when the sender is a listed person
+
+    @classmethod
+    def of(cls, channel: str, sender: Sender, person: str | None, how: How) -> Decider:
+        ident = platform_id(channel, sender.id)
+        return cls(person or sender.id, ident, how, sender, person)
+
+
+def refusal(approvers: Iterable[str], decider: Decider, row: ApprovalRow) -> str | None:
+    """Why this person may not decide this call, or None."""
+    listed = [a for a in approvers if a.strip()]
+    if listed:
+        return None if may_decide(listed, decider.sender, decider.listed) else NOT_AN_APPROVER
+    if decider.platform_id == TERMINAL:
+        return None
+    asked_by = {row.requester_id, row.requester} - {None, ""}
+    if asked_by & {decider.platform_id, decider.listed}:
+        return NOT_YOUR_OWN
     return None
 
 
@@ -90,8 +127,10 @@ class ApprovalDesk:
         self.say(request)
         self.pending[row.id] = row
         self.events.emit(
-            "approval.requested", row.agent, approval_id=row.id, tool=row.tool, target=row.target
-        )
+            "approval.requested", row.agent, approval_id=row.id, tool=row.tool,
+            target=row.target, conversation=row.conversation, person=row.requester,
+            person_id=row.requester_id, args_digest=args_digest(row.args), outcome="pending",
+        )  # fmt: skip
 
     def delivered(self, approval_id: str, refs: list[str], platform_id: str | None) -> None:
         """The request was posted: its thread references, and its own message id (kept as
@@ -131,26 +170,36 @@ class ApprovalDesk:
             if unasked:
                 self._note(msg.reply_to, msg.conversation, NOTHING_PENDING)
             return unasked
-        if not may_decide(self.approvers, msg.sender, person):
-            self._note(msg.reply_to, msg.conversation, NOT_AN_APPROVER)
+        decider = Decider.of(msg.channel, msg.sender, person, _HOW.get(msg.channel, "reply"))
+        why = self.refused(decider, row)
+        if why is not None:
+            self._note(msg.reply_to, msg.conversation, why)
             return True
-        self.decide(row.id, answer.approve, person or msg.sender.display, answer.reason)
+        self.decide(row.id, answer.approve, decider.name, answer.reason,
+                    decider_id=decider.platform_id, how=decider.how)  # fmt: skip
         return True
 
+    def refused(self, decider: Decider, row: ApprovalRow) -> str | None:
+        """Why `decider` may not decide `row`, or None (every path asks here, so a check
+        of an email reply's request code belongs here too)."""
+        return refusal(self.approvers, decider, row)
+
     def click(
-        self,
-        approval_id: str,
-        approve: bool,
-        sender: Sender,
-        person: str | None,
-        *,
-        shown: bool = False,
+        self, approval_id: str, approve: bool, decider: Decider, where: str, *, shown: bool = False
     ) -> tuple[Outcome, str]:
-        """A button: (outcome, the text to show) -- the decision, or a private note.
-        `shown`: the channel updates the request message itself (Discord's answer)."""
-        if not may_decide(self.approvers, sender, person):
-            return "refused", NOT_AN_APPROVER
-        outcome = self.decide(approval_id, approve, person or sender.display, None, shown=shown)
+        """A button clicked in channel (or thread) `where`: (outcome, the text to show) --
+        the decision, or a private note. `shown`: the channel updates the request
+        message itself (Discord's answer)."""
+        row = self.store.approvals.get(approval_id)
+        if row is None:
+            return "unknown", ALREADY_DECIDED
+        if not posted_in(row, decider.platform_id.split(":", 1)[0], where):
+            return "refused", NOT_HERE
+        why = self.refused(decider, row)
+        if why is not None:
+            return "refused", why
+        outcome = self.decide(approval_id, approve, decider.name, None, shown=shown,
+                              decider_id=decider.platform_id, how=decider.how)  # fmt: skip
         if outcome != "decided":
             return outcome, ALREADY_DECIDED
         row = self.store.approvals.get(approval_id)
@@ -167,21 +216,35 @@ class ApprovalDesk:
         )
 
     def decide(
-        self, approval_id: str, approve: bool, who: str, reason: str | None, *, shown: bool = False
+        self,
+        approval_id: str,
+        approve: bool,
+        who: str,
+        reason: str | None,
+        *,
+        shown: bool = False,
+        decider_id: str | None = None,
+        how: How | None = None,
     ) -> Outcome:
-        """Record a decision once (the first counts), tell the thread, wake the agent."""
+        """Record a decision once (the first counts), tell the thread, wake the agent.
+        `who` is the decider's resolved person, `decider_id` their platform id, `how`
+        the way they decided (every path, the dashboard's too, comes through here)."""
         with self.store.tx():
-            if not self.store.approvals.decide(approval_id, approve, who, reason):
+            if not self.store.approvals.decide(approval_id, approve, who, reason, decider_id, how):
                 known = self.store.approvals.get(approval_id) is not None
                 return "already" if known else "unknown"
             row = self.store.approvals.get(approval_id)
             assert row is not None
             self.say(self._notice(row, decision_meta(row, edit=not shown)))
+            self.events.emit(
+                "approval.decided", row.agent, approval_id=row.id, tool=row.tool,
+                conversation=row.conversation, person=row.requester,
+                person_id=row.requester_id, args_digest=args_digest(row.args), decider=who,
+                decider_id=decider_id, how=how,
+                outcome="timeout" if how == "timeout" else "approved" if approve else "denied",
+                reason=reason,
+            )  # fmt: skip
         self.pending.pop(approval_id, None)
-        self.events.emit(
-            "approval.decided", row.agent, approval_id=row.id, tool=row.tool,
-            approved=approve, by=who, reason=reason,
-        )  # fmt: skip
         self.wake(approval_id).set()
         return "decided"
 
@@ -195,6 +258,7 @@ class ApprovalDesk:
         self.say(Outbound(SPEAKER, target, text, conversation, kind="notice"))
 
 
+_HOW: dict[str, How] = {"email": "email", "terminal": "terminal"}  # else a thread reply
 POSTED = "posted:"
 EDITABLE = ("slack", "discord")  # platforms whose messages the bot can edit
 
@@ -209,25 +273,26 @@ def decision_meta(row: ApprovalRow, edit: bool = True) -> dict[str, object]:
     return meta
 
 
+def posted_in(row: ApprovalRow, channel: str, where: str) -> bool:
+    """Whether a click in `channel`'s conversation `where` (a Slack channel, a Discord
+    channel or thread) is where the request was posted: its target or a receipt's."""
+    places: set[str] = set()
+    for text in (row.target, *row.refs):
+        try:
+            target = Target.parse(text)
+        except TargetError:
+            continue  # `posted:<id>`
+        if target.kind == channel:
+            places |= {target.address, target.thread or target.address}
+    return bool(where) and where in places
+
+
 # -- sentences to people ---------------------------------------------------------------
 NOTHING_PENDING = "There is no approval waiting in this conversation."
 NOT_AN_APPROVER = "Only approvers (SWITCHBOARD_APPROVERS) can decide this; nothing was changed."
+NOT_YOUR_OWN = (
+    "You asked for this call, so someone else has to decide it (or list approvers in "
+    "SWITCHBOARD_APPROVERS); nothing was changed."
+)
+NOT_HERE = "This button belongs to a request in another conversation; nothing was changed."
 ALREADY_DECIDED = "This was already decided; nothing was changed."
-
-
-def request_text(row: ApprovalRow) -> str:
-    args = json.dumps(row.args, indent=2, ensure_ascii=False, sort_keys=True)
-    if len(args) > ARGS_SHOWN:
-        args = args[:ARGS_SHOWN] + f"\n... ({len(args):,} characters in all)"
-    return (
-        f"Approval needed: {row.speaker} wants to run {row.tool} with\n{args}\n"
-        "Reply `approve` or `deny <reason>` in this thread."
-    )
-
-
-def decision_text(row: ApprovalRow) -> str:
-    when = datetime.fromtimestamp(row.decided_at or 0, UTC).strftime("%Y-%m-%d %H:%M UTC")
-    if row.status != "denied":  # approved, or already running
-        return f"Approved by {row.decided_by} at {when}: {row.tool} runs now."
-    reason = f": {row.reason}" if row.reason else ""
-    return f"Denied by {row.decided_by} at {when}{reason}. {row.tool} was not run."

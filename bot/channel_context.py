@@ -11,6 +11,7 @@ the agents.
 
 from __future__ import annotations
 
+from bot.approvals import Decider
 from bot.channel import ChannelStore
 from bot.events import EventLog
 from bot.human import HumanNode
@@ -46,15 +47,21 @@ class ChannelContext:
         self._human.say(msg)
 
     def decide(
-        self, channel: str, approval_id: str, approve: bool, sender: Sender, shown: bool = False
+        self,
+        channel: str,
+        approval_id: str,
+        approve: bool,
+        sender: Sender,
+        where: str,
+        shown: bool = False,
     ) -> tuple[str, str]:
-        """An Approve / Deny button: ("decided" | "already" | "unknown" | "refused", the text
-        to show: the decision for the request message, else a private note). `shown`: the
-        channel shows the decision on the request message itself."""
+        """An Approve / Deny button clicked in the platform's channel or thread `where`:
+        ("decided" | "already" | "unknown" | "refused", the text to show: the decision
+        for the request message, else a private note). `shown`: the channel shows the
+        decision on the request message itself."""
         person = self._human.people.resolve(channel, sender)
-        return self._human.approvals.click(
-            approval_id, approve, sender, person.name if person.listed else None, shown=shown
-        )
+        decider = Decider.of(channel, sender, person.name if person.listed else None, "button")
+        return self._human.approvals.click(approval_id, approve, decider, where, shown=shown)
 
     def set_health(self, channel: str, state: str, detail: str = "") -> None:
         self.store.set_health(channel, state, detail)

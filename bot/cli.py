@@ -1,4 +1,4 @@
-"""The `switchboard` command: `chat`, `run`, `status` (and `python -m bot`).
+"""The `switchboard` command: `chat`, `run`, `status`, `audit` (and `python -m bot`).
 
 The environment is read here, once; everything below receives `Settings`.
 A bad setting is one line on stderr naming the variable, and exit status 2.
@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from bot import redact
 from config.settings import Settings, SettingsError, load_settings, require_llm
 
 if TYPE_CHECKING:
@@ -59,6 +60,11 @@ def parser() -> argparse.ArgumentParser:
     sub.add_parser("chat", parents=[after], help="talk to the coordinator in this terminal")
     sub.add_parser("run", parents=[after], help="start every configured channel")
     sub.add_parser("status", parents=[after], help="agents, workers, questions, triggers, channels")
+    audit = sub.add_parser(
+        "audit", parents=[after], help="tool calls, approvals, cross-scope accesses (no content)"
+    )
+    audit.add_argument("--since", help="only the last DURATION: 90s, 30m, 2h, 3d, 1w")
+    audit.add_argument("--json", action="store_true", help="one JSON object per line")
     return p
 
 
@@ -68,6 +74,8 @@ def main(argv: list[str] | None = None) -> int:
         settings = load_settings(args.config, data_dir=args.data_dir)
         if args.command == "status":
             return status(settings)
+        if args.command == "audit":
+            return audit(settings, args.since, args.json)
         require_llm(settings)
     except SettingsError as exc:
         print(f"switchboard: {exc}", file=sys.stderr)
@@ -84,6 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    redact.install(settings)
     return _serve(settings, channels, _reloader(args))
 
 
@@ -117,6 +126,30 @@ def status(settings: Settings) -> int:
         print(full_status(store))
     finally:
         store.close()
+    return 0
+
+
+def audit(settings: Settings, since: str | None, as_json: bool) -> int:
+    from bot.audit import parse_duration, report
+    from bot.store import MissingTable, Store
+
+    try:
+        parse_duration(since or "0")
+    except ValueError as exc:
+        print(f"switchboard audit: --since: {exc}", file=sys.stderr)
+        return 2
+    if not settings.db_path.exists():
+        print(f"No Switchboard data in {settings.data_dir} yet.")
+        return 0
+    store = Store(settings.db_path, readonly=True)
+    try:
+        text = report(store, since, as_json)
+    except MissingTable:  # a data dir no version with the audit log has opened yet
+        text = "" if as_json else "No audit lines yet."
+    finally:
+        store.close()
+    if text:
+        print(text)
     return 0
 
 
@@ -173,3 +206,4 @@ def _log_to_file(settings: Settings) -> None:
         level=logging.INFO,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    redact.install(settings)

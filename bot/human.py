@@ -19,7 +19,7 @@ from bot.intake import FETCHING, FileIntake
 from bot.messages import HUMAN, BusMessage, DeliveryReceipt, Inbound, Outbound, Target
 from bot.notices import SYSTEM_SPEAKER, undeliverable
 from bot.outbox import Outbox
-from bot.people import People, Person
+from bot.people import People, Person, platform_id
 from bot.router import Directory, Route, route
 from bot.store import QuestionRow, QuestionStatus, Store
 
@@ -110,7 +110,7 @@ class HumanNode:
     def _route(self, inbound_id: int, msg: Inbound) -> Route:
         """Inside the caller's transaction: the router's decision, as bus mail or a notice."""
         person = self.people.resolve(msg.channel, msg.sender)
-        self.people.spoke(msg.conversation, person.name)
+        self.people.spoke(msg.conversation, person.name, platform_id(msg.channel, msg.sender.id))
         decision = route(msg, self.directory)
         # a worker's open question here takes a bare "approve" as its answer
         unasked = decision.question is None

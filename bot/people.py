@@ -25,6 +25,7 @@ from config.entries import PersonConfig
 _ZONE_KEY = "people:zone:"
 _LINK_KEY = "people:link:"
 _SPEAKER_KEY = "people:speaker:"
+_SPEAKER_ID_KEY = "people:speaker-id:"
 _SPEAKERS_MAX = 10_000
 
 
@@ -38,6 +39,23 @@ class Person:
     def key(self) -> str:
         """The stem of the person's profile file (`<data_dir>/people/<key>.md`)."""
         return profile_key(self.name)
+
+
+def platform_id(channel: str, ident: str) -> str:
+    """How a sender is named in approval records and the audit log: `slack:U123`,
+    `email:ann@example.com` (lower case), and the terminal simply `terminal`."""
+    if channel == "terminal":
+        return "terminal"
+    return f"{channel}:{ident.lower() if channel == 'email' else ident}"
+
+
+def who(name: str | None, ident: str | None) -> str:
+    """`Ann (slack:U123)`; the platform id alone when there is no other name for it."""
+    if not ident:
+        return name or ""
+    if not name or name in (ident, ident.split(":", 1)[-1]):
+        return ident
+    return f"{name} ({ident})"
 
 
 def profile_key(name: str) -> str:
@@ -64,8 +82,10 @@ class People:
             self._zones = {k: v for k, v in store.kv_prefixed(_ZONE_KEY).items() if _valid(v)}
             self._links = store.kv_prefixed(_LINK_KEY)
         self._speakers: dict[str, str] = {}
+        self._speaker_ids: dict[str, str] = {}
         if store is not None:  # who spoke last where, across restarts (reminders' zones)
             self._speakers = store.kv_prefixed(_SPEAKER_KEY)
+            self._speaker_ids = store.kv_prefixed(_SPEAKER_ID_KEY)
 
     # -- resolving ---------------------------------------------------------------------
     def resolve(self, channel: str, sender: Sender) -> Person:
@@ -134,15 +154,27 @@ class People:
         return True
 
     # -- who speaks where ----------------------------------------------------------------
-    def spoke(self, conversation: str | None, name: str) -> None:
-        """`name` spoke in `conversation` (stored only when the speaker changes)."""
-        if conversation is None or self._speakers.get(conversation) == name:
+    def spoke(self, conversation: str | None, name: str, ident: str | None = None) -> None:
+        """`name` (platform id `ident`, see `platform_id`) spoke in `conversation`
+        (stored only when the speaker changes)."""
+        if conversation is None:
             return
-        if len(self._speakers) >= _SPEAKERS_MAX and conversation not in self._speakers:
-            self._speakers.pop(next(iter(self._speakers)))
-        self._speakers[conversation] = name
+        self._remember(self._speakers, _SPEAKER_KEY, conversation, name)
+        if ident is not None:
+            self._remember(self._speaker_ids, _SPEAKER_ID_KEY, conversation, ident)
+
+    def _remember(self, where: dict[str, str], prefix: str, conversation: str, value: str) -> None:
+        if where.get(conversation) == value:
+            return
+        if len(where) >= _SPEAKERS_MAX and conversation not in where:
+            where.pop(next(iter(where)))
+        where[conversation] = value
         if self.store is not None:
-            self.store.set_kv(_SPEAKER_KEY + conversation, name)
+            self.store.set_kv(prefix + conversation, value)
+
+    def speaker_id_of(self, conversation: str | None) -> str | None:
+        """The platform id of who spoke last in `conversation` (`slack:U123`)."""
+        return self._speaker_ids.get(conversation or "")
 
     def speaker_of(self, conversation: str | None) -> Person | None:
         name = self._speakers.get(conversation or "")

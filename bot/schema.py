@@ -54,7 +54,31 @@ CREATE TABLE IF NOT EXISTS attempts (
 CREATE TABLE IF NOT EXISTS health (
     channel TEXT PRIMARY KEY, state TEXT NOT NULL, detail TEXT NOT NULL DEFAULT '',
     updated_at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS audit (
+    seq INTEGER PRIMARY KEY, at REAL NOT NULL, type TEXT NOT NULL, agent TEXT NOT NULL,
+    conversation TEXT, person TEXT, person_id TEXT, tool TEXT, args_digest TEXT,
+    resource TEXT, action TEXT, approval_id TEXT, decider TEXT, decider_id TEXT, how TEXT,
+    outcome TEXT);
+CREATE INDEX IF NOT EXISTS audit_at ON audit (at);
+CREATE TRIGGER IF NOT EXISTS audit_no_update BEFORE UPDATE ON audit
+    BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
+CREATE TRIGGER IF NOT EXISTS audit_no_delete BEFORE DELETE ON audit
+    BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
 """
+#: the audit line's fields after its sequence number, in column order (bot/audit.py)
+AUDIT_FIELDS = (
+    "at", "type", "agent", "conversation", "person", "person_id", "tool", "args_digest",
+    "resource", "action", "approval_id", "decider", "decider_id", "how", "outcome",
+)  # fmt: skip
+
+
+def add_columns(db: Any, table: str, columns: tuple[tuple[str, str], ...]) -> None:
+    """Migrate a table created by an older version: add the columns it lacks."""
+    have = {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
+    for name, kind in columns:
+        if name not in have:
+            db.execute(f"ALTER TABLE {table} ADD COLUMN {name} {kind}")
+
 
 #: A worker's life: `running` (thinking or waiting for mail), `parked` (waiting for a
 #: person's answer), then `done`, `failed` or `stopped`; `corrupt` when its row did not
@@ -142,6 +166,37 @@ class OutboxRow:
     message: Outbound
     attempts: int
     next_at: float
+
+
+@dataclass(slots=True)
+class AuditLine:
+    """One line of the audit log: who did what through which tool, never content."""
+
+    seq: int
+    at: float
+    type: str
+    agent: str
+    conversation: str | None = None
+    person: str | None = None
+    person_id: str | None = None
+    tool: str | None = None
+    args_digest: str | None = None
+    resource: str | None = None
+    action: str | None = None
+    approval_id: str | None = None
+    decider: str | None = None
+    decider_id: str | None = None
+    how: str | None = None
+    outcome: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in ("seq", *AUDIT_FIELDS)}
+
+
+def decode_audit(r: Any) -> AuditLine:
+    if not isinstance(r[1], float | int) or not r[2]:
+        raise ValueError("audit line without a time or a type")
+    return AuditLine(*r)
 
 
 def decode_inbound(r: Any) -> tuple[int, Inbound]:

@@ -36,6 +36,7 @@ from bot.schema import (
     QuestionStatus,
     WorkerRow,
     WorkerStatus,
+    add_columns,
     decode_attempt,
     decode_inbound,
     decode_mail,
@@ -43,8 +44,10 @@ from bot.schema import (
     decode_outbox,
 )
 from bot.store_agents import AgentTables
+from bot.store_approvals import ADDED_COLUMNS as APPROVAL_COLUMNS
 from bot.store_approvals import SCHEMA as APPROVALS_SCHEMA
 from bot.store_approvals import ApprovalRows
+from bot.store_audit import AuditRows
 from bot.store_triggers import SCHEMA as TRIGGER_SCHEMA
 from bot.store_triggers import TriggerRows
 from bot.store_usage import SCHEMA as USAGE_SCHEMA
@@ -95,6 +98,7 @@ class Store(AgentTables):
             self.db.executescript(
                 SCHEMA + TRIGGER_SCHEMA + USAGE_SCHEMA + VIEWS_SCHEMA + APPROVALS_SCHEMA
             )
+            add_columns(self.db, "approvals", APPROVAL_COLUMNS)
         self.db.execute("PRAGMA busy_timeout=5000")
         self.readonly = readonly
         self._depth = 0
@@ -104,6 +108,7 @@ class Store(AgentTables):
         self.usage = UsageRows(self)
         self.views = StoreViews(self)
         self.approvals = ApprovalRows(self)
+        self.audit = AuditRows(self)
 
     def close(self) -> None:
         self.db.close()
@@ -158,6 +163,7 @@ class Store(AgentTables):
         "attempts": "UPDATE attempts SET state = 'corrupt' WHERE rowid = ?",
         "kv": "DELETE FROM kv WHERE key = ?",
         "approvals": "UPDATE approvals SET status = 'corrupt', settled = 1 WHERE id = ?",
+        "audit": "SELECT ?",  # append-only: a line that does not decode is only reported
     }
 
     def decode(self, source: str, rows: Iterable[Any], decode: Callable[[Any], T]) -> list[T]:

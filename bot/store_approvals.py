@@ -30,13 +30,21 @@ CREATE TABLE IF NOT EXISTS approvals (
     speaker TEXT NOT NULL, tool TEXT NOT NULL, args TEXT NOT NULL, tool_use_id TEXT NOT NULL,
     target TEXT NOT NULL, refs TEXT NOT NULL DEFAULT '[]', status TEXT NOT NULL,
     settled INTEGER NOT NULL DEFAULT 0, requested_at REAL NOT NULL, deadline REAL,
-    decided_by TEXT, reason TEXT, decided_at REAL, held TEXT NOT NULL DEFAULT '{}');
+    decided_by TEXT, reason TEXT, decided_at REAL, held TEXT NOT NULL DEFAULT '{}',
+    requester TEXT, requester_id TEXT, decider_id TEXT, how TEXT);
 CREATE INDEX IF NOT EXISTS approvals_open ON approvals (settled, status);
 """
+#: columns added after the table first shipped: (name, type), added when missing
+ADDED_COLUMNS = (
+    ("requester", "TEXT"), ("requester_id", "TEXT"), ("decider_id", "TEXT"), ("how", "TEXT"),
+)  # fmt: skip
 _COLUMNS = (
     "id, agent, conversation, speaker, tool, args, tool_use_id, target, refs, status,"
-    " settled, requested_at, deadline, decided_by, reason, decided_at, held"
+    " settled, requested_at, deadline, decided_by, reason, decided_at, held,"
+    " requester, requester_id, decider_id, how"
 )
+#: how a decision was given (the audit log's `how`)
+How = Literal["button", "reply", "email", "terminal", "dashboard", "api", "timeout"]
 
 
 @dataclass(slots=True)
@@ -59,12 +67,19 @@ class ApprovalRow:
     decided_at: float | None = None
     #: the other tool results of the step and the mail taken meanwhile
     held: dict[str, Any] = field(default_factory=dict)
+    #: the person whose conversation asked for the call (resolved name, platform id)
+    requester: str | None = None
+    requester_id: str | None = None
+    #: the decider's platform id (`slack:U123`, `terminal`) and how they decided
+    decider_id: str | None = None
+    how: How | None = None
 
 
 def _decode(r: Any) -> ApprovalRow:
     return ApprovalRow(
         r[0], r[1], r[2], r[3], r[4], json.loads(r[5]), r[6], r[7], json.loads(r[8]), r[9],
-        bool(r[10]), r[11], r[12], r[13], r[14], r[15], json.loads(r[16]),
+        bool(r[10]), r[11], r[12], r[13], r[14], r[15], json.loads(r[16]), r[17], r[18],
+        r[19], r[20],
     )  # fmt: skip
 
 
@@ -74,12 +89,13 @@ class ApprovalRows:
 
     def add(self, row: ApprovalRow) -> None:
         self.store.execute(
-            f"INSERT OR IGNORE INTO approvals ({_COLUMNS}) VALUES ({','.join('?' * 17)})",
+            f"INSERT OR IGNORE INTO approvals ({_COLUMNS}) VALUES ({','.join('?' * 21)})",
             (
                 row.id, row.agent, row.conversation, row.speaker, row.tool,
                 json.dumps(row.args), row.tool_use_id, row.target, json.dumps(row.refs),
                 row.status, int(row.settled), row.requested_at, row.deadline, row.decided_by,
-                row.reason, row.decided_at, json.dumps(row.held),
+                row.reason, row.decided_at, json.dumps(row.held), row.requester,
+                row.requester_id, row.decider_id, row.how,
             ),
         )  # fmt: skip
 
@@ -106,13 +122,19 @@ class ApprovalRows:
         found = self.store.decode("approvals", rows, _decode)
         return [r for r in found if conversation is None or r.conversation == conversation]
 
-    def decide(self, approval_id: str, approve: bool, who: str, reason: str | None) -> bool:
+    def decide(
+        self, approval_id: str, approve: bool, who: str, reason: str | None,
+        decider_id: str | None = None, how: How | None = None,
+    ) -> bool:  # fmt: skip
         """Record the decision; False when it was decided before (the first one counts)."""
         cur = self.store.execute(
-            "UPDATE approvals SET status = ?, decided_by = ?, reason = ?, decided_at = ?"
-            " WHERE id = ? AND status = 'pending'",
-            ("approved" if approve else "denied", who, reason, time.time(), approval_id),
-        )
+            "UPDATE approvals SET status = ?, decided_by = ?, reason = ?, decided_at = ?,"
+            " decider_id = ?, how = ? WHERE id = ? AND status = 'pending'",
+            (
+                "approved" if approve else "denied", who, reason, time.time(), decider_id, how,
+                approval_id,
+            ),
+        )  # fmt: skip
         return cur.rowcount == 1
 
     def start(self, approval_id: str) -> bool:

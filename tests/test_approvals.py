@@ -50,7 +50,7 @@ async def test_approved_in_the_terminal_runs_once(tmp_path: Path, fake: FakeAnth
         assert "ops__restart_service" in full_status(app.store)
         app.human.accept(inbound("approve"))
         await rec.wait_text("result: api restarted", 30)
-        assert any(m.text.startswith("Approved by Ann at ") for m in rec.sent)
+        assert any(m.text.startswith("Approved by ann (terminal) at ") for m in rec.sent)
         app.human.accept(inbound("approve"))  # a second approve: nothing runs again
         await rec.wait_text("There is no approval waiting in this conversation.")
         assert len(calls(calls_file, "restart_service")) == 1
@@ -71,8 +71,10 @@ async def test_denied_with_a_reason(tmp_path: Path, fake: FakeAnthropic) -> None
         await app.mcp.wait_connected(30)
         await request(app, rec)
         app.human.accept(inbound("deny not during the launch"))
-        await rec.wait_text("result ERROR: Error: denied by Ann: not during the launch", 30)
-        assert any("Denied by Ann at " in m.text for m in rec.sent)
+        await rec.wait_text(
+            "result ERROR: Error: denied by ann (terminal): not during the launch", 30
+        )
+        assert any("Denied by ann (terminal) at " in m.text for m in rec.sent)
         assert calls(calls_file, "restart_service") == []
 
 
@@ -109,7 +111,10 @@ async def test_silence_past_the_timeout_is_a_denial(tmp_path: Path, fake: FakeAn
     async with running_app(settings, [rec]) as app:
         await app.mcp.wait_connected(30)
         await request(app, rec)
-        await rec.wait_text("result ERROR: Error: denied by nobody: no decision within 0.5 s", 30)
+        await rec.wait_text("result ERROR: Error: no decision within 0.5 s, treated as denied", 30)
+        assert any(
+            m.text.startswith("No decision within 0.5 s, treated as denied") for m in rec.sent
+        )
         app.human.accept(inbound("approve"))  # too late
         await rec.wait_text("There is no approval waiting in this conversation.")
         assert calls(calls_file, "restart_service") == []
@@ -222,9 +227,9 @@ def _status(tmp_path: Path, fake: FakeAnthropic, config: Path, word: str) -> boo
 def test_two_pending_in_one_thread_a_reply_takes_the_latest_a_button_its_own(
     tmp_path: Path,
 ) -> None:
-    from bot.approvals import ApprovalDesk
+    from bot.approvals import ApprovalDesk, Decider
     from bot.events import EventLog
-    from bot.messages import Outbound, Sender
+    from bot.messages import Outbound
     from bot.store_approvals import ApprovalRow
 
     store = Store(tmp_path / "db.sqlite")
@@ -232,15 +237,16 @@ def test_two_pending_in_one_thread_a_reply_takes_the_latest_a_button_its_own(
     desk = ApprovalDesk(store, EventLog(None), said.append)
     for n, at in (("older", 1.0), ("newer", 2.0)):
         row = ApprovalRow(n, "coordinator", "terminal", "coordinator", f"ops__{n}", {}, "t",
-                          "terminal", requested_at=at)  # fmt: skip
+                          "slack:C1/1.0", requested_at=at)  # fmt: skip
         with store.tx():
             desk.request(row, Outbound("coordinator", Target("terminal"), "ask"))
     with store.tx():
         assert desk.answers(inbound("deny not now"), None)
     assert store.approvals.get("newer").status == "denied"  # type: ignore[union-attr]
     assert store.approvals.get("older").status == "pending"  # type: ignore[union-attr]
-    assert desk.click("newer", True, Sender("UANN", "Ann"), None)[0] == "already"
-    assert desk.click("older", True, Sender("UANN", "Ann"), None)[0] == "decided"
+    ann = Decider.of("slack", Sender("UANN", "Ann"), None, "button")
+    assert desk.click("newer", True, ann, "C1")[0] == "already"
+    assert desk.click("older", True, ann, "C1")[0] == "decided"
     assert [r.id for r in store.approvals.pending()] == []
     store.close()
 
@@ -333,11 +339,12 @@ async def test_work_with_no_conversation_asks_via_approval_via_else_home(
         assert str(ask.target) == asked_in
         assert not any("Approval needed" in m.text for m in rec.sent)
         assert calls(calls_file, "restart_service") == []
-        outcome, _ = app.human.approvals.click(
-            str(ask.meta["approval_id"]), True, Sender("ann", "Ann"), None
-        )
+        outcome = app.human.approvals.decide(
+            str(ask.meta["approval_id"]), True, "Ann", None, decider_id="email:ann@x.org",
+            how="email",
+        )  # fmt: skip
         assert outcome == "decided"
-        await mail.wait_text("Approved by Ann at ", 30)
+        await mail.wait_text("Approved by Ann (email:ann@x.org) at ", 30)
         assert str(next(m for m in mail.sent if "Approved by" in m.text).target) == asked_in
         await eventually(lambda: len(calls(calls_file, "restart_service")) == 1, 30)
 
@@ -354,3 +361,32 @@ def test_the_routers_first_look_never_hides_an_answer() -> None:
     for chatter in ["", "  ", "@parker note 1", "please approve", "ok", "déjà vu", "¿deny?"]:
         assert not could_be_answer(chatter) or parse_answer(chatter) is None
     assert not could_be_answer("@parker note 1") and not could_be_answer("hello")
+
+
+def test_who_may_decide_across_platforms() -> None:
+    """Empty SWITCHBOARD_APPROVERS: anyone but the requester (recognised on any of their
+    listed ids), the terminal always; listed approvers: only they, their own call too."""
+    from bot.approvals import NOT_AN_APPROVER, NOT_YOUR_OWN, Decider, refusal
+    from bot.people import People
+    from bot.store_approvals import ApprovalRow
+    from config.entries import PersonConfig
+
+    people = People([PersonConfig(name="Ann", slack=["UANN"], email=["ann@x.org"])], None, "UTC")
+
+    def decider(channel: str, ident: str, display: str = "") -> Decider:
+        sender = Sender(ident, display or ident)
+        person = people.resolve(channel, sender)
+        return Decider.of(channel, sender, person.name if person.listed else None, "reply")
+
+    row = ApprovalRow("a1", "coordinator", "slack:C1/1", "coordinator", "ops__x", {}, "t",
+                      "slack:C1/1", requester="Ann", requester_id="slack:UANN")  # fmt: skip
+    assert refusal([], decider("slack", "UANN"), row) == NOT_YOUR_OWN
+    assert refusal([], decider("email", "ANN@x.org"), row) == NOT_YOUR_OWN  # same person
+    assert refusal([], decider("slack", "UBOB", "Ann"), row) is None  # a display name is no one
+    assert refusal([], decider("terminal", "ann"), row) is None
+    assert refusal(["Ann"], decider("email", "ann@x.org"), row) is None  # a listed approver
+    assert refusal(["UBOB"], decider("slack", "UEVE"), row) == NOT_AN_APPROVER
+    unlisted = ApprovalRow("a2", "coordinator", "slack:C1/1", "coordinator", "ops__x", {}, "t",
+                           "slack:C1/1", requester="UEVE", requester_id="slack:UEVE")  # fmt: skip
+    assert refusal([], decider("slack", "UEVE"), unlisted) == NOT_YOUR_OWN
+    assert decider("email", "ANN@x.org").platform_id == "email:ann@x.org"

@@ -63,6 +63,13 @@ def fetcher(*allow: str, max_bytes: int = 1_000_000) -> WebFetch:
         ("http://[::1]:1/", "::1, a loopback address"),
         ("http://0.0.0.0:1/", "0.0.0.0, a"),
         ("http://localhost:1/", "localhost resolves to"),
+        ("http://100.64.0.1/", "100.64.0.1, a not globally routable address"),
+        ("http://[2002:7f00:1::]/", "2002:7f00:1::, a 6to4 address"),
+        ("http://[fec0::1]/", "fec0::1, a site-local address"),
+        ("http://[::ffff:10.0.0.1]/", "::ffff:a00:1, a private address"),
+        ("http://[64:ff9b::7f00:1]/", "64:ff9b::7f00:1, a loopback address"),
+        ("http://[64:ff9b:1::1]/", "64:ff9b:1::1, a reserved address"),
+        ("http://192.0.2.1/", "192.0.2.1, a"),
     ],
 )
 async def test_local_addresses_are_refused(url: str, why: str) -> None:

@@ -1,7 +1,7 @@
 """The read-only dashboard at `/`: routes, login and access checks.
 
 Pages: `/` (overview), `/conversations`, `/conversation?agent=..&key=..&page=..`,
-`/events?before=..`; the live stream `/events/stream`; `/login`. With
+`/events?before=..`, `/audit?since=..`; the live stream `/events/stream`; `/login`. With
 SWITCHBOARD_DASHBOARD_TOKEN set every page asks for it (a bearer header, or the
 cookie the login form sets); a wrong or missing token gets 401.
 """
@@ -14,6 +14,7 @@ from aiohttp import web
 
 from bot.ops import views
 from bot.ops.assets import SCRIPT, STYLE
+from bot.ops.audit_view import audit_page
 from bot.ops.auth import Access
 from bot.ops.html import Markup, esc, page
 from bot.ops.live import LiveEvents
@@ -38,6 +39,7 @@ class Dashboard:
             ("GET", "/conversations", guard(self.conversations)),
             ("GET", "/conversation", guard(self.conversation)),
             ("GET", "/events", guard(self.events)),
+            ("GET", "/audit", guard(self.audit)),
             ("GET", "/events/stream", guard(self.live.stream)),
             ("GET", "/login", self.login_form),
             ("POST", "/login", self.login),
@@ -92,6 +94,9 @@ class Dashboard:
         raw = request.query.get("before", "")
         before = int(raw) if raw.isdigit() else None
         return _html(page("Events", views.events_page(self.app, before)))
+
+    async def audit(self, request: web.Request) -> web.Response:
+        return _html(page("Audit", audit_page(self.app.store, request.query.get("since"))))
 
     # -- login -------------------------------------------------------------------------
     async def login_form(self, request: web.Request) -> web.Response:

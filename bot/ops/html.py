@@ -14,7 +14,10 @@ from urllib.parse import urlencode
 
 from bot.status import ago
 
-NAV = (("/", "Overview"), ("/conversations", "Conversations"), ("/events", "Events"))
+NAV = (
+    ("/", "Overview"), ("/conversations", "Conversations"), ("/events", "Events"),
+    ("/audit", "Audit"),
+)  # fmt: skip
 
 
 class Markup(str):

@@ -17,14 +17,17 @@ from typing import Any
 import discord
 
 from bot.messages import Outbound, Sender
+from channels.discord.events import DM_ENTRY
 
 log = logging.getLogger(__name__)
 
 APPROVE = "switchboard_approve:"
 DENY = "switchboard_deny:"
-NOT_ALLOWED = "Only people allowed to talk to this bot can decide; nothing was changed."
+NOT_ALLOWED = (
+    "Only people allowed to talk to this bot, in its channels, can decide; nothing was changed."
+)
 
-Decide = Callable[[str, str, bool, Sender, bool], tuple[str, str]]
+Decide = Callable[[str, str, bool, Sender, str, bool], tuple[str, str]]
 
 
 def is_request(msg: Outbound) -> bool:
@@ -46,25 +49,47 @@ def request_view(approval_id: str) -> discord.ui.View:
     return view
 
 
-async def on_click(interaction: discord.Interaction, decide: Decide, allowed: list[str]) -> None:
-    """An INTERACTION_CREATE for one of our buttons (others are left alone)."""
+async def on_click(
+    interaction: discord.Interaction,
+    decide: Decide,
+    allowed: list[str],
+    allowed_channels: list[str] | None = None,
+) -> None:
+    """An INTERACTION_CREATE for one of our buttons (others are left alone): only from
+    DISCORD_ALLOWED_USERS in DISCORD_ALLOWED_CHANNELS (a thread by its parent too)."""
     data: dict[str, Any] = dict(interaction.data or {})
     custom_id = str(data.get("custom_id", ""))
     if not custom_id.startswith((APPROVE, DENY)):
         return
     user = interaction.user
     sender = Sender(str(user.id), user.display_name or user.name)
-    if allowed and sender.id not in allowed:
+    where = str(interaction.channel_id or "")
+    if not _allowed(interaction, sender, allowed, allowed_channels or []):
         await interaction.response.send_message(NOT_ALLOWED, ephemeral=True)
         return
     approve = custom_id.startswith(APPROVE)
     approval_id = custom_id.split(":", 1)[1]
-    outcome, text = decide("discord", approval_id, approve, sender, True)
+    outcome, text = decide("discord", approval_id, approve, sender, where, True)
     if outcome != "decided":
         await interaction.response.send_message(text, ephemeral=True)
         return
     original = interaction.message.content if interaction.message is not None else ""
     await interaction.response.edit_message(content=f"{original}\n\n{text}"[:2000], view=None)
+
+
+def _allowed(
+    interaction: discord.Interaction, sender: Sender, users: list[str], channels: list[str]
+) -> bool:
+    if users and sender.id not in users:
+        return False
+    if not channels:
+        return True
+    if interaction.guild_id is None:
+        places = {DM_ENTRY, str(interaction.channel_id)}
+    else:
+        parent = getattr(interaction.channel, "parent_id", None)
+        places = {str(interaction.channel_id)} | ({str(parent)} if parent else set())
+    return bool(places & set(channels))
 
 
 async def edit_request(client: discord.Client, msg: Outbound, channel_id: str) -> None:

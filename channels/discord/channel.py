@@ -48,9 +48,11 @@ class DiscordChannel(BaseChannel):
             ctx, self.threads, settings.discord_allowed_users, settings.discord_allowed_channels
         )
         self.client = GatewayClient(ctx.store, self._on_message, self._new_session)
-        allowed = settings.discord_allowed_users
         self.client.on_click = functools.partial(
-            approvals.on_click, decide=ctx.decide, allowed=allowed
+            approvals.on_click,
+            decide=ctx.decide,
+            allowed=settings.discord_allowed_users,
+            allowed_channels=settings.discord_allowed_channels,
         )
         self.catchup = CatchUp(self.client, ctx.store, self.intake)
         self.poster = Poster(self.client, self.threads, ctx.store, settings.data_dir)

@@ -22,6 +22,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.messages import Outbound, Sender
+from channels.slack.format import to_mrkdwn
 
 log = logging.getLogger(__name__)
 
@@ -31,7 +32,7 @@ ACTIONS = re.compile(f"^({APPROVE}|{DENY})$")
 SECTION_MAX = 3000  # Slack's limit for a section's text
 NOT_ALLOWED = "Only people allowed to talk to this bot can decide; nothing was changed."
 
-Decide = Callable[[str, str, bool, Sender], tuple[str, str]]
+Decide = Callable[[str, str, bool, Sender, str], tuple[str, str]]
 
 
 def is_request(msg: Outbound) -> bool:
@@ -70,7 +71,7 @@ def register(app: AsyncApp, client: AsyncWebClient, decide: Decide, allowed: lis
             await _private(client, channel, sender.id, NOT_ALLOWED, ts)
             return
         approve = action.get("action_id") == APPROVE
-        outcome, text = decide("slack", str(action.get("value", "")), approve, sender)
+        outcome, text = decide("slack", str(action.get("value", "")), approve, sender, channel)
         if outcome != "decided":
             await _private(client, channel, sender.id, text, ts)
             return
@@ -86,9 +87,10 @@ async def edit_request(client: AsyncWebClient, msg: Outbound, channel: str) -> N
     if not ts:
         return
     try:
+        shown, decision = to_mrkdwn(original), to_mrkdwn(msg.text)
         await client.chat_update(
-            channel=channel, ts=ts, text=f"{original}\n{msg.text}",
-            blocks=decided_blocks(original, msg.text),
+            channel=channel, ts=ts, text=f"{shown}\n{decision}",
+            blocks=decided_blocks(shown, decision),
         )  # fmt: skip
     except SlackApiError as exc:  # the notice in the thread says it anyway
         log.warning("chat.update of approval %s failed: %s", msg.meta.get("approval_id"), exc)

@@ -82,7 +82,7 @@ class SlackPoster:
         """Post every chunk not yet posted, then upload the files into the thread; a
         message with files that fits in one post is the upload's comment."""
         attempts = Attempts(self.store, msg.id)
-        if msg.attachments:
+        if msg.attachments and not is_request(msg):  # a request keeps its buttons: a post
             chunks = render(msg, custom_username=False)  # a file comment shows no username
             if len(chunks) == 1:
                 return await self._upload_with_comment(msg, attempts, chunks[0])

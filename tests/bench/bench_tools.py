@@ -37,7 +37,7 @@ from agents.services import AgentInfo
 from agents.step import Effects, Step
 from agents.tools import Toolbox
 from bot.events import EventLog
-from bot.messages import Sender, Target
+from bot.messages import Target
 from bot.store import Store
 from config.tools import McpServerConfig
 from tests.fakes.anthropic_api import FakeAnthropic
@@ -145,7 +145,7 @@ async def approvals(n: int, tmp: Path) -> None:
                 await wait_until(lambda: bool(desk.pending))
                 (approval_id,) = list(desk.pending)
                 clicked = time.time()
-                desk.click(approval_id, True, Sender("UANN", "Ann"), None)
+                desk.decide(approval_id, True, "Bob", None, decider_id="slack:UBOB", how="button")
                 await wait_until(
                     lambda n=before: len(calls(calls_file, "restart_service")) > n  # type: ignore[misc]
                 )

@@ -78,6 +78,13 @@ def restart_service(service: str) -> str:
 
 
 @server.tool()
+def run_query(sql: str, padding: str = "") -> str:
+    """Run SQL on the database (gated by approval in the tests); `padding` is ignored."""
+    record("run_query", sql=sql, padding=len(padding))
+    return "query ran"
+
+
+@server.tool()
 def fail(why: str) -> str:
     """Always fails."""
     record("fail", why=why)

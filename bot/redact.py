@@ -1,0 +1,76 @@
+"""No token, key, password or session id in the logs: a filter on the log handlers.
+
+Every record is rendered once and scrubbed before any handler writes it: the
+configured secrets (every `SecretStr` setting, and the values of MCP servers' `env`
+and `headers`), credentials in URLs (`https://user:pass@host` keeps only the host),
+bearer tokens, well-known token shapes (Slack `xox*-`/`xapp-`, Anthropic `sk-ant-`)
+and `token=`/`key=`/`password=`/`session=` parameters. The same goes for the text of
+a logged exception.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterable
+
+from pydantic import SecretStr
+
+from config.settings import Settings
+
+MASK = "[redacted]"
+MIN_SECRET = 6  # shorter configured values would mask ordinary words
+_PATTERNS = (
+    (re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s:@]+:[^/\s@]*@"), r"\1" + MASK + "@"),
+    (re.compile(r"(?i)\b(bearer|basic)\s+[\w.~+/=-]{8,}"), r"\1 " + MASK),
+    (re.compile(r"\b(?:xox[abposr]|xapp)-[\w-]{6,}"), MASK),
+    (re.compile(r"\bsk-ant-[\w-]{6,}"), MASK),
+    (
+        re.compile(r"(?i)\b((?:[\w-]*[_-])?(?:token|key|secret|password|passwd|session"
+                   r"|sessionid|sid|cookie)[\"']?\s*[=:]\s*[\"']?)[^\s&\"',;]+"),
+        r"\1" + MASK,
+    ),
+)  # fmt: skip
+
+
+class Redactor(logging.Filter):
+    """A handler filter: the record's text (and its exception's) with secrets masked."""
+
+    def __init__(self, secrets: Iterable[str] = ()) -> None:
+        super().__init__()
+        self.secrets = sorted({s for s in secrets if len(s) >= MIN_SECRET}, key=len, reverse=True)
+
+    def redact(self, text: str) -> str:
+        for secret in self.secrets:
+            text = text.replace(secret, MASK)
+        for pattern, replacement in _PATTERNS:
+            text = pattern.sub(replacement, text)
+        return text
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.msg, record.args = self.redact(record.getMessage()), None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = self.redact(record.exc_text)
+        return True
+
+
+def configured_secrets(settings: Settings) -> list[str]:
+    values = [
+        value.get_secret_value()
+        for name in type(settings).model_fields
+        if isinstance(value := getattr(settings, name), SecretStr)
+    ]
+    for server in settings.mcp_servers:
+        values += [*server.env.values(), *server.headers.values()]
+        values += [v.split(None, 1)[-1] for v in server.headers.values()]  # `Bearer <x>`
+    return values
+
+
+def install(settings: Settings, logger: logging.Logger | None = None) -> Redactor:
+    """Put the filter on every handler of `logger` (the root logger by default)."""
+    redactor = Redactor(configured_secrets(settings))
+    for handler in (logger or logging.getLogger()).handlers:
+        handler.addFilter(redactor)
+    return redactor
