@@ -17,7 +17,10 @@ async def test_an_approval_answered_by_email_reply(
     fake.responder = caller
     ann = world.ann
     entry = stdio_entry("ops", tmp_path / "calls.jsonl", approval=["restart_*"])
-    settings = tools_settings(tmp_path, fake, [entry], **world.env())
+    # Ann asks for the call and approves it herself: only a listed approver may do that
+    settings = tools_settings(
+        tmp_path, fake, [entry], **world.env(SWITCHBOARD_APPROVERS=ann.address)
+    )
     async with email_app(settings) as app:
         await app.mcp.wait_connected(30)
         start = ann.compose(world.bot, "api", 'call ops__restart_service {"service": "api"}')
