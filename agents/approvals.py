@@ -20,7 +20,7 @@ import contextlib
 import logging
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from agents.mcp.registry import SEPARATOR, McpRegistry, McpTool
@@ -30,6 +30,7 @@ from agents.tools import ToolResult, result_block
 from bot.approvals import request_text
 from bot.bus import Mail
 from bot.messages import BusMessage, Outbound, Target
+from bot.scope import Crossing
 from bot.store_approvals import ApprovalRow
 
 if TYPE_CHECKING:
@@ -71,22 +72,43 @@ class Approvals:
     async def gate(
         self, info: AgentInfo, tool: McpTool, args: dict[str, Any], step: Step
     ) -> ToolResult:
+        return self._ask(info.agent_id, tool.spec.name, args, step)
+
+    def cross(
+        self, agent: str, tool: str, args: dict[str, Any], step: Step, crossing: Crossing
+    ) -> ToolResult:
+        """A call reaching outside its conversation (bot/scope.py) waits for a yes like a
+        gated tool; approved, the same tool runs again with the crossing allowed."""
+        return self._ask(agent, tool, args, step, crossing)
+
+    def _ask(
+        self,
+        agent: str,
+        tool: str,
+        args: dict[str, Any],
+        step: Step,
+        crossing: Crossing | None = None,
+    ) -> ToolResult:
         target = step.human if step.conversation is not None else (self.via or step.human)
         now = time.time()
         row = ApprovalRow(
             id=uuid.uuid4().hex[:12],
-            agent=info.agent_id,
+            agent=agent,
             conversation=step.conversation or str(target),
             speaker=step.speaker,
-            tool=tool.spec.name,
+            tool=tool,
             args=args,
             tool_use_id="",
             target=str(target),
             requested_at=now,
             deadline=now + self.timeout if self.timeout else None,
         )
+        text = request_text(row)
+        if crossing is not None:
+            row.held = {"scope": crossing.resource}
+            text = f"Outside this conversation: {crossing.resource} ({crossing.why}).\n{text}"
         request = Outbound(
-            step.speaker, target, request_text(row), step.conversation,
+            step.speaker, target, text, step.conversation,
             meta={"approval_id": row.id, "subject": f"Approval needed: {row.tool}"},
         )  # fmt: skip
         return ToolResult("", approval=ApprovalAsk(row, request))
@@ -104,6 +126,7 @@ class Approvals:
         row = ask.row
         row.tool_use_id = call["id"]
         row.held = {
+            **row.held,
             "key": conv.key,
             "results": results,
             "later": [mail.msg.to_json() for mail in later],
@@ -115,7 +138,7 @@ class Approvals:
     # -- settling ----------------------------------------------------------------------
     async def settle(self, node: NodeLoop, conv: Conversation, approval_id: str) -> None:
         """Wait for the decision, run the call if approved, give the model its result."""
-        row, result = await self._outcome(approval_id)
+        row, result = await self._outcome(approval_id, node, conv)
         block = result_block(row.tool_use_id, result)
         conv.add_blocks([*row.held.get("results", []), block])
         held = [Mail(0, BusMessage.from_json(raw)) for raw in row.held.get("later", [])]
@@ -132,7 +155,9 @@ class Approvals:
                 return True
         return False
 
-    async def _outcome(self, approval_id: str) -> tuple[ApprovalRow, ToolResult]:
+    async def _outcome(
+        self, approval_id: str, node: NodeLoop, conv: Conversation
+    ) -> tuple[ApprovalRow, ToolResult]:
         store = self.services.store
         while True:
             row = store.approvals.get(approval_id)
@@ -147,7 +172,7 @@ class Approvals:
                 with store.tx():
                     claimed = store.approvals.start(row.id)
                 if claimed:
-                    return row, await self._run(row)
+                    return row, await self._run(row, node, conv)
             else:  # running: a crash cut the call off, it may or may not have happened
                 return row, ToolResult(UNKNOWN.format(tool=row.tool), is_error=True)
 
@@ -163,8 +188,11 @@ class Approvals:
             reason = f"no decision within {self.timeout:g} s (SWITCHBOARD_APPROVAL_TIMEOUT_SECONDS)"
             self.desk.decide(row.id, False, "nobody", reason)
 
-    async def _run(self, row: ApprovalRow) -> ToolResult:
+    async def _run(self, row: ApprovalRow, node: NodeLoop, conv: Conversation) -> ToolResult:
         started = time.perf_counter()
+        if "scope" in row.held:  # a built-in tool whose reach was approved: run it now
+            step = replace(node.step(conv), crossing_approved=True)
+            return await node.toolbox.call(row.tool, row.args, step)
         tool = await self._offered(row.tool)
         if tool is None:
             result = ToolResult(NOT_OFFERED.format(tool=row.tool), is_error=True)

@@ -21,6 +21,7 @@ from bot.notices import SYSTEM_SPEAKER, undeliverable
 from bot.outbox import Outbox
 from bot.people import People, Person
 from bot.router import Directory, Route, route
+from bot.scope import FileOwners
 from bot.store import QuestionRow, QuestionStatus, Store
 
 log = logging.getLogger(__name__)
@@ -44,6 +45,8 @@ class HumanNode:
         self.events = events
         self.home = home
         self.directory = Directory()
+        #: which conversation each saved file came from (bot/scope.py)
+        self.file_owners = FileOwners(store)
         self.outbox = Outbox(
             store,
             events,
@@ -111,6 +114,7 @@ class HumanNode:
         """Inside the caller's transaction: the router's decision, as bus mail or a notice."""
         person = self.people.resolve(msg.channel, msg.sender)
         self.people.spoke(msg.conversation, person.name)
+        self.file_owners.add(msg.conversation, [a.path for a in msg.attachments if a.path])
         decision = route(msg, self.directory)
         # a worker's open question here takes a bare "approve" as its answer
         unasked = decision.question is None
