@@ -113,13 +113,13 @@ class HumanNode:
     def _route(self, inbound_id: int, msg: Inbound) -> Route:
         """Inside the caller's transaction: the router's decision, as bus mail or a notice."""
         person = self.people.resolve(msg.channel, msg.sender)
-        self.people.spoke(msg.conversation, person.name)
-        self.file_owners.add(msg.conversation, [a.path for a in msg.attachments if a.path])
         decision = route(msg, self.directory)
         # a worker's open question here takes a bare "approve" as its answer
         unasked = decision.question is None
         if self.approvals.answers(msg, person.name if person.listed else None, unasked):
-            return Route()  # a decision on a gated call: no agent reads it
+            return Route()  # a decision on a gated call: no agent reads it, nobody asked
+        self.people.spoke(msg.conversation, person.name)  # whom the agents now work for
+        self.file_owners.add(msg.conversation, [a.path for a in msg.attachments if a.path])
         if decision.error is not None:
             notice = Outbound(
                 SYSTEM_SPEAKER, msg.reply_to, decision.error, msg.conversation, kind="notice"

@@ -126,10 +126,7 @@ class Scope:
 
     # -- checks ------------------------------------------------------------------------
     async def send(self, asker: Asker, target: Target, here: Target | None) -> Crossing | None:
-        """None when `target` is an open place for this asker to send to (or no channel
-        serves it: then nothing can be sent there, and the tool says so)."""
-        if target.kind not in self.channels and target.kind not in _LOCAL:
-            return None
+        """None when `target` is an open place for this asker to send to."""
         if self._open(asker, target, here) or await self._member(asker, target, post=True):
             return None
         who = asker.person or "nobody in this conversation"
