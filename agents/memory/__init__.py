@@ -87,7 +87,8 @@ class Memory:
         def written(tool: str) -> None:
             self.events.emit("memory.written", agent_id, tool=tool)
 
-        return memory_tools(lambda: self.agent(agent_id), written, self._person_named)
+        source = f"in {info.conversation}" if info.conversation else ""
+        return memory_tools(lambda: self.agent(agent_id), written, self._person_named, source)
 
     def _person_named(self, name: str) -> str | None:
         person = self.people.named(name) if self.people is not None else None
