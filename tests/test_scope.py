@@ -9,7 +9,15 @@ import json
 from pathlib import Path
 from typing import Any
 
+from tests.discord_kit import MENTION as DISCORD_MENTION
+from tests.discord_kit import (  # noqa: F401
+    discord_app,
+    discord_fake_fixture,
+    discord_settings,
+)
+from tests.fakes import discord_payloads as dp
 from tests.fakes.anthropic_api import Call, FakeAnthropic, tool
+from tests.fakes.discord_api import FakeDiscord
 from tests.fakes.slack_api import FakeSlack
 from tests.kit import events
 from tests.slack_kit import (  # noqa: F401
@@ -187,3 +195,19 @@ async def test_a_prompt_injected_file_asking_to_mail_out_only_makes_an_approval_
         await slack.until(posted("result ERROR: Error: denied by UBOSS"), 20)
         assert app.triggers.table.active() == []
     assert all(p["channel"] == "C1" for p in slack.posts)
+
+
+async def test_discord_a_channel_hidden_from_the_person_needs_an_approval(
+    tmp_path: Path, fake: FakeAnthropic, discord_fake: FakeDiscord
+) -> None:
+    fake.responder = caller
+    discord_fake.hide(dp.RANDOM, dp.BOB)  # Bob may not see #random; Ann may
+    async with discord_app(discord_settings(tmp_path, fake, discord_fake)):
+        discord_fake.say("launch codes are in the vault", channel=dp.RANDOM)
+        read = call("read_channel", target=f"discord:{dp.RANDOM}")
+        discord_fake.say(f"{DISCORD_MENTION} {read}", author=dp.BOB)
+        await discord_fake.until(lambda ps: any("Approval needed" in p.content for p in ps), 20)
+        discord_fake.say(f"{DISCORD_MENTION} {read}", author=dp.ANN)
+        await discord_fake.until(lambda ps: any("launch codes" in p.content for p in ps), 20)
+    crossed = [e["data"] for e in events(tmp_path / "data", "scope.crossed")]
+    assert [(c["person"], c["outcome"]) for c in crossed] == [(str(dp.BOB), "approval")]
