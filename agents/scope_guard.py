@@ -102,7 +102,8 @@ class ScopeGuard:
             return None  # the listing shows only this conversation's own (files_tools)
         if listing and len(parts) == 1:
             return None
-        return self.scope.path(self._asker(step, with_workspaces=True), "/".join(parts))
+        asker = self._asker(step, with_workspaces=parts[0] == "workspaces")
+        return self.scope.path(asker, "/".join(parts))
 
     def _asker(self, step: Step, with_workspaces: bool = False) -> Asker:
         spaces = []
@@ -129,7 +130,9 @@ def listing_filter(services: Services, scope: Scope) -> Callable[[AgentInfo, str
     """What a listing of a shared area shows an agent: its conversation's own files."""
 
     def visible(info: AgentInfo, shown: str) -> bool:
-        spaces = workspaces_of(services, info.conversation, info.workspace)
+        spaces: list[str] = []
+        if shown.startswith("workspaces/"):
+            spaces = workspaces_of(services, info.conversation, info.workspace)
         return scope.path(scope.asker(info.conversation, spaces), shown) is None
 
     return visible
