@@ -87,8 +87,7 @@ class FileOwners:
     def paths(self, conversation: str | None) -> set[str]:
         if conversation is None:
             return set()
-        prefix = f"{_OWNER_KEY}{conversation}{_SEP}"
-        return {key[len(prefix) :] for key in self.store.kv_prefixed(prefix)}
+        return set(self.store.kv_prefixed(f"{_OWNER_KEY}{conversation}{_SEP}"))  # prefix cut
 
 
 class Scope:
