@@ -129,7 +129,7 @@ class Scope:
         if self._open(asker, target, here) or await self._member(asker, target, post=True):
             return None
         who = asker.person or "nobody in this conversation"
-        return Crossing(str(target), f"{target} is not a place {who} asked to send to")
+        return Crossing(str(target), f"{target} is not a place open to {who}")
 
     async def read(self, asker: Asker, target: Target, here: Target | None) -> Crossing | None:
         """None when the asking person is part of the channel or thread `target` (or no
