@@ -7,7 +7,9 @@ it). It reads what the call reaches from the arguments the contract names: a fil
 via). Within scope it returns None and the tool runs. A crossing returns the tool's
 result instead: an approval request through the gated-tool flow (agents/approvals.py),
 whose approval runs the same call again with `Step.crossing_approved`, or a refusal
-under `SWITCHBOARD_CROSS_SCOPE=deny`. Tools are never changed to know about scope.
+under `SWITCHBOARD_CROSS_SCOPE=deny`. A tool that parks the agent (`ask_human`) cannot
+run inside the approval's settling: its approval is a grant, and the model is told to
+call it again. Tools are never changed to know about scope.
 """
 
 from __future__ import annotations
@@ -33,6 +35,12 @@ REACH: dict[str, tuple[tuple[str, str], ...]] = {
     "schedule": (("deliver_to", "send"),),
     "ask_human": (("via", "send"),),
 }
+#: tools whose call parks the agent: an approval is granted, and the model calls again
+PARKING = frozenset({"ask_human"})
+GRANTED = (
+    "Approved by a person: {tool} may now reach {resource}. Call {tool} again with the "
+    "same arguments."
+)
 DENIED = (
     "Error: refused: {why}, and this conversation may not reach {resource} "
     "(SWITCHBOARD_CROSS_SCOPE=deny). Work with this conversation's own files and places."
@@ -55,7 +63,10 @@ class ScopeGuard:
         if crossing is None:
             return None
         asker = self._asker(step)
-        if step.crossing_approved:
+        if step.crossing_approved and tool in PARKING:
+            self.scope.grant(step.conversation, crossing.resource)
+            return ToolResult(GRANTED.format(tool=tool, resource=crossing.resource))
+        if step.crossing_approved or self.scope.granted(step.conversation, crossing.resource):
             self.scope.crossed(self.info.agent_id, asker, tool, crossing, "allowed")
             return None
         outcome = self.scope.outcome(approved=False)

@@ -30,6 +30,7 @@ from bot.store import Store
 Mode = Literal["approval", "deny"]
 Outcome = Literal["allowed", "approval", "denied"]
 MEMBERSHIP_TTL = 60.0
+GRANT_TTL = 3600.0  # an approval given for a tool that parks holds this long (ask_human)
 _OWNER_KEY = "scope:file:"
 _SEP = "\x1f"
 #: targets nobody outside the bot reads: the local console
@@ -112,6 +113,7 @@ class Scope:
         self.mode: Mode = mode
         self.ttl = ttl
         self._cache: dict[tuple[str, str, str], tuple[float, bool]] = {}
+        self._grants: dict[tuple[str | None, str], float] = {}
 
     # -- who asks ----------------------------------------------------------------------
     def asker(self, conversation: str | None, workspaces: Iterable[str] = ()) -> Asker:
@@ -163,6 +165,16 @@ class Scope:
             return self.owners.owns(asker.conversation, "/".join(parts[:3]))
         folder = "/".join(parts[:2]) + "/"
         return any(p.startswith(folder) for p in self.owners.paths(asker.conversation))
+
+    # -- approvals given ahead ---------------------------------------------------------
+    def grant(self, conversation: str | None, resource: str) -> None:
+        """An approver said yes to reaching `resource` from this conversation: a tool
+        that parks (ask_human) is then called again, and passes (in memory, an hour)."""
+        self._grants[(conversation, resource)] = time.monotonic() + GRANT_TTL
+
+    def granted(self, conversation: str | None, resource: str) -> bool:
+        until = self._grants.get((conversation, resource))
+        return until is not None and until > time.monotonic()
 
     # -- reporting ---------------------------------------------------------------------
     def outcome(self, approved: bool) -> Outcome:

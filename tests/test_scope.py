@@ -16,7 +16,7 @@ from tests.discord_kit import (  # noqa: F401
     discord_settings,
 )
 from tests.fakes import discord_payloads as dp
-from tests.fakes.anthropic_api import Call, FakeAnthropic, tool
+from tests.fakes.anthropic_api import Call, FakeAnthropic, text, tool
 from tests.fakes.discord_api import FakeDiscord
 from tests.fakes.slack_api import FakeSlack
 from tests.kit import events
@@ -211,3 +211,37 @@ async def test_discord_a_channel_hidden_from_the_person_needs_an_approval(
         await discord_fake.until(lambda ps: any("launch codes" in p.content for p in ps), 20)
     crossed = [e["data"] for e in events(tmp_path / "data", "scope.crossed")]
     assert [(c["person"], c["outcome"]) for c in crossed] == [(str(dp.BOB), "approval")]
+
+
+def worker_asks_elsewhere(via: str) -> Any:
+    """The coordinator spawns Alice on "research"; Alice asks via `via`, and again when
+    she is told an approver allowed it."""
+
+    def responder(c: Call) -> list[dict[str, Any]]:
+        if c.agent == "coordinator":
+            if "research" in c.last_text and not c.tool_results():
+                return [tool("spawn_worker", name="Alice", task="Ask HR about the budget")]
+            return [text("on it")]
+        if "Call ask_human again" in c.last_text or len(c.messages) == 1:
+            return [tool("ask_human", question="What is the HR budget?", via=via)]
+        return [text("waiting")]
+
+    return responder
+
+
+async def test_a_worker_asking_in_a_channel_the_person_is_not_in_waits_for_an_approver(
+    tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack
+) -> None:
+    fake.responder = worker_asks_elsewhere("slack:CHR")
+    slack.members["CHR"] = ["UBOT", "UHR"]
+    settings = slack_settings(tmp_path, fake, slack, SWITCHBOARD_APPROVERS="UBOSS")
+    async with slack_app(settings):
+        ts = slack.post(f"{MENTION} research the HR budget", channel="C1")
+        await slack.until(posted("Approval needed"), 20)
+        assert not any(p["channel"] == "CHR" for p in slack.posts)
+        slack.post("approve", user="UBOSS", channel="C1", thread_ts=ts)
+        await slack.until(lambda s: any(p["channel"] == "CHR" for p in s.posts), 20)
+    asked = [p for p in slack.posts if p["channel"] == "CHR"]
+    assert len(asked) == 1 and "What is the HR budget?" in asked[0]["text"]
+    outcomes = [e["data"]["outcome"] for e in events(tmp_path, "scope.crossed")]
+    assert outcomes == ["approval", "allowed"]
