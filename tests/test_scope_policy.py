@@ -138,3 +138,23 @@ def test_crossings_are_events_with_the_audit_fields(store: Store, tmp_path: Path
         f'"conversation": "{CONV}"',
     ]
     assert all(field in line for field in fields), line
+
+
+async def test_a_listing_of_the_shared_areas_shows_only_the_conversations_own(
+    store: Store, tmp_path: Path
+) -> None:
+    from agents.files_tools import Workspace
+
+    scope, _ = make(store, tmp_path)
+    made = ["files/aaaa/report.csv", "files/bbbb/payroll.csv"]
+    made += ["workspaces/workers/alice-1/out.md", "workspaces/workers/bob-2/hr.md"]
+    for path in made:
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text("x")
+    scope.owners.add(CONV, ["files/aaaa/report.csv"])
+    ann = scope.asker(CONV, ["coordinator/c1", "workers/alice-1"])
+    ws = Workspace(tmp_path, "coordinator/c1", 1000, lambda p: scope.path(ann, p) is None)
+    files = await ws.listing({"path": "files"})
+    assert "report.csv" in files and "payroll" not in files
+    spaces = await ws.listing({"path": "workspaces"})
+    assert "alice-1/out.md" in spaces and "hr.md" not in spaces
