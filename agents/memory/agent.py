@@ -120,11 +120,19 @@ class AgentMemory:
             return "Your memory is empty so far."
         return "Your whole memory (it is small):\n\n" + SEPARATOR.join(blocks)
 
-    def note_about(self, person: str, content: str, person_of: Callable[[str], str | None]) -> str:
+    def note_about(
+        self,
+        person: str,
+        content: str,
+        person_of: Callable[[str], str | None],
+        source: str = "",
+    ) -> str:
         """`note_about_person`: a listed person by name or id, or someone who already
-        has a profile (unlisted people are named by their platform id)."""
+        has a profile (unlisted people are named by their platform id). The note says
+        where it was written (`source`): it is shown whenever that person speaks."""
         name = self._profile_owner(person, person_of)
-        written = self.shared.note_person(name, content, "Notes", name)
+        noted = f"{content.strip()} (noted {source})" if source else content
+        written = self.shared.note_person(name, noted, "Notes", name)
         if written is None:
             return f"{name}'s profile already says that."
         return f"Noted in {written}; every agent sees it when {name} talks to them."

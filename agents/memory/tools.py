@@ -109,7 +109,7 @@ def memory_tools(
     thousand parked workers must not open a thousand indexes); `written(tool)` is told
     after a write (on the event loop's thread, where events may be emitted);
     `person_of(name)` is the listed person a name or id stands for; `source` labels
-    what `remember` writes (the conversation it was decided in)."""
+    what `remember` and `note_about_person` write (the conversation it was decided in)."""
 
     def bound(name: str, fn: Callable[[dict[str, Any]], str], writes: bool) -> Tool:
         async def handler(args: dict[str, Any]) -> str:
@@ -135,7 +135,7 @@ def memory_tools(
         bound("memory_search", lambda a: memory_of().search(a["query"]), False),
         bound(
             "note_about_person",
-            lambda a: memory_of().note_about(a["person"], a["content"], person_of),
+            lambda a: memory_of().note_about(a["person"], a["content"], person_of, source),
             True,
         ),
         bound("update_note", lambda a: _correct(memory_of(), a, a["new"], person_of), True),
