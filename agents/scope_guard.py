@@ -3,13 +3,14 @@
 `ScopeGuard.check(tool, args, step)` runs before a tool's handler (the `Toolbox` calls
 it). It reads what the call reaches from the arguments the contract names: a file path
 (`read_file`, `list_files`, `files` of `send_message` / `publish`), a channel to read
-(`read_channel` target) or a place to send to (`schedule` deliver_to, `ask_human`
-via). Within scope it returns None and the tool runs. A crossing returns the tool's
-result instead: an approval request through the gated-tool flow (agents/approvals.py),
-whose approval runs the same call again with `Step.crossing_approved`, or a refusal
-under `SWITCHBOARD_CROSS_SCOPE=deny`. A tool that parks the agent (`ask_human`) cannot
-run inside the approval's settling: its approval is a grant, and the model is told to
-call it again. Tools are never changed to know about scope.
+(`read_channel` target), a place to send to (`schedule` deliver_to, `ask_human`
+via), or every conversation's journal (`read_activity`, open only to a trigger's own
+step, where no person asks). Within scope it returns None and the tool runs. A
+crossing returns the tool's result instead: an approval request through the gated-tool
+flow (agents/approvals.py), whose approval runs the same call again with
+`Step.crossing_approved`, or a refusal under `SWITCHBOARD_CROSS_SCOPE=deny`. A tool
+that parks the agent (`ask_human`) cannot run inside the approval's settling: its
+approval is a grant, and the model is told to call it again. Tools never know about scope.
 """
 
 from __future__ import annotations
@@ -34,7 +35,12 @@ REACH: dict[str, tuple[tuple[str, str], ...]] = {
     "read_channel": (("target", "read"),),
     "schedule": (("deliver_to", "send"),),
     "ask_human": (("via", "send"),),
+    "read_activity": (("since", "activity"),),
 }
+#: what `read_activity` reaches: the journal of every conversation
+EVERY_CONVERSATION = Crossing(
+    "every conversation's messages (read_activity)", "it shows other conversations' messages"
+)
 #: tools whose call parks the agent: an approval is granted, and the model calls again
 PARKING = frozenset({"ask_human"})
 GRANTED = (
@@ -91,6 +97,8 @@ class ScopeGuard:
         return None
 
     async def _one(self, kind: str, value: Any, step: Step) -> Crossing | None:
+        if kind == "activity":  # open to the operator's own triggers, where nobody asks
+            return EVERY_CONVERSATION if self._asker(step).person is not None else None
         if kind in ("path", "listing"):
             return self._path(str(value), step, listing=kind == "listing")
         if kind == "files":

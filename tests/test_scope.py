@@ -245,3 +245,15 @@ async def test_a_worker_asking_in_a_channel_the_person_is_not_in_waits_for_an_ap
     assert len(asked) == 1 and "What is the HR budget?" in asked[0]["text"]
     outcomes = [e["data"]["outcome"] for e in events(tmp_path, "scope.crossed")]
     assert outcomes == ["approval", "allowed"]
+
+
+async def test_read_activity_from_a_persons_conversation_waits_for_an_approver(
+    tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack
+) -> None:
+    fake.responder = caller
+    async with slack_app(slack_settings(tmp_path, fake, slack)):
+        slack.post("my salary question", user="UANN", channel="DANN", channel_type="im")
+        await slack.until(lambda s: any(p["channel"] == "DANN" for p in s.posts), 20)
+        request = await bob_asks(slack, call("read_activity", since="24h"), "Approval needed")
+    assert "every conversation's messages" in request["text"]
+    assert not model_saw(fake, "my salary question", 2)
