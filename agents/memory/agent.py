@@ -34,6 +34,7 @@ PROFILE_SECTIONS = {
     "remember": "Notes",
 }
 RECALL_MAX_CHARS = 40_000
+SCOPED_LIMIT = 40  # shared hits fetched before other conversations' archives are left out
 SEARCH_MAX_CHARS = 24_000
 SEPARATOR = "\n\n---\n\n"
 
@@ -83,16 +84,21 @@ class AgentMemory:
         self._write_index()
         return f"Stored in {relative}."
 
-    def search(self, query: str) -> str:
+    def search(self, query: str, archives: Callable[[str], bool] | None = None) -> str:
         """Own memory, team knowledge, people's profiles and archived conversations,
-        ranked together; each hit says where it comes from."""
+        ranked together; each hit says where it comes from. `archives(path)` says which
+        archived conversations the asker may see (their own conversation's: scope)."""
         if not query.strip():
             raise MemoryRefused("the query is empty; give a few words to look for")
         self.index.refresh()
         self.shared.index.refresh()
         if self.index.total_bytes() + self.shared.index.total_bytes() < self.inline_bytes:
             return self._everything()
-        own, team = self.index.search(query), self.shared.index.search(query)
+        own = self.index.search(query)
+        team = self.shared.index.search(query, SCOPED_LIMIT if archives else 8)
+        if archives is not None:
+            kept = [h for h in team.hits if "/archive/" not in h.path or archives(h.path)]
+            team = Found(kept, team.broad)
         hits = _merge(query, own, team)
         if not hits:
             return f"No memory matches {query!r}."

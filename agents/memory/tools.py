@@ -104,12 +104,14 @@ def memory_tools(
     written: Callable[[str], None],
     person_of: Callable[[str], str | None] = lambda name: None,
     source: str = "",
+    archives: Callable[[str], bool] | None = None,
 ) -> list[Tool]:
     """The tools bound to one agent's memory, opened on first use (restoring a
     thousand parked workers must not open a thousand indexes); `written(tool)` is told
     after a write (on the event loop's thread, where events may be emitted);
     `person_of(name)` is the listed person a name or id stands for; `source` labels
-    what `remember` and `note_about_person` write (the conversation it was decided in)."""
+    what `remember` and `note_about_person` write (the conversation it was decided in);
+    `archives(path)` which archived conversations `memory_search` shows."""
 
     def bound(name: str, fn: Callable[[dict[str, Any]], str], writes: bool) -> Tool:
         async def handler(args: dict[str, Any]) -> str:
@@ -132,7 +134,7 @@ def memory_tools(
             lambda a: memory_of().learn_fact(a["topic"], a["content"], bool(a.get("shared"))),
             True,
         ),
-        bound("memory_search", lambda a: memory_of().search(a["query"]), False),
+        bound("memory_search", lambda a: memory_of().search(a["query"], archives), False),
         bound(
             "note_about_person",
             lambda a: memory_of().note_about(a["person"], a["content"], person_of, source),
