@@ -23,7 +23,7 @@ import contextlib
 import logging
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from agents.mcp.registry import SEPARATOR, McpRegistry, McpTool
@@ -36,6 +36,7 @@ from bot.audit import args_digest
 from bot.bus import Mail
 from bot.messages import Attachment, BusMessage, Outbound, Target
 from bot.people import who
+from bot.scope import Crossing
 from bot.store_approvals import ApprovalRow
 
 if TYPE_CHECKING:
@@ -78,17 +79,35 @@ class Approvals:
     async def gate(
         self, info: AgentInfo, tool: McpTool, args: dict[str, Any], step: Step
     ) -> ToolResult:
+        return self._ask(info.agent_id, tool.spec.name, args, step, schema=tool.spec.schema)
+
+    def cross(
+        self, agent: str, tool: str, args: dict[str, Any], step: Step, crossing: Crossing
+    ) -> ToolResult:
+        """A call reaching outside its conversation (bot/scope.py) waits for a yes like a
+        gated tool; approved, the same tool runs again with the crossing allowed."""
+        return self._ask(agent, tool, args, step, crossing)
+
+    def _ask(
+        self,
+        agent: str,
+        tool: str,
+        args: dict[str, Any],
+        step: Step,
+        crossing: Crossing | None = None,
+        schema: dict[str, Any] | None = None,
+    ) -> ToolResult:
         target = step.human if step.conversation is not None else (self.via or step.human)
         people = self.services.human.people
         asker = people.speaker_of(step.conversation)
         now = time.time()
         row = ApprovalRow(
             id=uuid.uuid4().hex[:12],
-            agent=info.agent_id,
+            agent=agent,
             conversation=step.conversation or str(target),
             speaker=step.speaker,
-            tool=tool.spec.name,
-            args=ordered(args, tool.spec.schema),
+            tool=tool,
+            args=ordered(args, schema),
             tool_use_id="",
             target=str(target),
             requested_at=now,
@@ -96,8 +115,12 @@ class Approvals:
             requester=asker.name if asker is not None else None,
             requester_id=people.speaker_id_of(step.conversation),
         )
+        text = request_text(row)
+        if crossing is not None:
+            row.held = {"scope": crossing.resource}
+            text = f"Outside this conversation: {crossing.resource} ({crossing.why}).\n{text}"
         request = Outbound(
-            step.speaker, target, request_text(row), step.conversation,
+            step.speaker, target, text, step.conversation,
             meta={"approval_id": row.id, "subject": f"Approval needed: {row.tool}"},
             attachments=self._attached(row),
         )  # fmt: skip
@@ -127,6 +150,7 @@ class Approvals:
         row = ask.row
         row.tool_use_id = call["id"]
         row.held = {
+            **row.held,
             "key": conv.key,
             "results": results,
             "later": [mail.msg.to_json() for mail in later],
@@ -138,7 +162,7 @@ class Approvals:
     # -- settling ----------------------------------------------------------------------
     async def settle(self, node: NodeLoop, conv: Conversation, approval_id: str) -> None:
         """Wait for the decision, run the call if approved, give the model its result."""
-        row, result = await self._outcome(approval_id)
+        row, result = await self._outcome(approval_id, node, conv)
         block = result_block(row.tool_use_id, result)
         conv.add_blocks([*row.held.get("results", []), block])
         held = [Mail(0, BusMessage.from_json(raw)) for raw in row.held.get("later", [])]
@@ -155,7 +179,9 @@ class Approvals:
                 return True
         return False
 
-    async def _outcome(self, approval_id: str) -> tuple[ApprovalRow, ToolResult]:
+    async def _outcome(
+        self, approval_id: str, node: NodeLoop, conv: Conversation
+    ) -> tuple[ApprovalRow, ToolResult]:
         store = self.services.store
         while True:
             row = store.approvals.get(approval_id)
@@ -169,7 +195,7 @@ class Approvals:
                 with store.tx():
                     claimed = store.approvals.start(row.id)
                 if claimed:
-                    return row, await self._run(row)
+                    return row, await self._run(row, node, conv)
             else:  # running: a crash cut the call off, it may or may not have happened
                 return row, ToolResult(UNKNOWN.format(tool=row.tool), is_error=True)
 
@@ -185,8 +211,11 @@ class Approvals:
             reason = timeout_reason(self.timeout or 0.0)
             self.desk.decide(row.id, False, "nobody", reason, how="timeout")
 
-    async def _run(self, row: ApprovalRow) -> ToolResult:
+    async def _run(self, row: ApprovalRow, node: NodeLoop, conv: Conversation) -> ToolResult:
         started = time.perf_counter()
+        if "scope" in row.held:  # a built-in tool whose reach was approved: run it now
+            step = replace(node.step(conv), crossing_approved=True)
+            return await node.toolbox.call(row.tool, row.args, step)
         tool = await self._offered(row.tool)
         if tool is None:
             result = ToolResult(NOT_OFFERED.format(tool=row.tool), is_error=True)

@@ -88,7 +88,9 @@ class Session(NodeLoop):
         services = coordinator.services
         self.max_turns = services.limits.max_turns
         super().__init__(services, COORDINATOR)
-        self.toolbox = Toolbox(self._tools(), services.sources_for(self.info))
+        self.toolbox = Toolbox(
+            self._tools(), services.sources_for(self.info), services.guard(self.info)
+        )
 
     def _tools(self) -> list[Tool]:
         tools = [

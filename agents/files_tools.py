@@ -8,12 +8,15 @@ shared areas can be read (never written) by their data-dir path: `files/...` (wh
 people sent, as the message names it) and `workspaces/...` (another workspace, when
 someone gave the agent that path). Paths are checked like memory paths: no `..`, no
 absolute path, no symlink out; sizes are capped; every refusal is a `ToolError`
-whose text tells the model what to do instead.
+whose text tells the model what to do instead. Which shared files belong to the
+agent's conversation is the scope's question (bot/scope.py, agents/scope_guard.py):
+a listing of a shared area shows only those (`visible`).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +32,8 @@ READ_LINES = 400
 READ_MAX_CHARS = 40_000
 LIST_MAX = 200
 FILES_ARG = {"type": "array", "items": STR, "maxItems": 20}
+#: whether a shared file (its data-dir path) belongs to an agent's conversation
+Visible = Callable[[AgentInfo, str], bool]
 
 WRITE_FILE = ToolSpec(
     "write_file",
@@ -61,11 +66,18 @@ def workspace_for(kind: str, key: str) -> str:
 class Workspace:
     """One agent's workspace and the data dir's shared areas it may read."""
 
-    def __init__(self, data_dir: Path, name: str, max_bytes: int) -> None:
+    def __init__(
+        self,
+        data_dir: Path,
+        name: str,
+        max_bytes: int,
+        visible: Callable[[str], bool] | None = None,
+    ) -> None:
         self.data_dir = data_dir
         self.name = name
         self.root = data_dir / WORKSPACES_DIR / name
         self.max_bytes = max_bytes
+        self.visible = visible or (lambda shown: True)
 
     def resolve(self, raw: str, write: bool = False) -> tuple[Path, str]:
         """(absolute path, data-dir path) of `raw`, refusing anything outside."""
@@ -134,7 +146,7 @@ class Workspace:
             path.mkdir(parents=True, exist_ok=True)
         if not path.is_dir():
             raise ToolError(f"{shown} is not a folder")
-        entries = sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith("."))
+        entries = sorted(p for p in path.rglob("*") if self._listed(p))
         if not entries:
             return f"{shown} holds no files."
         lines = [
@@ -144,6 +156,12 @@ class Workspace:
         if len(entries) > LIST_MAX:
             lines.append(f"... and {len(entries) - LIST_MAX} more")
         return f"{shown}:\n" + "\n".join(lines)
+
+    def _listed(self, path: Path) -> bool:
+        if not path.is_file() or path.name.startswith("."):
+            return False
+        shown = path.relative_to(self.data_dir).as_posix()
+        return not shown.startswith(SHARED) or self.visible(shown)
 
     def _bytes(self, path: Path, raw: str) -> bytes:
         if not path.is_file():
@@ -178,9 +196,12 @@ def _cap(lines: list[str]) -> list[str]:
     return out
 
 
-def workspace_of(data_dir: Path, info: AgentInfo, max_bytes: int) -> Workspace:
+def workspace_of(
+    data_dir: Path, info: AgentInfo, max_bytes: int, visible: Visible | None = None
+) -> Workspace:
     name = info.workspace or workspace_for(info.kind, info.conversation or info.agent_id)
-    return Workspace(data_dir, name, max_bytes)
+    shown = (lambda path: visible(info, path)) if visible is not None else None
+    return Workspace(data_dir, name, max_bytes, shown)
 
 
 def step_workspace(services: Services, step: Step) -> Workspace:
@@ -189,11 +210,12 @@ def step_workspace(services: Services, step: Step) -> Workspace:
     return Workspace(services.data_dir, name, services.limits.file_max_bytes)
 
 
-def file_tools(data_dir: Path, max_bytes: int) -> ToolFactory:
-    """The tool factory the app installs: the three file tools, in each agent's workspace."""
+def file_tools(data_dir: Path, max_bytes: int, visible: Visible | None = None) -> ToolFactory:
+    """The tool factory the app installs: the three file tools, in each agent's workspace;
+    `visible` says which shared files a listing shows (None: all)."""
 
     def tools(info: AgentInfo) -> list[Tool]:
-        ws = workspace_of(data_dir, info, max_bytes)
+        ws = workspace_of(data_dir, info, max_bytes, visible)
         return [Tool(WRITE_FILE, ws.write), Tool(READ_FILE, ws.read), Tool(LIST_FILES, ws.listing)]
 
     return tools

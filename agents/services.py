@@ -20,7 +20,7 @@ from bot.store import Store
 
 if TYPE_CHECKING:
     from agents.llm import Provider
-    from agents.tools import Tool, Toolbox, ToolSource
+    from agents.tools import Guard, Tool, Toolbox, ToolSource
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,10 +84,15 @@ class Services:
     memory: MemoryHooks | None = None
     #: gated tool calls (agents/approvals.py), when MCP servers are configured
     approvals: Any = None
+    #: the scope check each agent's toolbox runs before a call (agents/scope_guard.py)
+    guard_for: Callable[[AgentInfo], Guard] | None = None
 
     @property
     def home(self) -> Target | None:
         return self.human.home
+
+    def guard(self, info: AgentInfo) -> Guard | None:
+        return self.guard_for(info) if self.guard_for is not None else None
 
     def sources_for(self, info: AgentInfo) -> list[ToolSource]:
         return [make(info) for make in self.tool_sources]

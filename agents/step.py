@@ -35,6 +35,8 @@ class Step:
     effects: Effects
     #: the agent's workspace below <data_dir>/workspaces (agents/files_tools.py)
     workspace: str | None = None
+    #: a person approved this call's reach outside its conversation (bot/scope.py)
+    crossing_approved: bool = False
 
     @property
     def speaker_id(self) -> str:

@@ -51,6 +51,8 @@ class ToolResult:
 
 Handler = Callable[[dict[str, Any]], Awaitable[ToolResult | str]]
 StepHandler = Callable[[dict[str, Any], Step], Awaitable[ToolResult | str]]
+#: a check before a call's handler (the scope, agents/scope_guard.py): a result stops it
+Guard = Callable[[str, dict[str, Any], Step], Awaitable[ToolResult | None]]
 
 
 def result_block(tool_use_id: str, result: ToolResult) -> dict[str, Any]:
@@ -117,9 +119,12 @@ class Toolbox:
     then each source's. The specs are rebuilt only when a source's version moved, so
     they stay byte-identical between turns otherwise."""
 
-    def __init__(self, tools: Iterable[Tool], sources: Sequence[ToolSource] = ()) -> None:
+    def __init__(
+        self, tools: Iterable[Tool], sources: Sequence[ToolSource] = (), guard: Guard | None = None
+    ) -> None:
         self._own = list(tools)
         self._sources = list(sources)
+        self.guard = guard
         self._versions: list[int] | None = None
         self._refresh()
 
@@ -151,6 +156,10 @@ class Toolbox:
         if problem is not None:
             return ToolResult(f"Error: bad arguments for {name}: {problem}", is_error=True)
         try:
+            if self.guard is not None and step is not None:
+                stop = await self.guard(name, args, step)
+                if stop is not None:
+                    return stop
             result = await tool.run(args, step)
         except ToolError as exc:
             return ToolResult(f"Error: {exc}", is_error=True)

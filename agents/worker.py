@@ -83,7 +83,9 @@ class Worker(NodeLoop):
         speaker = services.human.people.speaker_of(row.origin_conversation)
         self.person = speaker.name if speaker is not None else None
         super().__init__(services, row.id)
-        self.toolbox = Toolbox(self._tools(), services.sources_for(self.info))
+        self.toolbox = Toolbox(
+            self._tools(), services.sources_for(self.info), services.guard(self.info)
+        )
 
     def _tools(self) -> list[Tool]:
         tools = [

@@ -29,6 +29,7 @@ from agents.llm import Provider
 from agents.mcp import install_mcp
 from agents.memory import install_memory
 from agents.read_channel import read_channel_tools
+from agents.scope_guard import ScopeGuard, listing_filter
 from agents.services import Limits, Services
 from agents.team import Team
 from agents.trigger_tools import trigger_tools
@@ -43,6 +44,7 @@ from bot.human import HumanNode
 from bot.messages import Target
 from bot.ops.operator import Operator
 from bot.people import People
+from bot.scope import Scope
 from bot.store import Store
 from bot.triggers.engine import TriggerEngine
 from config.settings import Settings
@@ -129,6 +131,8 @@ class App:
         self.services = Services(
             self.store, self.bus, self.events, self.human, self.llm, s.data_dir, limits
         )
+        scope = self._scope()
+        self.services.guard_for = lambda info: ScopeGuard(self.services, scope, info).check
         self.memory = install_memory(self.services, s)
         self.team = Team(self.services)
         self.coordinator = Coordinator(self.services, self.team)
@@ -136,7 +140,8 @@ class App:
             s, self.store, self.events, self.human, self.bus, spawn=self.team.spawn
         )
         self.services.tool_factories.append(trigger_tools(self.triggers))
-        self.services.tool_factories.append(file_tools(s.data_dir, s.file_max_bytes))
+        visible = listing_filter(self.services, scope)
+        self.services.tool_factories.append(file_tools(s.data_dir, s.file_max_bytes, visible))
         if s.memory_distil:  # off: the job is not registered, and start-up removes it
             self.triggers.add_internal(
                 "memory-distil", s.memory_distil_cron, self.memory.distil_all
@@ -196,6 +201,22 @@ class App:
         self._spawn(self._beat(), "runtime-beat")
         for channel in self.channels:
             await channel.start()
+
+    def _scope(self) -> Scope:
+        """The scope policy: every target the settings name is open (bot/scope.py)."""
+        s = self.settings
+        named = [s.home, *(x.deliver_to for x in s.schedules)]
+        if s.heartbeat is not None:
+            named.append(s.heartbeat.deliver_to)
+        open_targets = [*s.targets, *(t for t in named if t)]
+        return Scope(
+            self.human.people,
+            self.human.file_owners,
+            self.human.outbox.channels,
+            self.events,
+            open_targets=open_targets,
+            mode=s.cross_scope,
+        )
 
     def _corrupt_row(self, problem: str) -> None:
         self.events.emit("store.corrupt", "", problem=problem)

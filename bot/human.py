@@ -21,6 +21,7 @@ from bot.notices import SYSTEM_SPEAKER, undeliverable
 from bot.outbox import Outbox
 from bot.people import People, Person, platform_id
 from bot.router import Directory, Route, route
+from bot.scope import FileOwners
 from bot.store import QuestionRow, QuestionStatus, Store
 
 log = logging.getLogger(__name__)
@@ -44,6 +45,8 @@ class HumanNode:
         self.events = events
         self.home = home
         self.directory = Directory()
+        #: which conversation each saved file came from (bot/scope.py)
+        self.file_owners = FileOwners(store)
         self.outbox = Outbox(
             store,
             events,
@@ -110,12 +113,14 @@ class HumanNode:
     def _route(self, inbound_id: int, msg: Inbound) -> Route:
         """Inside the caller's transaction: the router's decision, as bus mail or a notice."""
         person = self.people.resolve(msg.channel, msg.sender)
-        self.people.spoke(msg.conversation, person.name, platform_id(msg.channel, msg.sender.id))
         decision = route(msg, self.directory)
         # a worker's open question here takes a bare "approve" as its answer
         unasked = decision.question is None
         if self.approvals.answers(msg, person.name if person.listed else None, unasked):
-            return Route()  # a decision on a gated call: no agent reads it
+            return Route()  # a decision on a gated call: no agent reads it, nobody asked
+        # whom the agents now work for
+        self.people.spoke(msg.conversation, person.name, platform_id(msg.channel, msg.sender.id))
+        self.file_owners.add(msg.conversation, [a.path for a in msg.attachments if a.path])
         if decision.error is not None:
             notice = Outbound(
                 SYSTEM_SPEAKER, msg.reply_to, decision.error, msg.conversation, kind="notice"

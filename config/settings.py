@@ -147,6 +147,10 @@ class Settings(BaseSettings):
     fetch_timeout_seconds: float = Field(default=20.0, gt=0)
     ssl_cert_file: Path | None = None  # web_fetch's CA bundle (a corporate CA), as OpenSSL
 
+    # Scope (bot/scope.py; README "Security"): targets always open, and what a crossing does
+    targets: list[str] = Field(default_factory=list)
+    cross_scope: Literal["approval", "deny"] = "approval"
+
     _csv = field_validator(
         "slack_allowed_users",
         "discord_allowed_users",
@@ -154,10 +158,12 @@ class Settings(BaseSettings):
         "email_allowed_senders",
         "approvers",
         "fetch_allow_hosts",
+        "targets",
         mode="before",
     )(split_csv)
     _servers = field_validator("mcp_servers")(unique_servers)
     _via = field_validator("approval_via")(lambda v: v if v is None else check_target(v))
+    _targets = field_validator("targets")(lambda v: [check_target(t) for t in v])
 
     @field_validator("home")
     @classmethod

@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 
 from agents.memory.search import split_sections
+from agents.services import AgentInfo
+from agents.tools import Toolbox
 from tests.memkit import call, memory_at, toolbox
 
 
@@ -130,3 +132,22 @@ async def test_archived_conversations_of_any_agent_are_searched_and_labelled(
         "(archived conversation of alice)"
     )
     assert "quarterly billing" in first
+
+
+async def test_a_conversation_searches_only_its_own_archived_transcripts(
+    tmp_path: Path,
+) -> None:
+    """Scope: Bob's session of the coordinator never finds Ann's archived DM."""
+    memory = memory_at(tmp_path)
+    fill(tmp_path / "agents/coordinator")  # ranked, not returned whole
+    archive = tmp_path / "agents/coordinator/archive"
+    archive.mkdir(parents=True)
+    for slug, said in [("slack-DANN", "payroll numbers: ann 123456"),
+                       ("slack-C2-1.0", "payroll review moved to Friday")]:  # fmt: skip
+        turn = {"role": "user", "content": [{"type": "text", "text": said}]}
+        (archive / f"{slug}-20261001T100000000000.jsonl").write_text(json.dumps(turn) + "\n")
+    bob = Toolbox(memory.tools(AgentInfo("coordinator", "coordinator", "slack:C2/1.0")))
+    found = (await call(bob, "memory_search", query="payroll")).text
+    assert "payroll review moved to Friday" in found and "123456" not in found
+    ann = Toolbox(memory.tools(AgentInfo("coordinator", "coordinator", "slack:DANN")))
+    assert "123456" in (await call(ann, "memory_search", query="payroll")).text

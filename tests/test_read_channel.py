@@ -100,6 +100,7 @@ async def test_read_channel_refusals_are_told_to_the_model(
 
     fake.responder = responder
     slack.remove_bot("C2")
+    slack.members["C2"] = ["UANN"]  # Ann may read it: Slack's own refusal is what she hears
     async with slack_app(slack_settings(tmp_path, fake, slack)):
         for n in range(1, 6):
             slack.post(f"ops chatter {n}", channel=OPS)

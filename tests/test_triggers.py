@@ -82,7 +82,10 @@ async def test_at_time_wakes_the_coordinator_who_answers_in_that_thread(
 async def test_scheduled_trigger_fires_and_delivers_to_deliver_to(
     tmp_path: Path, fake: FakeAnthropic
 ) -> None:
-    settings = trigger_settings(tmp_path / "data", fake)
+    # the ops mailbox is a target the config names (SWITCHBOARD_TARGETS): open to schedules
+    settings = trigger_settings(
+        tmp_path / "data", fake, SWITCHBOARD_TARGETS="email:ops@example.com"
+    )
     fake.responder = schedules_on(
         "every",
         {

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,7 +21,7 @@ from agents.memory.agent import AgentMemory
 from agents.memory.capture import captures
 from agents.memory.compaction import Compactor
 from agents.memory.consolidate import Consolidator
-from agents.memory.files import AgentFiles, MemoryRefused
+from agents.memory.files import AgentFiles, MemoryRefused, archive_slug
 from agents.memory.maintenance import distil
 from agents.memory.prompt import PromptCache
 from agents.memory.search import MemoryIndex
@@ -87,7 +88,10 @@ class Memory:
         def written(tool: str) -> None:
             self.events.emit("memory.written", agent_id, tool=tool)
 
-        return memory_tools(lambda: self.agent(agent_id), written, self._person_named)
+        source = f"in {info.conversation}" if info.conversation else ""
+        return memory_tools(
+            lambda: self.agent(agent_id), written, self._person_named, source, _archives_of(info)
+        )
 
     def _person_named(self, name: str) -> str | None:
         person = self.people.named(name) if self.people is not None else None
@@ -172,3 +176,20 @@ def install_memory(services: Services, settings: Settings) -> Memory:
 def _person_of(people: People, stem: str) -> str:
     person = people.named(stem)
     return person.name if person is not None else stem
+
+
+def _archives_of(info: AgentInfo) -> Callable[[str], bool] | None:
+    """Which archived transcripts an agent's `memory_search` shows (scope): a worker its
+    own, a coordinator session those of its own conversation; an agent serving no
+    conversation (None) every one."""
+    if info.conversation is None:
+        return None
+    own = f"agents/{info.agent_id}/archive/"
+    stem = archive_slug(info.conversation or "") + "-"
+
+    def visible(path: str) -> bool:
+        if info.kind != "coordinator":
+            return path.startswith(own)
+        return path.startswith(own) and path.rsplit("/", 1)[-1].startswith(stem)
+
+    return visible

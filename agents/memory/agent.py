@@ -22,12 +22,19 @@ from agents.memory.files import (
     topic_name,
 )
 from agents.memory.search import Found, Hit, MemoryIndex
-from agents.memory.shared import PEOPLE_DIR, Shared
+from agents.memory.shared import PEOPLE_DIR, TEAM_KNOWLEDGE, Shared
 from bot.people import profile_key
 
-#: capture kinds that go to the speaking person's profile, and under which heading
-PROFILE_SECTIONS = {"preference": "Preferences", "name": "Names", "place": "Places"}
+#: capture kinds that go to the speaking person's profile, and under which heading: what
+#: a person asks to be remembered is theirs, never text every conversation's prompt carries
+PROFILE_SECTIONS = {
+    "preference": "Preferences",
+    "name": "Names",
+    "place": "Places",
+    "remember": "Notes",
+}
 RECALL_MAX_CHARS = 40_000
+SCOPED_LIMIT = 40  # shared hits fetched before other conversations' archives are left out
 SEARCH_MAX_CHARS = 24_000
 SEPARATOR = "\n\n---\n\n"
 
@@ -77,16 +84,21 @@ class AgentMemory:
         self._write_index()
         return f"Stored in {relative}."
 
-    def search(self, query: str) -> str:
+    def search(self, query: str, archives: Callable[[str], bool] | None = None) -> str:
         """Own memory, team knowledge, people's profiles and archived conversations,
-        ranked together; each hit says where it comes from."""
+        ranked together; each hit says where it comes from. `archives(path)` says which
+        archived conversations the asker may see (their own conversation's: scope)."""
         if not query.strip():
             raise MemoryRefused("the query is empty; give a few words to look for")
         self.index.refresh()
         self.shared.index.refresh()
         if self.index.total_bytes() + self.shared.index.total_bytes() < self.inline_bytes:
             return self._everything()
-        own, team = self.index.search(query), self.shared.index.search(query)
+        own = self.index.search(query)
+        team = self.shared.index.search(query, SCOPED_LIMIT if archives else 8)
+        if archives is not None:
+            kept = [h for h in team.hits if "/archive/" not in h.path or archives(h.path)]
+            team = Found(kept, team.broad)
         hits = _merge(query, own, team)
         if not hits:
             return f"No memory matches {query!r}."
@@ -114,9 +126,45 @@ class AgentMemory:
             return "Your memory is empty so far."
         return "Your whole memory (it is small):\n\n" + SEPARATOR.join(blocks)
 
-    def note_about(self, person: str, content: str, person_of: Callable[[str], str | None]) -> str:
+    def note_about(
+        self,
+        person: str,
+        content: str,
+        person_of: Callable[[str], str | None],
+        source: str = "",
+    ) -> str:
         """`note_about_person`: a listed person by name or id, or someone who already
-        has a profile (unlisted people are named by their platform id)."""
+        has a profile (unlisted people are named by their platform id). The note says
+        where it was written (`source`): it is shown whenever that person speaks."""
+        name = self._profile_owner(person, person_of)
+        noted = f"{content.strip()} (noted {source})" if source else content
+        written = self.shared.note_person(name, noted, "Notes", name)
+        if written is None:
+            return f"{name}'s profile already says that."
+        return f"Noted in {written}; every agent sees it when {name} talks to them."
+
+    # -- corrections -------------------------------------------------------------------
+    def correct(
+        self,
+        old: str,
+        new: str | None,
+        person: str | None,
+        topic: str | None,
+        person_of: Callable[[str], str | None],
+    ) -> str:
+        """`update_note` / `forget`: one line of a person's profile or a team fact."""
+        if bool(person) == bool(topic):
+            raise MemoryRefused("give either `person` (a profile) or `topic` (a team fact)")
+        if person:
+            name = self._profile_owner(person, person_of)
+            where = f"{name}'s profile"
+            relative = self.shared.correct(self.shared.profile_path(name), old, new, where)
+        else:
+            relative = f"{TEAM_KNOWLEDGE}/{topic_name(topic or '')}.md"
+            self.shared.correct(relative, old, new, f"the team fact {topic_name(topic or '')}")
+        return f"{'Replaced' if new is not None else 'Removed'} the line in {relative}."
+
+    def _profile_owner(self, person: str, person_of: Callable[[str], str | None]) -> str:
         name = person_of(person)
         if name is None and profile_key(person) in self.shared.people():
             name = person.strip()
@@ -126,10 +174,7 @@ class AgentMemory:
                 f"no person called {person[:80]!r}; give a name from the people list or the "
                 f"platform id of someone who talked to you (profiles: {known})"
             )
-        written = self.shared.note_person(name, content, "Notes", name)
-        if written is None:
-            return f"{name}'s profile already says that."
-        return f"Noted in {written}; every agent sees it when {name} talks to them."
+        return name
 
     # -- profiles and capture ----------------------------------------------------------
     def capture(self, items: list[Capture], person: str | None, display: str) -> list[str]:
@@ -152,11 +197,9 @@ class AgentMemory:
         section = PROFILE_SECTIONS.get(item.kind)
         if section is not None and person:
             return self.shared.note_person(person, item.text, section, display)
-        if item.kind == "decision":
+        if item.kind == "decision":  # the dated log no prompt carries, its source named
             return self.shared.add_decision(item.text, f"said by {display}")
-        relative = self.files.append_entry(item.text, f"{item.kind}, said by {display}")
-        self.index.touched(self.files.root / relative)
-        return relative
+        return None  # nobody to file it under: nothing lands where every prompt reads
 
     def published(self, task: str, result: str) -> str:
         """A worker's reflection when it publishes: its task and result, in its log."""

@@ -244,7 +244,7 @@ class AgentFiles:
 
     def archive(self, key: str, messages: list[dict[str, Any]]) -> str:
         """A conversation as JSON lines under archive/ (never capped, never deleted)."""
-        slug = re.sub(r"[^A-Za-z0-9._-]+", "-", key).strip("-.")[:60] or "conversation"
+        slug = archive_slug(key)
         stamp = self.now().strftime("%Y%m%dT%H%M%S%f")
         relative = f"{ARCHIVE_DIR}/{slug}-{stamp}.jsonl"
         _atomic_write(self.path(relative), "".join(json.dumps(m) + "\n" for m in messages))
@@ -272,3 +272,8 @@ def _atomic_write(path: Path, content: str) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def archive_slug(key: str) -> str:
+    """The file-name stem a conversation's archives start with (`<slug>-<stamp>.jsonl`)."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", key).strip("-.")[:60] or "conversation"

@@ -20,6 +20,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from agents.memory.capture import normalised
+from agents.memory.corrections import edit_lines, same_kind_lines
 from agents.memory.files import AgentFiles, MemoryRefused, Seen, _atomic_write, topic_name
 from agents.memory.search import MemoryIndex
 from bot.people import profile_key
@@ -92,7 +93,7 @@ class Shared:
             if current is None:
                 self._append_locked(relative, path, f"\n{line}\n", raw)
             else:
-                content = _add_line(current, title or person, section, line)
+                content = _put_line(current, title or person, section, line, text)
                 self._rewrite_locked(relative, path, content)
         self.index.touched(self.files.root / relative)
         return relative
@@ -108,6 +109,21 @@ class Shared:
     def _rewrite_locked(self, relative: str, path: Path, content: str) -> None:
         self.files._check_size(relative, len(content.encode()))
         _atomic_write(path, content)
+
+    def correct(self, relative: str, old: str, new: str | None, where: str) -> str:
+        """Replace (or, `new` None, remove) the one line of a shared file saying `old`."""
+        with self.files.locked(relative) as path:
+            if not path.is_file():
+                raise MemoryRefused(f"there is no {where} yet ({relative})")
+            try:
+                current = path.read_bytes().decode("utf-8")
+            except UnicodeDecodeError:
+                raise MemoryRefused(
+                    f"{relative} is not UTF-8 text (edited by hand?); it is left as it is"
+                ) from None
+            self._rewrite_locked(relative, path, edit_lines(current, old, new, where))
+        self.index.touched(self.files.root / relative)
+        return relative
 
     def people(self) -> list[str]:
         folder = self.files.root / PEOPLE_DIR
@@ -193,6 +209,21 @@ class Shared:
                 return
             _atomic_write(path, content)
         self.index.touched(self.files.root / relative)
+
+
+def _put_line(current: str, person: str, section: str, line: str, text: str) -> str:
+    """`line` in `## section`, replacing the lines about the same thing (a preference
+    of the same kind: the newest one holds)."""
+    if section != "Preferences":
+        return _add_line(current, person, section, line)
+    lines = current.splitlines()
+    same = same_kind_lines(lines, section, text)
+    if not same:
+        return _add_line(current, person, section, line)
+    lines[same[0]] = line
+    for at in reversed(same[1:]):
+        del lines[at]
+    return "\n".join(lines) + "\n"
 
 
 def _add_line(current: str, person: str, section: str, line: str) -> str:

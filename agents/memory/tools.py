@@ -1,6 +1,7 @@
 """The memory tools as the model sees them: `recall(days?)`, `remember(content)`,
-`reflect(content)`, `learn_fact(topic, content, shared?)`, `memory_search(query)` and
-`note_about_person(person, content)`.
+`reflect(content)`, `learn_fact(topic, content, shared?)`, `memory_search(query)`,
+`note_about_person(person, content)`, and the corrections `update_note(old, new,
+person? | topic?)` and `forget(old, person? | topic?)` (agents/memory/corrections.py).
 
 Each agent gets tools bound to its own `AgentMemory`, so nothing the model passes can
 name another agent's files. File work runs in a thread (appends are fsynced), so a
@@ -66,8 +67,34 @@ NOTE_ABOUT_PERSON = ToolSpec(
     "`person` is their name (or, for someone not in the people list, their platform id).",
     schema({"person": {**STR, "minLength": 1}, "content": {**STR, "minLength": 1}}),
 )
+_OLD = {**STR, "minLength": 1, "description": "Words of the one line to change."}
+_PERSON = {**STR, "description": "Whose profile: a name or platform id."}
+_TOPIC = {**STR, "description": "Or which team fact, e.g. deploy-process."}
+UPDATE_NOTE = ToolSpec(
+    "update_note",
+    "Correct a line of a person's profile or a team fact: the line saying `old` becomes `new`.",
+    schema(
+        {"old": _OLD, "new": {**STR, "minLength": 1, "description": "The corrected line."}},
+        {"person": _PERSON, "topic": _TOPIC},
+    ),
+)
+FORGET = ToolSpec(
+    "forget",
+    "Remove the line saying `old` from a person's profile or a team fact.",
+    schema({"old": _OLD}, {"person": _PERSON, "topic": _TOPIC}),
+)
 SPECS = {
-    s.name: s for s in (RECALL, REMEMBER, REFLECT, LEARN_FACT, MEMORY_SEARCH, NOTE_ABOUT_PERSON)
+    s.name: s
+    for s in (
+        RECALL,
+        REMEMBER,
+        REFLECT,
+        LEARN_FACT,
+        MEMORY_SEARCH,
+        NOTE_ABOUT_PERSON,
+        UPDATE_NOTE,
+        FORGET,
+    )
 }
 NAMES = frozenset(SPECS)
 
@@ -76,11 +103,15 @@ def memory_tools(
     memory_of: Callable[[], AgentMemory],
     written: Callable[[str], None],
     person_of: Callable[[str], str | None] = lambda name: None,
+    source: str = "",
+    archives: Callable[[str], bool] | None = None,
 ) -> list[Tool]:
-    """The five tools bound to one agent's memory, opened on first use (restoring a
+    """The tools bound to one agent's memory, opened on first use (restoring a
     thousand parked workers must not open a thousand indexes); `written(tool)` is told
     after a write (on the event loop's thread, where events may be emitted);
-    `person_of(name)` is the listed person a name or id stands for."""
+    `person_of(name)` is the listed person a name or id stands for; `source` labels
+    what `remember` and `note_about_person` write (the conversation it was decided in);
+    `archives(path)` which archived conversations `memory_search` shows."""
 
     def bound(name: str, fn: Callable[[dict[str, Any]], str], writes: bool) -> Tool:
         async def handler(args: dict[str, Any]) -> str:
@@ -96,17 +127,28 @@ def memory_tools(
 
     return [
         bound("recall", lambda a: memory_of().recall(a.get("days", 3)), False),
-        bound("remember", lambda a: memory_of().remember(a["content"]), True),
+        bound("remember", lambda a: memory_of().remember(a["content"], source), True),
         bound("reflect", lambda a: memory_of().reflect(a["content"]), True),
         bound(
             "learn_fact",
             lambda a: memory_of().learn_fact(a["topic"], a["content"], bool(a.get("shared"))),
             True,
         ),
-        bound("memory_search", lambda a: memory_of().search(a["query"]), False),
+        bound("memory_search", lambda a: memory_of().search(a["query"], archives), False),
         bound(
             "note_about_person",
-            lambda a: memory_of().note_about(a["person"], a["content"], person_of),
+            lambda a: memory_of().note_about(a["person"], a["content"], person_of, source),
             True,
         ),
+        bound("update_note", lambda a: _correct(memory_of(), a, a["new"], person_of), True),
+        bound("forget", lambda a: _correct(memory_of(), a, None, person_of), True),
     ]
+
+
+def _correct(
+    memory: AgentMemory,
+    args: dict[str, Any],
+    new: str | None,
+    person_of: Callable[[str], str | None],
+) -> str:
+    return memory.correct(args["old"], new, args.get("person"), args.get("topic"), person_of)

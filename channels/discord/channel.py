@@ -27,6 +27,7 @@ from channels.discord.client import GatewayClient, point_at
 from channels.discord.deliver import Poster
 from channels.discord.events import Intake
 from channels.discord.files import DiscordFetcher
+from channels.discord.members import DiscordMembers
 from channels.discord.reading import DiscordReader
 from channels.discord.threads import Threads
 from config.settings import Settings
@@ -57,6 +58,7 @@ class DiscordChannel(BaseChannel):
         self.catchup = CatchUp(self.client, ctx.store, self.intake)
         self.poster = Poster(self.client, self.threads, ctx.store, settings.data_dir)
         self.reader = DiscordReader(self.client, settings.discord_allowed_channels)
+        self.membership = DiscordMembers(self.client)
         self.fetcher = DiscordFetcher()
         if ctx.intake is not None:
             ctx.intake.register(self.kind, self.fetcher)
@@ -89,6 +91,12 @@ class DiscordChannel(BaseChannel):
 
     async def read_history(self, target: Target, since: float | None, limit: int) -> Page:
         return await self.reader.read_history(target, since, limit)
+
+    async def can_read(self, user_id: str, target: Target) -> bool | None:
+        return await self.membership.can_read(user_id, target)
+
+    async def can_post(self, user_id: str, target: Target) -> bool | None:
+        return await self.membership.can_post(user_id, target)
 
     async def deliver(self, msg: Outbound) -> DeliveryReceipt:
         try:

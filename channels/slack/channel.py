@@ -30,6 +30,7 @@ from channels.slack.connection import HttpConnection, SocketModeConnection, buil
 from channels.slack.events import SlackEvents
 from channels.slack.files import SlackFetcher
 from channels.slack.identity import BotIdentity, whoami
+from channels.slack.members import SlackMembers
 from channels.slack.people import EmailLinks
 from channels.slack.post import SlackPoster, pace_key
 from channels.slack.reading import SlackReader
@@ -85,6 +86,7 @@ class SlackChannel(BaseChannel):
             reader=self.client,
         )
         self.reader = SlackReader(self.client)
+        self.membership = SlackMembers(self.client)
         self.fetcher = SlackFetcher(settings.slack_bot_token.get_secret_value(), self.client)
         if ctx.intake is not None:
             ctx.intake.register(self.kind, self.fetcher)
@@ -137,6 +139,12 @@ class SlackChannel(BaseChannel):
 
     async def read_history(self, target: Target, since: float | None, limit: int) -> Page:
         return await self.reader.read_history(target, since, limit)
+
+    async def can_read(self, user_id: str, target: Target) -> bool | None:
+        return await self.membership.can_read(user_id, target)
+
+    async def can_post(self, user_id: str, target: Target) -> bool | None:
+        return await self.membership.can_post(user_id, target)
 
     async def deliver(self, msg: Outbound) -> DeliveryReceipt:
         identity = self.events.identity

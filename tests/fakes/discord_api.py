@@ -29,6 +29,7 @@ from aiohttp import WSMsgType, web
 from tests.fakes import discord_payloads as p
 from tests.fakes.discord_history import HistoryApi
 from tests.fakes.discord_interactive import InteractiveApi
+from tests.fakes.discord_members import MembersApi
 from tests.fakes.discord_server import GatewaySession, json_response, message_body
 from tests.fakes.threaded import ThreadedServer
 
@@ -48,7 +49,7 @@ class Post:
     files: list[str] = field(default_factory=list)  # names of the files it carried
 
 
-class FakeDiscord(HistoryApi, InteractiveApi, ThreadedServer[list[Post]]):
+class FakeDiscord(HistoryApi, MembersApi, InteractiveApi, ThreadedServer[list[Post]]):
     name = "fake Discord"
     client_max_size = 64 * 1024 * 1024  # uploads: Discord answers 413 itself past its limit
 
@@ -107,6 +108,7 @@ class FakeDiscord(HistoryApi, InteractiveApi, ThreadedServer[list[Post]]):
         app.router.add_get(f"{api}/channels/{{cid}}/messages", self._history)
         app.router.add_post(f"{api}/channels/{{cid}}/messages/{{mid}}/threads", self._thread_from)
         app.router.add_get(f"{api}/channels/{{cid}}", self._get_channel)
+        app.router.add_get(f"{api}/guilds/{{gid}}/members/{{uid}}", self._get_member)
         app.router.add_get("/attachments/{aid}/{name}", self._attachment)
         app.router.add_post(
             f"{api}/interactions/{{iid}}/{{token}}/callback", self._interaction_callback

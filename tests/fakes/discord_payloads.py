@@ -14,6 +14,7 @@ from typing import Any
 Payload = dict[str, Any]
 
 TEXT, DM, PUBLIC_THREAD = 0, 1, 11
+VIEW_CHANNEL = 1 << 10  # the permission bit a member overwrite denies to hide a channel
 BOT_ID = 900000000000000001
 GUILD_ID = 900000000000000100
 GENERAL = 900000000000000200  # a guild text channel
