@@ -192,7 +192,7 @@ async def test_a_prompt_injected_file_asking_to_mail_out_only_makes_an_approval_
         await slack.until(posted("Approval needed"), 20)
         assert app.triggers.table.active() == []
         slack.post("deny not ours to send", user="UBOSS", channel="C1", thread_ts=ts)
-        await slack.until(posted("result ERROR: Error: denied by UBOSS"), 20)
+        await slack.until(posted("result ERROR: Error: denied by slack:UBOSS"), 20)
         assert app.triggers.table.active() == []
     assert all(p["channel"] == "C1" for p in slack.posts)
 
