@@ -67,7 +67,7 @@ def _marker(lines: list[str], i: int) -> str | None:
         return "quote"
     if pat.FORWARD.match(s):
         return "forward"
-    if pat.SEPARATOR.match(s):
+    if pat.SEPARATOR.match(s) or pat.REPLY_ABOVE.match(s):
         return "separator"
     if pat.DISCLAIMER.match(s) or pat.LIST_RULE.match(s):
         return "footer"

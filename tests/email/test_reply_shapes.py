@@ -174,3 +174,12 @@ def test_a_forward_of_a_forward_passes_on_the_innermost_mail() -> None:
     inner = f"{rule}\nFrom: Ann <ann@example.com>\nSubject: Ship?"
     text = strip_reply(f"{outer}\n\n\n{inner}\n\nShall we ship on Friday?\n")
     assert text == f"{FORWARDED}\n{inner}\n\nShall we ship on Friday?"
+
+
+@pytest.mark.parametrize(
+    "marker",
+    ["##- Please type your reply above this line -##", "-- Reply above this line --"],
+)
+def test_a_reply_above_this_line_marker_cuts_the_history(marker: str) -> None:
+    mail = f"{ANSWER}\n\n{marker}\n\nYour request #42 was updated.\nAnn: shall we ship?\n"
+    assert strip_reply(mail) == ANSWER
