@@ -25,6 +25,8 @@ REPLY_LANGUAGES = tuple(lang for lang in MAIL_LANGUAGES if lang != "david")
 #: what a forward with no comment of its own is handed on under
 FORWARDED = "[forwarded message]"
 HEADER_SPAN = 3  # a quote header a client wrapped over at most this many lines
+BLOCK_RUN = 3  # header lines in a row that make an embedded mail's block, whatever comes first
+NESTED_FORWARDS = 8  # forwards of forwards looked through for the one that says something
 _NEVER = re.compile(r"(?!)")
 
 
@@ -65,7 +67,7 @@ def _marker(lines: list[str], i: int) -> str | None:
         return "quote"
     if pat.FORWARD.match(s):
         return "forward"
-    if pat.SEPARATOR.match(s):
+    if pat.SEPARATOR.match(s) or pat.REPLY_ABOVE.match(s):
         return "separator"
     if pat.DISCLAIMER.match(s) or pat.LIST_RULE.match(s):
         return "footer"
@@ -75,14 +77,26 @@ def _marker(lines: list[str], i: int) -> str | None:
 
 
 def _opens_block(lines: list[str], i: int) -> bool:
-    """`From: ...` followed by `Sent:`/`To:`/`Subject:` (inline or on the next lines)."""
+    """`From: ...` followed by `Sent:`/`To:`/`Subject:` (inline or on the next lines), or
+    an embedded mail's headers in any order (`Date:`, `To:`, `Subject:`) three in a row."""
     s = lines[i].strip()
     if not pat.FROM_LINE.match(s):
-        return False
+        return _header_run(lines, i) >= BLOCK_RUN
     if pat.BLOCK_INLINE.search(s[:LONG_LINE]):
         return True
     near = [x for x in lines[i + 1 : i + 6] if x.strip()][:3]
     return any(len(x) <= LONG_LINE and pat.BLOCK_LINE.match(x.strip()) for x in near)
+
+
+def _header_run(lines: list[str], i: int) -> int:
+    """How many different header names open the lines from `i` on, one per line."""
+    names: set[str] = set()
+    for line in lines[i : i + BLOCK_RUN + 3]:
+        s = line.strip()
+        if len(s) > LONG_LINE or not (pat.BLOCK_LINE.match(s) or pat.FROM_LINE.match(s)):
+            break
+        names.add(re.split(r"[:\uff1a]", s, maxsplit=1)[0].strip("*> ").lower())
+    return len(names)
 
 
 def _block_follows(lines: list[str], i: int) -> bool:
@@ -112,23 +126,54 @@ def _is_header(lines: list[str], i: int) -> bool:
 def _answer(lines: list[str], cut: Cut) -> list[str]:
     """What the person wrote, given where the quoted history starts."""
     head = _trim_tail(lines[: cut.index])
-    if _says_something(head):
-        return head
     below = _unquoted_after(lines, cut.index)
+    if _says_something(head):  # text, then a bare quote: an answer between the quotes
+        return head + below if cut.kind == "quote" and below else head
     if head or below or cut.kind == "quote":
         return head + below
     return _forwarded(lines, cut.index)
 
 
 def _forwarded(lines: list[str], start: int) -> list[str]:
-    """A forward (or a quoted mail) with no comment: the forwarded mail itself, its
-    header lines kept (who wrote it, when), up to the history quoted inside it."""
-    body = start + 1
-    while body < len(lines) and _header_line(lines[body]):
+    """A forward (or a quoted mail) with no comment: the forwarded mail itself (taken out
+    of its `>` quote if the client quoted it), its header lines kept (who wrote it, when),
+    up to the history quoted inside it; for a forward of a forward with nothing said in
+    between, the innermost mail."""
+    rest, end, nested = _forward_body(lines, start)
+    for _ in range(NESTED_FORWARDS):
+        if not nested:
+            break
+        lines, start = rest, end
+        rest, end, nested = _forward_body(lines, start)
+    return [FORWARDED, *_trim_tail([lines[start], *rest[:end]])]
+
+
+def _forward_body(lines: list[str], start: int) -> tuple[list[str], int, bool]:
+    """The lines below the forward marker at `start` (unquoted), where the forwarded
+    mail ends in them, and whether it is only headers above another forward."""
+    rest = _unquoted_once(lines[start + 1 :])
+    body = 0
+    while body < len(rest) and _header_line(rest[body]):
         body += 1
-    inner = find_cut(lines[body:])
-    end = len(lines) if inner is None else body + inner.index
-    return [FORWARDED, *_trim_tail(lines[start:end])]
+    inner = find_cut(rest[body:])
+    if inner is None:
+        return rest, len(rest), False
+    end = body + inner.index
+    return rest, end, inner.kind in ("forward", "separator") and not rest[body:end]
+
+
+def _unquoted_once(lines: list[str]) -> list[str]:
+    """`lines` less one level of `>` quote, up to where the quote ends, when they open
+    with a quote; else as they are."""
+    if not next((x for x in lines if x.strip()), "").lstrip().startswith(">"):
+        return lines
+    out: list[str] = []
+    for line in lines:
+        s = line.lstrip()
+        if s and not s.startswith(">"):
+            break
+        out.append(s[1:].removeprefix(" "))
+    return out
 
 
 def _header_line(line: str) -> bool:
@@ -151,9 +196,9 @@ def _unquoted_after(lines: list[str], start: int) -> list[str]:
         s = lines[i].strip()
         if s.startswith(">"):
             seen_quote = True
-        elif pat.LIST_RULE.match(s) or pat.DISCLAIMER.match(s):
-            break  # a list's or a server's footer: nobody's words
-        elif seen_quote and not _quote_header(lines, i):
+        elif _marker(lines, i) in ("forward", "separator", "block", "footer"):
+            break  # older history, or a list's or a server's footer: nobody's words
+        elif seen_quote and not _quote_header(lines, i) and (s or not kept or kept[-1].strip()):
             kept.append(lines[i])
     return kept if any(x.strip() for x in kept) else []
 

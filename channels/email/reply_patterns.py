@@ -91,6 +91,12 @@ FORWARD_WORDS = (
 _SEP_EDGE = r"[\s\-_=*>]*"
 SEPARATOR = re.compile(rf"^{_SEP_EDGE}(?:{'|'.join(SEPARATOR_WORDS)}){_SEP_EDGE}$", re.IGNORECASE)
 FORWARD = re.compile(rf"^{_SEP_EDGE}(?:{'|'.join(FORWARD_WORDS)})\W{{0,40}}$", re.IGNORECASE)
+#: a ticket system's or forum's marker: "## Please reply above this line ##"
+REPLY_ABOVE = re.compile(
+    r"^\W{0,12}(?:please\s)?(?:(?:type|write|enter)\s(?:your\s)?)?(?:reply|response)?\s?"
+    r"(?:above|over) this line\W{0,12}$",
+    re.IGNORECASE,
+)
 #: a line of dashes or underscores (Outlook's rule above its header block)
 RULE = re.compile(r"^\s*(?:[-_=]\s?){8,}\s*$")
 #: what a cut may leave at the end of the answer: a short rule, a signature delimiter

@@ -67,3 +67,34 @@ def test_a_deeply_nested_mail_keeps_its_headers() -> None:
 def test_any_text_strips_without_an_exception(lines: list[str]) -> None:
     text = "\n".join(lines)
     assert isinstance(strip_reply(text), str)
+
+
+PARTS = b"".join(
+    b"--P\r\nContent-Type: text/html; charset=utf-8\r\n\r\n<p>%s</p>\r\n" % (b"x" * 900)
+    for _ in range(3_200)
+)
+MANY_PARTS = (
+    HEAD + b'Content-Type: multipart/mixed; boundary="P"\r\n\r\n'
+    b"--P\r\nContent-Type: text/plain\r\n\r\nHello\r\n" + PARTS + b"--P--\r\n"
+)
+
+
+def test_a_3_mb_mail_of_thousands_of_parts_parses_within_50_ms() -> None:
+    assert len(MANY_PARTS) > 3_000_000
+    parse_mail(BAD["truncated"], 20_000)
+    start = time.process_time()
+    mail = parse_mail(MANY_PARTS, 20_000)
+    assert time.process_time() - start < 0.05
+    assert (mail.sender, mail.text, mail.cut) == ("ann@example.com", "Hello", True)
+
+
+def test_a_large_attachment_is_not_cut_by_the_parts_bound() -> None:
+    data = b"A" * 3_000_000
+    raw = (
+        HEAD + b'Content-Type: multipart/mixed; boundary="P"\r\n\r\n'
+        b"--P\r\nContent-Type: text/plain\r\n\r\nSee attached.\r\n"
+        b"--P\r\nContent-Type: application/octet-stream\r\n"
+        b'Content-Disposition: attachment; filename="a.bin"\r\n\r\n' + data + b"\r\n--P--\r\n"
+    )
+    mail = parse_mail(raw, 20_000)
+    assert [a.size for a in mail.attachments] == [3_000_000] and not mail.cut

@@ -102,7 +102,7 @@ def test_an_interleaved_answer_keeps_every_line_the_person_wrote() -> None:
         "On Mon, Jan 1, 2024 at 10:00 AM Ann <ann@example.com> wrote:\n"
         "> Ship on Friday?\n\nYes.\n\n> And the docs?\n\nDone, see the wiki.\n\n-- \nBob\n"
     )
-    assert strip_reply(mail) == "Yes.\n\n\nDone, see the wiki."
+    assert strip_reply(mail) == "Yes.\n\nDone, see the wiki."
 
 
 def test_a_forward_with_no_comment_passes_the_forwarded_mail_on_marked() -> None:
@@ -129,3 +129,57 @@ def test_body_lines_that_only_look_like_headers_are_kept() -> None:
     assert strip_reply(text).startswith("On Thursday I wrote the report.\nFrom: the team's")
     code = "Run this:\n\n    make test\n    make deploy\n"
     assert strip_reply(code) == "Run this:\n\n    make test\n    make deploy"
+
+
+@pytest.mark.parametrize(
+    "block",
+    [
+        "Date: Mon, 1 Jan 2024 10:00\nFrom: Ann <ann@example.com>\nTo: Bob\nSubject: Ship?",
+        "Sent: Monday, 1 January 2024\nFrom: Ann <ann@example.com>\nSubject: Ship?",
+        "To: Bob <bob@example.com>\nSubject: Ship?\nDate: Mon, 1 Jan 2024",
+        "Betreff: Ship?\nDatum: Mo., 1. Jan. 2024\nAn: Bob",
+    ],
+)
+def test_an_embedded_mail_is_cut_at_its_headers_whatever_their_order(block: str) -> None:
+    assert strip_reply(f"{ANSWER}\n\n{block}\n\nShall we ship on Friday?\n") == ANSWER
+
+
+def test_a_reply_followed_by_an_interleaved_answer_keeps_both() -> None:
+    mail = "I agree with most of it.\n\n> Ship on Friday?\n\nYes.\n\n> And the docs?\n\nLater.\n"
+    assert strip_reply(mail) == "I agree with most of it.\n\nYes.\n\nLater."
+
+
+def test_history_below_an_interleaved_answer_is_not_kept() -> None:
+    mail = (
+        "Mostly fine.\n\n> Ship on Friday?\n\nYes.\n\n"
+        "From: Ann <ann@example.com>\nSent: Monday\nTo: Bob\n\nOlder text.\n"
+    )
+    assert strip_reply(mail) == "Mostly fine.\n\nYes."
+
+
+def test_a_forward_quoted_by_the_client_is_passed_on_unquoted() -> None:
+    mail = (
+        "\nBegin forwarded message:\n\n> From: Ann <ann@example.com>\n"
+        "> Date: Mon, 1 Jan 2024\n> Subject: Ship?\n>\n> Shall we ship on Friday?\n"
+    )
+    text = strip_reply(mail)
+    assert text.startswith(FORWARDED) and text.endswith("\n\nShall we ship on Friday?")
+    assert "\nFrom: Ann <ann@example.com>\n" in text
+    assert not any(line.startswith(">") for line in text.split("\n"))
+
+
+def test_a_forward_of_a_forward_passes_on_the_innermost_mail() -> None:
+    rule = "---------- Forwarded message ----------"
+    outer = f"{rule}\nFrom: Bob <bob@example.com>\nSubject: Fwd: Ship?"
+    inner = f"{rule}\nFrom: Ann <ann@example.com>\nSubject: Ship?"
+    text = strip_reply(f"{outer}\n\n\n{inner}\n\nShall we ship on Friday?\n")
+    assert text == f"{FORWARDED}\n{inner}\n\nShall we ship on Friday?"
+
+
+@pytest.mark.parametrize(
+    "marker",
+    ["##- Please type your reply above this line -##", "-- Reply above this line --"],
+)
+def test_a_reply_above_this_line_marker_cuts_the_history(marker: str) -> None:
+    mail = f"{ANSWER}\n\n{marker}\n\nYour request #42 was updated.\nAnn: shall we ship?\n"
+    assert strip_reply(mail) == ANSWER
