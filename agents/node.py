@@ -17,15 +17,24 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from agents import turns as turns_mod
 from agents.attachments import blocks as attachment_blocks
 from agents.llm import CallLabel, LLMResponse, ModelError, ModelUnavailable
 from agents.services import Services
 from agents.step import Effects, Step
 from agents.tools import Toolbox, ToolResult, result_block
+from agents.turns import has_results
 from bot.bus import Mail
 from bot.clock import now_line
 from bot.messages import COORDINATOR, FROM_PERSON, BusMessage, Outbound, Target
-from bot.notices import MODEL_UNAVAILABLE, SYSTEM_SPEAKER, model_refused, where_to
+from bot.notices import (
+    MODEL_DECLINED,
+    MODEL_UNAVAILABLE,
+    SYSTEM_SPEAKER,
+    media_left_out,
+    model_refused,
+    where_to,
+)
 from bot.outbox import backoff
 
 log = logging.getLogger(__name__)
@@ -58,6 +67,15 @@ class Conversation:
             last["content"].extend(blocks)
         else:
             self.messages.append({"role": "user", "content": list(blocks)})
+
+    def add_clock(self, line: str) -> None:
+        """The `[Now: ...]` line, unless the trailing user turn holds tool results: text
+        right after a tool_result teaches the model to end its turn there (the next
+        person's turn carries the clock instead)."""
+        if not (
+            self.messages and self.messages[-1]["role"] == "user" and has_results(self.messages[-1])
+        ):
+            self.add_text(line)
 
     @property
     def awaits_model(self) -> bool:
@@ -118,7 +136,7 @@ class NodeLoop:
         with the current date and time (in the zone of the person speaking, when one
         does): the clock travels with the messages, so the system prompt stays cached."""
         if mail:
-            conv.add_text(self.now(mail))
+            conv.add_clock(self.now(mail))
         for item in mail:
             conv.add_text(render(item))
             conv.add_blocks(attachment_blocks(item.msg.attachments, self.services.data_dir))
@@ -158,14 +176,16 @@ class NodeLoop:
     async def think(self, conv: Conversation, inbox: Inbox, turns_used: int = 0) -> Outcome:
         """Run LLM turns until the model stops calling tools, parks, ends or hits the limit."""
         turns = turns_used
+        conv.add_blocks(turns_mod.interrupted_results(conv.messages))  # a restart cut calls off
         saved = False  # the caller's changes to conv are not in the store yet
+        held: list[str] = []  # text of a cut or paused answer, until it is whole
         while True:
             mail = inbox.drain()  # ── yield point ──
             if mail or not saved:
                 self.absorb(conv, mail)
                 self.checkpoint(conv)
-            saved = False
             if turns >= self.max_turns:
+                self._stop_at_limit(conv, held)
                 return Outcome("limit")
             system = await self._fit_context(conv)
             response = await self._complete(conv, system)
@@ -173,13 +193,69 @@ class NodeLoop:
             self.on_turn(turns, response)
             if response is None:
                 return Outcome("failed")
-            conv.messages.append({"role": "assistant", "content": response.content})
-            if not response.tool_calls:
-                return Outcome("done", response.text)
-            outcome = await self._act(conv, inbox, response)
+            outcome = await self._respond(conv, inbox, response, held)
             if outcome is not None:
                 return outcome
-            saved = True  # _act ended in a checkpoint
+            saved = True  # every path of _respond that goes on ended in a checkpoint
+
+    async def _respond(
+        self, conv: Conversation, inbox: Inbox, response: LLMResponse, held: list[str]
+    ) -> Outcome | None:
+        """Act on one response by its stop_reason; None when the turn goes on."""
+        stop = turns_mod.stop_of(response.stop_reason)
+        content = turns_mod.clean(response.content)
+        if stop in ("max_tokens", "pause_turn"):
+            self._carry_on(conv, content, held, stop)
+            return None
+        if stop == "refusal":
+            turns_mod.add_reply(conv.messages, content, turns_mod.DECLINED_NOTE)
+            self._speak_held(conv, held)
+            self.tell(conv, MODEL_DECLINED)
+            return Outcome("done")
+        turns_mod.add_reply(conv.messages, content)
+        text = "".join([*held, turns_mod.text_of(content)]).strip()
+        held.clear()
+        if text:
+            self.speak(conv, text)
+        if not turns_mod.calls_of(content):
+            return Outcome("done", text)
+        self.checkpoint(conv)  # what the model said is on its way before the tools run
+        return await self._act(conv, inbox, LLMResponse(content, response.stop_reason))
+
+    def _carry_on(
+        self, conv: Conversation, content: list[dict[str, Any]], held: list[str], stop: str
+    ) -> None:
+        """A cut answer (max_tokens) is continued, a cut call asked again, a paused turn
+        resumed; the text so far waits to reach the person as one answer."""
+        calls = turns_mod.calls_of(content)
+        content = turns_mod.without_calls(content)
+        held.append(turns_mod.text_of(content))
+        if stop == "pause_turn" and not calls:
+            if content:  # the next request ends with it: the API goes on from there
+                turns_mod.add_reply(conv.messages, content)
+        else:
+            turns_mod.add_reply(conv.messages, content, turns_mod.CUT_NOTE)
+            names = ", ".join(sorted({c["name"] for c in calls}))
+            note = turns_mod.REPEAT_CALL.format(names=names) if calls else turns_mod.CONTINUE
+            conv.add_text(note)
+        self.services.events.emit("llm.continued", self.agent_id, stop=stop, cut_calls=len(calls))
+        self.checkpoint(conv)
+
+    def _speak_held(self, conv: Conversation, held: list[str]) -> None:
+        text = "".join(held).strip()
+        held.clear()
+        if text:
+            self.speak(conv, text)
+
+    def _stop_at_limit(self, conv: Conversation, held: list[str]) -> None:
+        """Out of turns: what was held is said, and the conversation is closed with a
+        note, so a restart does not run it again."""
+        self._speak_held(conv, held)
+        if conv.awaits_model:
+            turns_mod.add_reply(conv.messages, [], turns_mod.LIMIT_NOTE)
+
+    def speak(self, conv: Conversation, text: str) -> None:
+        """Hook: the model wrote `text` in a response (the coordinator's is for its person)."""
 
     async def _fit_context(self, conv: Conversation) -> str:
         """Compact a conversation nearing its token budget (flush, summary: agents/memory);
@@ -290,6 +366,7 @@ class NodeLoop:
 
     async def _complete(self, conv: Conversation, system: str) -> LLMResponse | None:
         attempt = 0
+        repaired = False
         llm = self.services.llm
         while True:
             try:
@@ -309,17 +386,36 @@ class NodeLoop:
                 await asyncio.sleep(delay)
             except ModelError as exc:
                 self.services.events.emit("llm.error", self.agent_id, error=str(exc))
-                self.tell(conv, model_refused(exc))
-                conv.messages.append(
-                    {
-                        "role": "assistant",
-                        "content": [
-                            {"type": "text", "text": f"(The model refused the request: {exc})"}
-                        ],
-                    }
-                )
-                self.checkpoint(conv)
+                if not repaired and self._repair(conv, exc):
+                    repaired = True  # the offending images or documents are notes now
+                    continue
+                self._refused(conv, exc)
                 return None
+
+    def _repair(self, conv: Conversation, exc: ModelError) -> bool:
+        """A request the API refuses (400): images and documents are the usual cause
+        (too many, too large, a PDF over its page limit); they become notes, the person
+        is told, and the request is tried once more."""
+        if _status(exc) not in (400, 413):
+            return False
+        count = turns_mod.strip_media(conv.messages, str(exc))
+        if count == 0 and "too long" in str(exc).lower():
+            count = int(turns_mod.drop_oldest(conv.messages))
+        if count:
+            self.tell(conv, media_left_out(exc))
+            self.checkpoint(conv)
+        return count > 0
+
+    def _refused(self, conv: Conversation, exc: ModelError) -> None:
+        """Nothing to repair: the person is told, and the turn the API refused is replaced
+        by a note (a request error), so the next turn is not refused again."""
+        self.tell(conv, model_refused(exc))
+        if _status(exc) in (400, 413):
+            turns_mod.drop_newest_turn(conv.messages, str(exc))
+        turns_mod.add_reply(
+            conv.messages, [turns_mod.text_block(f"(The model refused the request: {exc})")]
+        )
+        self.checkpoint(conv)
 
     def call_label(self, conv: Conversation) -> CallLabel:
         """Whose usage a model call of this conversation is."""
@@ -336,3 +432,9 @@ class NodeLoop:
 
     def target_of(self, conv: Conversation) -> Target | None:
         return where_to(conv.target, home=self.services.home)
+
+
+def _status(exc: ModelError) -> int | None:
+    """The HTTP status of the API error behind `exc` (agents/llm.py raises from it)."""
+    status = getattr(exc.__cause__, "status_code", None)
+    return status if isinstance(status, int) else None
