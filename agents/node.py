@@ -14,16 +14,16 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from agents import turns as turns_mod
 from agents.attachments import blocks as attachment_blocks
+from agents.conversation import Conversation
 from agents.llm import CallLabel, LLMResponse, ModelError, ModelUnavailable
 from agents.services import Services
 from agents.step import Effects, Step
 from agents.tools import Toolbox, ToolResult, result_block
-from agents.turns import has_results
 from bot.bus import Mail
 from bot.clock import now_line
 from bot.messages import COORDINATOR, FROM_PERSON, BusMessage, Outbound, Target
@@ -42,44 +42,6 @@ log = logging.getLogger(__name__)
 NOT_RUN_APPROVAL = (
     "Not run: an earlier call waits for approval; call it again afterwards if needed."
 )
-
-
-@dataclass(slots=True)
-class Conversation:
-    """One LLM conversation of one agent, as persisted."""
-
-    agent: str
-    key: str
-    target: str | None
-    messages: list[dict[str, Any]] = field(default_factory=list)
-
-    def add_text(self, text: str) -> None:
-        self.add_blocks([{"type": "text", "text": text}])
-
-    def add_blocks(self, blocks: list[dict[str, Any]]) -> None:
-        """Append to the trailing user message, or start one (roles must alternate)."""
-        if not blocks:
-            return
-        if self.messages and self.messages[-1]["role"] == "user":
-            last = self.messages[-1]
-            if isinstance(last["content"], str):
-                last["content"] = [{"type": "text", "text": last["content"]}]
-            last["content"].extend(blocks)
-        else:
-            self.messages.append({"role": "user", "content": list(blocks)})
-
-    def add_clock(self, line: str) -> None:
-        """The `[Now: ...]` line, unless the trailing user turn holds tool results: text
-        right after a tool_result teaches the model to end its turn there (the next
-        person's turn carries the clock instead)."""
-        if not (
-            self.messages and self.messages[-1]["role"] == "user" and has_results(self.messages[-1])
-        ):
-            self.add_text(line)
-
-    @property
-    def awaits_model(self) -> bool:
-        return bool(self.messages) and self.messages[-1]["role"] == "user"
 
 
 #: How thinking ended: `done` (the model stopped calling tools), `parked` (a call waits
@@ -213,7 +175,7 @@ class NodeLoop:
             self.tell(conv, MODEL_DECLINED)
             return Outcome("done")
         turns_mod.add_reply(conv.messages, content)
-        text = "".join([*held, turns_mod.text_of(content)]).strip()
+        text = "".join([*held, turns_mod.raw_text(content)]).strip()
         held.clear()
         if text:
             self.speak(conv, text)
@@ -229,10 +191,10 @@ class NodeLoop:
         resumed; the text so far waits to reach the person as one answer."""
         calls = turns_mod.calls_of(content)
         content = turns_mod.without_calls(content)
-        held.append(turns_mod.text_of(content))
+        held.append(turns_mod.raw_text(content))
         if stop == "pause_turn" and not calls:
             if content:  # the next request ends with it: the API goes on from there
-                turns_mod.add_reply(conv.messages, content)
+                turns_mod.add_reply(conv.messages, turns_mod.rstripped(content))
         else:
             turns_mod.add_reply(conv.messages, content, turns_mod.CUT_NOTE)
             names = ", ".join(sorted({c["name"] for c in calls}))
@@ -386,36 +348,15 @@ class NodeLoop:
                 await asyncio.sleep(delay)
             except ModelError as exc:
                 self.services.events.emit("llm.error", self.agent_id, error=str(exc))
-                if not repaired and self._repair(conv, exc):
+                if not repaired and turns_mod.repair(conv.messages, exc):
                     repaired = True  # the offending images or documents are notes now
+                    self.tell(conv, media_left_out(exc))
+                    self.checkpoint(conv)
                     continue
-                self._refused(conv, exc)
+                self.tell(conv, model_refused(exc))
+                turns_mod.refused(conv.messages, exc)  # the next turn is not refused again
+                self.checkpoint(conv)
                 return None
-
-    def _repair(self, conv: Conversation, exc: ModelError) -> bool:
-        """A request the API refuses (400): images and documents are the usual cause
-        (too many, too large, a PDF over its page limit); they become notes, the person
-        is told, and the request is tried once more."""
-        if _status(exc) not in (400, 413):
-            return False
-        count = turns_mod.strip_media(conv.messages, str(exc))
-        if count == 0 and "too long" in str(exc).lower():
-            count = int(turns_mod.drop_oldest(conv.messages))
-        if count:
-            self.tell(conv, media_left_out(exc))
-            self.checkpoint(conv)
-        return count > 0
-
-    def _refused(self, conv: Conversation, exc: ModelError) -> None:
-        """Nothing to repair: the person is told, and the turn the API refused is replaced
-        by a note (a request error), so the next turn is not refused again."""
-        self.tell(conv, model_refused(exc))
-        if _status(exc) in (400, 413):
-            turns_mod.drop_newest_turn(conv.messages, str(exc))
-        turns_mod.add_reply(
-            conv.messages, [turns_mod.text_block(f"(The model refused the request: {exc})")]
-        )
-        self.checkpoint(conv)
 
     def call_label(self, conv: Conversation) -> CallLabel:
         """Whose usage a model call of this conversation is."""
@@ -432,9 +373,3 @@ class NodeLoop:
 
     def target_of(self, conv: Conversation) -> Target | None:
         return where_to(conv.target, home=self.services.home)
-
-
-def _status(exc: ModelError) -> int | None:
-    """The HTTP status of the API error behind `exc` (agents/llm.py raises from it)."""
-    status = getattr(exc.__cause__, "status_code", None)
-    return status if isinstance(status, int) else None

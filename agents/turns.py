@@ -81,6 +81,19 @@ def text_of(content: Blocks) -> str:
     return "\n\n".join(b["text"].strip() for b in content if b.get("type") == "text").strip()
 
 
+def raw_text(content: Blocks) -> str:
+    """The text blocks as written (a cut answer's pieces are joined as they are)."""
+    return "\n\n".join(b["text"] for b in content if b.get("type") == "text")
+
+
+def rstripped(content: Blocks) -> Blocks:
+    """The content without trailing whitespace (a request may end with it: the API
+    refuses a final assistant message that ends in whitespace)."""
+    if content and content[-1].get("type") == "text":
+        return [*content[:-1], text_block(content[-1]["text"].rstrip())]
+    return content
+
+
 def calls_of(content: Blocks) -> Blocks:
     return [b for b in content if b.get("type") == "tool_use"]
 
@@ -186,6 +199,31 @@ def drop_oldest(messages: Messages) -> bool:
             del messages[:i]
             return True
     return False
+
+
+def repair(messages: Messages, exc: Exception) -> bool:
+    """A request the API refuses (400): images and documents are the usual cause (too
+    many, too large, a PDF over its page limit), then a prompt too long; whether the
+    conversation changed so that the request may be tried once more."""
+    if _status(exc) not in (400, 413):
+        return False
+    if strip_media(messages, str(exc)):
+        return True
+    return "too long" in str(exc).lower() and drop_oldest(messages)
+
+
+def refused(messages: Messages, exc: Exception) -> None:
+    """Nothing to repair: a request error replaces the refused turn by a note, and the
+    refusal closes the turn, so the conversation goes on."""
+    if _status(exc) in (400, 413):
+        drop_newest_turn(messages, str(exc))
+    add_reply(messages, [text_block(f"(The model refused the request: {exc})")])
+
+
+def _status(exc: Exception) -> int | None:
+    """The HTTP status of the API error behind `exc` (agents/llm.py raises from it)."""
+    status = getattr(exc.__cause__, "status_code", None)
+    return status if isinstance(status, int) else None
 
 
 def _blocks(content: Any) -> Blocks:
