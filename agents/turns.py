@@ -152,6 +152,29 @@ def last_words(messages: Messages) -> str:
     return ""
 
 
+#: what an image costs the model: up to about 1,600 tokens (a ~1.15 megapixel image;
+#: larger ones are scaled down), while its stored reference is a few characters
+IMAGE_TOKENS = 1600
+#: a PDF is read page by page as text and an image (~1,500-3,000 tokens a page); the
+#: stored reference does not know its pages, so a few pages' worth is counted
+DOCUMENT_TOKENS = 10_000
+
+
+def media_tokens(messages: Messages) -> int:
+    """The tokens of the images and documents a conversation shows the model, which
+    its JSON size does not tell (they count toward compaction)."""
+    blocks = [b for m in messages for b in _blocks(m["content"])]
+    blocks += [
+        b
+        for r in blocks
+        if r.get("type") == "tool_result" and isinstance(r.get("content"), list)
+        for b in r["content"]
+    ]
+    images = sum(1 for b in blocks if b.get("type") == "image")
+    documents = sum(1 for b in blocks if b.get("type") == "document")
+    return images * IMAGE_TOKENS + documents * DOCUMENT_TOKENS
+
+
 def strip_media(messages: Messages, error: str) -> int:
     """Replace every image and document block by a note; how many were replaced."""
     count = 0
