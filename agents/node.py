@@ -166,6 +166,8 @@ class NodeLoop:
         """Act on one response by its stop_reason; None when the turn goes on."""
         stop = turns_mod.stop_of(response.stop_reason)
         content = turns_mod.clean(response.content)
+        if stop == "pause_turn" and turns_mod.calls_of(content):
+            stop = "end_turn"  # our own tools to run: that is how the turn goes on
         if stop in ("max_tokens", "pause_turn"):
             self._carry_on(conv, content, held, stop)
             return None
