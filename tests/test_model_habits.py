@@ -112,18 +112,20 @@ async def test_bad_input_gets_an_error_text_never_a_dead_loop(
         [tool("no_such_tool", x=1)],
         habit.bad_json("remember"),
         [tool("remember", content=42)],
+        [tool("send_message", to="human", content="see", files=["nowhere.txt"])],
         Reply([]),  # no content at all
     )
     rec = Recorder()
     async with running_app(settings, [rec]) as app:
         app.human.accept(inbound("go"))
-        await eventually(lambda: len(fake.calls) == 4 and not app.coordinator.sessions)
+        await eventually(lambda: len(fake.calls) == 5 and not app.coordinator.sessions)
         app.human.accept(inbound("still there?"))
-        await eventually(lambda: len(fake.calls) == 5)
-    results = [r["content"] for c in fake.calls[1:4] for r in c.tool_results()]
+        await eventually(lambda: len(fake.calls) == 6)
+    results = [r["content"] for c in fake.calls[1:5] for r in c.tool_results()]
     assert "there is no tool 'no_such_tool'" in results[0]
     assert "bad arguments for remember" in results[1]
     assert "bad arguments for remember" in results[2]
+    assert "nowhere.txt" in results[3] and "no such file" in results[3]
     assert rec.sent == []  # nothing was said, nothing is sent
 
 
@@ -172,3 +174,19 @@ async def test_a_coordinator_at_its_turn_limit_is_not_run_again_at_restart(
     async with running_app(settings, [Recorder()]) as app:
         await eventually(lambda: not app.coordinator.sessions)
     assert len(fake.calls) == calls == 2
+
+
+async def test_no_clock_line_right_after_a_tool_result(
+    settings: Settings, fake: FakeAnthropic
+) -> None:
+    fake.responder = by_turn(Reply([tool("recall")], delay=0.3), [text("Both seen.")])
+    rec = Recorder()
+    async with running_app(settings, [rec]) as app:
+        app.human.accept(inbound("first"))
+        await eventually(lambda: len(fake.calls) == 1)
+        app.human.accept(inbound("second, while the model thinks"))
+        await rec.wait_text("Both seen.")
+    turn = fake.calls[1].blocks()
+    assert turn[0]["type"] == "tool_result"
+    assert "second, while the model thinks" in str(turn[1:])
+    assert fake.calls[1].clock is None  # no [Now: ...] in a turn that answers a tool call
