@@ -140,7 +140,8 @@ class NodeLoop:
         turns = turns_used
         conv.add_blocks(turns_mod.interrupted_results(conv.messages))  # a restart cut calls off
         saved = False  # the caller's changes to conv are not in the store yet
-        held: list[str] = []  # text of a cut or paused answer, until it is whole
+        # text of a cut or paused answer, until it is whole (after a restart: from the store)
+        held = turns_mod.held_text(conv.messages)
         while True:
             mail = inbox.drain()  # ── yield point ──
             if mail or not saved:

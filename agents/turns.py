@@ -115,6 +115,24 @@ def add_reply(messages: Messages, content: Blocks, placeholder: str = EMPTY_NOTE
     messages.append({"role": "assistant", "content": content or [text_block(placeholder)]})
 
 
+def held_text(messages: Messages) -> list[str]:
+    """The text of an answer still being continued (a restart came between a cut
+    response and its continuation): the pieces before the trailing continue notes."""
+    pieces: list[str] = []
+    i = len(messages) - 1
+    while i >= 1 and messages[i]["role"] == "user" and _is_continue(messages[i]):
+        reply = _blocks(messages[i - 1]["content"])
+        pieces.insert(0, raw_text([b for b in reply if b.get("text") != CUT_NOTE]))
+        i -= 2
+    return pieces
+
+
+def _is_continue(message: dict[str, Any]) -> bool:
+    texts = [b.get("text", "") for b in _blocks(message["content"])]
+    cut = REPEAT_CALL.split("{", 1)[0]
+    return bool(texts) and all(t == CONTINUE or t.startswith(cut) for t in texts)
+
+
 def dangling_calls(messages: Messages) -> Blocks:
     """Tool calls of the last assistant message that no user turn answers yet."""
     if not messages or messages[-1]["role"] != "assistant":

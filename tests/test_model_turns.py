@@ -109,3 +109,17 @@ def test_a_restart_between_text_and_tools_answers_the_calls_as_not_run() -> None
     results = turns.interrupted_results(messages)
     assert results[0]["tool_use_id"] == "toolu_1" and results[0]["is_error"]
     assert problems(body(*messages, user(*results))) == []
+
+
+def test_an_answer_cut_before_a_restart_is_still_sent_whole() -> None:
+    messages = [
+        user(text("story")),
+        assistant(text("Once upon ")),
+        user(text(turns.CONTINUE)),
+        assistant(text("a time, ")),
+        user(text(turns.CONTINUE)),
+    ]
+    assert "".join(turns.held_text(messages)) == "Once upon a time, "
+    cut_call = [user(text("go")), assistant(text(turns.CUT_NOTE)), user(text(turns.REPEAT_CALL))]
+    assert turns.held_text(cut_call) == [""]
+    assert turns.held_text([user(text("hi"))]) == []
