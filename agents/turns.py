@@ -50,6 +50,8 @@ EMPTY_NOTE = "(no reply)"
 DECLINED_NOTE = "(declined)"
 CUT_NOTE = "(cut off)"
 MEDIA_NOTE = "[{kind} left out: the model's API refused it ({error})]"
+REFUSAL_MARK = "(The model refused the request: "
+HISTORY_NOTE = "[The earlier conversation was left out: the model's API refused it.]"
 REFUSED_NOTE = "[This part could not be sent to the model: the API refused it ({error})]"
 
 
@@ -244,13 +246,16 @@ def drop_oldest(messages: Messages) -> bool:
 
 def repair(messages: Messages, exc: Exception) -> bool:
     """A request the API refuses (400): images and documents are the usual cause (too
-    many, too large, a PDF over its page limit), then a prompt too long; whether the
+    many, too large, a PDF over its page limit), then a prompt too long, then an older
+    turn refused again; whether the
     conversation changed so that the request may be tried once more."""
     if _status(exc) not in (400, 413):
         return False
     if strip_media(messages, str(exc)):
         return True
-    return "too long" in str(exc).lower() and drop_oldest(messages)
+    if "too long" in str(exc).lower() and drop_oldest(messages):
+        return True
+    return drop_history(messages)
 
 
 def refused(messages: Messages, exc: Exception) -> None:
@@ -258,7 +263,25 @@ def refused(messages: Messages, exc: Exception) -> None:
     refusal closes the turn, so the conversation goes on."""
     if _status(exc) in (400, 413):
         drop_newest_turn(messages, str(exc))
-    add_reply(messages, [text_block(f"(The model refused the request: {exc})")])
+    add_reply(messages, [text_block(f"{REFUSAL_MARK}{exc})")])
+
+
+def drop_history(messages: Messages) -> bool:
+    """Refused again right after a refused turn was replaced: the cause is older, so the
+    history before the newest person's turn is left out (a note says so)."""
+    if not _refused_before(messages) or has_results(messages[-1]):
+        return False
+    newest = _blocks(messages[-1]["content"])
+    messages[:] = [{"role": "user", "content": [text_block(HISTORY_NOTE), *newest]}]
+    return True
+
+
+def _refused_before(messages: Messages) -> bool:
+    if len(messages) < 2 or messages[-2]["role"] != "assistant":
+        return False
+    return any(
+        str(b.get("text", "")).startswith(REFUSAL_MARK) for b in _blocks(messages[-2]["content"])
+    )
 
 
 def _status(exc: Exception) -> int | None:

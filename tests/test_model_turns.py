@@ -123,3 +123,13 @@ def test_an_answer_cut_before_a_restart_is_still_sent_whole() -> None:
     cut_call = [user(text("go")), assistant(text(turns.CUT_NOTE)), user(text(turns.REPEAT_CALL))]
     assert turns.held_text(cut_call) == [""]
     assert turns.held_text([user(text("hi"))]) == []
+
+
+def test_refused_again_after_a_refused_turn_the_history_is_left_out() -> None:
+    messages = [user(text("old poison")), assistant(text("ok")), user(text("hi"))]
+    assert not turns.repair(messages, refused(400, "bad"))
+    turns.refused(messages, refused(400, "bad"))
+    messages.append(user(text("hello?")))
+    assert turns.repair(messages, refused(400, "bad"))  # tried again without the history
+    assert "old poison" not in str(messages) and "hello?" in str(messages)
+    assert problems(body(*messages)) == []
