@@ -23,13 +23,20 @@ from agents.services import AgentInfo, Services
 from agents.step import Step
 from agents.team import Team
 from agents.tools import STR, Tool, Toolbox, ToolSpec, schema
+from agents.turns import dangling_calls
 from bot.bus import Mail
 from bot.messages import COORDINATOR, Outbound
-from bot.notices import SESSION_FAILED, TERMINAL, turn_limit
+from bot.notices import SESSION_FAILED, SHOWN, TERMINAL, turn_limit
 
 log = logging.getLogger(__name__)
 
 HOME_KEY = "home"
+ROLE = (
+    "Everything you write is sent to the person of this conversation, including text "
+    "beside tool calls; do not repeat it afterwards. When a heartbeat, a scheduled task, "
+    "a worker's suggestion or a Switchboard notice needs no word to the person, reply "
+    "with nothing at all: an empty reply posts nothing."
+)
 
 SPAWN_WORKER = ToolSpec(
     "spawn_worker",
@@ -55,7 +62,11 @@ class Coordinator:
             self._session(row.held.get("key") or row.conversation).wake()  # still waiting
         while True:
             for mail in await self.mailbox.wait():
-                self._session(mail.msg.conversation or HOME_KEY).put(mail)
+                session = self._session(mail.msg.conversation or HOME_KEY)
+                if mail.msg.meta.get(SHOWN):
+                    session.hold(mail)  # the person saw it: read at the next turn, no answer
+                else:
+                    session.put(mail)
 
     def _session(self, key: str) -> Session:
         session = self.sessions.get(key)
@@ -107,6 +118,15 @@ class Session(NodeLoop):
         self.queue.append(mail)
         self.wake()
 
+    def hold(self, mail: Mail) -> None:
+        """Mail the model reads at its next turn without a turn of its own (a runtime
+        notice the person was already shown: answering it would say it twice)."""
+        self.queue.append(mail)
+
+    def _wanted(self) -> bool:
+        """Whether the queue holds mail that asks for a turn."""
+        return any(not mail.msg.meta.get(SHOWN) for mail in self.queue)
+
     def wake(self) -> None:
         if self.task is None:
             self.task = asyncio.create_task(self._serve(), name=f"coordinator:{self.key}")
@@ -126,22 +146,23 @@ class Session(NodeLoop):
             self.person = meta.get("person") or meta["sender_id"]
 
     def system_prompt(self, conv: Conversation) -> str:
-        role = f"This conversation: {conv.target or 'no channel (messages go to the home target)'}."
+        where = conv.target or "no channel (messages go to the home target)"
+        role = f"This conversation: {where}.\n{ROLE}"
         return system_prompt(self.services, self.info, self.person, role)
 
     async def _serve(self) -> None:
         try:
             messages, target = self.services.store.load_conversation(COORDINATOR, self.key)
             self.conv = Conversation(COORDINATOR, self.key, target, messages)
-            interrupted = self.conv.awaits_model  # a crash cut its last turn short
+            # a crash cut its last turn short (before the model answered, or before the
+            # tools of an answer already delivered ran)
+            interrupted = self.conv.awaits_model or bool(dangling_calls(self.conv.messages))
             if await self.resume_approval(self.conv):
                 interrupted = True  # the model has the gated call's result to read
-            while self.queue or interrupted:
+            while self._wanted() or interrupted:
                 interrupted = False
                 outcome = await self.think(self.conv, self)
-                if outcome.kind == "done" and outcome.text:
-                    self._reply(self.conv, outcome.text)
-                elif outcome.kind == "limit":
+                if outcome.kind == "limit":
                     self.tell(self.conv, turn_limit(self.max_turns))
                 self.checkpoint(self.conv)
         except asyncio.CancelledError:
@@ -152,12 +173,14 @@ class Session(NodeLoop):
                 self.tell(self.conv, SESSION_FAILED)
         finally:
             self.task = None
-            if self.queue:
+            if self._wanted():
                 self.wake()
             else:
                 self.coordinator.closed(self)
 
-    def _reply(self, conv: Conversation, text: str) -> None:
+    def speak(self, conv: Conversation, text: str) -> None:
+        """Every text the model writes here is for the person of this conversation,
+        in order; it leaves with the step's checkpoint (before the step's tools run)."""
         target = self.target_of(conv)
         if target is None:
             log.warning("no target for coordinator conversation %s; reply dropped", conv.key)

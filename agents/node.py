@@ -14,10 +14,12 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
+from agents import turns as turns_mod
 from agents.attachments import blocks as attachment_blocks
+from agents.conversation import Conversation
 from agents.llm import CallLabel, LLMResponse, ModelError, ModelUnavailable
 from agents.services import Services
 from agents.step import Effects, Step
@@ -26,7 +28,14 @@ from bot.audit import args_digest
 from bot.bus import Mail
 from bot.clock import now_line
 from bot.messages import COORDINATOR, FROM_PERSON, BusMessage, Outbound, Target
-from bot.notices import MODEL_UNAVAILABLE, SYSTEM_SPEAKER, model_refused, where_to
+from bot.notices import (
+    MODEL_DECLINED,
+    MODEL_UNAVAILABLE,
+    SYSTEM_SPEAKER,
+    media_left_out,
+    model_refused,
+    where_to,
+)
 from bot.outbox import backoff
 
 log = logging.getLogger(__name__)
@@ -34,35 +43,6 @@ log = logging.getLogger(__name__)
 NOT_RUN_APPROVAL = (
     "Not run: an earlier call waits for approval; call it again afterwards if needed."
 )
-
-
-@dataclass(slots=True)
-class Conversation:
-    """One LLM conversation of one agent, as persisted."""
-
-    agent: str
-    key: str
-    target: str | None
-    messages: list[dict[str, Any]] = field(default_factory=list)
-
-    def add_text(self, text: str) -> None:
-        self.add_blocks([{"type": "text", "text": text}])
-
-    def add_blocks(self, blocks: list[dict[str, Any]]) -> None:
-        """Append to the trailing user message, or start one (roles must alternate)."""
-        if not blocks:
-            return
-        if self.messages and self.messages[-1]["role"] == "user":
-            last = self.messages[-1]
-            if isinstance(last["content"], str):
-                last["content"] = [{"type": "text", "text": last["content"]}]
-            last["content"].extend(blocks)
-        else:
-            self.messages.append({"role": "user", "content": list(blocks)})
-
-    @property
-    def awaits_model(self) -> bool:
-        return bool(self.messages) and self.messages[-1]["role"] == "user"
 
 
 #: How thinking ended: `done` (the model stopped calling tools), `parked` (a call waits
@@ -128,7 +108,7 @@ class NodeLoop:
         with the current date and time (in the zone of the person speaking, when one
         does): the clock travels with the messages, so the system prompt stays cached."""
         if mail:
-            conv.add_text(self.now(mail))
+            conv.add_clock(self.now(mail))
         for item in mail:
             conv.add_text(render(item))
             conv.add_blocks(attachment_blocks(item.msg.attachments, self.services.data_dir))
@@ -168,14 +148,17 @@ class NodeLoop:
     async def think(self, conv: Conversation, inbox: Inbox, turns_used: int = 0) -> Outcome:
         """Run LLM turns until the model stops calling tools, parks, ends or hits the limit."""
         turns = turns_used
+        conv.add_blocks(turns_mod.interrupted_results(conv.messages))  # a restart cut calls off
         saved = False  # the caller's changes to conv are not in the store yet
+        # text of a cut or paused answer, until it is whole (after a restart: from the store)
+        held = turns_mod.held_text(conv.messages)
         while True:
             mail = inbox.drain()  # ── yield point ──
             if mail or not saved:
                 self.absorb(conv, mail)
                 self.checkpoint(conv)
-            saved = False
             if turns >= self.max_turns:
+                self._stop_at_limit(conv, held)
                 return Outcome("limit")
             system = await self._fit_context(conv)
             response = await self._complete(conv, system)
@@ -183,13 +166,71 @@ class NodeLoop:
             self.on_turn(turns, response)
             if response is None:
                 return Outcome("failed")
-            conv.messages.append({"role": "assistant", "content": response.content})
-            if not response.tool_calls:
-                return Outcome("done", response.text)
-            outcome = await self._act(conv, inbox, response)
+            outcome = await self._respond(conv, inbox, response, held)
             if outcome is not None:
                 return outcome
-            saved = True  # _act ended in a checkpoint
+            saved = True  # every path of _respond that goes on ended in a checkpoint
+
+    async def _respond(
+        self, conv: Conversation, inbox: Inbox, response: LLMResponse, held: list[str]
+    ) -> Outcome | None:
+        """Act on one response by its stop_reason; None when the turn goes on."""
+        stop = turns_mod.stop_of(response.stop_reason)
+        content = turns_mod.clean(response.content)
+        if stop == "pause_turn" and turns_mod.calls_of(content):
+            stop = "end_turn"  # our own tools to run: that is how the turn goes on
+        if stop in ("max_tokens", "pause_turn"):
+            self._carry_on(conv, content, held, stop)
+            return None
+        if stop == "refusal":
+            turns_mod.add_reply(conv.messages, content, turns_mod.DECLINED_NOTE)
+            self._speak_held(conv, held)
+            self.tell(conv, MODEL_DECLINED)
+            return Outcome("done")
+        turns_mod.add_reply(conv.messages, content)
+        text = "".join([*held, turns_mod.raw_text(content)]).strip()
+        held.clear()
+        if text:
+            self.speak(conv, text)
+        if not turns_mod.calls_of(content):
+            return Outcome("done", text)
+        self.checkpoint(conv)  # what the model said is on its way before the tools run
+        return await self._act(conv, inbox, LLMResponse(content, response.stop_reason))
+
+    def _carry_on(
+        self, conv: Conversation, content: list[dict[str, Any]], held: list[str], stop: str
+    ) -> None:
+        """A cut answer (max_tokens) is continued, a cut call asked again, a paused turn
+        resumed; the text so far waits to reach the person as one answer."""
+        calls = turns_mod.calls_of(content)
+        content = turns_mod.without_calls(content)
+        held.append(turns_mod.raw_text(content))
+        if stop == "pause_turn" and not calls:
+            if content:  # the next request ends with it: the API goes on from there
+                turns_mod.add_reply(conv.messages, turns_mod.rstripped(content))
+        else:
+            turns_mod.add_reply(conv.messages, content, turns_mod.CUT_NOTE)
+            names = ", ".join(sorted({c["name"] for c in calls}))
+            note = turns_mod.REPEAT_CALL.format(names=names) if calls else turns_mod.CONTINUE
+            conv.add_text(note)
+        self.services.events.emit("llm.continued", self.agent_id, stop=stop, cut_calls=len(calls))
+        self.checkpoint(conv)
+
+    def _speak_held(self, conv: Conversation, held: list[str]) -> None:
+        text = "".join(held).strip()
+        held.clear()
+        if text:
+            self.speak(conv, text)
+
+    def _stop_at_limit(self, conv: Conversation, held: list[str]) -> None:
+        """Out of turns: what was held is said, and the conversation is closed with a
+        note, so a restart does not run it again."""
+        self._speak_held(conv, held)
+        if conv.awaits_model:
+            turns_mod.add_reply(conv.messages, [], turns_mod.LIMIT_NOTE)
+
+    def speak(self, conv: Conversation, text: str) -> None:
+        """Hook: the model wrote `text` in a response (the coordinator's is for its person)."""
 
     async def _fit_context(self, conv: Conversation) -> str:
         """Compact a conversation nearing its token budget (flush, summary: agents/memory);
@@ -309,6 +350,7 @@ class NodeLoop:
 
     async def _complete(self, conv: Conversation, system: str) -> LLMResponse | None:
         attempt = 0
+        repaired = False
         llm = self.services.llm
         while True:
             try:
@@ -328,15 +370,13 @@ class NodeLoop:
                 await asyncio.sleep(delay)
             except ModelError as exc:
                 self.services.events.emit("llm.error", self.agent_id, error=str(exc))
+                if not repaired and turns_mod.repair(conv.messages, exc):
+                    repaired = True  # the offending images or documents are notes now
+                    self.tell(conv, media_left_out(exc))
+                    self.checkpoint(conv)
+                    continue
                 self.tell(conv, model_refused(exc))
-                conv.messages.append(
-                    {
-                        "role": "assistant",
-                        "content": [
-                            {"type": "text", "text": f"(The model refused the request: {exc})"}
-                        ],
-                    }
-                )
+                turns_mod.refused(conv.messages, exc)  # the next turn is not refused again
                 self.checkpoint(conv)
                 return None
 

@@ -17,7 +17,7 @@ from agents.tools import ToolError
 from agents.worker import TASK_KEY, Worker
 from bot.bus import Mail
 from bot.messages import BROADCAST, COORDINATOR, HUMAN, BusMessage, Outbound
-from bot.notices import SYSTEM_SPEAKER, where_to, worker_failed
+from bot.notices import SHOWN, SYSTEM_SPEAKER, where_to, worker_failed
 from bot.store import ACTIVE_WORKER_STATES, WorkerRow, WorkerStatus
 
 log = logging.getLogger(__name__)
@@ -102,6 +102,7 @@ class Team:
                     text,
                     kind="notice",
                     conversation=row.origin_conversation,
+                    meta={SHOWN: target is not None},  # shown below: not to be said again
                 )
             )
             if target is not None:

@@ -22,6 +22,7 @@ from agents.prompts import system_prompt
 from agents.services import AgentInfo, Services
 from agents.step import Effects, Step
 from agents.tools import STR, Tool, Toolbox, ToolError, ToolResult, ToolSpec, schema
+from agents.turns import ANSWERED, REMINDER, last_words, reminded
 from bot.bus import Mail, Mailbox
 from bot.messages import (
     COORDINATOR,
@@ -32,12 +33,18 @@ from bot.messages import (
     Target,
     TargetError,
 )
-from bot.notices import SYSTEM_SPEAKER, TERMINAL, where_to, worker_turn_limit
+from bot.notices import SHOWN, SYSTEM_SPEAKER, TERMINAL, where_to, worker_turn_limit
 from bot.store import ParkedState, QuestionRow, WorkerRow, WorkerStatus
 
 log = logging.getLogger(__name__)
 
 TASK_KEY = "task"
+WORKER_ROLE = (
+    "You have at most {turns} turns (model calls) for this task. Your task ends only when "
+    "you call publish (or are stopped); text you write without a tool call does not end it. "
+    "When a person speaks to you (@your name), your text reply goes to that person, in "
+    "their conversation, and you keep working."
+)
 PENDING = "(waiting for the person's answer)"
 
 ASK_HUMAN = ToolSpec(
@@ -82,6 +89,10 @@ class Worker(NodeLoop):
         # whose profile the prompt shows: who asked for the task, then who last spoke to it
         speaker = services.human.people.speaker_of(row.origin_conversation)
         self.person = speaker.name if speaker is not None else None
+        self.asked_by = self.person  # who asked for the task, as the prompt states it
+        self._asker: BusMessage | None = None  # a person's message taken in since the last turn
+        self._answering: BusMessage | None = None  # ... the one the last response answers
+        self._posted = False  # the last response's text went to that person
         super().__init__(services, row.id)
         self.toolbox = Toolbox(
             self._tools(), services.sources_for(self.info), services.guard(self.info)
@@ -99,13 +110,33 @@ class Worker(NodeLoop):
         return tools
 
     def system_prompt(self, conv: Conversation) -> str:
-        role = f"Your name is {self.row.name}. Your task (from the coordinator):\n{self.row.task}"
-        return system_prompt(self.services, self.info, self.person, role)
+        return system_prompt(self.services, self.info, self.person, self._role())
+
+    def _role(self) -> str:
+        """Who asked, where, and the limits: fixed for the task (the prompt stays cached)."""
+        asked = f" on behalf of {self.asked_by}" if self.asked_by else ""
+        where = self.row.origin_target or "no channel (the home target)"
+        return (
+            f"Your name is {self.row.name}. Your task (from the coordinator{asked}, asked in "
+            f"{where}):\n{self.row.task}\n\n{WORKER_ROLE.format(turns=self.max_turns)}"
+        )
 
     def heard(self, msg: BusMessage) -> None:
-        if msg.kind in FROM_PERSON and msg.meta.get("person"):
-            self.person = msg.meta["person"]
+        if msg.kind in FROM_PERSON:
+            self._asker = msg
+            if msg.meta.get("person"):
+                self.person = msg.meta["person"]
         super().heard(msg)
+
+    def speak(self, conv: Conversation, text: str) -> None:
+        """Text written right after a person spoke to this worker answers that person,
+        in their conversation, as this worker; other text stays in the task."""
+        msg = self._answering
+        target = where_to(msg.meta.get("reply_to") if msg else None, home=None)
+        if msg is None or target is None:
+            return
+        self.effects.outbound.append(Outbound(self.row.name, target, text, msg.conversation))
+        self._posted = True
 
     # -- the loop --------------------------------------------------------------------
     async def run(self) -> None:
@@ -130,8 +161,10 @@ class Worker(NodeLoop):
         """Act on how thinking ended; False when the worker's task is over."""
         if outcome.kind == "parked":
             return True
-        if outcome.kind == "done":  # stopped calling tools without publishing: that is its result
-            self._publish_now(outcome.text or "(no result)", self.effects)
+        if outcome.kind == "done" and self._goes_on(conv):
+            return True
+        if outcome.kind == "done":  # a second text-only reply in a row: that is its result
+            self._publish_now(last_words(conv.messages) or "(no result)", self.effects)
             outcome = Outcome("ended")
         if outcome.kind == "limit":
             self._report(worker_turn_limit(self.row.name, self.max_turns))
@@ -141,8 +174,22 @@ class Worker(NodeLoop):
         self.on_finished(self, status)
         return False
 
+    def _goes_on(self, conv: Conversation) -> bool:
+        """A text-only reply does not end the task: one that answered a person is followed
+        by a note that the task is open; one to nothing new by a reminder, once."""
+        if self._posted and self._answering is not None:
+            who = self._answering.meta.get("sender") or self._answering.sender
+            conv.add_text(ANSWERED.format(who=who))
+        elif not reminded(conv.messages):
+            conv.add_text(REMINDER)
+        else:
+            return False
+        self.services.events.emit("worker.reminded", self.row.id, answered=self._posted)
+        return True
+
     def on_turn(self, turns: int, response: object) -> None:
         self.row.turns = turns
+        self._answering, self._asker, self._posted = self._asker, None, False
 
     def checkpoint(self, conv: Conversation, extra: Any = None) -> None:
         def write() -> None:
@@ -204,7 +251,7 @@ class Worker(NodeLoop):
             for r in parked.results
         ]
         conv.add_blocks(results)
-        conv.add_text(self.now([answer]))
+        conv.add_clock(self.now([answer]))
         self.heard(answer.msg)
         for raw in parked.later:
             later = BusMessage.from_json(raw)
@@ -321,6 +368,7 @@ class Worker(NodeLoop):
                 text,
                 kind="notice",
                 conversation=self.row.origin_conversation,
+                meta={SHOWN: True},  # the person reads it below: the coordinator only learns it
             )
         )
         self.effects.outbound.append(

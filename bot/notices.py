@@ -20,6 +20,9 @@ log = logging.getLogger(__name__)
 
 #: who speaks when the runtime itself speaks
 SYSTEM_SPEAKER = "switchboard"
+#: a bus message's meta flag: the person of its conversation was already shown this
+#: notice, so the agent reading it must not be woken to say it again
+SHOWN = "shown"
 #: where a person is when nothing else says (the embedded chat)
 TERMINAL = Target("terminal")
 
@@ -56,6 +59,19 @@ MODEL_UNAVAILABLE = "The model is unavailable right now; I will answer as soon a
 
 def model_refused(error: object) -> str:
     return f"The model refused this request: {error}"
+
+
+MODEL_DECLINED = (
+    "The model declined to answer that. You can rephrase it or ask something else; "
+    "the conversation goes on."
+)
+
+
+def media_left_out(error: object) -> str:
+    return (
+        "The model could not take part of this conversation (an image, a PDF or too much "
+        f"history), so I left it out and went on: {error}"
+    )
 
 
 def unread_files(problems: list[tuple[str, str]]) -> str | None:

@@ -83,7 +83,8 @@ class AgentTables:
         return out
 
     def unfinished_conversations(self, agent: str) -> list[str]:
-        """Keys whose last message awaits the model (a crash interrupted the turn)."""
+        """Keys whose last message awaits the model, or whose last answer's tool calls never
+        ran (a crash interrupted the turn)."""
         rows = self._x("SELECT key, messages FROM conversations WHERE agent = ?", (agent,))
         keys = []
         for key, raw in rows:
@@ -91,7 +92,7 @@ class AgentTables:
                 messages = json.loads(raw)
             except json.JSONDecodeError:
                 continue
-            if messages and messages[-1].get("role") == "user":
+            if messages and _interrupted(messages[-1]):
                 keys.append(key)
         return keys
 
@@ -168,3 +169,10 @@ class AgentTables:
             " FROM questions WHERE status = 'open' ORDER BY asked_at"
         )
         return self.decode("questions", rows, decode_question)
+
+
+def _interrupted(last: dict[str, Any]) -> bool:
+    content = last.get("content")
+    if last.get("role") == "user":
+        return True
+    return isinstance(content, list) and any(b.get("type") == "tool_use" for b in content)

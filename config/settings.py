@@ -51,7 +51,9 @@ class Settings(BaseSettings):
     anthropic_api_key: SecretStr | None = None
     anthropic_base_url: str | None = None
     model: str = "claude-sonnet-5"
-    max_tokens: int = Field(default=4096, ge=256)
+    # room for a whole chat answer on current Claude models, under the SDK's limit for a
+    # non-streaming request (it refuses a max_tokens whose answer could take over 10 min)
+    max_tokens: int = Field(default=16000, ge=256)
     max_llm_calls: int = Field(default=8, ge=1)
     llm_retry_base_seconds: float = Field(default=2.0, gt=0)
     llm_retry_max_seconds: float = Field(default=300.0, gt=0)

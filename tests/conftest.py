@@ -38,6 +38,8 @@ def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
 def fake() -> Iterator[FakeAnthropic]:
     with FakeAnthropic() as server:
         yield server
+    refused = [f"{call.agent}: {reasons}" for call, reasons in server.violations]
+    assert not refused, f"requests the real Messages API refuses: {refused}"
 
 
 @pytest.fixture

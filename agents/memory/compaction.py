@@ -27,6 +27,7 @@ from agents.memory.prompt import CHARS_PER_TOKEN
 from agents.memory.tools import NAMES as MEMORY_TOOLS
 from agents.services import Messages
 from agents.tools import Toolbox, ToolResult, result_block
+from agents.turns import media_tokens
 from bot.events import EventLog
 
 if TYPE_CHECKING:
@@ -54,7 +55,7 @@ _RESULT_CHARS = 2_000  # per tool result in the transcript the summariser reads
 
 def estimate_tokens(system: str, tools: list[dict[str, Any]], messages: Messages) -> int:
     size = len(system) + len(json.dumps(tools)) + len(json.dumps(messages))
-    return size // CHARS_PER_TOKEN
+    return size // CHARS_PER_TOKEN + media_tokens(messages)
 
 
 class Compactor:

@@ -6,6 +6,11 @@ anthropic SDK talks to it over HTTP. A test sets `responder`, a function of the
 parsed `Call` that returns content blocks (see `text` and `tool`) or a full `Reply`;
 it may be async. `fail` queues HTTP errors (a 529 storm). Every request is recorded
 in `calls`.
+
+Every request is checked against what the real API refuses (tests/fakes/anthropic_rules.py):
+a request it would refuse gets a 400 here too and is kept in `violations`, which the
+`fake` fixture turns into a test failure. A `Reply` may set `stop_reason` (`max_tokens`,
+`refusal`, `pause_turn`...) to script the model's habits (tests/fakes/model_habits.py).
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from typing import Any
 
 from aiohttp import web
 
+from tests.fakes.anthropic_rules import problems
 from tests.fakes.threaded import ThreadedServer
 
 _ids = itertools.count(1)
@@ -40,6 +46,10 @@ class Reply:
     content: list[dict[str, Any]]
     status: int = 200
     delay: float = 0.0
+    #: None: `tool_use` when the content calls a tool, else `end_turn`
+    stop_reason: str | None = None
+    #: the error message of a scripted 4xx (a 400 names what the API refused)
+    error: str = "scripted"
 
 
 @dataclass
@@ -125,6 +135,8 @@ class FakeAnthropic(ThreadedServer[list[Call]]):
         self.responder: Responder = responder
         self.calls: list[Call] = []
         self.failures: list[tuple[int, dict[str, str]]] = []
+        #: requests the real API would refuse, with its reasons (a test failure)
+        self.violations: list[tuple[Call, list[str]]] = []
 
     @property
     def url(self) -> str:
@@ -155,6 +167,10 @@ class FakeAnthropic(ThreadedServer[list[Call]]):
         with self._changed:
             self.calls.append(call)
             self._changed.notify_all()
+        refused = problems(body)
+        if refused:
+            self.violations.append((call, refused))
+            return _error(400, "invalid_request_error", "; ".join(refused))
         if self.failures:
             status, headers = self.failures.pop(0)
             error = {
@@ -173,15 +189,15 @@ class FakeAnthropic(ThreadedServer[list[Call]]):
         if reply.delay:
             await asyncio.sleep(reply.delay)
         if reply.status != 200:
-            return web.json_response(
-                {"type": "error", "error": {"type": "api_error", "message": "scripted"}},
-                status=reply.status,
-            )
-        return web.json_response(self._message(body, reply.content))
+            kind = "invalid_request_error" if reply.status == 400 else "api_error"
+            return _error(reply.status, kind, reply.error)
+        return web.json_response(self._message(body, reply))
 
     @staticmethod
-    def _message(body: dict[str, Any], content: list[dict[str, Any]]) -> dict[str, Any]:
+    def _message(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
+        content = reply.content
         uses_tool = any(b["type"] == "tool_use" for b in content)
+        stop = reply.stop_reason or ("tool_use" if uses_tool else "end_turn")
         size = len(json.dumps(body))
         return {
             "id": f"msg_{next(_ids):06d}",
@@ -189,7 +205,7 @@ class FakeAnthropic(ThreadedServer[list[Call]]):
             "role": "assistant",
             "model": body.get("model", "fake"),
             "content": content,
-            "stop_reason": "tool_use" if uses_tool else "end_turn",
+            "stop_reason": stop,
             "stop_sequence": None,
             "usage": {
                 "input_tokens": size // 4,
@@ -198,3 +214,9 @@ class FakeAnthropic(ThreadedServer[list[Call]]):
                 "cache_read_input_tokens": 0,
             },
         }
+
+
+def _error(status: int, kind: str, message: str) -> web.Response:
+    return web.json_response(
+        {"type": "error", "error": {"type": kind, "message": message}}, status=status
+    )

@@ -1,0 +1,135 @@
+"""How a response is read and a refused conversation repaired (agents/turns.py), and
+the fake's strict validator itself: each rule refuses what the real API refuses."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agents import turns
+from agents.llm import ModelError
+from agents.memory.compaction import estimate_tokens
+from tests.fakes.anthropic_rules import problems
+
+IMAGE = {"type": "image", "source": {"type": "saved_file", "media_type": "image/png", "path": "a"}}
+
+
+def body(*messages: dict[str, Any]) -> dict[str, Any]:
+    return {"model": "m", "max_tokens": 10, "messages": list(messages)}
+
+
+def user(*content: Any) -> dict[str, Any]:
+    return {"role": "user", "content": list(content)}
+
+
+def assistant(*content: Any) -> dict[str, Any]:
+    return {"role": "assistant", "content": list(content)}
+
+
+def text(s: str) -> dict[str, Any]:
+    return {"type": "text", "text": s}
+
+
+USE = {"type": "tool_use", "id": "toolu_1", "name": "remember", "input": {}}
+RESULT = {"type": "tool_result", "tool_use_id": "toolu_1", "content": "ok"}
+
+
+def test_the_validator_refuses_what_the_api_refuses() -> None:
+    assert problems(body(user(text("hi")), assistant(USE), user(RESULT))) == []
+    assert problems(body(user(text("hi")), user(text("again"))))  # roles alternate
+    assert problems(body(user(text("  "))))  # whitespace-only text
+    assert problems(body(user(text("hi")), assistant(USE), user(text("x"))))  # unanswered
+    assert problems(body(user(text("hi")), assistant(USE), user(text("x"), RESULT)))  # order
+    assert problems(body(user(text("hi")), assistant())) == []  # an empty final prefill
+    assert problems(body(user(text("hi")), assistant(text("cut "))))  # trailing whitespace
+    assert problems(body(user(text("hi")), assistant(), user(text("x"))))  # empty message
+    assert problems(body(user(text("hi")), assistant({**USE, "input": "{bad"}), user(RESULT)))
+    assert problems({**body(user(text("hi"))), "tools": [{"name": "a b", "input_schema": {}}]})
+
+
+def test_stop_reasons_are_read_and_unknown_ones_are_end_turn() -> None:
+    assert turns.stop_of("max_tokens") == "max_tokens"
+    assert turns.stop_of("pause_turn") == "pause_turn"
+    assert turns.stop_of("refusal") == "refusal"
+    assert turns.stop_of("tool_use") == turns.stop_of("stop_sequence") == "end_turn"
+    assert turns.stop_of("something_new") == "end_turn"
+
+
+def test_clean_keeps_what_the_api_accepts_back() -> None:
+    cleaned = turns.clean([text(" "), text("Hi"), {**USE, "input": "oops"}, {"type": "thinking"}])
+    assert cleaned == [text("Hi"), {**USE, "input": {}}]
+
+
+class StatusError(Exception):
+    """Stands for the SDK's APIStatusError: what agents/llm.py raises ModelError from."""
+
+    def __init__(self, status_code: int) -> None:
+        self.status_code = status_code
+
+
+def refused(status: int, message: str) -> ModelError:
+    cause = StatusError(status)
+    try:
+        raise ModelError(message) from cause
+    except ModelError as exc:
+        return exc
+
+
+def test_a_refused_image_becomes_a_note_and_the_request_is_tried_again() -> None:
+    messages = [user(text("look"), IMAGE), assistant(text("nice")), user(text("again"))]
+    assert turns.repair(messages, refused(400, "image exceeds 5 MB"))
+    assert IMAGE not in messages[0]["content"]
+    assert "Image left out" in messages[0]["content"][1]["text"]
+    assert not turns.repair(messages, refused(400, "something else"))  # nothing left to strip
+    assert not turns.repair(messages, refused(401, "bad key"))
+
+
+def test_an_unrepairable_turn_is_replaced_by_a_note_so_the_next_one_works() -> None:
+    messages = [user(text("hi")), assistant(USE), user(RESULT, text("POISON"))]
+    turns.refused(messages, refused(400, "cannot process"))
+    assert "POISON" not in str(messages)
+    assert messages[2]["content"][0]["tool_use_id"] == "toolu_1"
+    assert messages[-1]["role"] == "assistant"
+    assert problems(body(*messages, user(text("next")))) == []
+
+
+def test_a_prompt_too_long_drops_the_oldest_half_at_a_persons_turn() -> None:
+    messages = [user(text(f"q{i}")) if i % 2 == 0 else assistant(text(f"a{i}")) for i in range(8)]
+    assert turns.repair(messages, refused(400, "prompt is too long: 300000 tokens"))
+    assert messages[0] == user(text("q4")) and len(messages) == 4
+
+
+def test_images_and_documents_count_toward_the_compaction_estimate() -> None:
+    plain = [user(text("look"))]
+    with_image = [user(text("look"), IMAGE)]
+    assert estimate_tokens("", [], with_image) - estimate_tokens("", [], plain) >= 1500
+
+
+def test_a_restart_between_text_and_tools_answers_the_calls_as_not_run() -> None:
+    messages = [user(text("hi")), assistant(text("On it."), USE)]
+    results = turns.interrupted_results(messages)
+    assert results[0]["tool_use_id"] == "toolu_1" and results[0]["is_error"]
+    assert problems(body(*messages, user(*results))) == []
+
+
+def test_an_answer_cut_before_a_restart_is_still_sent_whole() -> None:
+    messages = [
+        user(text("story")),
+        assistant(text("Once upon ")),
+        user(text(turns.CONTINUE)),
+        assistant(text("a time, ")),
+        user(text(turns.CONTINUE)),
+    ]
+    assert "".join(turns.held_text(messages)) == "Once upon a time, "
+    cut_call = [user(text("go")), assistant(text(turns.CUT_NOTE)), user(text(turns.REPEAT_CALL))]
+    assert turns.held_text(cut_call) == [""]
+    assert turns.held_text([user(text("hi"))]) == []
+
+
+def test_refused_again_after_a_refused_turn_the_history_is_left_out() -> None:
+    messages = [user(text("old poison")), assistant(text("ok")), user(text("hi"))]
+    assert not turns.repair(messages, refused(400, "bad"))
+    turns.refused(messages, refused(400, "bad"))
+    messages.append(user(text("hello?")))
+    assert turns.repair(messages, refused(400, "bad"))  # tried again without the history
+    assert "old poison" not in str(messages) and "hello?" in str(messages)
+    assert problems(body(*messages)) == []
