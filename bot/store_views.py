@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from bot.schema import WorkerRow, decode_worker
+from bot.messages import Inbound, Outbound
+from bot.schema import WorkerRow, decode_inbound, decode_outbound, decode_worker
 
 if TYPE_CHECKING:
     from bot.store import Store
@@ -69,3 +70,22 @@ class StoreViews:
             (limit, offset),
         )
         return [ConversationInfo(*row) for row in rows]
+
+    def inbound_message(self, channel: str, message_id: str) -> Inbound | None:
+        """A journaled message by its channel and platform id."""
+        rows = self.store.execute(
+            "SELECT id, payload FROM inbound WHERE channel = ? AND message_id = ?",
+            (channel, message_id),
+        )
+        found = self.store.decode("inbound", rows, decode_inbound)
+        return found[0][1] if found else None
+
+    def said_to(self, target: str, since: float, limit: int) -> list[tuple[str, Outbound]]:
+        """(status, message) of what agents queued for `target` since `since`, oldest
+        first: sent, pending or failed."""
+        rows = self.store.execute(
+            "SELECT seq, payload, status FROM outbox WHERE target = ? AND created_at >= ?"
+            " ORDER BY seq LIMIT ?",
+            (target, since, limit),
+        )
+        return self.store.decode("outbox", rows, lambda r: (r[2], decode_outbound(r)[1]))

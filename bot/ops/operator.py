@@ -17,6 +17,7 @@ from aiohttp import web
 
 from agents.llm import CallRecord
 from bot.budget import Budget
+from bot.ops.api import Api, ApiChannel
 from bot.ops.auth import Access
 from bot.ops.dashboard import Dashboard
 from bot.ops.health import LLMHealth, health
@@ -25,6 +26,7 @@ from bot.ops.metrics import CONTENT_TYPE, Metrics
 from bot.ops.server import HttpServer, Route
 from bot.store import ACTIVE_WORKER_STATES
 from bot.usage import Ledger, Tokens
+from config.callers import api_callers
 
 if TYPE_CHECKING:
     from bot.app import App
@@ -50,6 +52,10 @@ class Operator:
         self.unsubscribe_metrics = app.events.subscribe(self.metrics.observe_event)
         self._scrape_gauges()
         self.server: HttpServer | None = None
+        self.api: Api | None = None
+        if s.api_token is not None:
+            self.api = Api(app, api_callers(s.api_token.get_secret_value()))
+            app.human.outbox.add_channel(ApiChannel())
         self._tasks: list[asyncio.Task[None]] = []
 
     # -- model calls -------------------------------------------------------------------
@@ -142,6 +148,7 @@ class Operator:
             ("GET", "/healthz", self._healthz),
             ("GET", "/metrics", self._metrics),
             *Dashboard(self.app, self.access, self.live).routes(),
+            *(self.api.routes() if self.api is not None else []),
         ]
 
     async def serve(self) -> None:
