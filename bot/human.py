@@ -160,6 +160,7 @@ class HumanNode:
                 "timezone": person.timezone,
                 "at": msg.received_at,
                 **({"broadcast": True} if decision.broadcast else {}),
+                **({"fresh": True} if decision.fresh else {}),
             },
             attachments=list(msg.attachments),
         )

@@ -102,3 +102,19 @@ def budget_spent(limit: float, spent: float, resumes: str) -> str:
         f"(${spent:.2f} today). New model work waits until {resumes}, or until the budget "
         "is raised (and Switchboard restarted)."
     )
+
+
+# -- a fresh start (`new`) -------------------------------------------------------------
+def fresh_start(archived: bool, parked: list[str]) -> str:
+    """The answer to `new`: what was kept, and the workers still waiting here."""
+    text = "Started a new conversation."
+    if archived:
+        text += " The earlier one is archived (memory_search finds it); what I remember stays."
+    else:
+        text += " There was nothing to archive; what I remember stays."
+    for name in parked:
+        text += (
+            f" Worker {name} still waits for an answer to its question and keeps reporting"
+            f" here: answer it with @{name} ..."
+        )
+    return text
