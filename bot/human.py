@@ -44,6 +44,8 @@ class HumanNode:
         self.events = events
         self.home = home
         self.directory = Directory()
+        #: open questions an answer was routed to (the worker has not resumed yet)
+        self.answering: set[str] = set()
         self.outbox = Outbox(
             store,
             events,
@@ -123,6 +125,8 @@ class HumanNode:
             self.say(notice)
         for recipient in decision.recipients:
             self.bus.send(self._bus_message(inbound_id, msg, decision, recipient, person))
+        if decision.question is not None and decision.question.worker in decision.recipients:
+            self.answering.add(decision.question.id)
         return decision
 
     def _routed(self, msg: Inbound, decision: Route) -> None:
@@ -210,6 +214,7 @@ class HumanNode:
         self, question_id: str, status: QuestionStatus, answer: str | None = None
     ) -> None:
         self.store.close_question(question_id, status, answer)
+        self.answering.discard(question_id)
         question = self.directory.questions.pop(question_id, None)
         if question is not None and status == "answered":
             self.events.emit("human.response", question.worker, question_id=question_id)

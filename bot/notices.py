@@ -118,3 +118,16 @@ def fresh_start(archived: bool, parked: list[str]) -> str:
             f" here: answer it with @{name} ..."
         )
     return text
+
+
+# -- operators (the dashboard) ---------------------------------------------------------
+def answered_by_operator(operator: str, text: str) -> str:
+    return f"Answered from the dashboard by {operator}: {text}"
+
+
+QUESTION_GONE = "That question is no longer open (it was answered or its worker ended)."
+QUESTION_TAKEN = "Someone answered that question meanwhile; yours was not sent."
+APPROVAL_GONE = "No such approval is waiting."
+APPROVAL_TAKEN = "That call was already decided; nothing was changed."
+EMPTY_ANSWER = "Write an answer first."
+CSRF_REFUSED = "This form is stale or came from another site (CSRF check failed); reload the page."

@@ -17,6 +17,7 @@ from aiohttp import web
 
 from agents.llm import CallRecord
 from bot.budget import Budget
+from bot.ops.actions import Actions
 from bot.ops.api import Api, ApiChannel
 from bot.ops.auth import Access
 from bot.ops.dashboard import Dashboard
@@ -45,7 +46,7 @@ class Operator:
         self.budget = Budget(s.daily_budget_usd, self.ledger, app.human, app.events)
         self.live = LiveEvents(app.events)
         token = s.dashboard_token.get_secret_value().strip() if s.dashboard_token else None
-        self.access = Access(token)
+        self.access = Access(token, host=s.http_host, port=s.listen_port, secure=s.cookie_secure)
         app.llm.observers.append(self.on_call)
         if s.daily_budget_usd is not None:
             app.llm.gate = self.budget.wait
@@ -148,6 +149,7 @@ class Operator:
             ("GET", "/healthz", self._healthz),
             ("GET", "/metrics", self._metrics),
             *Dashboard(self.app, self.access, self.live).routes(),
+            *Actions(self.app, self.access).routes(),
             *(self.api.routes() if self.api is not None else []),
         ]
 
