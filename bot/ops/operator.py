@@ -21,9 +21,9 @@ from bot.ops.actions import Actions
 from bot.ops.api import Api, ApiChannel
 from bot.ops.auth import Access
 from bot.ops.dashboard import Dashboard
-from bot.ops.health import LLMHealth, health
+from bot.ops.health import LLMHealth, health, public_health
 from bot.ops.live import LiveEvents
-from bot.ops.metrics import CONTENT_TYPE, Metrics
+from bot.ops.metrics import CONTENT_TYPE, Metrics, without_spend
 from bot.ops.server import HttpServer, Route
 from bot.store import ACTIVE_WORKER_STATES
 from bot.usage import Ledger, Tokens
@@ -179,10 +179,36 @@ class Operator:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
 
+    def _audience(self, request: web.Request) -> str:
+        """`full` for a token holder (or the loopback Host without a token), `public`
+        for anyone else, `refused` when SWITCHBOARD_METRICS_PUBLIC=false asks for one."""
+        if self.access.allowed(request):
+            return "full"
+        if not self.access.open and not self.app.settings.metrics_public:
+            return "refused"
+        return "public"
+
     async def _healthz(self, request: web.Request) -> web.Response:
+        audience = self._audience(request)
+        if audience == "refused":
+            return _token_required()
         status, body = health(self.app, self.llm_health)
+        if audience == "public":
+            body = public_health(body)
         return web.json_response(body, status=status, headers={"Cache-Control": "no-store"})
 
     async def _metrics(self, request: web.Request) -> web.Response:
+        audience = self._audience(request)
+        if audience == "refused":
+            return _token_required()
         body = self.metrics.render()
+        if audience == "public":
+            body = without_spend(body)
         return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE})
+
+
+def _token_required() -> web.Response:
+    return web.Response(
+        status=401, text="401: SWITCHBOARD_DASHBOARD_TOKEN required",
+        headers={"WWW-Authenticate": 'Bearer realm="switchboard"', "Cache-Control": "no-store"},
+    )  # fmt: skip
