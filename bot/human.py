@@ -135,6 +135,7 @@ class HumanNode:
             HUMAN,
             channel=msg.channel,
             conversation=msg.conversation,
+            reply_to=str(msg.reply_to),
             sender=msg.sender.id,
             id=msg.message_id,
             to=decision.recipients or None,

@@ -20,6 +20,7 @@ SCHEMA = """
 CREATE INDEX IF NOT EXISTS outbox_status ON outbox (status, created_at);
 CREATE INDEX IF NOT EXISTS workers_updated ON workers (updated_at);
 CREATE INDEX IF NOT EXISTS conversations_updated ON conversations (updated_at);
+CREATE INDEX IF NOT EXISTS inbound_received ON inbound (received_at, channel);
 """
 _WORKER_COLUMNS = (
     "id, name, task, status, origin_conversation, origin_target, turns, state,"
@@ -89,3 +90,20 @@ class StoreViews:
             (target, since, limit),
         )
         return self.store.decode("outbox", rows, lambda r: (r[2], decode_outbound(r)[1]))
+
+    def usage_per_hour(self, since: float) -> dict[int, tuple[int, float]]:
+        """Model calls and priced cost per hour since `since`: {hour index: (calls, usd)}."""
+        rows = self.store.execute(
+            "SELECT CAST((at - ?) / 3600 AS INTEGER), COUNT(*), COALESCE(SUM(cost_usd), 0)"
+            " FROM llm_usage WHERE at >= ? GROUP BY 1",
+            (since, since),
+        )
+        return {int(row[0]): (int(row[1]), float(row[2])) for row in rows}
+
+    def inbound_per_channel(self, since: float) -> dict[str, int]:
+        """Messages people sent since `since`, per channel kind."""
+        rows = self.store.execute(
+            "SELECT channel, COUNT(*) FROM inbound WHERE received_at >= ? GROUP BY channel",
+            (since,),
+        )
+        return {row[0]: int(row[1]) for row in rows}

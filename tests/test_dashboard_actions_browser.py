@@ -46,7 +46,11 @@ async def test_stop_a_worker_and_answer_a_question_from_the_dashboard(
         app.human.accept(inbound("please research GPUs"))
         await channel.wait_kind("question")
         page = await browser.new_page()
+        console: list[str] = []
+        page.on("console", lambda m: console.append(m.text))
         await sign_in(page, url)
+        await expect(page.locator("#charts svg")).to_have_count(4)
+        assert await page.locator("#charts svg").first.bounding_box() is not None
 
         # a forged CSRF token: refused, the question stays open
         answer = page.locator("section", has_text="Open questions")
@@ -75,6 +79,7 @@ async def test_stop_a_worker_and_answer_a_question_from_the_dashboard(
         assert any(t == "Answered from the dashboard by dashboard: data center only"
                    for t in channel.texts())  # fmt: skip
     assert script.answers_seen == ["data center only"]
+    assert not [m for m in console if "Content Security Policy" in m], console
     assert actions(tmp_path) == [
         ("answer", "refused: csrf"), ("stop", "stopped"), ("answer", "answered"),
     ]  # fmt: skip

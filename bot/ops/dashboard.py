@@ -15,6 +15,7 @@ from aiohttp import web
 from bot.ops import views
 from bot.ops.assets import SCRIPT, STYLE
 from bot.ops.auth import CSRF_FIELD, Access
+from bot.ops.charts import charts
 from bot.ops.html import Markup, esc, page
 from bot.ops.live import LiveEvents
 from bot.ops.server import Handler, Route
@@ -83,6 +84,7 @@ class Dashboard:
                 views.questions(app, csrf),
                 views.approvals(app.store.approvals.pending(), csrf),
                 views.channels(app),
+                charts(app, app.ops.latency),
                 views.usage(app),
                 views.triggers(app),
                 views.recent_events(app),
