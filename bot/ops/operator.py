@@ -25,6 +25,7 @@ from bot.ops.dashboard import Dashboard
 from bot.ops.health import LLMHealth, health, public_health
 from bot.ops.live import LiveEvents
 from bot.ops.metrics import CONTENT_TYPE, Metrics, without_spend
+from bot.ops.probe import probe_channels
 from bot.ops.server import HttpServer, Route
 from bot.store import ACTIVE_WORKER_STATES
 from bot.usage import Ledger, Tokens
@@ -168,6 +169,7 @@ class Operator:
 
     async def start(self) -> None:
         self._tasks.append(asyncio.create_task(self.metrics.lag.run(), name="loop-lag"))
+        self._tasks.append(asyncio.create_task(probe_channels(self.app), name="channel-probe"))
         self.budget.save()
 
     async def stop(self) -> None:

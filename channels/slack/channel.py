@@ -135,6 +135,12 @@ class SlackChannel(BaseChannel):
         await self.poster.uploader.close()
         self._health("stopped", "")
 
+    async def probe(self) -> tuple[str, str] | None:
+        """The connection's own state (health), once connected; None: nothing to add."""
+        if not self.ready.is_set() or not isinstance(self.connection, SocketModeConnection):
+            return None
+        return await self.connection.probe()
+
     async def read_history(self, target: Target, since: float | None, limit: int) -> Page:
         return await self.reader.read_history(target, since, limit)
 

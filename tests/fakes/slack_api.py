@@ -93,6 +93,9 @@ class FakeSlack(HistoryApi, FilesApi, InteractiveApi, ThreadedServer["FakeSlack"
         self.http_statuses: list[int] = []
         self._failures: dict[str, list[Failure]] = {}
         self._sockets: list[web.WebSocketResponse] = []
+        #: the network to Slack is cut without a word: open sockets stop answering
+        #: pings (no close frame), new sockets are refused (`silence()` / `revive()`)
+        self.silent = False
         self._queue: list[Envelope] = []
         self.hosted: dict[str, tuple[bytes, str]] = {}  # file id -> bytes, mimetype
         self.downloads: list[tuple[str, str]] = []  # (file id, bearer token) per GET
@@ -201,6 +204,16 @@ class FakeSlack(HistoryApi, FilesApi, InteractiveApi, ThreadedServer["FakeSlack"
     def drop(self) -> None:
         """Close every open socket, as Slack does when it rotates connections."""
         self._call(self._drop())
+
+    def silence(self) -> None:
+        """The socket dies silently (a NAT dropped it): no close frame, pings go
+        unanswered, and reconnects are refused until `revive()`."""
+        self.silent = True
+        for ws in list(self._sockets):
+            ws._autoping = False  # aiohttp answers pings inside receive() unless told not to
+
+    def revive(self) -> None:
+        self.silent = False
 
     def next_ts(self) -> str:
         """Slack's ts: the post's time in seconds, microseconds after the dot, unique."""
@@ -399,7 +412,9 @@ class FakeSlack(HistoryApi, FilesApi, InteractiveApi, ThreadedServer["FakeSlack"
             envelope.acked_at = time.monotonic()
         self._notify()
 
-    async def _socket(self, request: web.Request) -> web.WebSocketResponse:
+    async def _socket(self, request: web.Request) -> web.StreamResponse:
+        if self.silent:
+            return web.Response(status=503, text="unreachable")
         ws = web.WebSocketResponse(autoping=True)
         await ws.prepare(request)
         self.connections += 1
@@ -415,7 +430,7 @@ class FakeSlack(HistoryApi, FilesApi, InteractiveApi, ThreadedServer["FakeSlack"
             await self._transmit(ws, envelope)
         try:
             async for frame in ws:
-                if frame.type == aiohttp.WSMsgType.TEXT:
+                if frame.type == aiohttp.WSMsgType.TEXT and not self.silent:
                     self._acked(json.loads(frame.data))
         finally:
             if ws in self._sockets:
