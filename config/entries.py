@@ -49,6 +49,8 @@ class ScheduleConfig(BaseModel):
     agent: str = "coordinator"
     missed: Literal["catch_up", "skip"] = "catch_up"
     grace_seconds: int = Field(default=3600, ge=0)
+    #: false: kept, but paused (it does not fire) until set true again
+    enabled: bool = True
 
     _target = field_validator("deliver_to")(lambda v: v if v is None else check_target(v))
     _zone = field_validator("timezone")(lambda v: v if v is None else check_zone(v))
