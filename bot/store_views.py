@@ -91,19 +91,20 @@ class StoreViews:
         )
         return self.store.decode("outbox", rows, lambda r: (r[2], decode_outbound(r)[1]))
 
-    def usage_per_hour(self, since: float) -> dict[int, tuple[int, float]]:
-        """Model calls and priced cost per hour since `since`: {hour index: (calls, usd)}."""
+    def usage_per_hour(self, since: float, until: float) -> dict[int, tuple[int, float]]:
+        """Model calls and priced cost per hour in [since, until): {epoch hour: (calls, usd)}."""
         rows = self.store.execute(
-            "SELECT CAST((at - ?) / 3600 AS INTEGER), COUNT(*), COALESCE(SUM(cost_usd), 0)"
-            " FROM llm_usage WHERE at >= ? GROUP BY 1",
-            (since, since),
+            "SELECT CAST(at / 3600 AS INTEGER), COUNT(*), COALESCE(SUM(cost_usd), 0)"
+            " FROM llm_usage WHERE at >= ? AND at < ? GROUP BY 1",
+            (since, until),
         )
         return {int(row[0]): (int(row[1]), float(row[2])) for row in rows}
 
-    def inbound_per_channel(self, since: float) -> dict[str, int]:
-        """Messages people sent since `since`, per channel kind."""
+    def inbound_per_hour(self, since: float, until: float) -> dict[tuple[int, str], int]:
+        """Messages people sent in [since, until), per epoch hour and channel kind."""
         rows = self.store.execute(
-            "SELECT channel, COUNT(*) FROM inbound WHERE received_at >= ? GROUP BY channel",
-            (since,),
+            "SELECT CAST(received_at / 3600 AS INTEGER), channel, COUNT(*) FROM inbound"
+            " WHERE received_at >= ? AND received_at < ? GROUP BY 1, 2",
+            (since, until),
         )
-        return {row[0]: int(row[1]) for row in rows}
+        return {(int(row[0]), row[1]): int(row[2]) for row in rows}

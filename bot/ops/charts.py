@@ -1,7 +1,9 @@
 """The dashboard's charts: LLM cost and calls per hour for the last day, answer
 latency p50/p95 per hour, messages per channel.
 
-Calls, cost and messages come from the store (aggregated in SQL). Answer latency is
+Calls, cost and messages come from the store, aggregated per hour in SQL; a past
+hour does not change, so its sums are kept (`HourlySums`) and a page asks the store
+only about the hours it has not seen and the current one. Answer latency is
 measured here from the event log: a person's message (`message.received`, by the
 place it is answered in) to the first reply delivered there (`message.sent`, kind
 `reply`); the samples of each hour are kept (at most SAMPLES_PER_HOUR of them, a
@@ -23,6 +25,7 @@ from bot.ops.html import Markup, section
 
 if TYPE_CHECKING:
     from bot.app import App
+    from bot.store_views import StoreViews
 
 HOURS = 24
 SAMPLES_PER_HOUR = 2000
@@ -78,16 +81,51 @@ def _quantile(ordered: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def charts(app: App, latency: AnswerLatency, now: float | None = None) -> Markup:
+class HourlySums:
+    """Per-hour sums from the store, each finished hour read once."""
+
+    def __init__(self) -> None:
+        self.usage: dict[int, tuple[int, float]] = {}
+        self.inbound: dict[int, dict[str, int]] = {}
+        self._done_until = 0  # every hour before this one is in the caches
+
+    def read(self, app: App, first_hour: int, current_hour: int) -> None:
+        views = app.store.views
+        start = max(first_hour, self._done_until)
+        if start < current_hour:  # finished hours not read yet
+            self._keep(views, start, current_hour)
+            self._done_until = current_hour
+        self._keep(views, current_hour, current_hour + 1)  # the hour under way, again
+        for old in [h for h in self.usage if h < first_hour]:
+            del self.usage[old]
+        for old in [h for h in self.inbound if h < first_hour]:
+            del self.inbound[old]
+
+    def _keep(self, views: StoreViews, first: int, end: int) -> None:
+        usage = views.usage_per_hour(first * 3600.0, end * 3600.0)
+        inbound = views.inbound_per_hour(first * 3600.0, end * 3600.0)
+        for hour in range(first, end):
+            self.usage[hour] = usage.get(hour, (0, 0.0))
+            self.inbound[hour] = {}
+        for (hour, channel), n in inbound.items():
+            self.inbound[hour][channel] = n
+
+
+def charts(app: App, latency: AnswerLatency, sums: HourlySums, now: float | None = None) -> Markup:
     now = time.time() if now is None else now
-    first_hour = int(now // 3600) - HOURS + 1
-    since = first_hour * 3600.0
-    labels = [_hour_label(app, (first_hour + i) * 3600) for i in range(HOURS)]
-    usage = app.store.views.usage_per_hour(since)
-    calls = [float(usage.get(i, (0, 0.0))[0]) for i in range(HOURS)]
-    cost = [usage.get(i, (0, 0.0))[1] for i in range(HOURS)]
+    current = int(now // 3600)
+    first_hour = current - HOURS + 1
+    sums.read(app, first_hour, current)
+    hours = range(first_hour, current + 1)
+    labels = [_hour_label(app, hour * 3600) for hour in hours]
+    calls = [float(sums.usage[h][0]) for h in hours]
+    cost = [sums.usage[h][1] for h in hours]
     p50, p95 = latency.percentiles(first_hour)
-    per_channel = sorted(app.store.views.inbound_per_channel(since).items())
+    per_channel: dict[str, int] = {}
+    for hour in hours:
+        for channel, n in sums.inbound[hour].items():
+            per_channel[channel] = per_channel.get(channel, 0) + n
+    channels = sorted(per_channel)
     body = Markup("").join(
         [
             svg.bars("LLM calls per hour (last 24 h)", labels, calls),
@@ -97,8 +135,8 @@ def charts(app: App, latency: AnswerLatency, now: float | None = None) -> Markup
             ),
             svg.bars(
                 "Messages per channel (last 24 h)",
-                [c for c, _ in per_channel],
-                [float(n) for _, n in per_channel],
+                channels,
+                [float(per_channel[c]) for c in channels],
             ),
         ]
     )

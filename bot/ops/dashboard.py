@@ -84,7 +84,7 @@ class Dashboard:
                 views.questions(app, csrf),
                 views.approvals(app.store.approvals.pending(), csrf),
                 views.channels(app),
-                charts(app, app.ops.latency),
+                charts(app, app.ops.latency, app.ops.sums),
                 views.usage(app),
                 views.triggers(app),
                 views.recent_events(app),

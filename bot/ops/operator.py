@@ -20,7 +20,7 @@ from bot.budget import Budget
 from bot.ops.actions import Actions
 from bot.ops.api import Api, ApiChannel
 from bot.ops.auth import Access
-from bot.ops.charts import AnswerLatency
+from bot.ops.charts import AnswerLatency, HourlySums
 from bot.ops.dashboard import Dashboard
 from bot.ops.health import LLMHealth, health, public_health
 from bot.ops.live import LiveEvents
@@ -48,6 +48,7 @@ class Operator:
         self.budget = Budget(s.daily_budget_usd, self.ledger, app.human, app.events)
         self.live = LiveEvents(app.events)
         self.latency = AnswerLatency(app.events)
+        self.sums = HourlySums()
         token = s.dashboard_token.get_secret_value().strip() if s.dashboard_token else None
         self.access = Access(token, host=s.http_host, port=s.listen_port, secure=s.cookie_secure)
         app.llm.observers.append(self.on_call)

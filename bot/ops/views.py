@@ -16,6 +16,7 @@ from bot.ops.live import summarize
 from bot.ops.tail import tail
 from bot.store import ACTIVE_WORKER_STATES, MissingTable
 from bot.store_approvals import ApprovalRow
+from bot.store_usage import UsageTotals
 from bot.triggers.rows import job_id_of
 from bot.usage import BUDGET_KEY, cost_text, day_start
 
@@ -145,19 +146,52 @@ def triggers(app: App) -> Markup:
     return section(f"Triggers ({len(rows)})", Markup(table(headers, lines) + more))
 
 
+#: when summing today's calls takes longer than SLOW_SECONDS (100,000 calls today), the
+#: sums are read at most every USAGE_TTL_SECONDS: a person does not read figures finer
+USAGE_TTL_SECONDS = 5.0
+SLOW_SECONDS = 0.02
+_usage_cache: dict[tuple[int, float], tuple[float, list[UsageTotals], list[str]]] = {}
+
+
+def _usage_today(app: App, start: float) -> tuple[list[UsageTotals], list[str]]:
+    key = (id(app), start)
+    cached = _usage_cache.get(key)
+    if cached is not None and time.monotonic() - cached[0] < USAGE_TTL_SECONDS:
+        return cached[1], cached[2]
+    began = time.monotonic()
+    per_agent = app.store.usage.by_agent(start)
+    unknown = app.store.usage.unpriced_models(start)
+    _usage_cache.clear()
+    if time.monotonic() - began > SLOW_SECONDS:
+        _usage_cache[key] = (time.monotonic(), per_agent, unknown)
+    return per_agent, unknown
+
+
+def _sum(agent: str, rows: list[UsageTotals]) -> UsageTotals:
+    total = UsageTotals(agent)
+    for t in rows:
+        total.calls += t.calls
+        total.input_tokens += t.input_tokens
+        total.output_tokens += t.output_tokens
+        total.cache_read_tokens += t.cache_read_tokens
+        total.cache_write_tokens += t.cache_write_tokens
+        total.cost_usd += t.cost_usd
+        total.unpriced += t.unpriced
+    return total
+
+
 def usage(app: App) -> Markup:
     zone = app.ops.ledger.zone
     start = day_start(zone, time.time())
-    per_agent = app.store.usage.by_agent(start)
+    per_agent, unknown = _usage_today(app, start)
     rows: list[list[object]] = [
         [t.agent, t.calls, t.input_tokens, t.output_tokens, t.cache_read_tokens,
          t.cache_write_tokens, cost_text(t)]
-        for t in [*per_agent, app.store.usage.total(start)] if t.calls
+        for t in [*per_agent, _sum("all", per_agent)] if t.calls
     ]  # fmt: skip
     headers = ["agent", "calls", "input", "output", "cache read", "cache write", "cost"]
     day = datetime.fromtimestamp(start, zone).strftime("%Y-%m-%d")
     notes = Markup("")
-    unknown = app.store.usage.unpriced_models(start)
     if unknown:
         notes = Markup(f"<p>Cost unknown for {esc(', '.join(unknown))}: no price in the table.</p>")
     budget = app.ops.budget
