@@ -131,3 +131,43 @@ APPROVAL_GONE = "No such approval is waiting."
 APPROVAL_TAKEN = "That call was already decided; nothing was changed."
 EMPTY_ANSWER = "Write an answer first."
 CSRF_REFUSED = "This form is stale or came from another site (CSRF check failed); reload the page."
+
+
+# -- stalled work (bot/ops/stalled.py) ---------------------------------------------------
+def span(seconds: float) -> str:
+    """`45 min`, `5 h`, `3 days`."""
+    if seconds < 3600:
+        return f"{max(1, int(seconds // 60))} min"
+    if seconds < 86400:
+        return f"{int(seconds // 3600)} h"
+    days = int(seconds // 86400)
+    return f"{days} day" + ("s" if days > 1 else "")
+
+
+def question_reminder(question: str, waited: float) -> str:
+    return f"{question}\n(Still waiting for an answer: asked {span(waited)} ago.)"
+
+
+def question_escalation(worker: str, where: str, question: str, waited: float) -> str:
+    return (
+        f"{worker} has waited {span(waited)} for an answer in {where}: {question}\n"
+        "(Answer here, in that thread, or from the dashboard.)"
+    )
+
+
+def approval_reminder(tool: str, speaker: str, waited: float) -> str:
+    return (
+        f"Reminder: {speaker} still waits for approval to run {tool} (asked {span(waited)} "
+        "ago). Reply `approve` or `deny <reason>` in this thread."
+    )
+
+
+def approval_escalation(tool: str, speaker: str, where: str, waited: float) -> str:
+    return (
+        f"{speaker} has waited {span(waited)} for approval to run {tool} in {where}. "
+        "Decide there, or from the dashboard."
+    )
+
+
+def worker_stuck(name: str, idle: float, doing: str) -> str:
+    return f"Worker {name} has made no progress for {span(idle)}: {doing}."

@@ -168,3 +168,20 @@ def expand_names(entries: list[str], people: list[PersonConfig], kind: str) -> l
 
 class PeopleProblem(ValueError):
     """A `[[people]]` problem; the text names the entry."""
+
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def duration(value: object) -> float:
+    """Seconds from `90`, `90s`, `15m`, `4h` or `1d` (a settings value)."""
+    text = str(value).strip().lower()
+    unit = _UNITS.get(text[-1:]) if text else None
+    number = text[:-1] if unit else text
+    try:
+        seconds = float(number) * (unit or 1)
+    except ValueError:
+        raise ValueError("must be a duration: seconds, or a number with s, m, h or d") from None
+    if seconds <= 0:
+        raise ValueError("must be more than zero")
+    return seconds

@@ -31,6 +31,7 @@ from config.entries import (
     check_people,
     check_target,
     check_zone,
+    duration,
     expand_names,
     split_csv,
 )
@@ -78,6 +79,11 @@ class Settings(BaseSettings):
     #: `/healthz` and `/metrics` answer without the dashboard token (never with error
     #: texts or spend); false: they ask for it when one is set
     metrics_public: bool = True
+    #: an open question or pending approval is reminded in its thread after this, then
+    #: daily, and escalated once to SWITCHBOARD_HOME after a day (`4h`, `30m`, seconds)
+    remind_after: float = 4 * 3600.0
+    #: a running worker with no tool call and no model answer for this long is reported
+    stuck_after: float = 15 * 60.0
     daily_budget_usd: float | None = Field(default=None, gt=0)
     prices: dict[str, ModelPrice] = Field(default_factory=dict)
 
@@ -167,6 +173,10 @@ class Settings(BaseSettings):
     )(split_csv)
     _servers = field_validator("mcp_servers")(unique_servers)
     _via = field_validator("approval_via")(lambda v: v if v is None else check_target(v))
+
+    _durations = field_validator("remind_after", "stuck_after", mode="before")(
+        lambda v: duration(v)
+    )
 
     @field_validator("home")
     @classmethod

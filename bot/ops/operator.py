@@ -27,6 +27,7 @@ from bot.ops.live import LiveEvents
 from bot.ops.metrics import CONTENT_TYPE, Metrics, without_spend
 from bot.ops.probe import probe_channels
 from bot.ops.server import HttpServer, Route
+from bot.ops.stalled import Stalled
 from bot.store import ACTIVE_WORKER_STATES
 from bot.usage import Ledger, Tokens
 from config.callers import api_callers
@@ -49,6 +50,7 @@ class Operator:
         self.live = LiveEvents(app.events)
         self.latency = AnswerLatency(app.events)
         self.sums = HourlySums()
+        self.stalled = Stalled(app)
         token = s.dashboard_token.get_secret_value().strip() if s.dashboard_token else None
         self.access = Access(token, host=s.http_host, port=s.listen_port, secure=s.cookie_secure)
         app.llm.observers.append(self.on_call)
@@ -82,6 +84,7 @@ class Operator:
             (tokens.input, tokens.output, tokens.cache_read, tokens.cache_write), cost,
         )  # fmt: skip
         self.llm_health.record(record.outcome, record.error)
+        self.stalled.on_call(record)
         if self.budget.limit is not None:
             self.budget.save()
 
@@ -171,6 +174,7 @@ class Operator:
     async def start(self) -> None:
         self._tasks.append(asyncio.create_task(self.metrics.lag.run(), name="loop-lag"))
         self._tasks.append(asyncio.create_task(probe_channels(self.app), name="channel-probe"))
+        self._tasks.append(asyncio.create_task(self.stalled.run(), name="stalled-work"))
         self.budget.save()
 
     async def stop(self) -> None:

@@ -339,8 +339,9 @@ class TriggerEngine:
         state = row.state or {"last_run": row.created_at}
         watch, checklist = row.spec.config["watch"], row.spec.config["checklist"]
         found = await asyncio.to_thread(
-            heartbeat.look, self.settings.db_path, self.events.path, state, watch, time.time()
-        )  # the event log is a file: read it off the loop
+            heartbeat.look, self.settings.db_path, self.events.path, state, watch, time.time(),
+            self.settings.remind_after,
+        )  # the event log is a file: read it off the loop  # fmt: skip
         row.state = {**state, **found.state}
         if found.quiet:
             self.firing.quiet(row, key, f"nothing changed since {found.since:.0f}")

@@ -68,6 +68,7 @@ KNOWN_EVENTS: dict[str, tuple[str, ...]] = {
     "outbox.failed": ("error", "id", "target"),
     "outbox.retry": ("attempt", "delay", "error", "target"),
     "person.timezone": ("person", "zone"),
+    "stalled.reminded": ("count", "escalated", "item"),
     "store.corrupt": ("problem",),
     "team.consolidated": ("batches", "written"),
     "team.consolidation_failed": ("batches", "error"),
@@ -89,6 +90,7 @@ KNOWN_EVENTS: dict[str, tuple[str, ...]] = {
     "worker.resumed": ("question_id",),
     "worker.spawned": ("name", "task"),
     "worker.stopped": ("status",),
+    "worker.stuck": ("doing", "idle_seconds", "name"),
     **{
         f"mcp.{state}": _MCP
         for state in ("starting", "connected", "restarting", "failed", "stopped")
