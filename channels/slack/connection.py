@@ -64,6 +64,7 @@ def build_app(
     signing_secret: str | None,
     identity: Callable[[], BotIdentity | None],
     prepare: Callable[[dict[str, Any]], Awaitable[None]] | None = None,
+    before: Callable[[AsyncApp], None] | None = None,
 ) -> AsyncApp:
     bolt_log = logging.getLogger("channels.slack.bolt")
     bolt_log.addFilter(_QuietTokenWarning())
@@ -104,6 +105,8 @@ def build_app(
         dispatch(body)  # type: ignore[arg-type]  # journal first...
         await ack()  # ...then ack: bolt sends it as this returns
 
+    if before is not None:  # listeners that must match before the catch-all below
+        before(app)
     app.event(re.compile(".*"))(on_event)
     return app
 

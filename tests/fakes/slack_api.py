@@ -36,12 +36,13 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import parse_qsl, quote
+from urllib.parse import parse_qsl, quote, urlencode
 
 import aiohttp
 from aiohttp import web
 from slack_sdk.signature import SignatureVerifier
 
+from tests.fakes.slack_commands import CommandsApi
 from tests.fakes.slack_files import FilesApi
 from tests.fakes.slack_history import HistoryApi
 from tests.fakes.slack_ids import APP_ID, BOT_ID, BOT_USER, TEAM
@@ -66,7 +67,8 @@ class Envelope:
     sent_at: float | None = None
     acked_at: float | None = None
     retries: int = 0
-    kind: str = "events_api"  # or "interactive" (a button click: block_actions)
+    kind: str = "events_api"  # or "interactive" (a button click), "slash_commands"
+    response: Any = None  # what the app answered with its ack (a slash command's reply)
 
 
 @dataclass
@@ -76,7 +78,7 @@ class Failure:
     headers: dict[str, str] = field(default_factory=dict)
 
 
-class FakeSlack(HistoryApi, FilesApi, InteractiveApi, ThreadedServer["FakeSlack"]):
+class FakeSlack(HistoryApi, FilesApi, InteractiveApi, CommandsApi, ThreadedServer["FakeSlack"]):
     name = "fake Slack"
 
     def __init__(self, scopes: str = "chat:write,app_mentions:read,im:history") -> None:
@@ -86,6 +88,7 @@ class FakeSlack(HistoryApi, FilesApi, InteractiveApi, ThreadedServer["FakeSlack"
         self.posts: list[dict[str, Any]] = []
         self.updates: list[dict[str, Any]] = []  # chat.update calls
         self.ephemerals: list[dict[str, Any]] = []  # chat.postEphemeral calls
+        self.home_views: dict[str, dict[str, Any]] = {}  # views.publish: user id -> view
         self.envelopes: dict[str, Envelope] = {}
         self.connections = 0
         self.http_endpoint: str | None = None  # HTTP Events mode: where events are POSTed
@@ -401,15 +404,17 @@ class FakeSlack(HistoryApi, FilesApi, InteractiveApi, ThreadedServer["FakeSlack"
     async def _send_http(self, envelope: Envelope) -> None:
         assert self.http_endpoint is not None
         envelope.sent_at = time.monotonic()
-        status, _ = await deliver_http(
+        status, answer = await deliver_http(
             self.http_endpoint,
             envelope.body,
             self.signing_secret,
             form=envelope.kind == "interactive",
+            fields=envelope.kind == "slash_commands",
         )
         self.http_statuses.append(status)
         if status == 200:
             envelope.acked_at = time.monotonic()
+            envelope.response = json.loads(answer) if answer.startswith("{") else answer
         self._notify()
 
     async def _socket(self, request: web.Request) -> web.StreamResponse:
@@ -449,6 +454,7 @@ class FakeSlack(HistoryApi, FilesApi, InteractiveApi, ThreadedServer["FakeSlack"
         envelope = self.envelopes.get(str(data.get("envelope_id")))
         if envelope is not None and envelope.acked_at is None:
             envelope.acked_at = time.monotonic()
+            envelope.response = data.get("payload")
             self._notify()
 
     async def _drop(self) -> None:
@@ -486,12 +492,16 @@ async def deliver_http(
     signature: str | None = None,
     retry_num: int | None = None,
     form: bool = False,
+    fields: bool = False,
 ) -> tuple[int, str]:
     """POST an Events API request as Slack does: signed body, timestamp, retry headers.
-    `form`: an interactivity payload, sent form-encoded as `payload=<JSON>`."""
+    `form`: an interactivity payload, sent form-encoded as `payload=<JSON>`; `fields`: a
+    slash command, its fields form-encoded."""
     raw = body if isinstance(body, str) else json.dumps(body)
     if form:
         raw = "payload=" + quote(raw)
+    if fields and isinstance(body, dict):
+        raw, form = urlencode(body), True
     ts = str(timestamp if timestamp is not None else int(time.time()))
     sig = signature or SignatureVerifier(secret).generate_signature(timestamp=ts, body=raw)
     headers = {
