@@ -13,6 +13,7 @@ import aiohttp
 import pytest
 from yarl import URL
 
+from bot.triggers import build_spec
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.kit import events, inbound
 from tests.ops_kit import get, served_app
@@ -158,3 +159,22 @@ async def test_without_a_token_only_the_loopback_host_is_answered(
         assert status == 403 and "loopback" in text
         status, _, _ = await get(url + "/events/stream", headers={"Host": "evil.example"})
         assert status == 403
+
+
+async def test_an_operator_cancels_any_trigger_but_the_config_files(
+    tmp_path: Path, fake: FakeAnthropic, session: aiohttp.ClientSession
+) -> None:
+    async with served_app(tmp_path, fake, **ENV) as (app, _channel, url):
+        spec = build_spec("scheduled", {"cron": "0 9 * * *"}, "standup")
+        row = app.triggers.create(spec, "alice", "c1", "terminal")
+        csrf = await sign_in(session, url)
+        async with session.get(url + "/") as response:
+            assert f'value="{row.id}"' in await response.text()  # its Cancel form
+        form = {"trigger": row.id, "csrf": csrf}
+        status, text = await post(session, url + "/actions/cancel", form)
+        assert status == 200 and "cancelled" in text
+        assert app.triggers.table.get(row.id).status == "cancelled"  # type: ignore[union-attr]
+        status, _ = await post(session, url + "/actions/cancel", form)
+        assert status == 404
+    audit = events(tmp_path, "operator.action")[0]["data"]
+    assert audit["action"] == "cancel" and audit["decider"] == "dashboard"

@@ -61,6 +61,7 @@ class Actions:
             ("POST", "/actions/decide", self._form("decide", self.decide)),
             ("POST", "/actions/stop", self._form("stop", self.stop)),
             ("POST", "/actions/new", self._form("new", self.fresh)),
+            ("POST", "/actions/cancel", self._form("cancel", self.cancel)),
         ]
 
     def _form(self, action: str, act: Act) -> Callable[[web.Request], Awaitable[web.Response]]:
@@ -147,6 +148,20 @@ class Actions:
             self.app.bus.send(BusMessage(HUMAN, COORDINATOR, "new", "human", key, meta=meta))
         return Done(200, "The conversation starts afresh; its transcript is archived.",
                     "fresh", key)  # fmt: skip
+
+    # -- cancel a trigger ---------------------------------------------------------------
+    async def cancel(self, form: Form) -> Done:
+        """An operator may cancel any trigger but one of the config file (removed there)."""
+        trigger_id = _field(form, "trigger")
+        row = self.app.triggers.table.get(trigger_id)
+        if row is not None and row.source == "config":
+            return Done(409, f"{trigger_id} comes from the config file; remove it there.",
+                        "refused: config", row.conversation)  # fmt: skip
+        triggers = self.app.triggers
+        if triggers.cancel(trigger_id) is None and triggers.cancel_paused(trigger_id) is None:
+            return Done(404, f"No active trigger {trigger_id}.", "stale")
+        assert row is not None
+        return Done(200, f"Trigger {trigger_id} cancelled.", "cancelled", row.conversation)
 
 
 def _field(form: Form, name: str) -> str:

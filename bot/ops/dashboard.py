@@ -86,7 +86,7 @@ class Dashboard:
                 views.channels(app),
                 charts(app, app.ops.latency, app.ops.sums),
                 views.usage(app),
-                views.triggers(app),
+                views.triggers(app, csrf),
                 views.recent_events(app),
             ]
         )

@@ -123,9 +123,15 @@ def approvals(pending: list[ApprovalRow], csrf: str) -> Markup:
     return section(f"Pending approvals ({len(pending)})", body)
 
 
-def triggers(app: App) -> Markup:
+def _cancel(csrf: str, trigger_id: str, source: str) -> Markup | str:
+    if source == "config":
+        return ""
+    return form("/actions/cancel", csrf, {"trigger": trigger_id}, "", "Cancel")
+
+
+def triggers(app: App, csrf: str) -> Markup:
     try:
-        rows = app.store.triggers.active()
+        rows = app.store.triggers.live()
         next_at = app.store.triggers.next_run_times()
     except MissingTable:
         rows, next_at = [], {}
@@ -138,11 +144,13 @@ def triggers(app: App) -> Markup:
             when(next_at.get(job_id_of(r.id))),
             r.spec.deliver_to or r.origin_target or "home",
             short(r.spec.action, 160),
+            r.created_by if r.status == "active" else f"{r.created_by} (paused)",
+            _cancel(csrf, r.id, r.source),
         ]
         for r in rows[:PAGE]
     ]
     more = Markup(f"<p>{len(rows) - PAGE} more</p>") if len(rows) > PAGE else Markup("")
-    headers = ["id", "type", "schedule", "next fire", "to", "action"]
+    headers = ["id", "type", "schedule", "next fire", "to", "action", "by", ""]
     return section(f"Triggers ({len(rows)})", Markup(table(headers, lines) + more))
 
 
