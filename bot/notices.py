@@ -134,7 +134,7 @@ CSRF_REFUSED = "This form is stale or came from another site (CSRF check failed)
 
 
 # -- stalled work (bot/ops/stalled.py) ---------------------------------------------------
-def span(seconds: float) -> str:
+def in_words(seconds: float) -> str:
     """`45 min`, `5 h`, `3 days`."""
     if seconds < 3600:
         return f"{max(1, int(seconds // 60))} min"
@@ -145,29 +145,29 @@ def span(seconds: float) -> str:
 
 
 def question_reminder(question: str, waited: float) -> str:
-    return f"{question}\n(Still waiting for an answer: asked {span(waited)} ago.)"
+    return f"{question}\n(Still waiting for an answer: asked {in_words(waited)} ago.)"
 
 
 def question_escalation(worker: str, where: str, question: str, waited: float) -> str:
     return (
-        f"{worker} has waited {span(waited)} for an answer in {where}: {question}\n"
+        f"{worker} has waited {in_words(waited)} for an answer in {where}: {question}\n"
         "(Answer here, in that thread, or from the dashboard.)"
     )
 
 
 def approval_reminder(tool: str, speaker: str, waited: float) -> str:
     return (
-        f"Reminder: {speaker} still waits for approval to run {tool} (asked {span(waited)} "
+        f"Reminder: {speaker} still waits for approval to run {tool} (asked {in_words(waited)} "
         "ago). Reply `approve` or `deny <reason>` in this thread."
     )
 
 
 def approval_escalation(tool: str, speaker: str, where: str, waited: float) -> str:
     return (
-        f"{speaker} has waited {span(waited)} for approval to run {tool} in {where}. "
+        f"{speaker} has waited {in_words(waited)} for approval to run {tool} in {where}. "
         "Decide there, or from the dashboard."
     )
 
 
 def worker_stuck(name: str, idle: float, doing: str) -> str:
-    return f"Worker {name} has made no progress for {span(idle)}: {doing}."
+    return f"Worker {name} has made no progress for {in_words(idle)}: {doing}."

@@ -20,13 +20,14 @@ import hmac
 import json
 import re
 import uuid
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
 from bot.channel import BaseChannel
 from bot.messages import DeliveryReceipt, Inbound, Outbound, Sender, Target, TargetError
-from bot.ops.server import Route
+from bot.ops.server import Handler, Route
 
 if TYPE_CHECKING:
     from bot.app import App
@@ -37,6 +38,7 @@ MAX_BODY_BYTES = 256 * 1024
 MAX_REPLIES = 200
 _NAME = re.compile(r"^[A-Za-z0-9._-]{1,80}$")
 NO_STORE = {"Cache-Control": "no-store"}
+Endpoint = Callable[[web.Request, str], Awaitable[tuple[int, dict[str, Any]]]]
 
 
 class ApiChannel(BaseChannel):
@@ -76,8 +78,8 @@ class Api:
             ("GET", "/api/messages/{id}", self._answering(self.get)),
         ]
 
-    def _answering(self, handler: Any) -> Any:
-        async def answer(request: web.Request) -> web.Response:
+    def _answering(self, handler: Endpoint) -> Handler:
+        async def answer(request: web.Request) -> web.StreamResponse:
             try:
                 status, body = await handler(request, self.caller(request))
             except Problem as problem:

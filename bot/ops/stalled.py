@@ -167,7 +167,7 @@ class Stalled:
             seen.reported = True
             doing = seen.doing
             if seen.retrying_since is not None:
-                retried = notices.span(now - seen.retrying_since)
+                retried = notices.in_words(now - seen.retrying_since)
                 doing = f"its model calls have failed for {retried} ({seen.error})"
             text = notices.worker_stuck(row.name, idle, f"{doing}; its task: {row.task[:200]}")
             target = where_to(row.origin_target, home=self.app.human.home)
