@@ -1,6 +1,7 @@
 """`/healthz` tells the truth: a Slack socket that dies without a close frame, with
 reconnects refused, turns it 503 within 15 s (the state comes from the Socket Mode
-client's own connection check), and it is 200 again once the socket is back."""
+client's own connection check), and it is 200 again once the socket is back; a cut
+Discord gateway likewise."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ import time
 from pathlib import Path
 
 from bot.report import full_status
+from tests.discord_kit import discord_app, discord_fake_fixture, discord_settings  # noqa: F401
 from tests.fakes.anthropic_api import FakeAnthropic
+from tests.fakes.discord_api import FakeDiscord
 from tests.fakes.slack_api import FakeSlack
 from tests.ops_kit import free_port, get
 from tests.slack_kit import heard, slack_app, slack_fake_fixture, slack_settings  # noqa: F401
@@ -44,3 +47,18 @@ async def test_a_silently_dead_slack_socket_turns_healthz_503_within_15s(
         await healthz_until(url, 200, 60)
         slack.post("are you back?", channel="D1", channel_type="im")
         await slack.until(lambda s: len(s.posts) == 1)
+
+
+async def test_a_lost_discord_gateway_turns_healthz_503_and_back(
+    tmp_path: Path, fake: FakeAnthropic, discord_fake: FakeDiscord
+) -> None:
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    settings = discord_settings(tmp_path, fake, discord_fake, SWITCHBOARD_HTTP_PORT=str(port))
+    async with discord_app(settings):
+        await healthz_until(url, 200, 10)
+        discord_fake.drop(hold=True)  # the socket is cut; the RESUME waits
+        took = await healthz_until(url, 503, 20)
+        assert took <= 15, took
+        discord_fake.release()
+        await healthz_until(url, 200, 30)
