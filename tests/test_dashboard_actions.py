@@ -178,3 +178,23 @@ async def test_an_operator_cancels_any_trigger_but_the_config_files(
         assert status == 404
     audit = events(tmp_path, "operator.action")[0]["data"]
     assert audit["action"] == "cancel" and audit["decider"] == "dashboard"
+
+
+async def test_an_operator_starts_a_conversation_afresh(
+    tmp_path: Path, fake: FakeAnthropic, session: aiohttp.ClientSession
+) -> None:
+    async with served_app(tmp_path, fake, **ENV) as (app, channel, url):
+        app.human.accept(inbound("the code word is heron"))
+        await channel.wait_count(1)
+        csrf = await sign_in(session, url)
+        async with session.get(url + "/conversations") as response:
+            assert 'action="/actions/new"' in await response.text()
+        form = {"conversation": "terminal", "csrf": csrf}
+        status, text = await post(session, url + "/actions/new", form)
+        assert status == 200 and "starts afresh" in text
+        await channel.wait_text("Started a new conversation")
+        messages, _ = app.store.load_conversation("coordinator", "terminal")
+        assert messages == []
+    assert list((tmp_path / "agents" / "coordinator" / "archive").glob("terminal-*.jsonl"))
+    audit = events(tmp_path, "operator.action")[-1]["data"]
+    assert audit["action"] == "new" and audit["outcome"] == "fresh"
