@@ -208,16 +208,6 @@ class FakeSlack(HistoryApi, FilesApi, InteractiveApi, CommandsApi, ThreadedServe
         """Close every open socket, as Slack does when it rotates connections."""
         self._call(self._drop())
 
-    def silence(self) -> None:
-        """The socket dies silently (a NAT dropped it): no close frame, pings go
-        unanswered, and reconnects are refused until `revive()`."""
-        self.silent = True
-        for ws in list(self._sockets):
-            ws._autoping = False  # aiohttp answers pings inside receive() unless told not to
-
-    def revive(self) -> None:
-        self.silent = False
-
     def next_ts(self) -> str:
         """Slack's ts: the post's time in seconds, microseconds after the dot, unique."""
         with self._ts_lock:
