@@ -13,9 +13,11 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
+from collections.abc import Coroutine
 from typing import Any
 
 from agents.files_tools import workspace_for
+from agents.fresh import start_afresh
 from agents.messaging import send_message_tool
 from agents.node import Conversation, NodeLoop
 from agents.prompts import system_prompt
@@ -62,11 +64,22 @@ class Coordinator:
             self._session(row.held.get("key") or row.conversation).wake()  # still waiting
         while True:
             for mail in await self.mailbox.wait():
-                session = self._session(mail.msg.conversation or HOME_KEY)
-                if mail.msg.meta.get(SHOWN):
-                    session.hold(mail)  # the person saw it: read at the next turn, no answer
+                key = mail.msg.conversation or HOME_KEY
+                if mail.msg.meta.get("fresh"):
+                    self._fresh(key, mail)
+                elif mail.msg.meta.get(SHOWN):
+                    # the person saw it: read at the next turn, no answer
+                    self._session(key).hold(mail)
                 else:
-                    session.put(mail)
+                    self._session(key).put(mail)
+
+    def _fresh(self, key: str, mail: Mail) -> None:
+        """`new`: the session under way finishes with what it has; a new one serves
+        what comes after, once the transcript is archived (agents/fresh.py)."""
+        old = self.sessions.pop(key, None)
+        session = self.sessions[key] = Session(self, key)
+        session.before = start_afresh(self.services, key, mail, old.task if old else None)
+        session.wake()
 
     def _session(self, key: str) -> Session:
         session = self.sessions.get(key)
@@ -96,6 +109,8 @@ class Session(NodeLoop):
         self.task: asyncio.Task[None] | None = None
         self.person: str | None = None
         self.conv: Conversation | None = None
+        #: what must finish before this session reads its transcript (a fresh start)
+        self.before: Coroutine[Any, Any, None] | None = None
         services = coordinator.services
         self.max_turns = services.limits.max_turns
         super().__init__(services, COORDINATOR)
@@ -129,7 +144,16 @@ class Session(NodeLoop):
 
     def wake(self) -> None:
         if self.task is None:
-            self.task = asyncio.create_task(self._serve(), name=f"coordinator:{self.key}")
+            self.task = asyncio.create_task(self._start(), name=f"coordinator:{self.key}")
+
+    async def _start(self) -> None:
+        before, self.before = self.before, None
+        if before is not None:
+            try:
+                await before
+            except Exception:
+                log.exception("the fresh start of %s failed", self.key)
+        await self._serve()
 
     def drain(self) -> list[Mail]:
         items = list(self.queue)

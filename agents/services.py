@@ -57,6 +57,10 @@ class MemoryHooks(Protocol):
     def heard(self, agent_id: str, msg: BusMessage) -> None:
         """A person's message was taken into the agent's conversation (auto-capture)."""
 
+    def archive(self, agent_id: str, key: str, messages: Messages) -> str:
+        """Keep a whole conversation where memory_search finds it (a fresh start);
+        returns the archive's path relative to the agent's directory."""
+
     def published(self, agent_id: str, task: str, result: str) -> None:
         """A worker published its result (it reflects into its memory)."""
 

@@ -56,6 +56,18 @@ LIST_TRIGGERS = ToolSpec(
 CANCEL_TRIGGER = ToolSpec(
     "cancel_trigger", "Cancel an active trigger by its id.", schema({"trigger_id": STR})
 )
+_TRIGGER_ID = {"type": "string", "description": "The trigger's id, as list_triggers shows it."}
+PAUSE_TRIGGER = ToolSpec(
+    "pause_trigger",
+    "Pause a trigger: it does not fire until resume_trigger. Its maker, the coordinator "
+    "or an operator may pause it.",
+    schema({"trigger_id": _TRIGGER_ID}),
+)
+RESUME_TRIGGER = ToolSpec(
+    "resume_trigger",
+    "Resume a paused trigger; a clock trigger's next fire is counted from now.",
+    schema({"trigger_id": _TRIGGER_ID}),
+)
 READ_ACTIVITY = ToolSpec(
     "read_activity",
     "What happened in a period: conversations (people's messages and agents' replies), "
@@ -74,6 +86,8 @@ def trigger_tools(engine: TriggerEngine) -> Callable[[AgentInfo], list[Tool]]:
             Tool(SCHEDULE, tools.schedule),
             Tool(LIST_TRIGGERS, tools.list),
             Tool(CANCEL_TRIGGER, tools.cancel),
+            Tool(PAUSE_TRIGGER, tools.pause),
+            Tool(RESUME_TRIGGER, tools.resume),
             Tool(READ_ACTIVITY, tools.read_activity),
         ]
 
@@ -117,7 +131,7 @@ class TriggerTools:
         return speaker.timezone if speaker is not None else self.engine.settings.timezone
 
     async def list(self, args: dict[str, Any]) -> str:
-        rows = self.engine.table.active()
+        rows = self.engine.table.live()
         if not rows:
             return "No active triggers."
         stats = self.engine.table.run_stats()
@@ -131,22 +145,53 @@ class TriggerTools:
                 if row.spec.type == "on_idle"
                 else fires.get(row.job_id)
             )
+            paused = " PAUSED" if row.status == "paused" else ""
             lines.append(
-                f"- {row.id} [{row.spec.type}, {row.source}, by {row.created_by}] "
+                f"- {row.id}{paused} [{row.spec.type}, {row.source}, by {row.created_by}] "
                 f"{row.spec.describe()}; next {_when(nxt, row)}"
                 f"{missed}; {row.spec.action_type}: {row.spec.action[:200]}"
             )
         return "\n".join(lines)
 
     async def cancel(self, args: dict[str, Any]) -> str:
-        trigger_id = args["trigger_id"].strip()
-        row = self.engine.table.get(trigger_id)
-        if row is not None and row.source == "config" and row.status == "active":
-            raise ToolError(f"{trigger_id} comes from the config file; remove it there")
-        if self.engine.cancel(trigger_id) is None:
-            active = ", ".join(r.id for r in self.engine.table.active()[:30]) or "none"
-            raise ToolError(f"no active trigger {trigger_id!r}; active triggers: {active}")
+        trigger_id = self._mine(args, "cancel", "remove it there")
+        if self.engine.cancel(trigger_id) is None and self.engine.cancel_paused(trigger_id) is None:
+            raise ToolError(f"no active trigger {trigger_id!r}; {self._live()}")
         return f"Trigger {trigger_id} cancelled."
+
+    async def pause(self, args: dict[str, Any]) -> str:
+        trigger_id = self._mine(args, "pause", "set enabled = false there")
+        if self.engine.pause(trigger_id) is None:
+            raise ToolError(f"no active trigger {trigger_id!r} to pause; {self._live()}")
+        return f"Trigger {trigger_id} paused; resume_trigger starts it again."
+
+    async def resume(self, args: dict[str, Any]) -> str:
+        trigger_id = self._mine(args, "resume", "set enabled = true there")
+        row = self.engine.resume(trigger_id)
+        if row is None:
+            raise ToolError(f"no paused trigger {trigger_id!r}; {self._live()}")
+        return f"Trigger {trigger_id} resumed; next fire {_when(self.engine.next_fire(row), row)}."
+
+    def _mine(self, args: dict[str, Any], verb: str, config_hint: str) -> str:
+        """The trigger id, if this agent may change it: its maker, or the coordinator;
+        a trigger of the config file is changed there."""
+        trigger_id = str(args["trigger_id"]).strip()
+        row = self.engine.table.get(trigger_id)
+        if row is None or row.status not in ("active", "paused"):
+            return trigger_id  # the caller's own error names what exists
+        if row.source == "config":
+            raise ToolError(f"{trigger_id} comes from the config file; {config_hint}")
+        if self.info.kind != COORDINATOR and row.created_by != self.info.agent_id:
+            raise ToolError(
+                f"{trigger_id} belongs to {row.created_by}: only it, the coordinator or an "
+                f"operator may {verb} it"
+            )
+        return trigger_id
+
+    def _live(self) -> str:
+        rows = self.engine.table.live()[:30]
+        listed = ", ".join(f"{r.id}{' (paused)' if r.status == 'paused' else ''}" for r in rows)
+        return f"active triggers: {listed or 'none'}"
 
     async def read_activity(self, args: dict[str, Any]) -> str:
         try:

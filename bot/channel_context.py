@@ -11,6 +11,8 @@ the agents.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from bot.approvals import Decider
 from bot.channel import ChannelStore
 from bot.events import EventLog
@@ -20,6 +22,17 @@ from bot.messages import Inbound, Outbound, Sender
 from bot.outbox import Pacer
 from bot.people import People
 from bot.report import full_status
+from bot.store import ACTIVE_WORKER_STATES
+
+
+@dataclass(slots=True)
+class Waiting:
+    """(name, state, task, since) of active workers; (who asks, question, where, since)
+    of open questions; (who asks, tool, where, since) of pending approvals."""
+
+    workers: list[tuple[str, str, str, float]] = field(default_factory=list)
+    questions: list[tuple[str, str, str, float]] = field(default_factory=list)
+    approvals: list[tuple[str, str, str, float]] = field(default_factory=list)
 
 
 class ChannelContext:
@@ -69,3 +82,16 @@ class ChannelContext:
     def status_text(self) -> str:
         """`switchboard status` as text (the terminal's /status)."""
         return full_status(self._human.store)
+
+    def waiting(self) -> Waiting:
+        """What runs and what waits for whom (a Slack App Home, a status card)."""
+        store = self._human.store
+        names = self._human.directory.workers
+        return Waiting(
+            workers=[(w.name, w.status, w.task, w.updated_at)
+                     for w in store.workers(ACTIVE_WORKER_STATES)],
+            questions=[(names.get(q.worker, q.worker), q.question, q.target, q.asked_at)
+                       for q in store.open_questions()],
+            approvals=[(a.speaker, a.tool, a.target, a.requested_at)
+                       for a in store.approvals.pending()],
+        )  # fmt: skip

@@ -47,6 +47,8 @@ class HumanNode:
         self.directory = Directory()
         #: which conversation each saved file came from (bot/scope.py)
         self.file_owners = FileOwners(store)
+        #: open questions an answer was routed to (the worker has not resumed yet)
+        self.answering: set[str] = set()
         self.outbox = Outbox(
             store,
             events,
@@ -128,6 +130,8 @@ class HumanNode:
             self.say(notice)
         for recipient in decision.recipients:
             self.bus.send(self._bus_message(inbound_id, msg, decision, recipient, person))
+        if decision.question is not None and decision.question.worker in decision.recipients:
+            self.answering.add(decision.question.id)
         return decision
 
     def _routed(self, msg: Inbound, decision: Route) -> None:
@@ -136,6 +140,7 @@ class HumanNode:
             HUMAN,
             channel=msg.channel,
             conversation=msg.conversation,
+            reply_to=str(msg.reply_to),
             sender=msg.sender.id,
             id=msg.message_id,
             to=decision.recipients or None,
@@ -165,6 +170,7 @@ class HumanNode:
                 "timezone": person.timezone,
                 "at": msg.received_at,
                 **({"broadcast": True} if decision.broadcast else {}),
+                **({"fresh": True} if decision.fresh else {}),
             },
             attachments=list(msg.attachments),
         )
@@ -214,6 +220,7 @@ class HumanNode:
         self, question_id: str, status: QuestionStatus, answer: str | None = None
     ) -> None:
         self.store.close_question(question_id, status, answer)
+        self.answering.discard(question_id)
         question = self.directory.questions.pop(question_id, None)
         if question is not None and status == "answered":
             self.events.emit("human.response", question.worker, question_id=question_id)

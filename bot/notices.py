@@ -118,3 +118,72 @@ def budget_spent(limit: float, spent: float, resumes: str) -> str:
         f"(${spent:.2f} today). New model work waits until {resumes}, or until the budget "
         "is raised (and Switchboard restarted)."
     )
+
+
+# -- a fresh start (`new`) -------------------------------------------------------------
+def fresh_start(archived: bool, parked: list[str]) -> str:
+    """The answer to `new`: what was kept, and the workers still waiting here."""
+    text = "Started a new conversation."
+    if archived:
+        text += " The earlier one is archived (memory_search finds it); what I remember stays."
+    else:
+        text += " There was nothing to archive; what I remember stays."
+    for name in parked:
+        text += (
+            f" Worker {name} still waits for an answer to its question and keeps reporting"
+            f" here: answer it with @{name} ..."
+        )
+    return text
+
+
+# -- operators (the dashboard) ---------------------------------------------------------
+def answered_by_operator(operator: str, text: str) -> str:
+    return f"Answered from the dashboard by {operator}: {text}"
+
+
+QUESTION_GONE = "That question is no longer open (it was answered or its worker ended)."
+QUESTION_TAKEN = "Someone answered that question meanwhile; yours was not sent."
+APPROVAL_GONE = "No such approval is waiting."
+APPROVAL_TAKEN = "That call was already decided; nothing was changed."
+EMPTY_ANSWER = "Write an answer first."
+CSRF_REFUSED = "This form is stale or came from another site (CSRF check failed); reload the page."
+
+
+# -- stalled work (bot/ops/stalled.py) ---------------------------------------------------
+def in_words(seconds: float) -> str:
+    """`45 min`, `5 h`, `3 days`."""
+    if seconds < 3600:
+        return f"{max(1, int(seconds // 60))} min"
+    if seconds < 86400:
+        return f"{int(seconds // 3600)} h"
+    days = int(seconds // 86400)
+    return f"{days} day" + ("s" if days > 1 else "")
+
+
+def question_reminder(question: str, waited: float) -> str:
+    return f"{question}\n(Still waiting for an answer: asked {in_words(waited)} ago.)"
+
+
+def question_escalation(worker: str, where: str, question: str, waited: float) -> str:
+    return (
+        f"{worker} has waited {in_words(waited)} for an answer in {where}: {question}\n"
+        "(Answer here, in that thread, or from the dashboard.)"
+    )
+
+
+def approval_reminder(tool: str, speaker: str, waited: float) -> str:
+    return (
+        f"Reminder: {speaker} still waits for approval to run {tool} (asked {in_words(waited)} "
+        "ago). Reply `approve` or `deny <reason>` in this thread."
+    )
+
+
+def approval_escalation(tool: str, speaker: str, where: str, waited: float) -> str:
+    return (
+        f"{speaker} has waited {in_words(waited)} for approval to run {tool} in {where}. "
+        "Decide there, or from the dashboard."
+    )
+
+
+def worker_stuck(name: str, idle: float, doing: str) -> str:
+    return f"Worker {name} has made no progress for {in_words(idle)}: {doing}."

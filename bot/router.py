@@ -8,6 +8,10 @@
    worker as the answer (an exact platform reference, such as an email's
    In-Reply-To, wins over a shared thread; among several, the latest question).
 3. Everything else goes to the coordinator.
+
+`new` or `/new` alone (any case) starts a fresh conversation in that place: it goes
+to the coordinator marked `fresh`, before any other rule (a worker's open question
+here stays open, and its answer still reaches it with `@Name`).
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ W = TypeVar("W", bound=Waiting)
 _ADDRESS = re.compile(r"^\s*@([\w.\-*]+)[\s,:]*(.*)$", re.DOTALL)
 _STAR = re.compile(r"^\s*\*(?:\s+|$)(.*)$", re.DOTALL)
 BROADCAST_NAMES = {"all", "*", "everyone"}
+FRESH_WORDS = {"new", "/new"}
 
 
 @dataclass(slots=True)
@@ -42,6 +47,8 @@ class Route:
     error: str | None = None
     #: `@all` / `*`: informs every agent, never answers a worker's open question
     broadcast: bool = False
+    #: `new` / `/new`: the coordinator archives this conversation and starts afresh
+    fresh: bool = False
 
 
 class Directory:
@@ -57,6 +64,8 @@ class Directory:
 
 def route(msg: Inbound, directory: Directory) -> Route:
     text = msg.text.strip()
+    if text.lower() in FRESH_WORDS:
+        return Route([COORDINATOR], text, fresh=True)
     star = _STAR.match(text)
     if star:
         return Route([COORDINATOR, *directory.workers], star.group(1).strip(), broadcast=True)

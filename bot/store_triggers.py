@@ -108,6 +108,10 @@ class TriggerRows:
     def active(self) -> list[TriggerRow]:
         return self._select("WHERE status = ? ORDER BY created_at", (ACTIVE,))
 
+    def live(self) -> list[TriggerRow]:
+        """Active and paused triggers: those that may still fire."""
+        return self._select("WHERE status IN ('active', 'paused') ORDER BY created_at", ())
+
     def set_status(self, trigger_id: str, status: TriggerStatus) -> None:
         self.store.execute(
             "UPDATE triggers SET status = ?, updated_at = ? WHERE id = ?",

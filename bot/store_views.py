@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from bot.schema import WorkerRow, decode_worker
+from bot.messages import Inbound, Outbound
+from bot.schema import WorkerRow, decode_inbound, decode_outbound, decode_worker
 
 if TYPE_CHECKING:
     from bot.store import Store
@@ -19,6 +20,7 @@ SCHEMA = """
 CREATE INDEX IF NOT EXISTS outbox_status ON outbox (status, created_at);
 CREATE INDEX IF NOT EXISTS workers_updated ON workers (updated_at);
 CREATE INDEX IF NOT EXISTS conversations_updated ON conversations (updated_at);
+CREATE INDEX IF NOT EXISTS inbound_received ON inbound (received_at, channel);
 """
 _WORKER_COLUMNS = (
     "id, name, task, status, origin_conversation, origin_target, turns, state,"
@@ -69,3 +71,40 @@ class StoreViews:
             (limit, offset),
         )
         return [ConversationInfo(*row) for row in rows]
+
+    def inbound_message(self, channel: str, message_id: str) -> Inbound | None:
+        """A journaled message by its channel and platform id."""
+        rows = self.store.execute(
+            "SELECT id, payload FROM inbound WHERE channel = ? AND message_id = ?",
+            (channel, message_id),
+        )
+        found = self.store.decode("inbound", rows, decode_inbound)
+        return found[0][1] if found else None
+
+    def said_to(self, target: str, since: float, limit: int) -> list[tuple[str, Outbound]]:
+        """(status, message) of what agents queued for `target` since `since`, oldest
+        first: sent, pending or failed."""
+        rows = self.store.execute(
+            "SELECT seq, payload, status FROM outbox WHERE target = ? AND created_at >= ?"
+            " ORDER BY seq LIMIT ?",
+            (target, since, limit),
+        )
+        return self.store.decode("outbox", rows, lambda r: (r[2], decode_outbound(r)[1]))
+
+    def usage_per_hour(self, since: float, until: float) -> dict[int, tuple[int, float]]:
+        """Model calls and priced cost per hour in [since, until): {epoch hour: (calls, usd)}."""
+        rows = self.store.execute(
+            "SELECT CAST(at / 3600 AS INTEGER), COUNT(*), COALESCE(SUM(cost_usd), 0)"
+            " FROM llm_usage WHERE at >= ? AND at < ? GROUP BY 1",
+            (since, until),
+        )
+        return {int(row[0]): (int(row[1]), float(row[2])) for row in rows}
+
+    def inbound_per_hour(self, since: float, until: float) -> dict[tuple[int, str], int]:
+        """Messages people sent in [since, until), per epoch hour and channel kind."""
+        rows = self.store.execute(
+            "SELECT CAST(received_at / 3600 AS INTEGER), channel, COUNT(*) FROM inbound"
+            " WHERE received_at >= ? AND received_at < ? GROUP BY 1, 2",
+            (since, until),
+        )
+        return {(int(row[0]), row[1]): int(row[2]) for row in rows}

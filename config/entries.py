@@ -49,6 +49,8 @@ class ScheduleConfig(BaseModel):
     agent: str = "coordinator"
     missed: Literal["catch_up", "skip"] = "catch_up"
     grace_seconds: int = Field(default=3600, ge=0)
+    #: false: kept, but paused (it does not fire) until set true again
+    enabled: bool = True
 
     _target = field_validator("deliver_to")(lambda v: v if v is None else check_target(v))
     _zone = field_validator("timezone")(lambda v: v if v is None else check_zone(v))
@@ -166,3 +168,20 @@ def expand_names(entries: list[str], people: list[PersonConfig], kind: str) -> l
 
 class PeopleProblem(ValueError):
     """A `[[people]]` problem; the text names the entry."""
+
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def duration(value: object) -> float:
+    """Seconds from `90`, `90s`, `15m`, `4h` or `1d` (a settings value)."""
+    text = str(value).strip().lower()
+    unit = _UNITS.get(text[-1:]) if text else None
+    number = text[:-1] if unit else text
+    try:
+        seconds = float(number) * (unit or 1)
+    except ValueError:
+        raise ValueError("must be a duration: seconds, or a number with s, m, h or d") from None
+    if seconds <= 0:
+        raise ValueError("must be more than zero")
+    return seconds

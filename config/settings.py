@@ -23,6 +23,7 @@ from croniter import croniter
 from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
+from config.callers import MIN_TOKEN_CHARS, api_callers
 from config.entries import (
     HeartbeatConfig,
     PersonConfig,
@@ -30,6 +31,7 @@ from config.entries import (
     check_people,
     check_target,
     check_zone,
+    duration,
     expand_names,
     split_csv,
 )
@@ -71,6 +73,19 @@ class Settings(BaseSettings):
 
     # Operator surface (bot/ops): dashboard login, LLM prices and the daily budget
     dashboard_token: SecretStr | None = None
+    #: `name:token` pairs, comma-separated (a bare token is the caller `api`): the HTTP
+    #: API's callers, each one speaking as `api:<name>`; unset: the API is off
+    api_token: SecretStr | None = None
+    #: the dashboard's session cookie is `Secure` (HTTPS only): set it behind TLS
+    cookie_secure: bool = False
+    #: `/healthz` and `/metrics` answer without the dashboard token (never with error
+    #: texts or spend); false: they ask for it when one is set
+    metrics_public: bool = True
+    #: an open question or pending approval is reminded in its thread after this, then
+    #: daily, and escalated once to SWITCHBOARD_HOME after a day (`4h`, `30m`, seconds)
+    remind_after: float = 4 * 3600.0
+    #: a running worker with no tool call and no model answer for this long is reported
+    stuck_after: float = 15 * 60.0
     daily_budget_usd: float | None = Field(default=None, gt=0)
     prices: dict[str, ModelPrice] = Field(default_factory=dict)
 
@@ -167,6 +182,10 @@ class Settings(BaseSettings):
     _via = field_validator("approval_via")(lambda v: v if v is None else check_target(v))
     _targets = field_validator("targets")(lambda v: [check_target(t) for t in v])
 
+    _durations = field_validator("remind_after", "stuck_after", mode="before")(
+        lambda v: duration(v)
+    )
+
     @field_validator("home")
     @classmethod
     def _home_is_target(cls, value: str | None) -> str | None:
@@ -256,6 +275,8 @@ class Settings(BaseSettings):
                 f"is required when SWITCHBOARD_HTTP_HOST ({self.http_host}) is not a loopback "
                 "address: the dashboard must not be open to the network",
             )
+        if self.api_token is not None:
+            api_callers(_secret(self.api_token))  # raises FieldProblem naming api_token
         if self.daily_budget_usd is not None and self.price(self.model) is None:
             raise FieldProblem(
                 "daily_budget_usd",
@@ -313,9 +334,6 @@ class Settings(BaseSettings):
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         return (init_settings,)
-
-
-MIN_TOKEN_CHARS = 16
 
 
 def is_loopback(host: str) -> bool:

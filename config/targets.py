@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import re
 
-TARGET_KINDS = ("slack", "discord", "email", "terminal")
+#: `api:<caller>/<conversation>` is where the HTTP API's conversations are answered
+TARGET_KINDS = ("slack", "discord", "email", "terminal", "api")
 USAGE = (
     "use slack:<channel>[/<thread_ts>], discord:<channel>[/<thread>], email:<address> or terminal"
 )

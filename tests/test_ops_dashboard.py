@@ -133,7 +133,7 @@ async def test_live_events_reach_a_reading_client_and_drop_one_that_never_reads(
         stalled = socket.socket()
         stalled.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
         stalled.connect(("127.0.0.1", port))
-        stalled.sendall(b"GET /events/stream HTTP/1.1\r\nHost: x\r\n\r\n")
+        stalled.sendall(f"GET /events/stream HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
         async with aiohttp.ClientSession() as session:
             async with session.get(url + "/events/stream") as stream:
                 seen: list[str] = []
@@ -177,6 +177,6 @@ def test_pending_approvals_are_listed_escaped() -> None:
         "a1", "alice", "task", "Alice", "ops__restart", {"service": "<b>web</b>"}, "toolu_1",
         "slack:C1", requested_at=time.time() - 90,
     )  # fmt: skip
-    html = views.approvals([row])
+    html = views.approvals([row], "t")
     assert "Pending approvals (1)" in html and "ops__restart" in html
     assert "<b>web</b>" not in html and "&lt;b&gt;web&lt;/b&gt;" in html

@@ -121,6 +121,9 @@ class Memory:
         if written:
             self.events.emit("memory.captured", agent_id, files=written, person=person)
 
+    def archive(self, agent_id: str, key: str, messages: list[Any]) -> str:
+        return self.agent(agent_id).files.archive(key, messages)
+
     def published(self, agent_id: str, task: str, result: str) -> None:
         try:
             self.agent(agent_id).published(task, result)

@@ -72,7 +72,7 @@ main { padding: 1em 1.5em; display: grid; gap: 1em;
   grid-template-columns: repeat(auto-fit, minmax(34em, 1fr)); }
 section { background: #fff; border: 1px solid #dde1e6; border-radius: 6px; padding: .6em 1em;
   overflow-x: auto; }
-section.wide { grid-column: 1 / -1; }
+section.wide, #charts { grid-column: 1 / -1; }
 h2 { font-size: 1em; margin: .2em 0 .6em; }
 table { border-collapse: collapse; width: 100%; }
 th, td { text-align: left; padding: .25em .6em .25em 0; border-bottom: 1px solid #eef0f3;
@@ -94,4 +94,10 @@ code { white-space: pre-wrap; word-break: break-all; color: #4a5561; }
 form.login { max-width: 24em; margin: 4em auto; background: #fff; padding: 1.5em;
   border: 1px solid #dde1e6; border-radius: 6px; display: grid; gap: .6em; }
 .error { color: #b3261e; }
+form.act { display: inline-flex; gap: .3em; margin: 0 .3em .2em 0; }
+form.act textarea { min-width: 14em; }
+header form.act { margin-left: auto; }
+.charts { display: flex; flex-wrap: wrap; gap: 1em; }
+figure.chart { margin: 0; } figure.chart figcaption { font-size: 12px; color: #6b7580; }
+.result { font-weight: 600; }
 """

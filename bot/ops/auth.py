@@ -1,55 +1,119 @@
-"""Who may see the dashboard: SWITCHBOARD_DASHBOARD_TOKEN as a bearer header, or the
-session cookie the login form sets.
+"""Who may see and act on the dashboard.
 
-Without a token the dashboard is open, which settings allow only on a loopback bind.
-Every comparison is `hmac.compare_digest` (no timing difference between a wrong and a
-right token worth measuring). The cookie holds an HMAC of the token, not the token,
-and is HttpOnly and SameSite=Strict.
+With SWITCHBOARD_DASHBOARD_TOKEN: the token as a bearer header, or the session cookie
+the login form sets. Each login makes a random session id (kept in memory, so a
+restart logs everyone out), which expires after SESSION_SECONDS and ends at logout;
+the cookie is HttpOnly, SameSite=Strict, and `Secure` when SWITCHBOARD_COOKIE_SECURE
+says so (never because a client sent a header). Without a token the dashboard is
+open, which settings allow only on a loopback bind, and answers only requests whose
+`Host` names that bind: a web page cannot reach it through a name it rebinds to
+127.0.0.1 (DNS rebinding).
+
+Every form carries a CSRF token: an HMAC of the session id (or of "open" without a
+token) under a key made at start; a post without the right one changes nothing.
+Every comparison is `hmac.compare_digest`.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import ipaddress
+import secrets
+import time
 
 from aiohttp import web
 
 COOKIE = "switchboard_session"
-_SESSION = b"switchboard dashboard session v1"
+SESSION_SECONDS = 12 * 3600
+MAX_SESSIONS = 1000
+CSRF_FIELD = "csrf"
+_OPEN = "open"
 
 
 class Access:
-    def __init__(self, token: str | None) -> None:
+    def __init__(
+        self, token: str | None, *, host: str = "127.0.0.1", port: int = 0, secure: bool = False
+    ) -> None:
         self._token = token.encode() if token else None
-        self._session = (
-            hmac.new(self._token, _SESSION, hashlib.sha256).hexdigest().encode()
-            if self._token
-            else b""
-        )
+        self._sessions: dict[str, float] = {}  # id -> expires at (epoch seconds)
+        self._csrf_key = secrets.token_bytes(32)
+        self._hosts = _loopback_names(host, port)
+        self.secure = secure
 
     @property
     def open(self) -> bool:
         return self._token is None
 
+    # -- who is asking -----------------------------------------------------------------
     def allowed(self, request: web.Request) -> bool:
+        """A token holder, or anyone at the loopback bind when there is no token."""
         if self._token is None:
-            return True
+            return self.host_ok(request)
         header = request.headers.get("Authorization", "")
         if header[:7].lower() == "bearer ":
             return self.token_matches(header[7:].strip())
-        cookie = request.cookies.get(COOKIE, "").encode()
-        return hmac.compare_digest(cookie, self._session)
+        return self._session(request) is not None
+
+    def host_ok(self, request: web.Request) -> bool:
+        """The `Host` names the loopback bind (always true with a token)."""
+        return self._token is not None or request.host.lower() in self._hosts
 
     def token_matches(self, given: str) -> bool:
         return self._token is not None and hmac.compare_digest(given.encode(), self._token)
 
-    def log_in(self, response: web.StreamResponse, secure: bool) -> None:
+    def _session(self, request: web.Request) -> str | None:
+        given = request.cookies.get(COOKIE, "")
+        expires = self._sessions.get(given) if given else None
+        if expires is None:
+            return None
+        if expires < time.time():
+            del self._sessions[given]
+            return None
+        return given
+
+    # -- sessions ----------------------------------------------------------------------
+    def log_in(self, response: web.StreamResponse) -> None:
+        self._forget_expired()
+        session = secrets.token_urlsafe(32)
+        self._sessions[session] = time.time() + SESSION_SECONDS
         response.set_cookie(
-            COOKIE,
-            self._session.decode(),
-            httponly=True,
-            samesite="Strict",
-            secure=secure,
-            path="/",
-            max_age=30 * 86400,
-        )
+            COOKIE, session, httponly=True, samesite="Strict", secure=self.secure, path="/",
+            max_age=SESSION_SECONDS,
+        )  # fmt: skip
+
+    def log_out(self, request: web.Request, response: web.StreamResponse) -> None:
+        self._sessions.pop(request.cookies.get(COOKIE, ""), None)
+        response.del_cookie(COOKIE, path="/")
+
+    def _forget_expired(self) -> None:
+        now = time.time()
+        for session in [s for s, t in self._sessions.items() if t < now]:
+            del self._sessions[session]
+        while len(self._sessions) >= MAX_SESSIONS:  # the oldest login goes first
+            del self._sessions[min(self._sessions, key=self._sessions.__getitem__)]
+
+    # -- CSRF --------------------------------------------------------------------------
+    def csrf(self, request: web.Request) -> str:
+        """The token this requester's forms carry."""
+        subject = self._session(request) or _OPEN
+        return hmac.new(self._csrf_key, subject.encode(), hashlib.sha256).hexdigest()
+
+    def csrf_ok(self, request: web.Request, given: object) -> bool:
+        return isinstance(given, str) and hmac.compare_digest(given, self.csrf(request))
+
+
+def _loopback_names(host: str, port: int) -> frozenset[str]:
+    """The `Host` values that name a loopback bind: the address itself, and `localhost`
+    when the bind is a loopback address (browsers send the port unless it is 80)."""
+    names = {host.lower()}
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        address = None
+    if host == "localhost" or (address is not None and address.is_loopback):
+        names |= {"localhost", "127.0.0.1" if address is None or address.version == 4 else ""}
+    names.discard("")
+    bracketed = {f"[{n}]" if ":" in n else n for n in names}
+    with_port = {f"{n}:{port}" for n in bracketed}
+    return frozenset(with_port | (bracketed if port == 80 else set()))

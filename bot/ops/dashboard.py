@@ -15,7 +15,8 @@ from aiohttp import web
 from bot.ops import views
 from bot.ops.assets import SCRIPT, STYLE
 from bot.ops.audit_view import audit_page
-from bot.ops.auth import Access
+from bot.ops.auth import CSRF_FIELD, Access
+from bot.ops.charts import charts
 from bot.ops.html import Markup, esc, page
 from bot.ops.live import LiveEvents
 from bot.ops.server import Handler, Route
@@ -24,6 +25,10 @@ if TYPE_CHECKING:
     from bot.app import App
 
 NO_STORE = {"Cache-Control": "no-store"}
+WRONG_HOST = (
+    "403: without SWITCHBOARD_DASHBOARD_TOKEN the dashboard answers only at its loopback "
+    "address (http://127.0.0.1:<port>/); the Host of this request names something else."
+)
 
 
 class Dashboard:
@@ -43,6 +48,7 @@ class Dashboard:
             ("GET", "/events/stream", guard(self.live.stream)),
             ("GET", "/login", self.login_form),
             ("POST", "/login", self.login),
+            ("POST", "/logout", self.logout),
             ("GET", "/static/dashboard.js", _static(SCRIPT, "text/javascript")),
             ("GET", "/static/dashboard.css", _static(STYLE, "text/css")),
         ]
@@ -51,6 +57,8 @@ class Dashboard:
         async def guarded(request: web.Request) -> web.StreamResponse:
             if self.access.allowed(request):
                 return await handler(request)
+            if not self.access.host_ok(request):
+                return web.Response(status=403, text=WRONG_HOST, headers=NO_STORE)
             if "Authorization" in request.headers or "text/html" not in request.headers.get(
                 "Accept", ""
             ):
@@ -64,23 +72,32 @@ class Dashboard:
         return guarded
 
     # -- pages -------------------------------------------------------------------------
+    def _csrf(self, request: web.Request) -> tuple[str, str]:
+        """The forms' CSRF token, and the same for the sign-out button (none when open)."""
+        csrf = self.access.csrf(request)
+        return csrf, "" if self.access.open else csrf
+
     async def overview(self, request: web.Request) -> web.Response:
         app = self.app
+        csrf, sign_out = self._csrf(request)
         body = Markup("").join(
             [
-                views.agents(app, _page(request)),
-                views.questions(app),
-                views.approvals(app.store.approvals.pending()),
+                views.agents(app, _page(request), csrf),
+                views.questions(app, csrf),
+                views.approvals(app.store.approvals.pending(), csrf),
                 views.channels(app),
+                charts(app, app.ops.latency, app.ops.sums),
                 views.usage(app),
-                views.triggers(app),
+                views.triggers(app, csrf),
                 views.recent_events(app),
             ]
         )
-        return _html(page("Overview", Markup(body), views.budget_banner(app)))
+        return _html(page("Overview", Markup(body), views.budget_banner(app), sign_out))
 
     async def conversations(self, request: web.Request) -> web.Response:
-        return _html(page("Conversations", views.conversations(self.app, _page(request))))
+        csrf, sign_out = self._csrf(request)
+        body = views.conversations(self.app, _page(request), csrf)
+        return _html(page("Conversations", body, csrf=sign_out))
 
     async def conversation(self, request: web.Request) -> web.Response:
         agent = request.query.get("agent", "")
@@ -108,8 +125,15 @@ class Dashboard:
         if not isinstance(given, str) or not self.access.token_matches(given.strip()):
             return _html(_login_page("That token is not right."), status=401)
         response = web.HTTPSeeOther("/")
-        secure = request.secure or request.headers.get("X-Forwarded-Proto") == "https"
-        self.access.log_in(response, secure)
+        self.access.log_in(response)
+        raise response
+
+    async def logout(self, request: web.Request) -> web.StreamResponse:
+        form = await request.post()
+        if not self.access.csrf_ok(request, form.get(CSRF_FIELD)):
+            return _html(page("Nothing changed", Markup("<p>Reload the page.</p>")), status=403)
+        response = web.HTTPSeeOther("/login")
+        self.access.log_out(request, response)
         raise response
 
 

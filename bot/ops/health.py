@@ -77,3 +77,9 @@ def _store_state(app: App) -> str:
     except StoreError as exc:
         return f"error: {exc}"
     return "ok"
+
+
+def public_health(body: dict[str, Any]) -> dict[str, Any]:
+    """What anyone may read: states and times, never an error text or spend."""
+    llm = {k: v for k, v in body["llm"].items() if k != "error"}
+    return {**body, "llm": llm, "budget": {"exceeded": body["budget"]["exceeded"]}}

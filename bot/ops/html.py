@@ -73,8 +73,23 @@ def pager(path: str, page: int, has_next: bool, **params: object) -> Markup:
     return Markup('<nav class="pager">' + " ".join(parts) + "</nav>")
 
 
-def page(title: str, body: Markup, banner: Markup | None = None) -> str:
+def form(action: str, csrf: str, hidden: dict[str, str], inner: str, button: str) -> Markup:
+    """A POST form to an operator action, carrying the CSRF token; `inner` is markup
+    made here (inputs), values of `hidden` are escaped."""
+    fields = "".join(
+        f'<input type="hidden" name="{esc(k)}" value="{esc(v)}">'
+        for k, v in {"csrf": csrf, **hidden}.items()
+    )
+    return Markup(
+        f'<form class="act" method="post" action="{esc(action)}">{fields}{inner}'
+        f'<button type="submit">{esc(button)}</button></form>'
+    )
+
+
+def page(title: str, body: Markup, banner: Markup | None = None, csrf: str = "") -> str:
     nav = " ".join(link(href, text) for href, text in NAV)
+    if csrf:
+        nav += form("/logout", csrf, {}, "", "Sign out")
     return (
         "<!doctype html><html lang=en><head><meta charset=utf-8>"
         '<meta name="viewport" content="width=device-width, initial-scale=1">'

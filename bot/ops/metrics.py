@@ -200,3 +200,12 @@ class LoopLag:
     def take(self) -> float:
         worst, self.worst = self.worst, self.last
         return worst
+
+
+SPEND_MARKS = (b"_cost", b"budget")
+
+
+def without_spend(text: bytes) -> bytes:
+    """The scrape without spend (cost and budget series): for a reader without the token."""
+    lines = text.splitlines(keepends=True)
+    return b"".join(line for line in lines if not any(m in line for m in SPEND_MARKS))

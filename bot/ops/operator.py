@@ -17,14 +17,20 @@ from aiohttp import web
 
 from agents.llm import CallRecord
 from bot.budget import Budget
+from bot.ops.actions import Actions
+from bot.ops.api import Api, ApiChannel
 from bot.ops.auth import Access
+from bot.ops.charts import AnswerLatency, HourlySums
 from bot.ops.dashboard import Dashboard
-from bot.ops.health import LLMHealth, health
+from bot.ops.health import LLMHealth, health, public_health
 from bot.ops.live import LiveEvents
-from bot.ops.metrics import CONTENT_TYPE, Metrics
+from bot.ops.metrics import CONTENT_TYPE, Metrics, without_spend
+from bot.ops.probe import probe_channels
 from bot.ops.server import HttpServer, Route
+from bot.ops.stalled import Stalled
 from bot.store import ACTIVE_WORKER_STATES
 from bot.usage import Ledger, Tokens
+from config.callers import api_callers
 
 if TYPE_CHECKING:
     from bot.app import App
@@ -42,14 +48,21 @@ class Operator:
         self.ledger = Ledger(s, app.store)
         self.budget = Budget(s.daily_budget_usd, self.ledger, app.human, app.events)
         self.live = LiveEvents(app.events)
+        self.latency = AnswerLatency(app.events)
+        self.sums = HourlySums()
+        self.stalled = Stalled(app)
         token = s.dashboard_token.get_secret_value().strip() if s.dashboard_token else None
-        self.access = Access(token)
+        self.access = Access(token, host=s.http_host, port=s.listen_port, secure=s.cookie_secure)
         app.llm.observers.append(self.on_call)
         if s.daily_budget_usd is not None:
             app.llm.gate = self.budget.wait
         self.unsubscribe_metrics = app.events.subscribe(self.metrics.observe_event)
         self._scrape_gauges()
         self.server: HttpServer | None = None
+        self.api: Api | None = None
+        if s.api_token is not None:
+            self.api = Api(app, api_callers(s.api_token.get_secret_value()))
+            app.human.outbox.add_channel(ApiChannel())
         self._tasks: list[asyncio.Task[None]] = []
 
     # -- model calls -------------------------------------------------------------------
@@ -71,6 +84,7 @@ class Operator:
             (tokens.input, tokens.output, tokens.cache_read, tokens.cache_write), cost,
         )  # fmt: skip
         self.llm_health.record(record.outcome, record.error)
+        self.stalled.on_call(record)
         if self.budget.limit is not None:
             self.budget.save()
 
@@ -142,6 +156,8 @@ class Operator:
             ("GET", "/healthz", self._healthz),
             ("GET", "/metrics", self._metrics),
             *Dashboard(self.app, self.access, self.live).routes(),
+            *Actions(self.app, self.access).routes(),
+            *(self.api.routes() if self.api is not None else []),
         ]
 
     async def serve(self) -> None:
@@ -157,6 +173,8 @@ class Operator:
 
     async def start(self) -> None:
         self._tasks.append(asyncio.create_task(self.metrics.lag.run(), name="loop-lag"))
+        self._tasks.append(asyncio.create_task(probe_channels(self.app), name="channel-probe"))
+        self._tasks.append(asyncio.create_task(self.stalled.run(), name="stalled-work"))
         self.budget.save()
 
     async def stop(self) -> None:
@@ -170,10 +188,36 @@ class Operator:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
 
+    def _audience(self, request: web.Request) -> str:
+        """`full` for a token holder (or the loopback Host without a token), `public`
+        for anyone else, `refused` when SWITCHBOARD_METRICS_PUBLIC=false asks for one."""
+        if self.access.allowed(request):
+            return "full"
+        if not self.access.open and not self.app.settings.metrics_public:
+            return "refused"
+        return "public"
+
     async def _healthz(self, request: web.Request) -> web.Response:
+        audience = self._audience(request)
+        if audience == "refused":
+            return _token_required()
         status, body = health(self.app, self.llm_health)
+        if audience == "public":
+            body = public_health(body)
         return web.json_response(body, status=status, headers={"Cache-Control": "no-store"})
 
     async def _metrics(self, request: web.Request) -> web.Response:
+        audience = self._audience(request)
+        if audience == "refused":
+            return _token_required()
         body = self.metrics.render()
+        if audience == "public":
+            body = without_spend(body)
         return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE})
+
+
+def _token_required() -> web.Response:
+    return web.Response(
+        status=401, text="401: SWITCHBOARD_DASHBOARD_TOKEN required",
+        headers={"WWW-Authenticate": 'Bearer realm="switchboard"', "Cache-Control": "no-store"},
+    )  # fmt: skip

@@ -11,11 +11,12 @@ import time
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from bot.ops.html import Markup, esc, link, pager, section, short, table, when
+from bot.ops.html import Markup, esc, form, link, pager, section, short, table, when
 from bot.ops.live import summarize
 from bot.ops.tail import tail
-from bot.store import MissingTable
+from bot.store import ACTIVE_WORKER_STATES, MissingTable
 from bot.store_approvals import ApprovalRow
+from bot.store_usage import UsageTotals
 from bot.triggers.rows import job_id_of
 from bot.usage import BUDGET_KEY, cost_text, day_start
 
@@ -45,27 +46,39 @@ def channels(app: App) -> Markup:
     )
 
 
-def agents(app: App, page: int) -> Markup:
+def _stop(csrf: str, name: str) -> Markup:
+    return form("/actions/stop", csrf, {"worker": name}, "", "Stop")
+
+
+def agents(app: App, page: int, csrf: str) -> Markup:
     counts = app.store.views.worker_counts()
     workers = app.store.views.workers_page((page - 1) * PAGE, PAGE + 1)
     sessions = len(app.coordinator.sessions)
     rows: list[list[object]] = []
     if page == 1:
         convs = link("/conversations", f"{sessions} conversation(s) under way")
-        rows.append(["coordinator", "coordinator", "live", "-", "-", convs])
+        rows.append(["coordinator", "coordinator", "live", "-", "-", convs, ""])
     for w in workers[:PAGE]:
         name = link("/conversation", w.name, agent=w.id, key="task")
-        rows.append([name, "worker", w.status, w.turns, when(w.updated_at), short(w.task, 200)])
+        stop = _stop(csrf, w.name) if w.status in ACTIVE_WORKER_STATES else ""
+        rows.append(
+            [name, "worker", w.status, w.turns, when(w.updated_at), short(w.task, 200), stop]
+        )
     summary = ", ".join(f"{n} {s}" for s, n in sorted(counts.items())) or "no workers yet"
     body = Markup(f"<p>Workers: {esc(summary)}</p>") + table(
-        ["name", "kind", "state", "turns", "last activity", "task"], rows
+        ["name", "kind", "state", "turns", "last activity", "task", ""], rows
     )
     return section(
         "Agents and workers", Markup(body + pager("/", page, len(workers) > PAGE)), "agents"
     )
 
 
-def questions(app: App) -> Markup:
+def _answer(csrf: str, question_id: str) -> Markup:
+    box = Markup('<textarea name="text" rows="2" required aria-label="answer"></textarea>')
+    return form("/actions/answer", csrf, {"question": question_id}, box, "Answer")
+
+
+def questions(app: App, csrf: str) -> Markup:
     asked = app.store.open_questions()
     rows = [
         [
@@ -73,16 +86,26 @@ def questions(app: App) -> Markup:
             short(q.question, 300),
             q.target,
             when(q.asked_at),
+            _answer(csrf, q.id),
         ]
         for q in asked[:PAGE]  # the oldest first: they have waited longest
     ]
-    headers = ["asked by", "question", "asked in", "asked"]
+    headers = ["asked by", "question", "asked in", "asked", "answer"]
     body = table(headers, rows, "nobody is waiting for an answer")
     more = Markup(f"<p>{len(asked) - PAGE} more</p>") if len(asked) > PAGE else Markup("")
     return section(f"Open questions ({len(asked)})", Markup(body + more))
 
 
-def approvals(pending: list[ApprovalRow]) -> Markup:
+def _decide(csrf: str, approval_id: str) -> Markup:
+    approve = form("/actions/decide", csrf, {"approval": approval_id, "approve": "1"}, "",
+                   "Approve")  # fmt: skip
+    reason = Markup('<input name="reason" placeholder="reason" aria-label="reason">')
+    deny = form("/actions/decide", csrf, {"approval": approval_id, "approve": "0"}, reason,
+                "Deny")  # fmt: skip
+    return Markup(approve + deny)
+
+
+def approvals(pending: list[ApprovalRow], csrf: str) -> Markup:
     """Tool calls waiting for a person's yes: who asks, the tool, its arguments, where."""
     rows = [
         [
@@ -91,17 +114,24 @@ def approvals(pending: list[ApprovalRow]) -> Markup:
             short(json.dumps(a.args, ensure_ascii=False), 300),
             a.target,
             when(a.requested_at),
+            _decide(csrf, a.id),
         ]
         for a in pending[:PAGE]
     ]
-    headers = ["asked by", "tool", "arguments", "asked in", "asked"]
+    headers = ["asked by", "tool", "arguments", "asked in", "asked", "decide"]
     body = table(headers, rows, "no tool call waits for approval")
     return section(f"Pending approvals ({len(pending)})", body)
 
 
-def triggers(app: App) -> Markup:
+def _cancel(csrf: str, trigger_id: str, source: str) -> Markup | str:
+    if source == "config":
+        return ""
+    return form("/actions/cancel", csrf, {"trigger": trigger_id}, "", "Cancel")
+
+
+def triggers(app: App, csrf: str) -> Markup:
     try:
-        rows = app.store.triggers.active()
+        rows = app.store.triggers.live()
         next_at = app.store.triggers.next_run_times()
     except MissingTable:
         rows, next_at = [], {}
@@ -114,27 +144,62 @@ def triggers(app: App) -> Markup:
             when(next_at.get(job_id_of(r.id))),
             r.spec.deliver_to or r.origin_target or "home",
             short(r.spec.action, 160),
+            r.created_by if r.status == "active" else f"{r.created_by} (paused)",
+            _cancel(csrf, r.id, r.source),
         ]
         for r in rows[:PAGE]
     ]
     more = Markup(f"<p>{len(rows) - PAGE} more</p>") if len(rows) > PAGE else Markup("")
-    headers = ["id", "type", "schedule", "next fire", "to", "action"]
+    headers = ["id", "type", "schedule", "next fire", "to", "action", "by", ""]
     return section(f"Triggers ({len(rows)})", Markup(table(headers, lines) + more))
+
+
+#: when summing today's calls takes longer than SLOW_SECONDS (100,000 calls today), the
+#: sums are read at most every USAGE_TTL_SECONDS: a person does not read figures finer
+USAGE_TTL_SECONDS = 5.0
+SLOW_SECONDS = 0.02
+_usage_cache: dict[tuple[int, float], tuple[float, list[UsageTotals], list[str]]] = {}
+
+
+def _usage_today(app: App, start: float) -> tuple[list[UsageTotals], list[str]]:
+    key = (id(app), start)
+    cached = _usage_cache.get(key)
+    if cached is not None and time.monotonic() - cached[0] < USAGE_TTL_SECONDS:
+        return cached[1], cached[2]
+    began = time.monotonic()
+    per_agent = app.store.usage.by_agent(start)
+    unknown = app.store.usage.unpriced_models(start)
+    _usage_cache.clear()
+    if time.monotonic() - began > SLOW_SECONDS:
+        _usage_cache[key] = (time.monotonic(), per_agent, unknown)
+    return per_agent, unknown
+
+
+def _sum(agent: str, rows: list[UsageTotals]) -> UsageTotals:
+    total = UsageTotals(agent)
+    for t in rows:
+        total.calls += t.calls
+        total.input_tokens += t.input_tokens
+        total.output_tokens += t.output_tokens
+        total.cache_read_tokens += t.cache_read_tokens
+        total.cache_write_tokens += t.cache_write_tokens
+        total.cost_usd += t.cost_usd
+        total.unpriced += t.unpriced
+    return total
 
 
 def usage(app: App) -> Markup:
     zone = app.ops.ledger.zone
     start = day_start(zone, time.time())
-    per_agent = app.store.usage.by_agent(start)
+    per_agent, unknown = _usage_today(app, start)
     rows: list[list[object]] = [
         [t.agent, t.calls, t.input_tokens, t.output_tokens, t.cache_read_tokens,
          t.cache_write_tokens, cost_text(t)]
-        for t in [*per_agent, app.store.usage.total(start)] if t.calls
+        for t in [*per_agent, _sum("all", per_agent)] if t.calls
     ]  # fmt: skip
     headers = ["agent", "calls", "input", "output", "cache read", "cache write", "cost"]
     day = datetime.fromtimestamp(start, zone).strftime("%Y-%m-%d")
     notes = Markup("")
-    unknown = app.store.usage.unpriced_models(start)
     if unknown:
         notes = Markup(f"<p>Cost unknown for {esc(', '.join(unknown))}: no price in the table.</p>")
     budget = app.ops.budget
@@ -177,7 +242,13 @@ def events_page(app: App, before: int | None) -> Markup:
     return section("Events (newest first)", body)
 
 
-def conversations(app: App, page: int) -> Markup:
+def _fresh(csrf: str, agent: str, key: str) -> Markup | str:
+    if agent != "coordinator":
+        return ""
+    return form("/actions/new", csrf, {"conversation": key}, "", "Start afresh")
+
+
+def conversations(app: App, page: int, csrf: str) -> Markup:
     convs = app.store.views.conversations_page((page - 1) * PAGE, PAGE + 1)
     rows = [
         [
@@ -185,10 +256,11 @@ def conversations(app: App, page: int) -> Markup:
             c.target or "-",
             when(c.updated_at),
             f"{c.size // 1024} KB",
+            _fresh(csrf, c.agent, c.key),
         ]
         for c in convs[:PAGE]
     ]
-    body = table(["conversation", "answers go to", "updated", "size"], rows, "none yet")
+    body = table(["conversation", "answers go to", "updated", "size", ""], rows, "none yet")
     return section("Conversations", Markup(body + pager("/conversations", page, len(convs) > PAGE)))
 
 

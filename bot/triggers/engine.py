@@ -43,7 +43,14 @@ from bot.triggers.model import (
     schedule_of,
 )
 from bot.triggers.reconcile import ConfigTriggers
-from bot.triggers.rows import ACTIVE, TriggerRow, TriggerSource, TriggerStatus, job_id_of
+from bot.triggers.rows import (
+    ACTIVE,
+    PAUSED,
+    TriggerRow,
+    TriggerSource,
+    TriggerStatus,
+    job_id_of,
+)
 from bot.triggers.scheduling import BatchedJobStore, make_scheduler, scheduled_job
 from bot.triggers.watchers import EventWatch, IdleWatch
 from config.settings import Settings
@@ -172,6 +179,33 @@ class TriggerEngine:
         self.table.set_status(trigger_id, status)
         self.disarm(trigger_id)
         self.events.emit("trigger." + status, SCHEDULER, trigger_id=trigger_id)
+        return row
+
+    def pause(self, trigger_id: str) -> TriggerRow | None:
+        """Stop an active trigger from firing until `resume`; None if not active."""
+        row = self.cancel(trigger_id, status=PAUSED)
+        if row is not None:
+            row.status = PAUSED
+        return row
+
+    def cancel_paused(self, trigger_id: str) -> TriggerRow | None:
+        """Cancel a paused trigger (nothing is armed); None if not paused."""
+        row = self.table.get(trigger_id)
+        if row is None or row.status != PAUSED:
+            return None
+        self.table.set_status(trigger_id, "cancelled")
+        self.events.emit("trigger.cancelled", SCHEDULER, trigger_id=trigger_id)
+        return row
+
+    def resume(self, trigger_id: str) -> TriggerRow | None:
+        """A paused trigger fires again (a clock starts from now); None if not paused."""
+        row = self.table.get(trigger_id)
+        if row is None or row.status != PAUSED:
+            return None
+        row.status = ACTIVE
+        self.table.set_status(trigger_id, ACTIVE)
+        self._arm(row)
+        self.events.emit("trigger.resumed", SCHEDULER, trigger_id=trigger_id)
         return row
 
     def disarm(self, trigger_id: str) -> None:
@@ -305,8 +339,9 @@ class TriggerEngine:
         state = row.state or {"last_run": row.created_at}
         watch, checklist = row.spec.config["watch"], row.spec.config["checklist"]
         found = await asyncio.to_thread(
-            heartbeat.look, self.settings.db_path, self.events.path, state, watch, time.time()
-        )  # the event log is a file: read it off the loop
+            heartbeat.look, self.settings.db_path, self.events.path, state, watch, time.time(),
+            self.settings.remind_after,
+        )  # the event log is a file: read it off the loop  # fmt: skip
         row.state = {**state, **found.state}
         if found.quiet:
             self.firing.quiet(row, key, f"nothing changed since {found.since:.0f}")

@@ -4,9 +4,12 @@ Deterministic, no model call. A heartbeat watches some of five sources (all by
 default) and compares them with what it saw at its previous run (kept in the
 trigger's `state`):
 
-- `messages`: a person's message arrived (`message.received` events since then);
-- `workers`: a worker completed, failed, stopped, parked or resumed;
-- `questions`: the set of open questions differs;
+- `messages`: a person's message to the bot or its workers arrived (a routed
+  `message.received`; one refused or addressed to nobody does not count);
+- `workers`: a worker completed, failed, stopped, parked, resumed or got stuck
+  (`worker.stuck`: no progress for SWITCHBOARD_STUCK_AFTER);
+- `questions`: the set of open questions differs, or one has waited past
+  SWITCHBOARD_REMIND_AFTER (then once more each day it still waits);
 - `outbox`: a delivery failed for good (`outbox.failed`);
 - `triggers`: a trigger missed a run or failed.
 
@@ -34,6 +37,7 @@ EVENT_SOURCES: dict[str, tuple[str, ...]] = {
         "worker.stopped",
         "worker.parked",
         "worker.resumed",
+        "worker.stuck",
     ),
     "outbox": ("outbox.failed",),
     "triggers": ("trigger.missed", "trigger.failed"),
@@ -54,7 +58,12 @@ class Look:
 
 
 def look(
-    db_path: Path, events_path: Path | None, state: dict[str, Any], watch: list[str], now: float
+    db_path: Path,
+    events_path: Path | None,
+    state: dict[str, Any],
+    watch: list[str],
+    now: float,
+    remind_after: float = 4 * 3600.0,
 ) -> Look:
     """Compare the watched sources with the previous run's `state`.
 
@@ -64,15 +73,20 @@ def look(
     since = float(state.get("last_run", now))
     result = Look(since, state={"last_run": now})
     types = {t: src for src, ts in EVENT_SOURCES.items() if src in watch for t in ts}
-    found = [e for e in _events(events_path, since, now) if e.type in types]
+    found = [e for e in _events(events_path, since, now) if e.type in types and _concerns(e)]
     result.changes.extend(_summarise(found))
     if "questions" in watch:
         store = Store(db_path, readonly=True)
         try:
-            _questions(store, state, result)
+            _questions(store, state, result, now, remind_after)
         finally:
             store.close()
     return result
+
+
+def _concerns(event: Event) -> bool:
+    """A person's message counts when it was routed to the bot or one of its workers."""
+    return event.type != "message.received" or bool(event.data.get("to"))
 
 
 def _events(path: Path | None, since: float, until: float) -> list[Event]:
@@ -99,7 +113,9 @@ def _summarise(found: list[Event]) -> list[str]:
     return lines
 
 
-def _questions(store: Store, state: dict[str, Any], result: Look) -> None:
+def _questions(
+    store: Store, state: dict[str, Any], result: Look, now: float, remind_after: float
+) -> None:
     open_now = {q.id: q for q in store.open_questions()}
     result.state["questions"] = sorted(open_now)
     before = set(state.get("questions", []))
@@ -109,6 +125,21 @@ def _questions(store: Store, state: dict[str, Any], result: Look) -> None:
         result.changes.append(f"open question from {q.worker} ({_ago(q.asked_at)}): {q.question}")
     if gone:
         result.changes.append(f"{len(gone)} question(s) answered or closed")
+    aged_before: dict[str, int] = state.get("aged", {})
+    aged = {qid: _age_step(now - q.asked_at, remind_after) for qid, q in open_now.items()}
+    result.state["aged"] = {qid: n for qid, n in aged.items() if n}
+    for qid, step in aged.items():
+        q = open_now[qid]
+        if step > aged_before.get(qid, 0) and qid in before:
+            waited = int((now - q.asked_at) // 3600)
+            result.changes.append(
+                f"question from {q.worker} still unanswered after {waited} h: {q.question}"
+            )
+
+
+def _age_step(age: float, remind_after: float) -> int:
+    """0 before REMIND_AFTER, then 1, and one more for each day after it."""
+    return 0 if age < remind_after else 1 + int((age - remind_after) // 86400)
 
 
 def _ago(ts: float) -> str:

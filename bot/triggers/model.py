@@ -23,6 +23,7 @@ from apscheduler.triggers.date import DateTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 from croniter import croniter
 
+from bot.triggers.known import IGNORED_PREFIX, KNOWN_EVENTS, fields_of, matching
 from config.entries import HEARTBEAT_SOURCES as WATCH_SOURCES
 
 TYPES = ("scheduled", "delayed", "at_time", "heartbeat", "on_event", "on_idle")
@@ -238,8 +239,29 @@ def _on_event(spec: TriggerSpec, min_interval: float, now: float) -> None:
     c["event_pattern"] = _text(c["event_pattern"], "event_pattern")
     if not isinstance(c.setdefault("filter", {}), dict):
         raise TriggerError('config.filter must be an object, e.g. {"agent_id": "alice"}')
+    _known_event(c["event_pattern"], c["filter"])
     cooldown = c.setdefault("cooldown_seconds", DEFAULT_COOLDOWN_SECONDS)
     c["cooldown_seconds"] = _number(cooldown, "cooldown_seconds", minimum=0)
+
+
+def _known_event(pattern: str, wanted: dict[str, Any]) -> None:
+    """The pattern matches some event Switchboard emits, and each filter key is a field
+    of one of those events; else the error lists what there is."""
+    types = [t for t in matching(pattern) if not t.startswith(IGNORED_PREFIX)]
+    if not types:
+        known = ", ".join(t for t in KNOWN_EVENTS if not t.startswith(IGNORED_PREFIX))
+        raise TriggerError(
+            f"config.event_pattern {pattern!r} matches no event Switchboard emits; "
+            f"known events: {known}"
+        )
+    fields = fields_of(types)
+    unknown = [k for k in wanted if fields is not None and k not in fields]
+    if unknown:
+        assert fields is not None
+        raise TriggerError(
+            f"config.filter names {', '.join(map(repr, unknown))}, which no {pattern} event "
+            f"carries; its fields: {', '.join(sorted(fields))}"
+        )
 
 
 def _on_idle(spec: TriggerSpec, min_interval: float, now: float) -> None:

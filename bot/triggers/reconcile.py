@@ -4,7 +4,8 @@ Each entry is a trigger with a stable id (`config:<name>`, `config:heartbeat`).
 At start: a new entry gets a row (its job is added with the other rows); an
 unchanged entry is left alone, so its job keeps its next run time and the runs it
 missed while the bot was down are caught up or skipped per its policy; a changed
-schedule is rescheduled from now; an entry gone from the file is removed.
+schedule is rescheduled from now; an entry gone from the file is removed. An entry
+with `enabled = false` keeps its row, paused: it does not fire until enabled again.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from bot.triggers.fire import SCHEDULER
 from bot.triggers.model import TriggerError, TriggerSpec, build_spec
-from bot.triggers.rows import ACTIVE, TriggerRow, job_id_of
+from bot.triggers.rows import ACTIVE, PAUSED, TriggerRow, job_id_of
 from config.entries import HeartbeatConfig, ScheduleConfig
 from config.settings import Settings
 
@@ -69,16 +70,23 @@ class ConfigTriggers:
 
     def reconcile(self, settings: Settings) -> None:
         wanted = desired(settings)
+        disabled = {PREFIX + e.name for e in settings.schedules if not e.enabled}
         for trigger_id, spec in wanted.items():
-            self._one(trigger_id, spec)
-        for row in self.table.active():
+            self._one(trigger_id, spec, trigger_id not in disabled)
+        for row in self.table.live():
             if row.source == "config" and row.id not in wanted:
-                self.engine.cancel(row.id, status="removed")
+                self.table.set_status(row.id, "removed")
+                self.engine.disarm(row.id)
+                self.engine.events.emit("trigger.removed", SCHEDULER, trigger_id=row.id)
 
-    def _one(self, trigger_id: str, spec: TriggerSpec) -> None:
+    def _one(self, trigger_id: str, spec: TriggerSpec, enabled: bool = True) -> None:
         row = self.table.get(trigger_id)
-        if row is not None and row.status == ACTIVE and row.spec.to_json() == spec.to_json():
+        status = ACTIVE if enabled else PAUSED
+        if row is not None and row.status == status and row.spec.to_json() == spec.to_json():
             return  # unchanged: its job and next run time stay as they are
+        if not enabled:
+            self._paused(trigger_id, spec, row)
+            return
         job = job_id_of(trigger_id)
         if job in self.jobs and (row is None or row.spec.timing() != spec.timing()):
             self.engine.reschedule(job, spec)
@@ -94,6 +102,21 @@ class ConfigTriggers:
                 row.state,
             )
         self.table.save(fresh)
+        self._configured(trigger_id, spec, row)
+
+    def _paused(self, trigger_id: str, spec: TriggerSpec, row: TriggerRow | None) -> None:
+        """`enabled = false`: the row is kept (with its history), nothing fires."""
+        fresh = TriggerRow(
+            id=trigger_id, spec=spec, status=PAUSED, source="config", created_by=SCHEDULER
+        )
+        if row is not None:
+            fresh.created_at, fresh.last_fired_at = row.created_at, row.last_fired_at
+        self.table.save(fresh)
+        self.engine.disarm(trigger_id)  # a job of the enabled entry is gone with it
+        self.jobs.discard(job_id_of(trigger_id))
+        self._configured(trigger_id, spec, row)
+
+    def _configured(self, trigger_id: str, spec: TriggerSpec, row: TriggerRow | None) -> None:
         self.engine.events.emit(
             "trigger.configured",
             SCHEDULER,

@@ -13,8 +13,12 @@ from typing import Any, Literal
 from bot.triggers.model import TriggerSpec
 
 #: A trigger's life: `active` until it is cancelled, removed from the config, or (a
-#: one-shot) has fired, missed or failed; `corrupt` when its stored row did not decode.
-TriggerStatus = Literal["active", "fired", "missed", "failed", "cancelled", "removed", "corrupt"]
+#: one-shot) has fired, missed or failed; `paused` (pause_trigger, or `enabled = false`
+#: in the config) until resumed; `corrupt` when its stored row did not decode.
+TriggerStatus = Literal[
+    "active", "paused", "fired", "missed", "failed", "cancelled", "removed", "corrupt"
+]
+PAUSED: TriggerStatus = "paused"
 #: What a run of a trigger came to, as recorded in `trigger_runs`.
 RunOutcome = Literal["fired", "quiet", "missed", "failed"]
 TriggerSource = Literal["tool", "config"]

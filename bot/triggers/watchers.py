@@ -6,7 +6,8 @@ schedules the firing on the loop (`call_soon`); nothing is written from inside.
 
 - `on_event`: the event type matches `event_pattern` (shell-style, `worker.*`), and
   every `filter` key equals the event's field (`agent_id` is the event's agent),
-  compared case-insensitively as text. Events of the trigger engine itself
+  compared case-insensitively as text; a list-valued field (`to` of
+  `message.received`) matches when one of its items does. Events of the trigger engine itself
   (`trigger.*`) never match, and a trigger fires at most once per
   `cooldown_seconds`, so an action cannot feed its own trigger in a tight loop.
 - `on_idle`: the watched agent's last activity is its last event (`*` watches every
@@ -40,9 +41,18 @@ def matches(row: TriggerRow, event: Event) -> bool:
         return False
     for key, wanted in config.get("filter", {}).items():
         value = event.agent_id if key == "agent_id" else event.data.get(key)
-        if value is None or str(value).casefold() != str(wanted).casefold():
+        if not _equal(value, str(wanted).casefold()):
             return False
     return True
+
+
+def _equal(value: Any, wanted: str) -> bool:
+    """The field is the wanted text, or (a list) holds it; case-insensitive."""
+    if value is None:
+        return False
+    if isinstance(value, list | tuple | set):
+        return any(_equal(item, wanted) for item in value)
+    return str(value).casefold() == wanted
 
 
 def describe_event(event: Event) -> str:

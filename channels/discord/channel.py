@@ -67,6 +67,10 @@ class DiscordChannel(BaseChannel):
     async def start(self) -> None:
         self._task = asyncio.create_task(self.client.run_forever(self._token), name="discord")
 
+    async def probe(self) -> tuple[str, str] | None:
+        """The gateway connection's own state (bot/ops/probe.py)."""
+        return await self.client.probe()
+
     async def stop(self) -> None:
         await self.client.close()
         await self.fetcher.close()

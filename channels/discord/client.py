@@ -54,6 +54,10 @@ def intents() -> discord.Intents:
     return wanted
 
 
+#: seconds past a heartbeat interval without its ack before the gateway counts as lost
+ACK_GRACE = 5.0
+
+
 class GatewayClient(discord.Client):
     def __init__(self, store: ChannelStore, on_message: OnMessage, on_session: OnSession) -> None:
         super().__init__(
@@ -108,6 +112,23 @@ class GatewayClient(discord.Client):
 
     def health(self, state: str, detail: str = "") -> None:
         self.store.set_health(KIND, state, detail)
+
+    async def probe(self) -> tuple[str, str] | None:
+        """The gateway socket's own state: closed, or heartbeats unanswered longer than
+        one interval and ACK_GRACE; None before the first connection or once closing."""
+        if self.is_closed() or not self.connected_at:
+            return None
+        ws = self.ws
+        socket = getattr(ws, "socket", None)
+        if ws is None or socket is None or socket.closed:
+            return "reconnecting", "gateway socket closed; discord.py reconnects"
+        keep = getattr(ws, "_keep_alive", None)
+        interval = getattr(keep, "interval", None)
+        if keep is not None and interval:
+            silent = time.perf_counter() - keep._last_ack
+            if silent > interval + ACK_GRACE:
+                return "reconnecting", f"gateway heartbeats unanswered for {silent:.0f}s"
+        return "connected", f"as {self.user}"
 
     # -- discord.py events ---------------------------------------------------------
     async def on_connect(self) -> None:

@@ -24,7 +24,7 @@ from bot.channel_context import ChannelContext
 from bot.messages import DeliveryReceipt, Outbound, Target
 from bot.outbox import backoff
 from bot.reading import Page
-from channels.slack import approvals
+from channels.slack import approvals, home
 from channels.slack.catchup import SlackCatchUp
 from channels.slack.connection import HttpConnection, SocketModeConnection, build_app
 from channels.slack.events import SlackEvents
@@ -102,9 +102,11 @@ class SlackChannel(BaseChannel):
         app_token, secret = settings.slack_app_token, settings.slack_signing_secret
         assert app_token is not None or secret is not None  # Settings require one of the two
         signing = None if app_token is not None or secret is None else secret.get_secret_value()
+        allowed = settings.slack_allowed_users
         app = build_app(
-            self.client, self.events.dispatch, signing, self._identity, self.links.prepare
-        )
+            self.client, self.events.dispatch, signing, self._identity, self.links.prepare,
+            before=lambda a: home.register(a, self.client, self.ctx, allowed),
+        )  # fmt: skip
         approvals.register(app, self.client, self.ctx.decide, settings.slack_allowed_users)
         if app_token is not None:
             return SocketModeConnection(
@@ -136,6 +138,12 @@ class SlackChannel(BaseChannel):
         await self.fetcher.close()
         await self.poster.uploader.close()
         self._health("stopped", "")
+
+    async def probe(self) -> tuple[str, str] | None:
+        """The connection's own state (health), once connected; None: nothing to add."""
+        if not self.ready.is_set() or not isinstance(self.connection, SocketModeConnection):
+            return None
+        return await self.connection.probe()
 
     async def read_history(self, target: Target, since: float | None, limit: int) -> Page:
         return await self.reader.read_history(target, since, limit)

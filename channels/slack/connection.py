@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import re
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -35,8 +36,12 @@ from channels.slack.types import EventCallback
 log = logging.getLogger(__name__)
 
 EVENTS_PATH = "/slack/events"
-#: Seconds between the Socket Mode client's pings; a silent socket is replaced after it.
-PING_INTERVAL = 10.0
+#: Seconds between the Socket Mode client's pings; the SDK replaces a socket silent for
+#: four of them.
+PING_INTERVAL = 5.0
+#: A socket whose last answered ping is older than this is reported lost (health
+#: `reconnecting`) at once, before the SDK gives up on it: two pings went unanswered.
+STALE_SECONDS = 11.0
 
 Dispatch = Callable[[EventCallback], None]
 Health = Callable[[str, str], None]
@@ -59,6 +64,7 @@ def build_app(
     signing_secret: str | None,
     identity: Callable[[], BotIdentity | None],
     prepare: Callable[[dict[str, Any]], Awaitable[None]] | None = None,
+    before: Callable[[AsyncApp], None] | None = None,
 ) -> AsyncApp:
     bolt_log = logging.getLogger("channels.slack.bolt")
     bolt_log.addFilter(_QuietTokenWarning())
@@ -99,6 +105,8 @@ def build_app(
         dispatch(body)  # type: ignore[arg-type]  # journal first...
         await ack()  # ...then ack: bolt sends it as this returns
 
+    if before is not None:  # listeners that must match before the catch-all below
+        before(app)
     app.event(re.compile(".*"))(on_event)
     return app
 
@@ -128,6 +136,20 @@ class SocketModeConnection:
 
     async def stop(self) -> None:
         await self.handler.close_async()
+
+    async def probe(self) -> tuple[str, str] | None:
+        """The socket's own state, asked of the client: connected, or lost (closed,
+        stale, pings unanswered for STALE_SECONDS, reconnects refused)."""
+        client = self.handler.client
+        if getattr(client, "closed", False):
+            return None  # stopping: the channel reports it
+        if not await client.is_connected():
+            return "reconnecting", "Socket Mode: no live socket (the client is reconnecting)"
+        last = getattr(client, "last_ping_pong_time", None)
+        if last is not None and time.time() - last > STALE_SECONDS:
+            silent = time.time() - last
+            return "reconnecting", f"Socket Mode: pings unanswered for {silent:.0f}s"
+        return "connected", "Socket Mode"
 
     async def _on_message(
         self, client: AsyncBaseSocketModeClient, message: dict[str, Any], raw: str | None

@@ -36,12 +36,13 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import parse_qsl, quote
+from urllib.parse import parse_qsl, quote, urlencode
 
 import aiohttp
 from aiohttp import web
 from slack_sdk.signature import SignatureVerifier
 
+from tests.fakes.slack_commands import CommandsApi
 from tests.fakes.slack_files import FilesApi
 from tests.fakes.slack_history import HistoryApi
 from tests.fakes.slack_ids import APP_ID, BOT_ID, BOT_USER, TEAM
@@ -67,7 +68,8 @@ class Envelope:
     sent_at: float | None = None
     acked_at: float | None = None
     retries: int = 0
-    kind: str = "events_api"  # or "interactive" (a button click: block_actions)
+    kind: str = "events_api"  # or "interactive" (a button click), "slash_commands"
+    response: Any = None  # what the app answered with its ack (a slash command's reply)
 
 
 @dataclass
@@ -77,7 +79,9 @@ class Failure:
     headers: dict[str, str] = field(default_factory=dict)
 
 
-class FakeSlack(HistoryApi, MembersApi, FilesApi, InteractiveApi, ThreadedServer["FakeSlack"]):
+class FakeSlack(
+    HistoryApi, MembersApi, FilesApi, InteractiveApi, CommandsApi, ThreadedServer["FakeSlack"]
+):
     name = "fake Slack"
 
     def __init__(self, scopes: str = "chat:write,app_mentions:read,im:history") -> None:
@@ -87,6 +91,7 @@ class FakeSlack(HistoryApi, MembersApi, FilesApi, InteractiveApi, ThreadedServer
         self.posts: list[dict[str, Any]] = []
         self.updates: list[dict[str, Any]] = []  # chat.update calls
         self.ephemerals: list[dict[str, Any]] = []  # chat.postEphemeral calls
+        self.home_views: dict[str, dict[str, Any]] = {}  # views.publish: user id -> view
         self.envelopes: dict[str, Envelope] = {}
         self.connections = 0
         self.http_endpoint: str | None = None  # HTTP Events mode: where events are POSTed
@@ -94,6 +99,9 @@ class FakeSlack(HistoryApi, MembersApi, FilesApi, InteractiveApi, ThreadedServer
         self.http_statuses: list[int] = []
         self._failures: dict[str, list[Failure]] = {}
         self._sockets: list[web.WebSocketResponse] = []
+        #: the network to Slack is cut without a word: open sockets stop answering
+        #: pings (no close frame), new sockets are refused (`silence()` / `revive()`)
+        self.silent = False
         self._queue: list[Envelope] = []
         self.hosted: dict[str, tuple[bytes, str]] = {}  # file id -> bytes, mimetype
         self.downloads: list[tuple[str, str]] = []  # (file id, bearer token) per GET
@@ -390,18 +398,22 @@ class FakeSlack(HistoryApi, MembersApi, FilesApi, InteractiveApi, ThreadedServer
     async def _send_http(self, envelope: Envelope) -> None:
         assert self.http_endpoint is not None
         envelope.sent_at = time.monotonic()
-        status, _ = await deliver_http(
+        status, answer = await deliver_http(
             self.http_endpoint,
             envelope.body,
             self.signing_secret,
             form=envelope.kind == "interactive",
+            fields=envelope.kind == "slash_commands",
         )
         self.http_statuses.append(status)
         if status == 200:
             envelope.acked_at = time.monotonic()
+            envelope.response = json.loads(answer) if answer.startswith("{") else answer
         self._notify()
 
-    async def _socket(self, request: web.Request) -> web.WebSocketResponse:
+    async def _socket(self, request: web.Request) -> web.StreamResponse:
+        if self.silent:
+            return web.Response(status=503, text="unreachable")
         ws = web.WebSocketResponse(autoping=True)
         await ws.prepare(request)
         self.connections += 1
@@ -417,7 +429,7 @@ class FakeSlack(HistoryApi, MembersApi, FilesApi, InteractiveApi, ThreadedServer
             await self._transmit(ws, envelope)
         try:
             async for frame in ws:
-                if frame.type == aiohttp.WSMsgType.TEXT:
+                if frame.type == aiohttp.WSMsgType.TEXT and not self.silent:
                     self._acked(json.loads(frame.data))
         finally:
             if ws in self._sockets:
@@ -436,6 +448,7 @@ class FakeSlack(HistoryApi, MembersApi, FilesApi, InteractiveApi, ThreadedServer
         envelope = self.envelopes.get(str(data.get("envelope_id")))
         if envelope is not None and envelope.acked_at is None:
             envelope.acked_at = time.monotonic()
+            envelope.response = data.get("payload")
             self._notify()
 
     async def _drop(self) -> None:
@@ -473,12 +486,16 @@ async def deliver_http(
     signature: str | None = None,
     retry_num: int | None = None,
     form: bool = False,
+    fields: bool = False,
 ) -> tuple[int, str]:
     """POST an Events API request as Slack does: signed body, timestamp, retry headers.
-    `form`: an interactivity payload, sent form-encoded as `payload=<JSON>`."""
+    `form`: an interactivity payload, sent form-encoded as `payload=<JSON>`; `fields`: a
+    slash command, its fields form-encoded."""
     raw = body if isinstance(body, str) else json.dumps(body)
     if form:
         raw = "payload=" + quote(raw)
+    if fields and isinstance(body, dict):
+        raw, form = urlencode(body), True
     ts = str(timestamp if timestamp is not None else int(time.time()))
     sig = signature or SignatureVerifier(secret).generate_signature(timestamp=ts, body=raw)
     headers = {

@@ -1,0 +1,178 @@
+"""What a logged-in operator does from the dashboard: answer an open question,
+approve or deny a pending call (with a reason), stop a worker, start a conversation
+afresh.
+
+Each is a POST form carrying the CSRF token (`Access.csrf`); one without it, or
+without a session, changes nothing. Each is audited: an `operator.action` event with
+the operator as decider (`dashboard`), how (`dashboard`), the conversation and the
+outcome. Approvals are decided through the desk's one `decide` (`_decide` here is the
+only call). A stale id, or a question someone answered in Slack meanwhile, gets a
+clear page and changes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from aiohttp import web
+from multidict import MultiDictProxy
+
+from agents.tools import ToolError
+from bot import notices
+from bot.messages import COORDINATOR, HUMAN, BusMessage, Outbound, Target
+from bot.notices import SYSTEM_SPEAKER
+from bot.ops.auth import CSRF_FIELD, Access
+from bot.ops.html import Markup, esc, page
+from bot.ops.server import Route
+
+if TYPE_CHECKING:
+    from bot.app import App
+
+OPERATOR = "dashboard"
+MAX_TEXT = 20_000
+
+
+@dataclass(slots=True)
+class Done:
+    """What an action did: the HTTP status, the sentence shown, the audit's facts."""
+
+    status: int
+    text: str
+    outcome: str
+    conversation: str | None = None
+    #: the audited action when it is not the form's (`approve` / `deny` of `decide`)
+    action: str | None = None
+
+
+Form = MultiDictProxy[str | bytes | bytearray | web.FileField]
+Act = Callable[[Form], Awaitable[Done]]
+
+
+class Actions:
+    def __init__(self, app: App, access: Access) -> None:
+        self.app = app
+        self.access = access
+
+    def routes(self) -> list[Route]:
+        return [
+            ("POST", "/actions/answer", self._form("answer", self.answer)),
+            ("POST", "/actions/decide", self._form("decide", self.decide)),
+            ("POST", "/actions/stop", self._form("stop", self.stop)),
+            ("POST", "/actions/new", self._form("new", self.fresh)),
+            ("POST", "/actions/cancel", self._form("cancel", self.cancel)),
+        ]
+
+    def _form(self, action: str, act: Act) -> Callable[[web.Request], Awaitable[web.Response]]:
+        async def handle(request: web.Request) -> web.Response:
+            if not self.access.allowed(request):
+                return _result(401, "Sign in first (SWITCHBOARD_DASHBOARD_TOKEN).")
+            form = await request.post()
+            if not self.access.csrf_ok(request, form.get(CSRF_FIELD)):
+                self._audit(action, Done(403, "", "refused: csrf"))
+                return _result(403, notices.CSRF_REFUSED)
+            done = await act(form)
+            self._audit(done.action or action, done)
+            return _result(done.status, done.text)
+
+        return handle
+
+    def _audit(self, action: str, done: Done) -> None:
+        self.app.events.emit(
+            "operator.action", OPERATOR, action=action, decider=OPERATOR, how="dashboard",
+            conversation=done.conversation, outcome=done.outcome,
+        )  # fmt: skip
+
+    # -- answer an open question -------------------------------------------------------
+    async def answer(self, form: Form) -> Done:
+        human = self.app.human
+        question = human.directory.questions.get(_field(form, "question"))
+        if question is None:
+            return Done(404, notices.QUESTION_GONE, "stale")
+        if question.id in human.answering:
+            return Done(409, notices.QUESTION_TAKEN, "already answered", question.conversation)
+        text = _field(form, "text").strip()[:MAX_TEXT]
+        if not text:
+            return Done(400, notices.EMPTY_ANSWER, "empty", question.conversation)
+        meta = {"reply_to": question.target, "sender": f"the operator ({OPERATOR})",
+                "sender_id": OPERATOR, "channel": OPERATOR, "person": OPERATOR}  # fmt: skip
+        with self.app.store.tx():
+            self.app.bus.send(BusMessage(HUMAN, question.worker, text, "answer",
+                                         question.conversation, question_id=question.id,
+                                         meta=meta))  # fmt: skip
+            human.answering.add(question.id)
+            human.say(Outbound(SYSTEM_SPEAKER, Target.parse(question.target),
+                               notices.answered_by_operator(OPERATOR, text),
+                               question.conversation, kind="notice"))  # fmt: skip
+        return Done(200, f"Answer sent to {question.worker}.", "answered", question.conversation)
+
+    # -- approve or deny a pending call ------------------------------------------------
+    async def decide(self, form: Form) -> Done:
+        approval_id = _field(form, "approval")
+        approve = _field(form, "approve") == "1"
+        reason = _field(form, "reason").strip()[:2000] or None
+        action = "approve" if approve else "deny"
+        row = self.app.store.approvals.get(approval_id)
+        if row is None:
+            return Done(404, notices.APPROVAL_GONE, "stale", action=action)
+        if self._decide(approval_id, approve, reason) != "decided":
+            return Done(409, notices.APPROVAL_TAKEN, "already decided", row.conversation, action)
+        word = "approved" if approve else "denied"
+        return Done(200, f"{row.tool} {word}.", word, row.conversation, action)
+
+    def _decide(self, approval_id: str, approve: bool, reason: str | None) -> str:
+        """The one call into the approval desk (INTERFACES.md: Approvals.decide)."""
+        return self.app.human.approvals.decide(approval_id, approve, OPERATOR, reason)
+
+    # -- stop a worker -----------------------------------------------------------------
+    async def stop(self, form: Form) -> Done:
+        name = _field(form, "worker")
+        worker = self.app.team.workers.get(name.lower())
+        conversation = worker.row.origin_conversation if worker is not None else None
+        try:
+            text = await self.app.team.stop(name)
+        except ToolError as exc:
+            return Done(404, f"Nothing stopped: {exc}.", "stale")
+        return Done(200, text, "stopped", conversation)
+
+    # -- start a conversation afresh ---------------------------------------------------
+    async def fresh(self, form: Form) -> Done:
+        key = _field(form, "conversation")
+        messages, target = self.app.store.load_conversation(COORDINATOR, key)
+        if not messages:
+            return Done(404, "That conversation is empty or unknown; nothing to start afresh.",
+                        "stale", key or None)  # fmt: skip
+        meta = {"fresh": True, "reply_to": target, "sender": OPERATOR, "sender_id": OPERATOR}
+        with self.app.store.tx():
+            self.app.bus.send(BusMessage(HUMAN, COORDINATOR, "new", "human", key, meta=meta))
+        return Done(200, "The conversation starts afresh; its transcript is archived.",
+                    "fresh", key)  # fmt: skip
+
+    # -- cancel a trigger ---------------------------------------------------------------
+    async def cancel(self, form: Form) -> Done:
+        """An operator may cancel any trigger but one of the config file (removed there)."""
+        trigger_id = _field(form, "trigger")
+        row = self.app.triggers.table.get(trigger_id)
+        if row is not None and row.source == "config":
+            return Done(409, f"{trigger_id} comes from the config file; remove it there.",
+                        "refused: config", row.conversation)  # fmt: skip
+        triggers = self.app.triggers
+        if triggers.cancel(trigger_id) is None and triggers.cancel_paused(trigger_id) is None:
+            return Done(404, f"No active trigger {trigger_id}.", "stale")
+        assert row is not None
+        return Done(200, f"Trigger {trigger_id} cancelled.", "cancelled", row.conversation)
+
+
+def _field(form: Form, name: str) -> str:
+    value = form.get(name)
+    return value if isinstance(value, str) else ""
+
+
+def _result(status: int, text: str) -> web.Response:
+    body = Markup(f'<section><p class="result">{esc(text)}</p><p><a href="/">Back to the '
+                  "overview</a></p></section>")  # fmt: skip
+    return web.Response(
+        text=page("Done" if status < 400 else "Nothing changed", body), status=status,
+        content_type="text/html", headers={"Cache-Control": "no-store"},
+    )  # fmt: skip
