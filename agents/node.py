@@ -19,6 +19,7 @@ from typing import Any, Literal, Protocol
 
 from agents.attachments import blocks as attachment_blocks
 from agents.llm import CallLabel, LLMResponse, ModelError, ModelUnavailable
+from agents.marking import neutralise, speaker_name, untrusted
 from agents.services import Services
 from agents.step import Effects, Step
 from agents.tools import Toolbox, ToolResult, result_block
@@ -82,19 +83,33 @@ class Inbox(Protocol):
 
 
 def render(mail: Mail) -> str:
-    """How a bus message reads inside an agent's conversation."""
+    """How a bus message reads inside an agent's conversation: a person's words in an
+    `<untrusted>` block under a speaker line (agents/marking.py); the runtime's and the
+    agents' own messages under their label, with nothing inside that passes for one."""
     msg = mail.msg
-    who = msg.meta.get("sender") or msg.sender
     if msg.kind in FROM_PERSON:
-        via = msg.meta.get("channel")
-        return f"[{who}{' via ' + via if via else ''}]: {msg.text}"
+        who, via = speaker_of(msg), msg.meta.get("channel")
+        where = f" via {via}" if via else ""
+        return untrusted(msg.text, f"{via or 'a person'} message", who, f"[{who}{where}]: ")
     label = {
         "result": f"[Worker {msg.sender} published its result]",
         "suggestion": f"[Worker {msg.sender} suggests a next step]",
         "notice": "[Switchboard notice]",
         "task": "[Scheduled task]",
     }.get(msg.kind, f"[Message from {msg.sender}]")
-    return f"{label}: {msg.text}"
+    return f"{label}: {neutralise(msg.text)}"
+
+
+def speaker_of(msg: BusMessage) -> str:
+    """A listed person by their name; anyone else by platform handle plus id, so an
+    unlisted sender who calls themselves `Ann` never reads as Ann."""
+    meta = msg.meta
+    person, ident = meta.get("person"), meta.get("sender_id")
+    display = str(meta.get("sender") or person or msg.sender)
+    if not ident or (person and person != ident):
+        return speaker_name(display)
+    same = display.casefold() == str(ident).casefold()  # the handle is the id itself
+    return speaker_name(display if same else f"{display} ({ident})")
 
 
 class NodeLoop:

@@ -14,6 +14,7 @@ import asyncio
 import inspect
 import itertools
 import json
+import re
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -25,6 +26,9 @@ from tests.fakes.threaded import ThreadedServer
 
 _ids = itertools.count(1)
 CLOCK = "[Now: "  # how the runtime's date-and-time line starts (bot/clock.py)
+CONTEXT = "[Context for this turn]"  # the runtime's profile and memory block (agents/node.py)
+#: the delimiter lines of an untrusted block (agents/marking.py), left out of `last_text`
+DELIMITER = re.compile(r"^(?:<untrusted source=\"[^\n]*\">|</untrusted>)$", re.MULTILINE)
 
 
 def text(s: str) -> dict[str, Any]:
@@ -82,12 +86,13 @@ class Call:
     @property
     def last_text(self) -> str:
         """All text of the newest message, tool results included, but the runtime's
-        clock line (`[Now: ...]`, see `clock`): what was said, for scripts to match."""
+        clock line (`[Now: ...]`, see `clock`), its context block and the delimiter lines
+        of untrusted blocks: what was said, for scripts to match."""
         parts = []
         for b in self.blocks():
             if b.get("type") == "text":
-                if not b["text"].startswith(CLOCK):
-                    parts.append(b["text"])
+                if not b["text"].startswith((CLOCK, CONTEXT)):
+                    parts.append(DELIMITER.sub("", b["text"]).strip("\n"))
             elif b.get("type") == "tool_result":
                 content = b.get("content")
                 parts.append(content if isinstance(content, str) else json.dumps(content))
