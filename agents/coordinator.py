@@ -125,7 +125,7 @@ class Session(NodeLoop):
 
     def system_prompt(self, conv: Conversation) -> str:
         role = f"This conversation: {conv.target or 'no channel (messages go to the home target)'}."
-        return system_prompt(self.services, self.info, self.person, role)
+        return system_prompt(self.services, self.info, conv, role)
 
     async def _serve(self) -> None:
         try:

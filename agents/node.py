@@ -20,6 +20,7 @@ from typing import Any, Literal, Protocol
 from agents.attachments import blocks as attachment_blocks
 from agents.llm import CallLabel, LLMResponse, ModelError, ModelUnavailable
 from agents.marking import neutralise, speaker_name, untrusted
+from agents.prompts import snapshot
 from agents.services import Services
 from agents.step import Effects, Step
 from agents.tools import Toolbox, ToolResult, result_block
@@ -30,6 +31,9 @@ from bot.notices import MODEL_UNAVAILABLE, SYSTEM_SPEAKER, model_refused, where_
 from bot.outbox import backoff
 
 log = logging.getLogger(__name__)
+
+#: how the block of this turn's profile and memory context starts
+CONTEXT = "[Context for this turn]"
 
 NOT_RUN_APPROVAL = (
     "Not run: an earlier call waits for approval; call it again afterwards if needed."
@@ -100,6 +104,29 @@ def render(mail: Mail) -> str:
     return f"{label}: {neutralise(msg.text)}"
 
 
+def answer_text(msg: BusMessage) -> str:
+    """A person's answer to an agent's question, as the tool's result reads it."""
+    who, via = speaker_of(msg), msg.meta.get("channel")
+    return untrusted(msg.text, f"{via or 'a person'} answer", who, f"{who} answered: ")
+
+
+def _person(msg: BusMessage) -> str | None:
+    """The person who wrote `msg` (their profile is shown), else None."""
+    person = msg.meta.get("person") if msg.kind in FROM_PERSON else None
+    return str(person) if person else None
+
+
+def _context_texts(conv: Conversation) -> list[str]:
+    """The context blocks the conversation already holds."""
+    return [
+        block["text"]
+        for message in conv.messages
+        if message["role"] == "user" and isinstance(message["content"], list)
+        for block in message["content"]
+        if block.get("type") == "text" and block.get("text", "").startswith(CONTEXT)
+    ]
+
+
 def speaker_of(msg: BusMessage) -> str:
     """A listed person by their name; anyone else by platform handle plus id, so an
     unlisted sender who calls themselves `Ann` never reads as Ann."""
@@ -131,14 +158,28 @@ class NodeLoop:
     def absorb(self, conv: Conversation, mail: list[Mail]) -> None:
         """Yield point: take the mailbox's contents into the conversation, after a line
         with the current date and time (in the zone of the person speaking, when one
-        does): the clock travels with the messages, so the system prompt stays cached."""
+        does) and the context of this turn (their profile, memory written since): what
+        changes travels with the messages, so the system prompt stays cached."""
+        for item in mail:
+            self.heard(item.msg)  # first: a preference said now is in the profile shown now
         if mail:
             conv.add_text(self.now(mail))
+            self.add_context(conv, [p for m in mail if (p := _person(m.msg))])
         for item in mail:
             conv.add_text(render(item))
             conv.add_blocks(attachment_blocks(item.msg.attachments, self.services.data_dir))
             self.effects.consumed.append(item.id)
-            self.heard(item.msg)
+
+    def add_context(self, conv: Conversation, people: list[str]) -> None:
+        """A `[Context for this turn]` block with what the conversation does not hold yet."""
+        memory = self.services.memory
+        if memory is None:
+            return
+        system = snapshot(self.services, conv)
+        shown = "\n".join(_context_texts(conv))
+        blocks = memory.context(self.agent_id, list(dict.fromkeys(people)), system, shown)
+        if blocks:
+            conv.add_text("\n\n".join([CONTEXT, *blocks]))
 
     def now(self, mail: list[Mail] | None = None) -> str:
         """`[Now: YYYY-MM-DD HH:MM <zone> ...]` in the zone of the first person speaking,

@@ -17,7 +17,7 @@ from typing import Any
 
 from agents.files_tools import FILES_ARG, workspace_for, workspace_of
 from agents.messaging import send_message_tool
-from agents.node import Conversation, NodeLoop, Outcome, render
+from agents.node import Conversation, NodeLoop, Outcome, answer_text, render
 from agents.prompts import system_prompt
 from agents.services import AgentInfo, Services
 from agents.step import Effects, Step
@@ -98,7 +98,7 @@ class Worker(NodeLoop):
 
     def system_prompt(self, conv: Conversation) -> str:
         role = f"Your name is {self.row.name}. Your task (from the coordinator):\n{self.row.task}"
-        return system_prompt(self.services, self.info, self.person, role)
+        return system_prompt(self.services, self.info, conv, role)
 
     def heard(self, msg: BusMessage) -> None:
         if msg.kind in FROM_PERSON and msg.meta.get("person"):
@@ -122,6 +122,7 @@ class Worker(NodeLoop):
         if not conv.messages:
             conv.add_text(self.now())
             conv.add_text(f"Your task: {self.row.task}")
+            self.add_context(conv, [self.person] if self.person else [])
         return conv
 
     def _settle(self, conv: Conversation, outcome: Outcome) -> bool:
@@ -196,14 +197,16 @@ class Worker(NodeLoop):
     def _resume(
         self, conv: Conversation, parked: ParkedState, answer: Mail, held: list[Mail]
     ) -> None:
-        text = f"{answer.msg.meta.get('sender') or 'The person'} answered: {answer.msg.text}"
+        text = answer_text(answer.msg)
         results = [
             dict(r, content=text) if r.get("tool_use_id") == parked.tool_use_id else r
             for r in parked.results
         ]
         conv.add_blocks(results)
+        self.heard(answer.msg)  # first: a preference said in the answer shows in its profile
         conv.add_text(self.now([answer]))
-        self.heard(answer.msg)
+        person = answer.msg.meta.get("person")
+        self.add_context(conv, [str(person)] if person else [])
         for raw in parked.later:
             later = BusMessage.from_json(raw)
             conv.add_text(render(Mail(0, later)))

@@ -47,8 +47,9 @@ def test_amnesia_a_fact_survives_a_kill_and_is_in_the_next_request(
         second.quit()
     very_next = fake.calls[before]
     assert "which editor do I use?" in very_next.last_text
-    assert "Ann's favourite editor is Helix." in very_next.system
-    assert "the release train leaves on Fridays" in very_next.system
+    known = very_next.system + very_next.context  # the prompt, and this turn's context
+    assert "Ann's favourite editor is Helix." in known
+    assert "the release train leaves on Fridays" in known
 
 
 def flush_reply(call: Call) -> list[dict]:

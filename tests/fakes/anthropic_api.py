@@ -105,6 +105,18 @@ class Call:
         return lines[-1] if lines else None
 
     @property
+    def context(self) -> str:
+        """The runtime's context blocks in the messages (profiles, memory written since the
+        system prompt was built: what changes per turn, kept out of the cached prefix)."""
+        return "\n".join(
+            b["text"]
+            for m in self.messages
+            if isinstance(m["content"], list)
+            for b in m["content"]
+            if b.get("type") == "text" and b["text"].startswith(CONTEXT)
+        )
+
+    @property
     def all_text(self) -> str:
         return json.dumps(self.body.get("messages", []))
 
