@@ -13,6 +13,7 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
+from agents.marking import untrusted
 from agents.services import AgentInfo, Services, ToolFactory
 from agents.tools import INT, STR, Tool, ToolError, ToolSpec, schema
 from bot.messages import Target, TargetError
@@ -63,7 +64,8 @@ def read_channel_tools(services: Services) -> ToolFactory:
             page = await reader.read_history(target, since, limit)
         except ReadRefused as exc:
             raise ToolError(str(exc)) from exc
-        return render(target, page, limit)
+        head, _, lines = render(target, page, limit).partition("\n")
+        return f"{head}\n{untrusted(lines, f'history of {target}')}" if lines else head
 
     def tools(info: AgentInfo) -> list[Tool]:
         return [Tool(READ_CHANNEL, handler)]

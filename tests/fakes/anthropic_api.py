@@ -28,7 +28,12 @@ _ids = itertools.count(1)
 CLOCK = "[Now: "  # how the runtime's date-and-time line starts (bot/clock.py)
 CONTEXT = "[Context for this turn]"  # the runtime's profile and memory block (agents/node.py)
 #: the delimiter lines of an untrusted block (agents/marking.py), left out of `last_text`
-DELIMITER = re.compile(r"^(?:<untrusted source=\"[^\n]*\">|</untrusted>)$", re.MULTILINE)
+DELIMITER = re.compile(r"^(?:<untrusted source=\"[^\n]*\">|</untrusted>)(?:\n|$)", re.MULTILINE)
+
+
+def unwrap(s: str) -> str:
+    """`s` without the delimiter lines of the runtime's untrusted blocks: what was said."""
+    return DELIMITER.sub("", s).strip("\n")
 
 
 def text(s: str) -> dict[str, Any]:
@@ -92,7 +97,7 @@ class Call:
         for b in self.blocks():
             if b.get("type") == "text":
                 if not b["text"].startswith((CLOCK, CONTEXT)):
-                    parts.append(DELIMITER.sub("", b["text"]).strip("\n"))
+                    parts.append(unwrap(b["text"]))
             elif b.get("type") == "tool_result":
                 content = b.get("content")
                 parts.append(content if isinstance(content, str) else json.dumps(content))
