@@ -17,6 +17,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from agents.marking import untrusted
 from agents.services import AgentInfo, Services, ToolFactory
 from agents.step import Step
 from agents.tools import INT, STR, Tool, ToolError, ToolSpec, schema
@@ -124,7 +125,7 @@ class Workspace:
             raise ToolError(f"{shown} has {len(lines)} lines; offset {start} is past its end")
         head = f"{shown}, lines {start}-{end} of {len(lines)}"
         more = f"; read on with offset={end + 1}" if end < len(lines) else ""
-        return f"[{head}{more}]\n" + "\n".join(chunk)
+        return f"[{head}{more}]\n" + untrusted("\n".join(chunk), f"file {shown}")
 
     async def listing(self, args: dict[str, Any]) -> str:
         if args.get("path"):
