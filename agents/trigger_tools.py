@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from agents.services import AgentInfo
-from agents.tools import STR, Tool, ToolError, ToolSpec, schema
+from agents.tools import STR, Tool, ToolError, ToolSpec, arg, schema
 from bot.messages import COORDINATOR, Target, TargetError
 from bot.notices import where_to
 from bot.status import when
@@ -25,43 +25,113 @@ from bot.triggers.activity import period, read_activity
 from bot.triggers.engine import TriggerEngine
 from bot.triggers.rows import TriggerRow
 
+SECONDS = {"type": "number"}
+#: keys every trigger's config may add
+COMMON_CONFIG = {
+    "timezone": arg(
+        STR, "IANA zone, e.g. Europe/Berlin (default: the zone of this conversation's person)"
+    ),
+    "agent": arg(STR, "who is woken: coordinator or a worker's name (default: you)"),
+    "action_type": arg(
+        STR,
+        "wake_agent: `action` is a task for the agent (default); send_message: `action` "
+        "is posted as is",
+        enum=["wake_agent", "send_message"],
+    ),
+    "missed": arg(
+        STR,
+        "after downtime: catch_up runs once late (default), skip drops the missed run",
+        enum=["catch_up", "skip"],
+    ),
+    "grace_seconds": arg(SECONDS, "how late a catch-up may still run (default 3600)"),
+}
+
+
+def _config(type: str, what: str, required: dict[str, Any], optional: dict[str, Any]) -> Any:
+    shape = schema(required, {**optional, **COMMON_CONFIG})
+    return {"title": type, "description": f"config of a {type} trigger: {what}", **shape}
+
+
+WATCHED = ["messages", "workers", "questions", "outbox", "triggers"]
+CONFIGS = [
+    _config(
+        "scheduled",
+        "on a cron schedule",
+        {"cron": arg(STR, "5-field cron, e.g. '0 9 * * 1-5' (weekday 0 = Sunday)")},
+        {},
+    ),
+    _config("delayed", "once, after a delay", {"delay_seconds": arg(SECONDS, "seconds")}, {}),
+    _config(
+        "at_time",
+        "once, at a time",
+        {"at": arg(STR, "ISO 8601 date-time in the future, e.g. 2030-02-12T09:00:00")},
+        {},
+    ),
+    _config(
+        "heartbeat",
+        "every interval, waking you only when something watched changed",
+        {"interval_seconds": arg(SECONDS, "seconds between checks")},
+        {
+            "checklist": arg({"type": "array", "items": STR}, "what to check at each beat"),
+            "watch": arg(
+                {"type": "array", "items": {"type": "string", "enum": WATCHED}},
+                "what must have changed for a beat to wake you",
+            ),
+        },
+    ),
+    _config(
+        "on_event",
+        "when a runtime event happens",
+        {"event_pattern": arg(STR, "event type or glob, e.g. worker.completed")},
+        {
+            "filter": arg({"type": "object"}, "event fields that must match, e.g. agent_id"),
+            "cooldown_seconds": arg(SECONDS, "least time between two firings (default 10)"),
+        },
+    ),
+    _config(
+        "on_idle",
+        "when nothing happened for a while",
+        {"idle_seconds": arg(SECONDS, "seconds of quiet")},
+        {"watch_agent": arg(STR, "whose activity counts (default: everyone's)")},
+    ),
+]
+
 SCHEDULE = ToolSpec(
     "schedule",
-    "Schedule something to happen later. `type` and its `config`: "
-    "scheduled {cron: '0 9 * * 1-5'} (5-field cron, weekday 0 = Sunday); "
-    "delayed {delay_seconds: 1800}; at_time {at: '2030-02-12T09:00:00'} (ISO 8601, future); "
-    "heartbeat {interval_seconds, checklist?: [..], watch?: [messages, workers, questions, "
-    "outbox, triggers]} (wakes you only when something watched changed); "
-    "on_event {event_pattern: 'worker.completed', filter?: {agent_id: 'alice'}, "
-    "cooldown_seconds?: 10}; on_idle {idle_seconds, watch_agent?}. Any config may add "
-    "timezone (IANA; default: the zone of the person of this conversation, else the "
-    "bot's), agent (who is woken: coordinator or a worker's "
-    "name, started if needed; default you), action_type (wake_agent = give `action` as a "
-    "task, the default; send_message = post `action` as is), missed (catch_up = run once "
-    "late after downtime, the default; skip) and grace_seconds (how late a catch-up may "
-    "be; default 3600). Output goes to `deliver_to` (a delivery target), else this "
-    "conversation, else the home target.",
+    "Schedule something to happen later: a reminder, a recurring check, a task when an "
+    "event happens. Its output goes to `deliver_to`, else this conversation, else the "
+    "home target.",
     schema(
         {
-            "type": {"type": "string", "enum": list(TYPES)},
-            "config": {"type": "object"},
-            "action": STR,
+            "type": arg(STR, "when it fires; `config` takes the matching shape", enum=list(TYPES)),
+            "config": arg(
+                {"type": "object", "oneOf": CONFIGS},
+                "the settings of `type` (the shape titled with that type)",
+            ),
+            "action": arg(
+                STR, "what to do when it fires: a task for the agent, or the message to post"
+            ),
         },
-        {"deliver_to": STR},
+        {"deliver_to": arg(STR, "delivery target for the output, e.g. slack:C123")},
     ),
 )
 LIST_TRIGGERS = ToolSpec(
-    "list_triggers", "List the active triggers with their next fire time.", schema({})
+    "list_triggers", "List the active triggers with their ids and next fire times.", schema({})
 )
 CANCEL_TRIGGER = ToolSpec(
-    "cancel_trigger", "Cancel an active trigger by its id.", schema({"trigger_id": STR})
+    "cancel_trigger",
+    "Cancel an active trigger.",
+    schema({"trigger_id": arg(STR, "the trigger's id, as schedule or list_triggers gave it")}),
 )
+SPAN = "ISO 8601, 'today', 'yesterday' or a span back from now like '24h'"
 READ_ACTIVITY = ToolSpec(
     "read_activity",
     "What happened in a period: conversations (people's messages and agents' replies), "
-    "worker results, open questions, event counts. `since`/`until`: ISO 8601, 'today', "
-    "'yesterday' (alone: the whole of yesterday), or a span back from now like '24h'.",
-    schema({"since": STR}, {"until": STR}),
+    "worker results, open questions, event counts.",
+    schema(
+        {"since": arg(STR, f"start: {SPAN} ('yesterday' alone: the whole of yesterday)")},
+        {"until": arg(STR, f"end (default now): {SPAN}")},
+    ),
 )
 
 
