@@ -20,7 +20,7 @@ from typing import Any
 from agents.marking import untrusted
 from agents.services import AgentInfo, Services, ToolFactory
 from agents.step import Step
-from agents.tools import INT, STR, Tool, ToolError, ToolSpec, schema
+from agents.tools import INT, STR, Tool, ToolError, ToolSpec, arg, schema
 from bot.files import FILES_DIR, guess_type, human_size, safe_name, write_atomic
 from bot.messages import Attachment
 
@@ -29,27 +29,52 @@ SHARED = (FILES_DIR, WORKSPACES_DIR)
 READ_LINES = 400
 READ_MAX_CHARS = 40_000
 LIST_MAX = 200
-FILES_ARG = {"type": "array", "items": STR, "maxItems": 20}
+FILES_ARG = arg(
+    {"type": "array", "items": STR, "maxItems": 20},
+    "workspace files to attach (paths as write_file returned them)",
+)
 
 WRITE_FILE = ToolSpec(
     "write_file",
-    "Write a text file in your workspace (created or replaced). `path` is relative to "
-    "your workspace, e.g. report.md or data/summary.csv. Returns the file's full path, "
-    "which you can pass on or attach with `files`.",
-    schema({"path": STR, "content": STR}),
+    "Write a text file in your workspace (created or replaced). Returns the file's full "
+    "path, which you can pass on or attach with `files`.",
+    schema(
+        {
+            "path": arg(STR, "relative to your workspace, e.g. report.md or data/summary.csv"),
+            "content": arg(STR, "the whole text of the file"),
+        }
+    ),
 )
 READ_FILE = ToolSpec(
     "read_file",
-    "Read a text file: from your workspace (a relative path), a file a person sent "
-    "(the files/... path its message names) or a workspace path someone gave you "
-    "(workspaces/...). `offset` is the first line (1-based), `limit` the number of lines.",
-    schema({"path": STR}, {"offset": {**INT, "minimum": 1}, "limit": {**INT, "minimum": 1}}),
+    "Read a text file, a page of lines at a time.",
+    schema(
+        {
+            "path": arg(
+                STR,
+                "in your workspace (relative), a file a person sent (the files/... path its "
+                "message names) or a workspace path someone gave you (workspaces/...)",
+            )
+        },
+        {
+            "offset": arg(INT, "first line to read, 1-based (default 1)", minimum=1),
+            "limit": arg(INT, f"number of lines (default {READ_LINES})", minimum=1),
+        },
+    ),
 )
 LIST_FILES = ToolSpec(
     "list_files",
-    "List the files in your workspace, or below `path` (a folder of it, or files/... "
-    "or workspaces/...), with their sizes.",
-    schema({}, {"path": STR}),
+    "List files with their sizes.",
+    schema(
+        {},
+        {
+            "path": arg(
+                STR,
+                "a folder of your workspace, or files/... or workspaces/... "
+                "(default: your whole workspace)",
+            )
+        },
+    ),
 )
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from agents.marking import untrusted
 from agents.services import AgentInfo, Services, ToolFactory
-from agents.tools import INT, STR, Tool, ToolError, ToolSpec, schema
+from agents.tools import INT, STR, Tool, ToolError, ToolSpec, arg, schema
 from bot.messages import Target, TargetError
 from bot.reading import MAX_LINES, Reader, ReadRefused, render
 
@@ -25,12 +25,24 @@ _UNIT = {"m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
 READ_CHANNEL = ToolSpec(
     "read_channel",
-    "Read what people said in a channel or thread the bot can see, not only to you: "
-    "`target` like slack:C123, slack:C123/1700.1 (a thread), discord:123, "
-    "discord:123/456, email:ann@example.com (the mail between that address and you, "
-    "both sides). `since`: an ISO time or an age like 24h "
-    f"or 7d. `limit`: messages, newest kept (default {DEFAULT_LINES}, at most {MAX_LINES}).",
-    schema({"target": STR}, {"since": STR, "limit": {**INT, "minimum": 1}}),
+    "Read what people said in a channel or thread the bot can see, not only to you.",
+    schema(
+        {
+            "target": arg(
+                STR,
+                "slack:C123, slack:C123/1700.1 (a thread), discord:123, discord:123/456, or "
+                "email:ann@example.com (the mail between that address and you, both sides)",
+            )
+        },
+        {
+            "since": arg(STR, "an ISO time or an age like 24h or 7d (default: any time)"),
+            "limit": arg(
+                INT,
+                f"messages, newest kept (default {DEFAULT_LINES}, at most {MAX_LINES})",
+                minimum=1,
+            ),
+        },
+    ),
 )
 
 

@@ -27,7 +27,7 @@ import httpx2
 
 from agents.mcp.results import marked
 from agents.services import AgentInfo
-from agents.tools import STR, Tool, ToolError, ToolResult, ToolSpec, schema
+from agents.tools import STR, Tool, ToolError, ToolResult, ToolSpec, arg, schema
 
 MAX_REDIRECTS = 5
 USER_AGENT = "Switchboard web_fetch (+https://github.com/)"
@@ -35,7 +35,7 @@ SPEC = ToolSpec(
     "web_fetch",
     "Fetch a web page (http or https) and return it as readable text. Private and local "
     "addresses are refused.",
-    schema({"url": STR}),
+    schema({"url": arg(STR, "the page's http or https address")}),
 )
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 
