@@ -22,7 +22,7 @@ from agents.prompts import system_prompt
 from agents.services import AgentInfo, Services
 from agents.step import Step
 from agents.team import Team
-from agents.tools import STR, Tool, Toolbox, ToolSpec, schema
+from agents.tools import STR, Tool, Toolbox, ToolSpec, arg, schema
 from bot.bus import Mail
 from bot.messages import COORDINATOR, Outbound
 from bot.notices import SESSION_FAILED, TERMINAL, turn_limit
@@ -33,12 +33,25 @@ HOME_KEY = "home"
 
 SPAWN_WORKER = ToolSpec(
     "spawn_worker",
-    "Start a worker on a longer task. It reports back here when it publishes. `name` is a "
-    "short name people can address (@Name).",
-    schema({"name": STR, "task": STR}),
+    "Start a worker on a longer task. It works on its own and publishes its result here; "
+    "you then tell the person what matters.",
+    schema(
+        {
+            "name": arg(
+                STR,
+                "a short name people can address (@Name), e.g. Alice; letters, digits, - or "
+                "_; never the name of a person of the team",
+            ),
+            "task": arg(STR, "self-contained: the worker sees nothing of this conversation"),
+        }
+    ),
 )
 LIST_WORKERS = ToolSpec("list_workers", "List active workers and their state.", schema({}))
-STOP_WORKER = ToolSpec("stop_worker", "Stop an active worker.", schema({"name": STR}))
+STOP_WORKER = ToolSpec(
+    "stop_worker",
+    "Stop an active worker; its task ends unpublished.",
+    schema({"name": arg(STR, "the worker's name")}),
+)
 
 
 class Coordinator:
@@ -92,7 +105,7 @@ class Session(NodeLoop):
 
     def _tools(self) -> list[Tool]:
         tools = [
-            send_message_tool(self.services),
+            send_message_tool(self.services, "coordinator"),
             Tool(SPAWN_WORKER, self._spawn),
             Tool(LIST_WORKERS, self._list),
             Tool(STOP_WORKER, self._stop),
@@ -125,6 +138,9 @@ class Session(NodeLoop):
 
     def system_prompt(self, conv: Conversation) -> str:
         role = f"This conversation: {conv.target or 'no channel (messages go to the home target)'}."
+        people = self.services.human.people.listed()
+        if people:  # so a worker's name never reads as a person's
+            role += f"\nPeople of the team (never a worker's name): {', '.join(people)}."
         return system_prompt(self.services, self.info, conv, role)
 
     async def _serve(self) -> None:

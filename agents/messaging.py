@@ -1,29 +1,51 @@
 """`send_message(to, content)`, shared by the coordinator and workers.
 
 `to` is `human` (the person of the speaker's conversation), `coordinator`, a
-worker's name, or `*` (everyone, the person included). Messages are queued in the
-speaker's current step and land with its checkpoint.
+worker's name, or `*` (everyone, the person included); the description says what
+each means for the role that has the tool. Messages are queued in the speaker's
+current step and land with its checkpoint.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from agents.files_tools import FILES_ARG, step_workspace
 from agents.services import Services
 from agents.step import Step
-from agents.tools import STR, Tool, ToolError, ToolSpec, schema
+from agents.tools import STR, Tool, ToolError, ToolSpec, arg, schema
 from bot.messages import COORDINATOR, HUMAN, BusMessage, Outbound
 
-SEND_MESSAGE = ToolSpec(
-    "send_message",
-    "Send a message. `to`: 'human' (the person of this conversation), 'coordinator', a "
-    "worker's name, or '*' for everyone. `files`: workspace files to attach.",
-    schema({"to": STR, "content": STR}, {"files": FILES_ARG}),
-)
+
+def _spec(description: str, to: str) -> ToolSpec:
+    return ToolSpec(
+        "send_message",
+        description,
+        schema(
+            {"to": arg(STR, to), "content": arg(STR, "the message, in Markdown")},
+            {"files": FILES_ARG},
+        ),
+    )
 
 
-def send_message_tool(services: Services) -> Tool:
+SEND_MESSAGE = {
+    "coordinator": _spec(
+        "Send a message to a worker, or a note beside your reply. Your reply to the person "
+        "of this conversation is your text: never send_message(to='human') to answer.",
+        "a worker's name (instructions or an answer for it); '*': every worker and the "
+        "person of this conversation; 'human': a separate note to that person, sent at once "
+        "(rare: your text already reaches them)",
+    ),
+    "worker": _spec(
+        "Send a message while you work; it does not end your task (publish does).",
+        "'human': the person of the conversation your task came from (a progress note, or "
+        "the answer when they asked you something); 'coordinator': the coordinator of that "
+        "conversation (people do not see it); another worker's name; '*': all of them",
+    ),
+}
+
+
+def send_message_tool(services: Services, role: Literal["coordinator", "worker"]) -> Tool:
     async def handler(args: dict[str, Any], step: Step) -> str:
         to, content = args["to"].strip(), args["content"]
         if not content.strip():
@@ -50,7 +72,7 @@ def send_message_tool(services: Services) -> Tool:
         attached = f" with {len(files)} file(s)" if files else ""
         return f"Sent to {', '.join(recipients)}{attached}."
 
-    return Tool(SEND_MESSAGE, step_handler=handler)
+    return Tool(SEND_MESSAGE[role], step_handler=handler)
 
 
 def _recipients(services: Services, to: str, speaker_id: str) -> list[str]:

@@ -21,7 +21,7 @@ from agents.node import Conversation, NodeLoop, Outcome, answer_text, render
 from agents.prompts import system_prompt
 from agents.services import AgentInfo, Services
 from agents.step import Effects, Step
-from agents.tools import STR, Tool, Toolbox, ToolError, ToolResult, ToolSpec, schema
+from agents.tools import STR, Tool, Toolbox, ToolError, ToolResult, ToolSpec, arg, schema
 from bot.bus import Mail, Mailbox
 from bot.messages import (
     COORDINATOR,
@@ -42,21 +42,31 @@ PENDING = "(waiting for the person's answer)"
 
 ASK_HUMAN = ToolSpec(
     "ask_human",
-    "Ask a person a question and wait (parked) until they answer; returns their answer. "
-    "`via` is a delivery target (e.g. email:ann@example.com, slack:C123); default: the "
-    "conversation your task came from.",
-    schema({"question": STR}, {"via": STR}),
+    "Ask a person a question and wait (parked) until they answer; returns their answer.",
+    schema(
+        {"question": arg(STR, "one clear question")},
+        {
+            "via": arg(
+                STR,
+                "delivery target, e.g. email:ann@example.com or slack:C123 (default: the "
+                "conversation your task came from)",
+            )
+        },
+    ),
 )
 PUBLISH = ToolSpec(
     "publish",
-    "Finish your task: the result goes to the coordinator and the person. `files`: "
-    "workspace files to attach (they go to the conversation your task came from).",
-    schema({"result": STR}, {"files": FILES_ARG}),
+    "Finish your task. The result goes to the coordinator, which summarises it for the "
+    "person; files go to the conversation your task came from.",
+    schema(
+        {"result": arg(STR, "complete and self-contained: what you found or did")},
+        {"files": FILES_ARG},
+    ),
 )
 SUGGEST_NEXT = ToolSpec(
     "suggest_next",
     "Suggest a next step to the coordinator, without ending your task.",
-    schema({"suggestion": STR}),
+    schema({"suggestion": arg(STR, "the step and why")}),
 )
 
 
@@ -87,7 +97,7 @@ class Worker(NodeLoop):
 
     def _tools(self) -> list[Tool]:
         tools = [
-            send_message_tool(self.services),
+            send_message_tool(self.services, "worker"),
             Tool(ASK_HUMAN, step_handler=self._ask_human),
             Tool(PUBLISH, step_handler=self._publish),
             Tool(SUGGEST_NEXT, step_handler=self._suggest),
