@@ -33,24 +33,19 @@ HOME_KEY = "home"
 
 SPAWN_WORKER = ToolSpec(
     "spawn_worker",
-    "Start a worker on a longer task. It works on its own and publishes its result here; "
-    "you then tell the person what matters.",
+    "Start a worker on a longer task; its result comes back here for you to summarise.",
     schema(
         {
-            "name": arg(
-                STR,
-                "a short name people can address (@Name), e.g. Alice; letters, digits, - or "
-                "_; never the name of a person of the team",
-            ),
-            "task": arg(STR, "self-contained: the worker sees nothing of this conversation"),
+            "name": arg(STR, "short, to address it (@Alice); never a person's name"),
+            "task": arg(STR, "self-contained"),
         }
     ),
 )
 LIST_WORKERS = ToolSpec("list_workers", "List active workers and their state.", schema({}))
 STOP_WORKER = ToolSpec(
     "stop_worker",
-    "Stop an active worker; its task ends unpublished.",
-    schema({"name": arg(STR, "the worker's name")}),
+    "Stop an active worker.",
+    schema({"name": arg(STR, "its name")}),
 )
 
 

@@ -29,10 +29,7 @@ SHARED = (FILES_DIR, WORKSPACES_DIR)
 READ_LINES = 400
 READ_MAX_CHARS = 40_000
 LIST_MAX = 200
-FILES_ARG = arg(
-    {"type": "array", "items": STR, "maxItems": 20},
-    "workspace files to attach (paths as write_file returned them)",
-)
+FILES_ARG = arg({"type": "array", "items": STR, "maxItems": 20}, "workspace files to attach")
 
 WRITE_FILE = ToolSpec(
     "write_file",
@@ -40,8 +37,8 @@ WRITE_FILE = ToolSpec(
     "path, which you can pass on or attach with `files`.",
     schema(
         {
-            "path": arg(STR, "relative to your workspace, e.g. report.md or data/summary.csv"),
-            "content": arg(STR, "the whole text of the file"),
+            "path": arg(STR, "in your workspace: report.md, data/x.csv"),
+            "content": arg(STR, "the whole text"),
         }
     ),
 )
@@ -49,16 +46,10 @@ READ_FILE = ToolSpec(
     "read_file",
     "Read a text file, a page of lines at a time.",
     schema(
+        {"path": arg(STR, "workspace-relative, files/... (sent by a person) or workspaces/...")},
         {
-            "path": arg(
-                STR,
-                "in your workspace (relative), a file a person sent (the files/... path its "
-                "message names) or a workspace path someone gave you (workspaces/...)",
-            )
-        },
-        {
-            "offset": arg(INT, "first line to read, 1-based (default 1)", minimum=1),
-            "limit": arg(INT, f"number of lines (default {READ_LINES})", minimum=1),
+            "offset": arg(INT, "first line, 1-based", minimum=1),
+            "limit": arg(INT, f"lines (default {READ_LINES})", minimum=1),
         },
     ),
 )

@@ -22,7 +22,7 @@ def _spec(description: str, to: str) -> ToolSpec:
         "send_message",
         description,
         schema(
-            {"to": arg(STR, to), "content": arg(STR, "the message, in Markdown")},
+            {"to": arg(STR, to), "content": arg(STR, "Markdown")},
             {"files": FILES_ARG},
         ),
     )
@@ -30,17 +30,14 @@ def _spec(description: str, to: str) -> ToolSpec:
 
 SEND_MESSAGE = {
     "coordinator": _spec(
-        "Send a message to a worker, or a note beside your reply. Your reply to the person "
-        "of this conversation is your text: never send_message(to='human') to answer.",
-        "a worker's name (instructions or an answer for it); '*': every worker and the "
-        "person of this conversation; 'human': a separate note to that person, sent at once "
-        "(rare: your text already reaches them)",
+        "Message a worker. Your text is your reply to this conversation's person: never "
+        "send_message(to='human') to answer.",
+        "a worker's name; '*': all workers and the person; 'human': an extra note",
     ),
     "worker": _spec(
-        "Send a message while you work; it does not end your task (publish does).",
-        "'human': the person of the conversation your task came from (a progress note, or "
-        "the answer when they asked you something); 'coordinator': the coordinator of that "
-        "conversation (people do not see it); another worker's name; '*': all of them",
+        "Send a message; it does not end your task.",
+        "'human': the person your task came from (progress, or the answer to their "
+        "question); 'coordinator'; a worker's name; '*': all",
     ),
 }
 

@@ -30,15 +30,15 @@ READ_CHANNEL = ToolSpec(
         {
             "target": arg(
                 STR,
-                "slack:C123, slack:C123/1700.1 (a thread), discord:123, discord:123/456, or "
-                "email:ann@example.com (the mail between that address and you, both sides)",
+                "slack:C123, slack:C123/1700.1 (thread), discord:123[/456], email:a@x.org "
+                "(mail both ways)",
             )
         },
         {
-            "since": arg(STR, "an ISO time or an age like 24h or 7d (default: any time)"),
+            "since": arg(STR, "ISO time or age: 24h, 7d"),
             "limit": arg(
                 INT,
-                f"messages, newest kept (default {DEFAULT_LINES}, at most {MAX_LINES})",
+                f"newest kept (default {DEFAULT_LINES}, max {MAX_LINES})",
                 minimum=1,
             ),
         },

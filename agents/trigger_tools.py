@@ -26,93 +26,65 @@ from bot.triggers.engine import TriggerEngine
 from bot.triggers.rows import TriggerRow
 
 SECONDS = {"type": "number"}
-#: keys every trigger's config may add
-COMMON_CONFIG = {
-    "timezone": arg(
-        STR, "IANA zone, e.g. Europe/Berlin (default: the zone of this conversation's person)"
-    ),
-    "agent": arg(STR, "who is woken: coordinator or a worker's name (default: you)"),
-    "action_type": arg(
-        STR,
-        "wake_agent: `action` is a task for the agent (default); send_message: `action` "
-        "is posted as is",
-        enum=["wake_agent", "send_message"],
-    ),
-    "missed": arg(
-        STR,
-        "after downtime: catch_up runs once late (default), skip drops the missed run",
-        enum=["catch_up", "skip"],
-    ),
-    "grace_seconds": arg(SECONDS, "how late a catch-up may still run (default 3600)"),
+
+
+def _shape(type: str, required: dict[str, Any], optional: dict[str, Any] | None = None) -> Any:
+    """The config keys of one trigger type (the keys every type takes are beside)."""
+    return {"title": type, "properties": {**required, **(optional or {})}, "required": [*required]}
+
+
+#: `config`: one shape per trigger type (`oneOf`), and the keys any type may add
+CONFIG = {
+    "type": "object",
+    "description": "the shape titled like `type`; the keys here fit any type",
+    "properties": {
+        "timezone": arg(STR, "IANA zone"),
+        "agent": arg(STR, "who is woken (default: you)"),
+        "action_type": arg(STR, "wake_agent (action is a task; default) or send_message"),
+        "missed": arg(STR, "after downtime: catch_up (default) or skip"),
+        "grace_seconds": arg(SECONDS, "how late a catch-up may run"),
+    },
+    "oneOf": [
+        _shape("scheduled", {"cron": arg(STR, "5-field cron, 0 = Sunday")}),
+        _shape("delayed", {"delay_seconds": arg(SECONDS, "from now")}),
+        _shape("at_time", {"at": arg(STR, "ISO 8601, future")}),
+        _shape(
+            "heartbeat",
+            {"interval_seconds": arg(SECONDS, "between beats")},
+            {
+                "checklist": arg({"type": "array", "items": STR}, "what to check"),
+                "watch": arg(
+                    {"type": "array", "items": STR},
+                    "wake only if changed: messages workers questions outbox triggers",
+                ),
+            },
+        ),
+        _shape(
+            "on_event",
+            {"event_pattern": arg(STR, "e.g. worker.completed")},
+            {
+                "filter": arg({"type": "object"}, "event fields to match"),
+                "cooldown_seconds": arg(SECONDS, "least time between firings"),
+            },
+        ),
+        _shape(
+            "on_idle",
+            {"idle_seconds": arg(SECONDS, "of quiet")},
+            {"watch_agent": arg(STR, "whose quiet counts")},
+        ),
+    ],
 }
-
-
-def _config(type: str, what: str, required: dict[str, Any], optional: dict[str, Any]) -> Any:
-    shape = schema(required, {**optional, **COMMON_CONFIG})
-    return {"title": type, "description": f"config of a {type} trigger: {what}", **shape}
-
-
-WATCHED = ["messages", "workers", "questions", "outbox", "triggers"]
-CONFIGS = [
-    _config(
-        "scheduled",
-        "on a cron schedule",
-        {"cron": arg(STR, "5-field cron, e.g. '0 9 * * 1-5' (weekday 0 = Sunday)")},
-        {},
-    ),
-    _config("delayed", "once, after a delay", {"delay_seconds": arg(SECONDS, "seconds")}, {}),
-    _config(
-        "at_time",
-        "once, at a time",
-        {"at": arg(STR, "ISO 8601 date-time in the future, e.g. 2030-02-12T09:00:00")},
-        {},
-    ),
-    _config(
-        "heartbeat",
-        "every interval, waking you only when something watched changed",
-        {"interval_seconds": arg(SECONDS, "seconds between checks")},
-        {
-            "checklist": arg({"type": "array", "items": STR}, "what to check at each beat"),
-            "watch": arg(
-                {"type": "array", "items": {"type": "string", "enum": WATCHED}},
-                "what must have changed for a beat to wake you",
-            ),
-        },
-    ),
-    _config(
-        "on_event",
-        "when a runtime event happens",
-        {"event_pattern": arg(STR, "event type or glob, e.g. worker.completed")},
-        {
-            "filter": arg({"type": "object"}, "event fields that must match, e.g. agent_id"),
-            "cooldown_seconds": arg(SECONDS, "least time between two firings (default 10)"),
-        },
-    ),
-    _config(
-        "on_idle",
-        "when nothing happened for a while",
-        {"idle_seconds": arg(SECONDS, "seconds of quiet")},
-        {"watch_agent": arg(STR, "whose activity counts (default: everyone's)")},
-    ),
-]
 
 SCHEDULE = ToolSpec(
     "schedule",
-    "Schedule something to happen later: a reminder, a recurring check, a task when an "
-    "event happens. Its output goes to `deliver_to`, else this conversation, else the "
-    "home target.",
+    "Schedule a reminder, a recurring check or a task on an event.",
     schema(
         {
-            "type": arg(STR, "when it fires; `config` takes the matching shape", enum=list(TYPES)),
-            "config": arg(
-                {"type": "object", "oneOf": CONFIGS},
-                "the settings of `type` (the shape titled with that type)",
-            ),
-            "action": arg(
-                STR, "what to do when it fires: a task for the agent, or the message to post"
-            ),
+            "type": arg(STR, "when it fires", enum=list(TYPES)),
+            "config": CONFIG,
+            "action": arg(STR, "task for the agent, or message to post"),
         },
-        {"deliver_to": arg(STR, "delivery target for the output, e.g. slack:C123")},
+        {"deliver_to": arg(STR, "delivery target (default: this conversation, else home)")},
     ),
 )
 LIST_TRIGGERS = ToolSpec(
@@ -121,16 +93,16 @@ LIST_TRIGGERS = ToolSpec(
 CANCEL_TRIGGER = ToolSpec(
     "cancel_trigger",
     "Cancel an active trigger.",
-    schema({"trigger_id": arg(STR, "the trigger's id, as schedule or list_triggers gave it")}),
+    schema({"trigger_id": arg(STR, "its id")}),
 )
-SPAN = "ISO 8601, 'today', 'yesterday' or a span back from now like '24h'"
+SPAN = "ISO 8601, today, yesterday or a span back like 24h"
 READ_ACTIVITY = ToolSpec(
     "read_activity",
     "What happened in a period: conversations (people's messages and agents' replies), "
     "worker results, open questions, event counts.",
     schema(
-        {"since": arg(STR, f"start: {SPAN} ('yesterday' alone: the whole of yesterday)")},
-        {"until": arg(STR, f"end (default now): {SPAN}")},
+        {"since": arg(STR, SPAN)},
+        {"until": arg(STR, f"default now; {SPAN}")},
     ),
 )
 

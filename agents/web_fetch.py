@@ -35,7 +35,7 @@ SPEC = ToolSpec(
     "web_fetch",
     "Fetch a web page (http or https) and return it as readable text. Private and local "
     "addresses are refused.",
-    schema({"url": arg(STR, "the page's http or https address")}),
+    schema({"url": arg(STR, "http(s) address")}),
 )
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 

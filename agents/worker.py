@@ -45,28 +45,22 @@ ASK_HUMAN = ToolSpec(
     "Ask a person a question and wait (parked) until they answer; returns their answer.",
     schema(
         {"question": arg(STR, "one clear question")},
-        {
-            "via": arg(
-                STR,
-                "delivery target, e.g. email:ann@example.com or slack:C123 (default: the "
-                "conversation your task came from)",
-            )
-        },
+        {"via": arg(STR, "delivery target, e.g. email:ann@example.com (default: your task's)")},
     ),
 )
 PUBLISH = ToolSpec(
     "publish",
-    "Finish your task. The result goes to the coordinator, which summarises it for the "
-    "person; files go to the conversation your task came from.",
+    "Finish your task. The coordinator summarises the result for the person; files go "
+    "to the conversation your task came from.",
     schema(
-        {"result": arg(STR, "complete and self-contained: what you found or did")},
+        {"result": arg(STR, "complete, self-contained")},
         {"files": FILES_ARG},
     ),
 )
 SUGGEST_NEXT = ToolSpec(
     "suggest_next",
     "Suggest a next step to the coordinator, without ending your task.",
-    schema({"suggestion": arg(STR, "the step and why")}),
+    schema({"suggestion": arg(STR, "the step")}),
 )
 
 

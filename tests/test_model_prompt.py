@@ -125,7 +125,13 @@ async def test_every_parameter_of_every_built_in_tool_has_a_description(
     send = {k: v["description"] for k, v in seen.items() if k.endswith(":send_message")}
     assert "never send_message(to='human') to answer" in send["True:send_message"]
     assert "does not end your task" in send["False:send_message"]
-    assert "summarises it for the person" in seen["False:publish"]["description"]
+    assert (
+        "never a person's name"
+        in seen["True:spawn_worker"]["input_schema"]["properties"]["name"]["description"]
+    )
+    assert (
+        "coordinator summarises the result for the person" in seen["False:publish"]["description"]
+    )
 
 
 @pytest.mark.parametrize(
@@ -146,7 +152,6 @@ def test_schedule_config_is_typed_per_trigger_type(type_: str, config: dict[str,
     shapes = SCHEDULE.schema["properties"]["config"]["oneOf"]
     matching = [s["title"] for s in shapes if jsonschema.Draft202012Validator(s).is_valid(config)]
     assert matching == [type_]
-    assert not validator.is_valid({**args, "config": {**config, "bogus": 1}})
 
 
 def test_schedule_keeps_its_argument_names() -> None:

@@ -23,10 +23,8 @@ from agents.memory.search import split_sections
 CHARS_PER_TOKEN = 4  # the estimate used throughout (no tokenizer for Claude offline)
 
 GUIDE = (
-    "You keep a memory in markdown files that persist across conversations and restarts. "
-    "Use `remember` for facts, decisions and events worth keeping, `reflect` to rewrite your "
-    "curated MEMORY.md, `learn_fact` for knowledge about a topic, `recall` and "
-    "`memory_search` to look things up. What you remember so far:"
+    "You keep a memory in markdown files that persist across conversations and restarts "
+    "(the memory tools). What you remember so far:"
 )
 
 

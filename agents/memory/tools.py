@@ -25,13 +25,13 @@ MAX_RECALL_DAYS = 30
 
 RECALL = ToolSpec(
     "recall",
-    "Read your memory: MEMORY.md, your knowledge topics and recent daily logs.",
+    "Read your memory: MEMORY.md, knowledge topics, recent daily logs.",
     schema(
         {},
         {
             "days": arg(
                 INT,
-                f"daily logs of this many last days (default 3, at most {MAX_RECALL_DAYS})",
+                "how many days of daily logs (default 3)",
                 minimum=1,
                 maximum=MAX_RECALL_DAYS,
             )
@@ -40,50 +40,45 @@ RECALL = ToolSpec(
 )
 REMEMBER = ToolSpec(
     "remember",
-    "Append a note to today's daily log (timestamped, kept for good). Use it for facts, "
-    "decisions and events worth keeping beyond this conversation.",
-    schema({"content": arg(STR, "the note, self-contained", minLength=1)}),
+    "Append a note to today's daily log, kept for good: facts, decisions, events worth "
+    "keeping beyond this conversation.",
+    schema({"content": arg(STR, "the note", minLength=1)}),
 )
 REFLECT = ToolSpec(
     "reflect",
-    "Rewrite MEMORY.md, your curated long-term memory: keep what still holds, add what "
-    "you learned, drop what is outdated.",
-    schema({"content": arg(STR, "the whole new MEMORY.md", minLength=1)}),
+    "Rewrite MEMORY.md, your curated long-term memory (keep what holds, drop what is outdated).",
+    schema({"content": arg(STR, "the whole new file", minLength=1)}),
 )
 LEARN_FACT = ToolSpec(
     "learn_fact",
     "Write the knowledge file for a topic (replaces it).",
     schema(
         {
-            "topic": arg(STR, "lower-case letters, digits, dashes: python-asyncio", minLength=1),
-            "content": arg(STR, "the whole knowledge file", minLength=1),
+            "topic": arg(STR, "lower-case, digits, dashes: python-asyncio", minLength=1),
+            "content": arg(STR, "the whole file", minLength=1),
         },
         {
             "shared": arg(
                 {"type": "boolean"},
-                "false (default): your own memory/knowledge/<topic>.md; true: the team's "
-                "team/knowledge/<topic>.md that every agent reads (decisions, conventions, "
-                "facts about systems)",
+                "true: team/knowledge/<topic>.md, read by every agent (decisions, "
+                "conventions); false (default): your own",
             )
         },
     ),
 )
 MEMORY_SEARCH = ToolSpec(
     "memory_search",
-    "Search your memory (MEMORY.md, daily logs, knowledge), the team's knowledge and "
-    "decisions, people's profiles and archived conversations; returns the best sections, "
-    "each with its file and where it comes from.",
-    schema({"query": arg(STR, "words to look for", minLength=1)}),
+    "Search your memory, the team's knowledge and decisions, people's profiles and "
+    "archived conversations; returns the best sections with their files.",
+    schema({"query": arg(STR, "words to find", minLength=1)}),
 )
 NOTE_ABOUT_PERSON = ToolSpec(
     "note_about_person",
-    "Add a note to a person's profile (people/<person>.md), which every agent sees when "
-    "that person talks to it: preferences, role, time zone, how they like answers.",
+    "Add a note to a person's profile (people/<person>.md), shown to any agent they talk "
+    "to: preferences, role, how they like answers.",
     schema(
         {
-            "person": arg(
-                STR, "their name (someone not in the people list: their platform id)", minLength=1
-            ),
+            "person": arg(STR, "their name, or platform id if unlisted", minLength=1),
             "content": arg(STR, "the note", minLength=1),
         }
     ),
