@@ -19,21 +19,18 @@ from typing import Any, Literal, Protocol
 
 from agents.attachments import blocks as attachment_blocks
 from agents.llm import CallLabel, LLMResponse, ModelError, ModelUnavailable
-from agents.marking import neutralise, speaker_name, untrusted
 from agents.prompts import snapshot
 from agents.services import Services
 from agents.step import Effects, Step
 from agents.tools import Toolbox, ToolResult, result_block
+from agents.transcript import CONTEXT, context_texts, person_of, render
 from bot.bus import Mail
 from bot.clock import now_line
-from bot.messages import COORDINATOR, FROM_PERSON, BusMessage, Outbound, Target
+from bot.messages import COORDINATOR, BusMessage, Outbound, Target
 from bot.notices import MODEL_UNAVAILABLE, SYSTEM_SPEAKER, model_refused, where_to
 from bot.outbox import backoff
 
 log = logging.getLogger(__name__)
-
-#: how the block of this turn's profile and memory context starts
-CONTEXT = "[Context for this turn]"
 
 NOT_RUN_APPROVAL = (
     "Not run: an earlier call waits for approval; call it again afterwards if needed."
@@ -86,59 +83,6 @@ class Inbox(Protocol):
     def drain(self) -> list[Mail]: ...
 
 
-def render(mail: Mail) -> str:
-    """How a bus message reads inside an agent's conversation: a person's words in an
-    `<untrusted>` block under a speaker line (agents/marking.py); the runtime's and the
-    agents' own messages under their label, with nothing inside that passes for one."""
-    msg = mail.msg
-    if msg.kind in FROM_PERSON:
-        who, via = speaker_of(msg), msg.meta.get("channel")
-        where = f" via {via}" if via else ""
-        return untrusted(msg.text, f"{via or 'a person'} message", who, f"[{who}{where}]: ")
-    label = {
-        "result": f"[Worker {msg.sender} published its result]",
-        "suggestion": f"[Worker {msg.sender} suggests a next step]",
-        "notice": "[Switchboard notice]",
-        "task": "[Scheduled task]",
-    }.get(msg.kind, f"[Message from {msg.sender}]")
-    return f"{label}: {neutralise(msg.text)}"
-
-
-def answer_text(msg: BusMessage) -> str:
-    """A person's answer to an agent's question, as the tool's result reads it."""
-    who, via = speaker_of(msg), msg.meta.get("channel")
-    return untrusted(msg.text, f"{via or 'a person'} answer", who, f"{who} answered: ")
-
-
-def _person(msg: BusMessage) -> str | None:
-    """The person who wrote `msg` (their profile is shown), else None."""
-    person = msg.meta.get("person") if msg.kind in FROM_PERSON else None
-    return str(person) if person else None
-
-
-def _context_texts(conv: Conversation) -> list[str]:
-    """The context blocks the conversation already holds."""
-    return [
-        block["text"]
-        for message in conv.messages
-        if message["role"] == "user" and isinstance(message["content"], list)
-        for block in message["content"]
-        if block.get("type") == "text" and block.get("text", "").startswith(CONTEXT)
-    ]
-
-
-def speaker_of(msg: BusMessage) -> str:
-    """A listed person by their name; anyone else by platform handle plus id, so an
-    unlisted sender who calls themselves `Ann` never reads as Ann."""
-    meta = msg.meta
-    person, ident = meta.get("person"), meta.get("sender_id")
-    display = str(meta.get("sender") or person or msg.sender)
-    if not ident or (person and person != ident):
-        return speaker_name(display)
-    same = display.casefold() == str(ident).casefold()  # the handle is the id itself
-    return speaker_name(display if same else f"{display} ({ident})")
-
-
 class NodeLoop:
     """The think/act machinery of one agent; coordinator and workers build on it."""
 
@@ -164,7 +108,7 @@ class NodeLoop:
             self.heard(item.msg)  # first: a preference said now is in the profile shown now
         if mail:
             conv.add_text(self.now(mail))
-            self.add_context(conv, [p for m in mail if (p := _person(m.msg))])
+            self.add_context(conv, [p for m in mail if (p := person_of(m.msg))])
         for item in mail:
             conv.add_text(render(item))
             conv.add_blocks(attachment_blocks(item.msg.attachments, self.services.data_dir))
@@ -176,7 +120,7 @@ class NodeLoop:
         if memory is None:
             return
         system = snapshot(self.services, conv)
-        shown = "\n".join(_context_texts(conv))
+        shown = "\n".join(context_texts(conv.messages))
         blocks = memory.context(self.agent_id, list(dict.fromkeys(people)), system, shown)
         if blocks:
             conv.add_text("\n\n".join([CONTEXT, *blocks]))

@@ -17,11 +17,12 @@ from typing import Any
 
 from agents.files_tools import FILES_ARG, workspace_for, workspace_of
 from agents.messaging import send_message_tool
-from agents.node import Conversation, NodeLoop, Outcome, answer_text, render
+from agents.node import Conversation, NodeLoop, Outcome
 from agents.prompts import system_prompt
 from agents.services import AgentInfo, Services
 from agents.step import Effects, Step
 from agents.tools import STR, Tool, Toolbox, ToolError, ToolResult, ToolSpec, arg, schema
+from agents.transcript import answer_text, render
 from bot.bus import Mail, Mailbox
 from bot.messages import (
     COORDINATOR,

@@ -12,8 +12,8 @@ import jsonschema
 import pytest
 
 from agents.marking import neutralise, untrusted
-from agents.node import render
 from agents.tools import ToolSpec
+from agents.transcript import render
 from agents.trigger_tools import SCHEDULE
 from bot.bus import Mail
 from bot.messages import BusMessage, Inbound, Target

@@ -26,7 +26,7 @@ from tests.fakes.threaded import ThreadedServer
 
 _ids = itertools.count(1)
 CLOCK = "[Now: "  # how the runtime's date-and-time line starts (bot/clock.py)
-CONTEXT = "[Context for this turn]"  # the runtime's profile and memory block (agents/node.py)
+CONTEXT = "[Context for this turn]"  # profiles, memory since (agents/transcript.py)
 #: the delimiter lines of an untrusted block (agents/marking.py), left out of `last_text`
 DELIMITER = re.compile(r"^(?:<untrusted source=\"[^\n]*\">|</untrusted>)(?:\n|$)", re.MULTILINE)
 
