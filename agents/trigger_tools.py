@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from agents.marking import untrusted
 from agents.services import AgentInfo
 from agents.tools import STR, Tool, ToolError, ToolSpec, arg, schema
 from bot.messages import COORDINATOR, Target, TargetError
@@ -196,7 +197,8 @@ class TriggerTools:
         except TriggerError as exc:
             raise ToolError(str(exc)) from exc
         settings = self.engine.settings
-        return await asyncio.to_thread(read_activity, settings.db_path, self.engine.events.path, p)
+        text = await asyncio.to_thread(read_activity, settings.db_path, self.engine.events.path, p)
+        return untrusted(text, "activity: what people and agents said and did")
 
     def _origin(self) -> tuple[str, str | None, str | None]:
         """Who creates the trigger (its default agent), in which conversation, to where."""
