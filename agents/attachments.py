@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agents.marking import untrusted
 from bot.files import IMAGE_TYPES, human_size
 from bot.image_size import pixel_size
 from bot.messages import Attachment
@@ -87,7 +88,7 @@ def _inline(att: Attachment, root: Path) -> str | None:
         body = data.decode("utf-8")
     except UnicodeDecodeError:
         return None
-    return f"[File {label(att)}, saved as {att.path}]\n```\n{body}\n```"
+    return f"[File {label(att)}, saved as {att.path}]\n" + untrusted(body, f"file {att.path}")
 
 
 def _text(text: str) -> dict[str, Any]:

@@ -24,7 +24,7 @@ from agents.prompts import system_prompt
 from agents.services import AgentInfo, Services
 from agents.step import Step
 from agents.team import Team
-from agents.tools import STR, Tool, Toolbox, ToolSpec, schema
+from agents.tools import STR, Tool, Toolbox, ToolSpec, arg, schema
 from agents.turns import dangling_calls
 from bot.bus import Mail
 from bot.messages import COORDINATOR, Outbound
@@ -42,12 +42,20 @@ ROLE = (
 
 SPAWN_WORKER = ToolSpec(
     "spawn_worker",
-    "Start a worker on a longer task. It reports back here when it publishes. `name` is a "
-    "short name people can address (@Name).",
-    schema({"name": STR, "task": STR}),
+    "Start a worker on a longer task; its result comes back here for you to summarise.",
+    schema(
+        {
+            "name": arg(STR, "short, to address it (@Alice); never a person's name"),
+            "task": arg(STR, "self-contained"),
+        }
+    ),
 )
 LIST_WORKERS = ToolSpec("list_workers", "List active workers and their state.", schema({}))
-STOP_WORKER = ToolSpec("stop_worker", "Stop an active worker.", schema({"name": STR}))
+STOP_WORKER = ToolSpec(
+    "stop_worker",
+    "Stop an active worker.",
+    schema({"name": arg(STR, "its name")}),
+)
 
 
 class Coordinator:
@@ -120,7 +128,7 @@ class Session(NodeLoop):
 
     def _tools(self) -> list[Tool]:
         tools = [
-            send_message_tool(self.services),
+            send_message_tool(self.services, "coordinator"),
             Tool(SPAWN_WORKER, self._spawn),
             Tool(LIST_WORKERS, self._list),
             Tool(STOP_WORKER, self._stop),
@@ -172,7 +180,10 @@ class Session(NodeLoop):
     def system_prompt(self, conv: Conversation) -> str:
         where = conv.target or "no channel (messages go to the home target)"
         role = f"This conversation: {where}.\n{ROLE}"
-        return system_prompt(self.services, self.info, self.person, role)
+        people = self.services.human.people.listed()
+        if people:  # so a worker's name never reads as a person's
+            role += f"\nPeople of the team (never a worker's name): {', '.join(people)}."
+        return system_prompt(self.services, self.info, conv, role)
 
     async def _serve(self) -> None:
         try:

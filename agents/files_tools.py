@@ -20,9 +20,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from agents.marking import untrusted
 from agents.services import AgentInfo, Services, ToolFactory
 from agents.step import Step
-from agents.tools import INT, STR, Tool, ToolError, ToolSpec, schema
+from agents.tools import INT, STR, Tool, ToolError, ToolSpec, arg, schema
 from bot.files import FILES_DIR, guess_type, human_size, safe_name, write_atomic
 from bot.messages import Attachment
 
@@ -31,29 +32,45 @@ SHARED = (FILES_DIR, WORKSPACES_DIR)
 READ_LINES = 400
 READ_MAX_CHARS = 40_000
 LIST_MAX = 200
-FILES_ARG = {"type": "array", "items": STR, "maxItems": 20}
+FILES_ARG = arg({"type": "array", "items": STR, "maxItems": 20}, "workspace files to attach")
 #: whether a shared file (its data-dir path) belongs to an agent's conversation
 Visible = Callable[[AgentInfo, str], bool]
 
 WRITE_FILE = ToolSpec(
     "write_file",
-    "Write a text file in your workspace (created or replaced). `path` is relative to "
-    "your workspace, e.g. report.md or data/summary.csv. Returns the file's full path, "
-    "which you can pass on or attach with `files`.",
-    schema({"path": STR, "content": STR}),
+    "Write a text file in your workspace (created or replaced). Returns the file's full "
+    "path, which you can pass on or attach with `files`.",
+    schema(
+        {
+            "path": arg(STR, "in your workspace: report.md, data/x.csv"),
+            "content": arg(STR, "the whole text"),
+        }
+    ),
 )
 READ_FILE = ToolSpec(
     "read_file",
-    "Read a text file: from your workspace (a relative path), a file a person sent "
-    "(the files/... path its message names) or a workspace path someone gave you "
-    "(workspaces/...). `offset` is the first line (1-based), `limit` the number of lines.",
-    schema({"path": STR}, {"offset": {**INT, "minimum": 1}, "limit": {**INT, "minimum": 1}}),
+    "Read a text file, a page of lines at a time.",
+    schema(
+        {"path": arg(STR, "workspace-relative, files/... (sent by a person) or workspaces/...")},
+        {
+            "offset": arg(INT, "first line, 1-based", minimum=1),
+            "limit": arg(INT, f"lines (default {READ_LINES})", minimum=1),
+        },
+    ),
 )
 LIST_FILES = ToolSpec(
     "list_files",
-    "List the files in your workspace, or below `path` (a folder of it, or files/... "
-    "or workspaces/...), with their sizes.",
-    schema({}, {"path": STR}),
+    "List files with their sizes.",
+    schema(
+        {},
+        {
+            "path": arg(
+                STR,
+                "a folder of your workspace, or files/... or workspaces/... "
+                "(default: your whole workspace)",
+            )
+        },
+    ),
 )
 
 
@@ -136,7 +153,7 @@ class Workspace:
             raise ToolError(f"{shown} has {len(lines)} lines; offset {start} is past its end")
         head = f"{shown}, lines {start}-{end} of {len(lines)}"
         more = f"; read on with offset={end + 1}" if end < len(lines) else ""
-        return f"[{head}{more}]\n" + "\n".join(chunk)
+        return f"[{head}{more}]\n" + untrusted("\n".join(chunk), f"file {shown}")
 
     async def listing(self, args: dict[str, Any]) -> str:
         if args.get("path"):

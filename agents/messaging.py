@@ -1,29 +1,48 @@
 """`send_message(to, content)`, shared by the coordinator and workers.
 
 `to` is `human` (the person of the speaker's conversation), `coordinator`, a
-worker's name, or `*` (everyone, the person included). Messages are queued in the
-speaker's current step and land with its checkpoint.
+worker's name, or `*` (everyone, the person included); the description says what
+each means for the role that has the tool. Messages are queued in the speaker's
+current step and land with its checkpoint.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from agents.files_tools import FILES_ARG, step_workspace
 from agents.services import Services
 from agents.step import Step
-from agents.tools import STR, Tool, ToolError, ToolSpec, schema
+from agents.tools import STR, Tool, ToolError, ToolSpec, arg, schema
 from bot.messages import COORDINATOR, HUMAN, BusMessage, Outbound
 
-SEND_MESSAGE = ToolSpec(
-    "send_message",
-    "Send a message. `to`: 'human' (the person of this conversation), 'coordinator', a "
-    "worker's name, or '*' for everyone. `files`: workspace files to attach.",
-    schema({"to": STR, "content": STR}, {"files": FILES_ARG}),
-)
+
+def _spec(description: str, to: str) -> ToolSpec:
+    return ToolSpec(
+        "send_message",
+        description,
+        schema(
+            {"to": arg(STR, to), "content": arg(STR, "Markdown")},
+            {"files": FILES_ARG},
+        ),
+    )
 
 
-def send_message_tool(services: Services) -> Tool:
+SEND_MESSAGE = {
+    "coordinator": _spec(
+        "Message a worker. Your text is your reply to this conversation's person: never "
+        "send_message(to='human') to answer.",
+        "a worker's name; '*': all workers and the person; 'human': an extra note",
+    ),
+    "worker": _spec(
+        "Send a message; it does not end your task.",
+        "'human': the person your task came from (progress, or the answer to their "
+        "question); 'coordinator'; a worker's name; '*': all",
+    ),
+}
+
+
+def send_message_tool(services: Services, role: Literal["coordinator", "worker"]) -> Tool:
     async def handler(args: dict[str, Any], step: Step) -> str:
         to, content = args["to"].strip(), args["content"]
         if not content.strip():
@@ -50,7 +69,7 @@ def send_message_tool(services: Services) -> Tool:
         attached = f" with {len(files)} file(s)" if files else ""
         return f"Sent to {', '.join(recipients)}{attached}."
 
-    return Tool(SEND_MESSAGE, step_handler=handler)
+    return Tool(SEND_MESSAGE[role], step_handler=handler)
 
 
 def _recipients(services: Services, to: str, speaker_id: str) -> list[str]:

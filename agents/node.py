@@ -21,13 +21,15 @@ from agents import turns as turns_mod
 from agents.attachments import blocks as attachment_blocks
 from agents.conversation import Conversation
 from agents.llm import CallLabel, LLMResponse, ModelError, ModelUnavailable
+from agents.prompts import snapshot
 from agents.services import Services
 from agents.step import Effects, Step
 from agents.tools import Toolbox, ToolResult, result_block
+from agents.transcript import CONTEXT, context_texts, person_of, render
 from bot.audit import args_digest
 from bot.bus import Mail
 from bot.clock import now_line
-from bot.messages import COORDINATOR, FROM_PERSON, BusMessage, Outbound, Target
+from bot.messages import COORDINATOR, BusMessage, Outbound, Target
 from bot.notices import (
     MODEL_DECLINED,
     MODEL_UNAVAILABLE,
@@ -62,22 +64,6 @@ class Inbox(Protocol):
     def drain(self) -> list[Mail]: ...
 
 
-def render(mail: Mail) -> str:
-    """How a bus message reads inside an agent's conversation."""
-    msg = mail.msg
-    who = msg.meta.get("sender") or msg.sender
-    if msg.kind in FROM_PERSON:
-        via = msg.meta.get("channel")
-        return f"[{who}{' via ' + via if via else ''}]: {msg.text}"
-    label = {
-        "result": f"[Worker {msg.sender} published its result]",
-        "suggestion": f"[Worker {msg.sender} suggests a next step]",
-        "notice": "[Switchboard notice]",
-        "task": "[Scheduled task]",
-    }.get(msg.kind, f"[Message from {msg.sender}]")
-    return f"{label}: {msg.text}"
-
-
 def call_outcome(result: ToolResult) -> str:
     """A tool call's outcome as the audit log names it."""
     if result.approval is not None:
@@ -106,14 +92,28 @@ class NodeLoop:
     def absorb(self, conv: Conversation, mail: list[Mail]) -> None:
         """Yield point: take the mailbox's contents into the conversation, after a line
         with the current date and time (in the zone of the person speaking, when one
-        does): the clock travels with the messages, so the system prompt stays cached."""
+        does) and the context of this turn (their profile, memory written since): what
+        changes travels with the messages, so the system prompt stays cached."""
+        for item in mail:
+            self.heard(item.msg)  # first: a preference said now is in the profile shown now
         if mail:
             conv.add_clock(self.now(mail))
+            self.add_context(conv, [p for m in mail if (p := person_of(m.msg))])
         for item in mail:
             conv.add_text(render(item))
             conv.add_blocks(attachment_blocks(item.msg.attachments, self.services.data_dir))
             self.effects.consumed.append(item.id)
-            self.heard(item.msg)
+
+    def add_context(self, conv: Conversation, people: list[str]) -> None:
+        """A `[Context for this turn]` block with what the conversation does not hold yet."""
+        memory = self.services.memory
+        if memory is None:
+            return
+        system = snapshot(self.services, conv)
+        shown = "\n".join(context_texts(conv.messages))
+        blocks = memory.context(self.agent_id, list(dict.fromkeys(people)), system, shown)
+        if blocks:
+            conv.add_text("\n\n".join([CONTEXT, *blocks]))
 
     def now(self, mail: list[Mail] | None = None) -> str:
         """`[Now: YYYY-MM-DD HH:MM <zone> ...]` in the zone of the first person speaking,

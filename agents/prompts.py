@@ -1,16 +1,34 @@
 """System prompts: the agent's SOUL.md (seeded from `agents/souls/`), extended by
-prompt parts other modules register (memory), then the role's fixed instructions.
+prompt parts other modules register (memory), the rule on untrusted text, then the
+role's fixed instructions.
 
-The result depends only on files and the speaking person, so it is byte-identical
-between turns while nothing changed: the prompt cache keeps hitting.
+A conversation's system prompt is a snapshot: built when the conversation starts and
+again after a compaction (its opening messages change), kept in the store's
+key/value table beside the conversation, so it is byte-identical from turn to turn
+and across restarts and the prompt cache keeps hitting. What changes per turn (the
+time, who speaks and their profile, memory written since) travels in the messages
+(`NodeLoop.absorb`).
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+import time
 from importlib import resources
 from pathlib import Path
+from typing import Any, Protocol
 
+from agents.marking import RULE
 from agents.services import AgentInfo, Services
+
+_KEY = "prompt:"
+
+
+class Conv(Protocol):
+    agent: str
+    key: str
+    messages: list[dict[str, Any]]
 
 
 def agent_dir(data_dir: Path, agent_id: str) -> Path:
@@ -27,8 +45,42 @@ def soul(data_dir: Path, info: AgentInfo) -> str:
     return path.read_text(encoding="utf-8")
 
 
-def system_prompt(services: Services, info: AgentInfo, person: str | None, role: str) -> str:
+def build(services: Services, info: AgentInfo, role: str) -> str:
+    """A fresh system prompt: nothing in it depends on who speaks or on the clock."""
     parts = [soul(services.data_dir, info)]
-    parts.extend(part(info, person) for part in services.prompt_parts)
-    parts.append(role)
+    parts.extend(part(info, None) for part in services.prompt_parts)
+    parts += [RULE, role]
     return "\n\n".join(p.strip() for p in parts if p and p.strip())
+
+
+def system_prompt(services: Services, info: AgentInfo, conv: Conv, role: str) -> str:
+    """The conversation's snapshot, built now when it has none for its opening."""
+    text = snapshot(services, conv)
+    if text is None:
+        text = build(services, info, role)
+        record = {"opening": _opening(conv.messages), "system": text, "built_at": time.time()}
+        services.store.set_kv(_key(conv), json.dumps(record))
+    return text
+
+
+def snapshot(services: Services, conv: Conv) -> str | None:
+    """The system prompt this conversation was built with, or None (new, compacted)."""
+    raw = services.store.get_kv(_key(conv))
+    if raw is None or not conv.messages:
+        return None
+    record = json.loads(raw)
+    return str(record["system"]) if record.get("opening") == _opening(conv.messages) else None
+
+
+def _key(conv: Conv) -> str:
+    return f"{_KEY}{conv.agent}:{conv.key}"
+
+
+def _opening(messages: list[dict[str, Any]]) -> str:
+    """A digest of the first two blocks of the first message: they never change in a
+    conversation (blocks are only appended) and a compaction replaces them."""
+    if not messages:
+        return ""
+    content = messages[0]["content"]
+    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content[:2]
+    return hashlib.sha256(json.dumps(blocks, sort_keys=True).encode()).hexdigest()[:32]

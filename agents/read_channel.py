@@ -13,8 +13,9 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
+from agents.marking import untrusted
 from agents.services import AgentInfo, Services, ToolFactory
-from agents.tools import INT, STR, Tool, ToolError, ToolSpec, schema
+from agents.tools import INT, STR, Tool, ToolError, ToolSpec, arg, schema
 from bot.messages import Target, TargetError
 from bot.reading import MAX_LINES, Reader, ReadRefused, render
 
@@ -24,12 +25,24 @@ _UNIT = {"m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
 READ_CHANNEL = ToolSpec(
     "read_channel",
-    "Read what people said in a channel or thread the bot can see, not only to you: "
-    "`target` like slack:C123, slack:C123/1700.1 (a thread), discord:123, "
-    "discord:123/456, email:ann@example.com (the mail between that address and you, "
-    "both sides). `since`: an ISO time or an age like 24h "
-    f"or 7d. `limit`: messages, newest kept (default {DEFAULT_LINES}, at most {MAX_LINES}).",
-    schema({"target": STR}, {"since": STR, "limit": {**INT, "minimum": 1}}),
+    "Read what people said in a channel or thread the bot can see, not only to you.",
+    schema(
+        {
+            "target": arg(
+                STR,
+                "slack:C123, slack:C123/1700.1 (thread), discord:123[/456], email:a@x.org "
+                "(mail both ways)",
+            )
+        },
+        {
+            "since": arg(STR, "ISO time or age: 24h, 7d"),
+            "limit": arg(
+                INT,
+                f"newest kept (default {DEFAULT_LINES}, max {MAX_LINES})",
+                minimum=1,
+            ),
+        },
+    ),
 )
 
 
@@ -63,7 +76,8 @@ def read_channel_tools(services: Services) -> ToolFactory:
             page = await reader.read_history(target, since, limit)
         except ReadRefused as exc:
             raise ToolError(str(exc)) from exc
-        return render(target, page, limit)
+        head, _, lines = render(target, page, limit).partition("\n")
+        return f"{head}\n{untrusted(lines, f'history of {target}')}" if lines else head
 
     def tools(info: AgentInfo) -> list[Tool]:
         return [Tool(READ_CHANNEL, handler)]

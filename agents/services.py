@@ -64,6 +64,13 @@ class MemoryHooks(Protocol):
     def published(self, agent_id: str, task: str, result: str) -> None:
         """A worker published its result (it reflects into its memory)."""
 
+    def context(
+        self, agent_id: str, people: list[str], system: str | None, shown: str
+    ) -> list[str]:
+        """Marked blocks for this turn: the people's profiles, memory written since the
+        conversation's `system` prompt was built, leaving out what `shown` holds."""
+        ...
+
     def over_budget(self, system: str, tools: list[dict[str, Any]], messages: Messages) -> bool:
         """The next request nears the context budget: compact first."""
 

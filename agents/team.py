@@ -41,6 +41,12 @@ class Team:
                 f"{name!r} is not a usable worker name: use a short name of letters, "
                 "digits, - or _ (like Alice), not coordinator/human/all"
             )
+        person = self.services.human.people.named(name)
+        if person is not None:
+            raise ToolError(
+                f"{name!r} is the name of a person of the team ({person.name}); a worker "
+                "needs a name no person has, so @-mentions stay clear: pick another"
+            )
         if worker_id in self.workers:
             raise ToolError(
                 f"a worker called {self.workers[worker_id].row.name} is already "

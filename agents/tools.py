@@ -105,6 +105,11 @@ STR = {"type": "string"}
 INT = {"type": "integer"}
 
 
+def arg(base: dict[str, Any], description: str, **more: Any) -> dict[str, Any]:
+    """A property schema with its own description (every parameter has one)."""
+    return {**base, **more, "description": description}
+
+
 class ToolSource(Protocol):
     """Tools that come and go at run time (an MCP server's); `version` changes with them."""
 
@@ -174,9 +179,10 @@ class Toolbox:
 def _check(spec: dict[str, Any], args: Any) -> str | None:
     if not isinstance(args, dict):
         return f"arguments must be a JSON object, got {json.dumps(args)[:100]}"
-    error = jsonschema.exceptions.best_match(
-        jsonschema.Draft202012Validator(spec).iter_errors(args)
-    )
+    # a `oneOf` shows the model the shapes a value may take; which shape is meant (a
+    # trigger's type) is the handler's to check, with a text that says what to send
+    errors = jsonschema.Draft202012Validator(spec).iter_errors(args)
+    error = jsonschema.exceptions.best_match(e for e in errors if e.validator != "oneOf")
     if error is None:
         return None
     where = ".".join(str(p) for p in error.absolute_path)

@@ -14,8 +14,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from agents.marking import untrusted
 from agents.services import AgentInfo
-from agents.tools import STR, Tool, ToolError, ToolSpec, schema
+from agents.tools import STR, Tool, ToolError, ToolSpec, arg, schema
 from bot.messages import COORDINATOR, Target, TargetError
 from bot.notices import where_to
 from bot.status import when
@@ -25,38 +26,77 @@ from bot.triggers.activity import period, read_activity
 from bot.triggers.engine import TriggerEngine
 from bot.triggers.rows import TriggerRow
 
+SECONDS = {"type": "number"}
+
+
+def _shape(type: str, required: dict[str, Any], optional: dict[str, Any] | None = None) -> Any:
+    """The config keys of one trigger type (the keys every type takes are beside)."""
+    return {"title": type, "properties": {**required, **(optional or {})}, "required": [*required]}
+
+
+#: `config`: one shape per trigger type (`oneOf`), and the keys any type may add
+CONFIG = {
+    "type": "object",
+    "description": "the shape titled like `type`; the keys here fit any type",
+    "properties": {
+        "timezone": arg(STR, "IANA zone"),
+        "agent": arg(STR, "who is woken (default: you)"),
+        "action_type": arg(STR, "wake_agent (action is a task; default) or send_message"),
+        "missed": arg(STR, "after downtime: catch_up (default) or skip"),
+        "grace_seconds": arg(SECONDS, "how late a catch-up may run"),
+    },
+    "oneOf": [
+        _shape("scheduled", {"cron": arg(STR, "5-field cron, 0 = Sunday")}),
+        _shape("delayed", {"delay_seconds": arg(SECONDS, "from now")}),
+        _shape("at_time", {"at": arg(STR, "ISO 8601, future")}),
+        _shape(
+            "heartbeat",
+            {"interval_seconds": arg(SECONDS, "between beats")},
+            {
+                "checklist": arg({"type": "array", "items": STR}, "what to check"),
+                "watch": arg(
+                    {"type": "array", "items": STR},
+                    "wake only if changed: messages workers questions outbox triggers",
+                ),
+            },
+        ),
+        _shape(
+            "on_event",
+            {"event_pattern": arg(STR, "e.g. worker.completed")},
+            {
+                "filter": arg({"type": "object"}, "event fields to match"),
+                "cooldown_seconds": arg(SECONDS, "least time between firings"),
+            },
+        ),
+        _shape(
+            "on_idle",
+            {"idle_seconds": arg(SECONDS, "of quiet")},
+            {"watch_agent": arg(STR, "whose quiet counts")},
+        ),
+    ],
+}
+
 SCHEDULE = ToolSpec(
     "schedule",
-    "Schedule something to happen later. `type` and its `config`: "
-    "scheduled {cron: '0 9 * * 1-5'} (5-field cron, weekday 0 = Sunday); "
-    "delayed {delay_seconds: 1800}; at_time {at: '2030-02-12T09:00:00'} (ISO 8601, future); "
-    "heartbeat {interval_seconds, checklist?: [..], watch?: [messages, workers, questions, "
-    "outbox, triggers]} (wakes you only when something watched changed); "
-    "on_event {event_pattern: 'worker.completed', filter?: {agent_id: 'alice'}, "
-    "cooldown_seconds?: 10}; on_idle {idle_seconds, watch_agent?}. Any config may add "
-    "timezone (IANA; default: the zone of the person of this conversation, else the "
-    "bot's), agent (who is woken: coordinator or a worker's "
-    "name, started if needed; default you), action_type (wake_agent = give `action` as a "
-    "task, the default; send_message = post `action` as is), missed (catch_up = run once "
-    "late after downtime, the default; skip) and grace_seconds (how late a catch-up may "
-    "be; default 3600). Output goes to `deliver_to` (a delivery target), else this "
-    "conversation, else the home target.",
+    "Schedule a reminder, a recurring check or a task on an event.",
     schema(
         {
-            "type": {"type": "string", "enum": list(TYPES)},
-            "config": {"type": "object"},
-            "action": STR,
+            "type": arg(STR, "when it fires", enum=list(TYPES)),
+            "config": CONFIG,
+            "action": arg(STR, "task for the agent, or message to post"),
         },
-        {"deliver_to": STR},
+        {"deliver_to": arg(STR, "delivery target (default: this conversation, else home)")},
     ),
 )
 LIST_TRIGGERS = ToolSpec(
-    "list_triggers", "List the active triggers with their next fire time.", schema({})
+    "list_triggers", "List the active triggers with their ids and next fire times.", schema({})
 )
 CANCEL_TRIGGER = ToolSpec(
-    "cancel_trigger", "Cancel an active trigger by its id.", schema({"trigger_id": STR})
+    "cancel_trigger",
+    "Cancel an active trigger.",
+    schema({"trigger_id": arg(STR, "its id")}),
 )
-_TRIGGER_ID = {"type": "string", "description": "The trigger's id, as list_triggers shows it."}
+_TRIGGER_ID = arg(STR, "the trigger's id, as list_triggers shows it")
 PAUSE_TRIGGER = ToolSpec(
     "pause_trigger",
     "Pause a trigger: it does not fire until resume_trigger. Its maker, the coordinator "
@@ -68,12 +108,15 @@ RESUME_TRIGGER = ToolSpec(
     "Resume a paused trigger; a clock trigger's next fire is counted from now.",
     schema({"trigger_id": _TRIGGER_ID}),
 )
+SPAN = "ISO 8601, today, yesterday or a span back like 24h"
 READ_ACTIVITY = ToolSpec(
     "read_activity",
     "What happened in a period: conversations (people's messages and agents' replies), "
-    "worker results, open questions, event counts. `since`/`until`: ISO 8601, 'today', "
-    "'yesterday' (alone: the whole of yesterday), or a span back from now like '24h'.",
-    schema({"since": STR}, {"until": STR}),
+    "worker results, open questions, event counts.",
+    schema(
+        {"since": arg(STR, SPAN)},
+        {"until": arg(STR, f"default now; {SPAN}")},
+    ),
 )
 
 
@@ -199,7 +242,8 @@ class TriggerTools:
         except TriggerError as exc:
             raise ToolError(str(exc)) from exc
         settings = self.engine.settings
-        return await asyncio.to_thread(read_activity, settings.db_path, self.engine.events.path, p)
+        text = await asyncio.to_thread(read_activity, settings.db_path, self.engine.events.path, p)
+        return untrusted(text, "activity: what people and agents said and did")
 
     def _origin(self) -> tuple[str, str | None, str | None]:
         """Who creates the trigger (its default agent), in which conversation, to where."""

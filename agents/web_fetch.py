@@ -26,9 +26,9 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 import html2text
 import httpx2
 
-from agents.mcp.results import cut
+from agents.mcp.results import marked
 from agents.services import AgentInfo
-from agents.tools import STR, Tool, ToolError, ToolResult, ToolSpec, schema
+from agents.tools import STR, Tool, ToolError, ToolResult, ToolSpec, arg, schema
 
 MAX_REDIRECTS = 5
 USER_AGENT = "Switchboard web_fetch (+https://github.com/)"
@@ -36,7 +36,7 @@ SPEC = ToolSpec(
     "web_fetch",
     "Fetch a web page (http or https) and return it as readable text. Private and local "
     "addresses are refused.",
-    schema({"url": STR}),
+    schema({"url": arg(STR, "http(s) address")}),
 )
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -197,10 +197,8 @@ class WebFetch:
         head = f"{url} (HTTP {response.status_code})"
         if not complete:
             head += f" [only the first {self.limits.max_bytes:,} bytes were read]"
-        return ToolResult(
-            cut(f"{head}\n\n{text.strip()}", self.limits.max_chars),
-            is_error=response.status_code >= 400,
-        )
+        page = marked(text.strip(), f"web page {url}", self.limits.max_chars)
+        return ToolResult(f"{head}\n{page}", is_error=response.status_code >= 400)
 
 
 def _certificate_problem(exc: httpx2.HTTPError) -> tuple[str, str] | None:

@@ -17,11 +17,12 @@ from typing import Any
 
 from agents.files_tools import FILES_ARG, workspace_for, workspace_of
 from agents.messaging import send_message_tool
-from agents.node import Conversation, NodeLoop, Outcome, render
+from agents.node import Conversation, NodeLoop, Outcome
 from agents.prompts import system_prompt
 from agents.services import AgentInfo, Services
 from agents.step import Effects, Step
-from agents.tools import STR, Tool, Toolbox, ToolError, ToolResult, ToolSpec, schema
+from agents.tools import STR, Tool, Toolbox, ToolError, ToolResult, ToolSpec, arg, schema
+from agents.transcript import answer_text, render
 from agents.turns import ANSWERED, REMINDER, last_words, reminded
 from bot.bus import Mail, Mailbox
 from bot.messages import (
@@ -49,21 +50,25 @@ PENDING = "(waiting for the person's answer)"
 
 ASK_HUMAN = ToolSpec(
     "ask_human",
-    "Ask a person a question and wait (parked) until they answer; returns their answer. "
-    "`via` is a delivery target (e.g. email:ann@example.com, slack:C123); default: the "
-    "conversation your task came from.",
-    schema({"question": STR}, {"via": STR}),
+    "Ask a person a question and wait (parked) until they answer; returns their answer.",
+    schema(
+        {"question": arg(STR, "one clear question")},
+        {"via": arg(STR, "delivery target, e.g. email:ann@example.com (default: your task's)")},
+    ),
 )
 PUBLISH = ToolSpec(
     "publish",
-    "Finish your task: the result goes to the coordinator and the person. `files`: "
-    "workspace files to attach (they go to the conversation your task came from).",
-    schema({"result": STR}, {"files": FILES_ARG}),
+    "Finish your task. The coordinator summarises the result for the person; files go "
+    "to the conversation your task came from.",
+    schema(
+        {"result": arg(STR, "complete, self-contained")},
+        {"files": FILES_ARG},
+    ),
 )
 SUGGEST_NEXT = ToolSpec(
     "suggest_next",
     "Suggest a next step to the coordinator, without ending your task.",
-    schema({"suggestion": STR}),
+    schema({"suggestion": arg(STR, "the step")}),
 )
 
 
@@ -100,7 +105,7 @@ class Worker(NodeLoop):
 
     def _tools(self) -> list[Tool]:
         tools = [
-            send_message_tool(self.services),
+            send_message_tool(self.services, "worker"),
             Tool(ASK_HUMAN, step_handler=self._ask_human),
             Tool(PUBLISH, step_handler=self._publish),
             Tool(SUGGEST_NEXT, step_handler=self._suggest),
@@ -110,7 +115,7 @@ class Worker(NodeLoop):
         return tools
 
     def system_prompt(self, conv: Conversation) -> str:
-        return system_prompt(self.services, self.info, self.person, self._role())
+        return system_prompt(self.services, self.info, conv, self._role())
 
     def _role(self) -> str:
         """Who asked, where, and the limits: fixed for the task (the prompt stays cached)."""
@@ -155,6 +160,7 @@ class Worker(NodeLoop):
         if not conv.messages:
             conv.add_text(self.now())
             conv.add_text(f"Your task: {self.row.task}")
+            self.add_context(conv, [self.person] if self.person else [])
         return conv
 
     def _settle(self, conv: Conversation, outcome: Outcome) -> bool:
@@ -245,14 +251,16 @@ class Worker(NodeLoop):
     def _resume(
         self, conv: Conversation, parked: ParkedState, answer: Mail, held: list[Mail]
     ) -> None:
-        text = f"{answer.msg.meta.get('sender') or 'The person'} answered: {answer.msg.text}"
+        text = answer_text(answer.msg)
         results = [
             dict(r, content=text) if r.get("tool_use_id") == parked.tool_use_id else r
             for r in parked.results
         ]
         conv.add_blocks(results)
+        self.heard(answer.msg)  # first: a preference said in the answer shows in its profile
         conv.add_clock(self.now([answer]))
-        self.heard(answer.msg)
+        person = answer.msg.meta.get("person")
+        self.add_context(conv, [str(person)] if person else [])
         for raw in parked.later:
             later = BusMessage.from_json(raw)
             conv.add_text(render(Mail(0, later)))

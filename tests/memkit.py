@@ -11,7 +11,7 @@ from agents.services import AgentInfo
 from agents.tools import Toolbox, ToolResult
 from bot.events import EventLog
 from config.settings import load_settings
-from tests.fakes.anthropic_api import Call
+from tests.fakes.anthropic_api import Call, unwrap
 
 
 def memory_at(data_dir: Path, **env: str) -> Memory:
@@ -25,7 +25,10 @@ def toolbox(memory: Memory, agent_id: str = "coordinator") -> Toolbox:
 
 
 async def call(box: Toolbox, name: str, **args: Any) -> ToolResult:
-    return await box.call(name, args)
+    """The tool's result, its text without the untrusted block's delimiter lines."""
+    result = await box.call(name, args)
+    result.text = unwrap(result.text)
+    return result
 
 
 def assert_tool_pairs_valid(calls: list[Call]) -> None:

@@ -16,7 +16,7 @@ from bot.messages import Sender, Target
 from bot.report import full_status
 from bot.store import Store
 from bot.triggers import build_spec
-from tests.fakes.anthropic_api import FakeAnthropic, text, tool
+from tests.fakes.anthropic_api import FakeAnthropic, text, tool, unwrap
 from tests.kit import Recorder, events, eventually, inbound, running_app
 from tests.proc import Switchboard
 from tests.test_mcp import caller
@@ -56,7 +56,7 @@ async def test_approved_in_the_terminal_runs_once(tmp_path: Path, fake: FakeAnth
         assert len(calls(calls_file, "restart_service")) == 1
         # the model saw one tool_result for the same tool_use, with the tool's output
         result = fake.calls[-1].tool_results()[-1]
-        assert result["content"] == "api restarted" and not result.get("is_error")
+        assert unwrap(result["content"]) == "api restarted" and not result.get("is_error")
         kinds = [e["type"] for e in events(settings.data_dir, "approval.")]
         assert kinds == ["approval.requested", "approval.decided"]
         assert "Pending approvals: none" in full_status(app.store)
@@ -267,7 +267,7 @@ async def test_a_worker_waits_for_approval_and_gets_the_result(
             return [text("coordinator heard: " + call.last_text)]
         results = call.tool_results()
         if results:
-            return [tool("publish", result="worker got: " + str(results[-1]["content"]))]
+            return [tool("publish", result="worker got: " + unwrap(str(results[-1]["content"])))]
         return [tool("ops__restart_service", service="api")]
 
     fake.responder = script
@@ -323,7 +323,7 @@ async def test_work_with_no_conversation_asks_via_approval_via_else_home(
             return [text("relayed: " + call.last_text[-60:])]
         results = call.tool_results()
         if results:
-            return [tool("publish", result="worker got: " + str(results[-1]["content"]))]
+            return [tool("publish", result="worker got: " + unwrap(str(results[-1]["content"])))]
         return [tool("ops__restart_service", service="api")]
 
     fake.responder = script

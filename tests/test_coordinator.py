@@ -57,7 +57,11 @@ async def test_prefix_is_identical_between_turns(settings: Settings, fake: FakeA
     assert first.body["system"] == second.body["system"]
     assert first.body["tools"] == second.body["tools"]
     opening = first.messages[0]["content"]
-    said = {"type": "text", "text": "[Ann via terminal]: one"}
+    said = {
+        "type": "text",
+        "text": '<untrusted source="terminal message" speaker="Ann">\n'
+        "[Ann via terminal]: one\n</untrusted>",
+    }
     assert second.messages[:2] == [
         {"role": "user", "content": [opening[0], said]},
         first.messages and second.messages[1],

@@ -25,6 +25,9 @@ from tests.script import TeamScript
 
 GENERAL = str(dp.GENERAL)
 
+SAID_ANN = "[Ann (900000000000001001) via discord]"  # unlisted: handle plus id
+SAID_BOB = "[Bob (900000000000001002) via discord]"
+
 
 def heard(call: Call) -> list[dict]:
     return [text(f"heard {len(call.messages)}: {call.last_text}")]
@@ -40,7 +43,7 @@ async def test_mention_gets_a_reply_in_a_thread_on_it_and_follow_ups_need_no_men
         await discord_fake.until(lambda posts: any(p.channel_id == mid for p in posts))
         assert discord_fake.threads_started == [mid]  # the thread has the mention's id
         first = discord_fake.in_channel(mid)[0]
-        assert first.content == "**Coordinator:** heard 1: [Ann via discord]: hello there"
+        assert first.content == f"**Coordinator:** heard 1: {SAID_ANN}: hello there"
 
         discord_fake.say("and one more thing", channel=mid)  # no mention, in our thread
         await discord_fake.until(lambda posts: len(discord_fake.in_channel(mid)) == 2)
@@ -50,8 +53,8 @@ async def test_mention_gets_a_reply_in_a_thread_on_it_and_follow_ups_need_no_men
         await discord_fake.until(lambda posts: len(discord_fake.threads_started) == 2)
 
     follow_up = discord_fake.in_channel(mid)[1].content
-    assert follow_up == "**Coordinator:** heard 3: [Ann via discord]: and one more thing"
-    assert [c.last_text for c in fake.calls[calls_before:]] == ["[Ann via discord]: a second topic"]
+    assert follow_up == f"**Coordinator:** heard 3: {SAID_ANN}: and one more thing"
+    assert [c.last_text for c in fake.calls[calls_before:]] == [f"{SAID_ANN}: a second topic"]
     received = events(settings.data_dir, "message.received")
     assert [e["data"]["conversation"] for e in received][:2] == [f"discord:{GENERAL}/{mid}"] * 2
     assert discord_fake.in_channel(GENERAL) == []  # nothing answered in the channel itself
@@ -66,7 +69,7 @@ async def test_dm_gets_a_reply_in_the_dm(
         discord_fake.say("hi, can you help?", author=dp.BOB, channel=dm)
         await discord_fake.until(lambda posts: bool(discord_fake.in_channel(dm)))
     reply = discord_fake.in_channel(dm)[0]
-    assert reply.content == "**Coordinator:** heard 1: [Bob via discord]: hi, can you help?"
+    assert reply.content == f"**Coordinator:** heard 1: {SAID_BOB}: hi, can you help?"
     assert discord_fake.threads_started == []
 
 
@@ -127,7 +130,9 @@ async def test_at_name_in_the_thread_reaches_the_worker(
         await discord_fake.until(posted("Report based on: focus on pricing"))
     assert script.answers_seen == ["focus on pricing"]
     alice = [c for c in fake.calls if c.agent == "Alice"]
-    assert "Ann answered: focus on pricing" in alice[-1].last_text  # mention and @Alice gone
+    assert (
+        "Ann (900000000000001001) answered: focus on pricing" in alice[-1].last_text
+    )  # mention and @Alice gone
 
 
 async def test_at_all_in_a_dm_reaches_the_coordinator_and_every_worker(
@@ -146,7 +151,7 @@ async def test_at_all_in_a_dm_reaches_the_coordinator_and_every_worker(
         discord_fake.say("Consumer", channel=mid)  # the answer, in the question's thread
         await discord_fake.until(posted("Report based on: Consumer"))
     assert discord_fake.in_channel(dm)[0].content == (
-        "**Coordinator:** coordinator heard: [Ann via discord]: deadline moved up"
+        f"**Coordinator:** coordinator heard: {SAID_ANN}: deadline moved up"
     )
     assert script.answers_seen == ["Consumer"]
     alice = [c for c in fake.calls if c.agent == "Alice"]

@@ -24,6 +24,9 @@ from tests.fakes.discord_api import FakeDiscord
 from tests.kit import events, eventually, make_settings
 from tests.proc import Switchboard
 
+SAID_ANN = "[Ann (900000000000001001) via discord]"  # unlisted: handle plus id
+SAID_BOB = "[Bob (900000000000001002) via discord]"
+
 
 def echo(call: Call) -> list[dict]:
     return [text(f"got: {call.last_text.split(']: ', 1)[-1]}")]
@@ -56,7 +59,7 @@ async def test_other_bots_disallowed_people_and_channels_and_our_own_posts_are_i
         await discord_fake.until(lambda posts: answered(discord_fake, "last") == 1)
         assert len(app.store.pending_inbound()) == 0
     seen = [c.last_text for c in fake.calls]
-    assert seen == ["[Ann via discord]: first", "[Bob via discord]: last"]
+    assert seen == [f"{SAID_ANN}: first", f"{SAID_BOB}: last"]
     reasons = [e["data"]["reason"] for e in events(settings.data_dir, "message.refused")]
     assert reasons == [
         "bot message",

@@ -52,7 +52,7 @@ async def test_the_tools_write_read_list_within_limits(ws: Workspace) -> None:
         {"path": "notes/a.md", "content": "\n".join(f"line {i}" for i in range(1, 11))}
     )
     page = await ws.read({"path": "notes/a.md", "offset": 3, "limit": 2})
-    assert page.endswith("line 3\nline 4") and "offset=5" in page
+    assert page.endswith("line 3\nline 4\n</untrusted>") and "offset=5" in page
     assert "notes/a.md" in await ws.listing({})
     with pytest.raises(ToolError, match="SWITCHBOARD_FILE_MAX_BYTES"):
         await ws.write({"path": "big.txt", "content": "x" * 2000})

@@ -15,7 +15,7 @@ import pytest
 from bot.report import full_status
 from bot.store import Store
 from config.settings import SettingsError
-from tests.fakes.anthropic_api import Call, FakeAnthropic, text, tool
+from tests.fakes.anthropic_api import Call, FakeAnthropic, text, tool, unwrap
 from tests.kit import Recorder, events, eventually, inbound, running_app
 from tests.tools_kit import calls, http_entry, http_server, stdio_entry, tools_settings
 
@@ -23,8 +23,11 @@ CALL = re.compile(r"call (\S+) (\{.*\})")
 
 
 def content_of(block: dict[str, Any]) -> str:
+    """A tool result's content, without the untrusted block's delimiter lines."""
     content = block.get("content")
-    return content if isinstance(content, str) else json.dumps(content)
+    if isinstance(content, str):
+        return unwrap(content)
+    return json.dumps([dict(b, text=unwrap(b["text"])) if "text" in b else b for b in content])
 
 
 def caller(call: Call) -> list[dict[str, Any]]:

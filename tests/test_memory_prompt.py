@@ -16,7 +16,11 @@ def coordinator_dir(settings: Settings) -> Path:
     return settings.data_dir / "agents" / "coordinator"
 
 
-async def test_memory_prefix_is_identical_between_turns_until_memory_changes(
+def context(call: Call) -> str:
+    return call.context
+
+
+async def test_memory_prefix_is_identical_between_turns_and_memory_written_travels_in_turns(
     settings: Settings, fake: FakeAnthropic
 ) -> None:
     def responder(call: Call) -> list[dict]:
@@ -27,14 +31,18 @@ async def test_memory_prefix_is_identical_between_turns_until_memory_changes(
     fake.responder = responder
     rec = Recorder()
     async with running_app(settings, [rec]) as app:
-        for n, line in enumerate(["hello", "how are you", "save the number", "thanks"], 1):
+        for n, line in enumerate(["hello", "how are you", "save the number", "thanks", "bye"], 1):
             app.human.accept(inbound(line))
             await rec.wait_count(n)
-    systems = [c.system for c in fake.calls]
-    assert systems[0] == systems[1] == systems[2]  # nothing changed memory
-    assert "555-0100" not in systems[2]
-    assert "555-0100" in systems[3] and systems[3] == systems[4]
-    assert systems[0].startswith("# Coordinator\n")  # SOUL.md first, then memory
+    systems = {c.system for c in fake.calls}
+    assert len(systems) == 1  # the prompt holds, memory write or not
+    assert "555-0100" not in systems.pop()
+    assert "555-0100" not in context(fake.calls[3])
+    thanks, bye = fake.calls[4], fake.calls[5]
+    assert "555-0100" in context(thanks)
+    assert "written since this conversation began" in context(thanks)
+    assert context(bye).count("555-0100") == 1  # shown once, not at every turn
+    assert fake.calls[0].system.startswith("# Coordinator\n")  # SOUL.md first, then memory
 
 
 async def test_prefix_holds_memory_profile_recent_logs_and_index_in_order(
@@ -59,12 +67,16 @@ async def test_prefix_holds_memory_profile_recent_logs_and_index_in_order(
         app.human.accept(inbound("hi", sender="bob", conversation="other"))
         await rec.wait_count(2)
     ann, bob = fake.calls[0].system, fake.calls[1].system
-    order = ["Ops is led by Ann", "terse answers", "Froze the release", "Deployed 2.1", "index"]
+    order = ["Ops is led by Ann", "Froze the release", "Deployed 2.1", "index"]
     positions = [ann.index(fragment) for fragment in order]
     assert positions == sorted(positions)
     assert ann.startswith("# Coordinator\n")  # SOUL.md comes first
-    assert "Old news" not in ann and "Likes long explanations" not in ann
-    assert "Likes long explanations" in bob and "terse answers" not in bob
+    assert "Old news" not in ann and ann == bob  # no profile in the prompt: it is the same
+    # each speaker's profile travels in their turn, as marked data
+    first, second = context(fake.calls[0]), context(fake.calls[1])
+    assert "terse answers" in first and "Likes long" not in first
+    assert "Likes long explanations" in second and "terse" not in second
+    assert '<untrusted source="profile of ann' in context(fake.calls[0])
 
 
 async def test_prefix_is_trimmed_oldest_first_with_a_note(
@@ -114,7 +126,7 @@ async def test_what_people_say_outright_is_captured_once(
     assert profile.startswith("# Ann\n\n## Notes\n- Please remember that the staging DB")
     assert profile.count("port 5433") == 1  # Ann's own profile, once
     assert "## Preferences\n- I prefer answers as bullet points." in profile
-    assert "bullet points" in fake.calls[-1].system  # the next prompt knows it
+    assert "bullet points" in context(fake.calls[1])  # the very turn it was said in knows it
     assert len(events(settings.data_dir, "memory.captured")) == 3
 
 

@@ -88,9 +88,9 @@ async def test_the_same_person_on_slack_and_email_shares_one_profile(
     profile = (settings.data_dir / "people/ann.md").read_text()
     assert profile.startswith("# Ann\n\n## Preferences\n- I prefer answers in German.")
     by_email = fake.calls[1]
-    assert "answers in German" in by_email.system  # the email conversation knows her
+    assert "answers in German" in by_email.context  # the email conversation knows her
     assert "[Ann via email]: hello again" in by_email.last_text
-    assert "answers in German" not in fake.calls[2].system  # Bob's prompt does not
+    assert "answers in German" not in fake.calls[2].context  # Bob's turn does not
     assert "[Bob via discord]: hi" in fake.calls[2].last_text
     assert sorted(p.name for p in (settings.data_dir / "people").iterdir()) == ["ann.md"]
 
@@ -170,10 +170,10 @@ async def test_a_preference_told_to_a_worker_is_in_the_coordinators_next_prompt(
         app.human.accept(said("thanks", "email", "ann@example.com", "email:<t2@x>"))
         await rec.wait_text("coordinator heard: ")
     following = [c for c in fake.calls if c.agent == "coordinator" and "thanks" in c.last_text]
-    assert "I prefer prices in euros." in following[0].system
+    assert "I prefer prices in euros." in following[0].context
     alice = [c for c in fake.calls if c.agent == "Alice"]
-    assert "About the person you are talking to" not in alice[0].system  # nothing known yet
-    assert "I prefer prices in euros." in alice[-1].system  # workers read it too
+    assert "prices in euros" not in alice[0].context  # nothing known yet
+    assert "I prefer prices in euros." in alice[-1].context  # workers read it too
 
 
 async def test_note_about_person_and_a_profile_broken_by_hand(
@@ -209,7 +209,7 @@ async def test_note_about_person_and_a_profile_broken_by_hand(
     assert "Ann leads the pricing work." in (people / "ann.md").read_text()
     bob = (people / "bob.md").read_bytes()
     assert bob.startswith(broken) and b"I prefer short answers." in bob  # appended, nothing lost
-    assert "not utf-8" in fake.calls[-1].system  # the prompt still reads it
+    assert "not utf-8" in fake.calls[-1].context  # the turn still reads it
 
 
 async def test_old_per_agent_profiles_are_migrated_once(

@@ -13,7 +13,7 @@ import pytest
 from bot.cli import main as cli_main
 from bot.triggers import build_spec
 from config.settings import Settings, load_settings
-from tests.fakes.anthropic_api import Call, FakeAnthropic, text, tool
+from tests.fakes.anthropic_api import Call, FakeAnthropic, text, tool, unwrap
 from tests.kit import Recorder, events, inbound, running_app
 from tests.proc import chat
 from tests.trigger_kit import EmailRecorder, next_run, outcomes, set_next_run, trigger_settings
@@ -87,7 +87,7 @@ def _settings(tmp_path: Path, fake: FakeAnthropic, cron: str | None) -> Settings
 
 def summarizer(call: Call) -> list[dict[str, Any]]:
     if call.tool_results():
-        return [text("Summary for ops: " + call.tool_results()[0]["content"])]
+        return [text("Summary for ops: " + unwrap(call.tool_results()[0]["content"]))]
     if "[Scheduled task]" in call.last_text:
         return [tool("read_activity", since="24h")]
     return [text("noted")]

@@ -6,7 +6,7 @@ older clients; a plain-text rendering, like the SDK's for a returned string, is
 kept as the more readable of the two); images become
 image blocks for the model; resources are named; `isError` becomes an error text.
 Everything is cut at `max_chars` with a note saying so, so one chatty tool cannot
-fill the context.
+fill the context, and the text is an `<untrusted>` block (agents/marking.py).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from typing import Any
 
 from mcp import types
 
+from agents.marking import untrusted
 from agents.tools import ToolResult
 
 IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
@@ -35,19 +36,33 @@ def to_result(tool: str, result: types.CallToolResult, max_chars: int) -> ToolRe
             texts.append(_describe(item))
     if structured is not None and not texts:
         texts.insert(0, json.dumps(structured, separators=(",", ":"), ensure_ascii=False))
-    text = cut("\n".join(texts), max_chars)
+    text, source = "\n".join(texts), f"result of MCP tool {tool}"
     if result.is_error:
-        return ToolResult(f"Error from {tool}: {text or '(no details)'}", is_error=True)
-    return ToolResult(text if text or blocks else "(no output)", blocks=blocks)
+        details = marked(text or "(no details)", source, max_chars)
+        return ToolResult(f"Error from {tool}: {details}", is_error=True)
+    shown = marked(text, source, max_chars) if text else "" if blocks else "(no output)"
+    return ToolResult(shown, blocks=blocks)
 
 
 def cut(text: str, max_chars: int) -> str:
+    body, note = cut_apart(text, max_chars)
+    return body + note
+
+
+def cut_apart(text: str, max_chars: int) -> tuple[str, str]:
+    """`text`'s first `max_chars` and the note saying what was cut ("" if nothing)."""
     if len(text) <= max_chars:
-        return text
-    return (
-        text[:max_chars] + f"\n[... cut: the result was {len(text):,} characters; "
+        return text, ""
+    return text[:max_chars], (
+        f"\n[... cut: the result was {len(text):,} characters; "
         f"the first {max_chars:,} are shown (SWITCHBOARD_TOOL_RESULT_MAX_CHARS)]"
     )
+
+
+def marked(text: str, source: str, max_chars: int) -> str:
+    """`text` cut to `max_chars` in an untrusted block, the note on the cut after it."""
+    body, note = cut_apart(text, max_chars)
+    return untrusted(body, source) + note
 
 
 def _is_json(text: str) -> bool:

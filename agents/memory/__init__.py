@@ -23,7 +23,7 @@ from agents.memory.compaction import Compactor
 from agents.memory.consolidate import Consolidator
 from agents.memory.files import AgentFiles, MemoryRefused, archive_slug
 from agents.memory.maintenance import distil
-from agents.memory.prompt import PromptCache
+from agents.memory.prompt import PromptCache, turn_context
 from agents.memory.search import MemoryIndex
 from agents.memory.shared import Shared
 from agents.memory.tools import memory_tools
@@ -100,6 +100,13 @@ class Memory:
     def prompt(self, info: AgentInfo, person: str | None) -> str:
         memory = self.agent(info.agent_id)
         return self._prompts.get(memory, person, self.settings.memory_prompt_tokens)
+
+    def context(
+        self, agent_id: str, people: list[str], system: str | None, shown: str
+    ) -> list[str]:
+        """What a turn adds to a conversation whose system prompt is `system`."""
+        budget = self.settings.memory_prompt_tokens
+        return turn_context(self.agent(agent_id), people, system, shown, budget)
 
     # -- hooks of the node loop ----------------------------------------------------------
     def heard(self, agent_id: str, msg: BusMessage) -> None:

@@ -1,6 +1,8 @@
 """The memory part of every system prompt (after SOUL.md, which `agents/prompts.py`
-seeds): MEMORY.md, the speaking person's profile (shared by every agent), the last
-two days of the daily log and memory/index.md, in that order, within a token budget.
+seeds): MEMORY.md, the last two days of the daily log and memory/index.md, in that
+order, within a token budget. A conversation keeps the prompt it was built with
+(`agents/prompts.py`); `turn_context` gives what its turns add: the speaking person's
+profile (shared by every agent) and memory written since, as marked data.
 
 The text depends only on those files and the date, never on the clock or the
 conversation, so it is byte-identical between turns while memory is unchanged and
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from agents.marking import neutralise, untrusted
 from agents.memory.agent import AgentMemory
 from agents.memory.files import INDEX_FILE, LOG_DIR, MEMORY_FILE
 from agents.memory.search import split_sections
@@ -20,20 +23,20 @@ from agents.memory.search import split_sections
 CHARS_PER_TOKEN = 4  # the estimate used throughout (no tokenizer for Claude offline)
 
 GUIDE = (
-    "You keep a memory in markdown files that persist across conversations and restarts. "
-    "Use `remember` for facts, decisions and events worth keeping, `reflect` to rewrite your "
-    "curated MEMORY.md, `learn_fact` for knowledge about a topic, `recall` and "
-    "`memory_search` to look things up. What you remember so far:"
+    "You keep a memory in markdown files that persist across conversations and restarts "
+    "(the memory tools). What you remember so far:"
 )
 
 
 def memory_prompt(memory: AgentMemory, person: str | None, budget_tokens: int) -> str:
+    """The memory part; with `person`, their profile too (the conversations' prompts
+    leave it out: it travels in the turns, `turn_context`)."""
     budget = budget_tokens * CHARS_PER_TOKEN
     files = memory.files
     profile = memory.shared.profile_path(person) if person else ""
     fixed = [
         (MEMORY_FILE, files.read(MEMORY_FILE)),
-        (profile, memory.shared.profile(person)),
+        (profile, memory.shared.profile(person) if person else ""),
         (INDEX_FILE, files.read(INDEX_FILE)),
     ]
     notes: list[str] = []
@@ -100,8 +103,44 @@ def _render(fixed: list[tuple[str, str]], logs: list[tuple[str, str]], notes: li
     return "\n\n".join(parts)
 
 
-def _tag(name: str, text: str, lead: str = "") -> str:
-    return f'<memory file="{name}">\n{lead}{text.strip()}\n</memory>'
+def _tag(name: str, text: str, lead: str = "", note: str = "") -> str:
+    about = f' note="{note}"' if note else ""
+    return f'<memory file="{name}"{about}>\n{lead}{neutralise(text.strip())}\n</memory>'
+
+
+SINCE = "written since this conversation began"
+
+
+def turn_context(
+    memory: AgentMemory, people: list[str], system: str | None, shown: str, budget_tokens: int
+) -> list[str]:
+    """Blocks for this turn that neither the conversation's system prompt nor its earlier
+    turns (`shown`) hold: each person's profile, then memory written since the prompt was
+    built (none for a conversation that has no prompt yet: it is built with them)."""
+    blocks = [b for b in (profile_block(memory, p) for p in people) if b and b not in shown]
+    if system is None:
+        return blocks
+    limit = budget_tokens * CHARS_PER_TOKEN
+    for name, text in _pieces(memory):
+        block = _tag(name, text[:limit], note=SINCE)
+        if neutralise(text.strip()[:limit]) not in system and block not in shown:
+            blocks.append(block)
+    return blocks
+
+
+def profile_block(memory: AgentMemory, person: str) -> str:
+    """A person's profile as marked data, or "" when there is none yet."""
+    text = memory.shared.profile(person).strip()
+    if not text:
+        return ""
+    return untrusted(text, f"profile of {person} ({memory.shared.profile_path(person)})")
+
+
+def _pieces(memory: AgentMemory) -> list[tuple[str, str]]:
+    """Each unit of memory the prompt shows: MEMORY.md, every log entry, the index."""
+    files = memory.files
+    whole = [(MEMORY_FILE, files.read(MEMORY_FILE)), (INDEX_FILE, files.read(INDEX_FILE))]
+    return [(n, t) for n, t in [whole[0], *_log_entries(memory), whole[1]] if t.strip()]
 
 
 Stamp = tuple[tuple[int, int, int] | None, ...]

@@ -15,8 +15,9 @@ import asyncio
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from agents.marking import untrusted
 from agents.memory.files import MemoryRefused
-from agents.tools import INT, STR, Tool, ToolError, ToolSpec, schema
+from agents.tools import INT, STR, Tool, ToolError, ToolSpec, arg, schema
 
 if TYPE_CHECKING:
     from agents.memory.agent import AgentMemory
@@ -25,47 +26,63 @@ MAX_RECALL_DAYS = 30
 
 RECALL = ToolSpec(
     "recall",
-    "Read your memory: MEMORY.md, your knowledge topics and the daily logs of the last "
-    f"`days` days (default 3, at most {MAX_RECALL_DAYS}).",
-    schema({}, {"days": {**INT, "minimum": 1, "maximum": MAX_RECALL_DAYS}}),
+    "Read your memory: MEMORY.md, knowledge topics, recent daily logs.",
+    schema(
+        {},
+        {
+            "days": arg(
+                INT,
+                "how many days of daily logs (default 3)",
+                minimum=1,
+                maximum=MAX_RECALL_DAYS,
+            )
+        },
+    ),
 )
 REMEMBER = ToolSpec(
     "remember",
-    "Append a note to today's daily log (timestamped, kept for good). Use it for facts, "
-    "decisions and events worth keeping beyond this conversation.",
-    schema({"content": {**STR, "minLength": 1}}),
+    "Append a note to today's daily log, kept for good: facts, decisions, events worth "
+    "keeping beyond this conversation.",
+    schema({"content": arg(STR, "the note", minLength=1)}),
 )
 REFLECT = ToolSpec(
     "reflect",
-    "Rewrite MEMORY.md, your curated long-term memory, with `content` (the whole new file: "
-    "keep what still holds, add what you learned, drop what is outdated).",
-    schema({"content": {**STR, "minLength": 1}}),
+    "Rewrite MEMORY.md, your curated long-term memory (keep what holds, drop what is outdated).",
+    schema({"content": arg(STR, "the whole new file", minLength=1)}),
 )
 LEARN_FACT = ToolSpec(
     "learn_fact",
-    "Write the knowledge file for a topic (replaces it). `topic` is a short name of "
-    "lower-case letters, digits and dashes, like python-asyncio. shared=false (default): "
-    "your own memory/knowledge/<topic>.md; shared=true: the team's "
-    "team/knowledge/<topic>.md, which every agent reads and searches (use it for what "
-    "the whole team should know: decisions, conventions, facts about systems).",
+    "Write the knowledge file for a topic (replaces it).",
     schema(
-        {"topic": {**STR, "minLength": 1}, "content": {**STR, "minLength": 1}},
-        {"shared": {"type": "boolean"}},
+        {
+            "topic": arg(STR, "lower-case, digits, dashes: python-asyncio", minLength=1),
+            "content": arg(STR, "the whole file", minLength=1),
+        },
+        {
+            "shared": arg(
+                {"type": "boolean"},
+                "true: team/knowledge/<topic>.md, read by every agent (decisions, "
+                "conventions); false (default): your own",
+            )
+        },
     ),
 )
 MEMORY_SEARCH = ToolSpec(
     "memory_search",
-    "Search your memory (MEMORY.md, daily logs, knowledge), the team's knowledge and "
-    "decisions, people's profiles and archived conversations for `query`; returns the "
-    "best sections, each with its file and where it comes from.",
-    schema({"query": {**STR, "minLength": 1}}),
+    "Search your memory, the team's knowledge and decisions, people's profiles and "
+    "archived conversations; returns the best sections with their files.",
+    schema({"query": arg(STR, "words to find", minLength=1)}),
 )
 NOTE_ABOUT_PERSON = ToolSpec(
     "note_about_person",
-    "Add a note to a person's profile (people/<person>.md), which every agent sees when "
-    "that person talks to it: preferences, role, time zone, how they like answers. "
-    "`person` is their name (or, for someone not in the people list, their platform id).",
-    schema({"person": {**STR, "minLength": 1}, "content": {**STR, "minLength": 1}}),
+    "Add a note to a person's profile (people/<person>.md), shown to any agent they talk "
+    "to: preferences, role, how they like answers.",
+    schema(
+        {
+            "person": arg(STR, "their name, or platform id if unlisted", minLength=1),
+            "content": arg(STR, "the note", minLength=1),
+        }
+    ),
 )
 _OLD = {**STR, "minLength": 1, "description": "Words of the one line to change."}
 _PERSON = {**STR, "description": "Whose profile: a name or platform id."}
@@ -121,7 +138,8 @@ def memory_tools(
                 raise ToolError(str(exc)) from exc
             if writes:
                 written(name)
-            return text
+                return text
+            return untrusted(text, f"memory ({name}): notes, logs and what people said")
 
         return Tool(SPECS[name], handler)
 

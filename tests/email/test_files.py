@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 from tests.email.conftest import MailWorld, email_app
-from tests.fakes.anthropic_api import Call, FakeAnthropic, text, tool
+from tests.fakes.anthropic_api import Call, FakeAnthropic, text, tool, unwrap
 from tests.kit import events, eventually
 from tests.script import ReportScript
 
@@ -16,7 +16,7 @@ ROWS = "".join(f"host-{i},cpu,{i % 100}\n" for i in range(2000))  # ~30 KB: not 
 def reader(call: Call) -> list[dict]:
     results = call.tool_results()
     if results:
-        return [text(f"The file says: {results[0]['content'].splitlines()[1]}")]
+        return [text(f"The file says: {unwrap(results[0]['content']).splitlines()[1]}")]
     path = re.search(r"saved as (files/\S+?\.csv)", call.last_text)
     if path is None:
         return [text("no file seen")]
@@ -69,7 +69,7 @@ async def test_read_channel_reads_both_sides_of_the_mail_in_time_order(
     def responder(call: Call) -> list[dict]:
         results = call.tool_results()
         if results:
-            seen.extend(str(r["content"]) for r in results)
+            seen.extend(unwrap(str(r["content"])) for r in results)
             return [text("Read it.")]
         if "second" in call.last_text:
             target = f"email:{ann.address.upper()}"  # an address is not case-sensitive

@@ -84,7 +84,7 @@ async def test_an_email_answer_to_a_question_asked_in_slack_resumes_the_worker(
     profile = (settings.data_dir / "people/ann.md").read_text()
     assert profile.startswith("# Ann\n\n## Preferences\n- I prefer prices in euros.")
     by_mail = next(c for c in fake.calls if "What should I budget?" in c.last_text)
-    assert "I prefer prices in euros." in by_mail.system  # one person, one profile
+    assert "I prefer prices in euros." in by_mail.context  # one person, one profile
     assert "[Ann via email]" in by_mail.last_text
     resumed = [e for e in events(settings.data_dir, "worker.resumed")]
     assert len(resumed) == 1 and answer["Subject"] == "Re: Another thing"

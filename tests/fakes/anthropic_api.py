@@ -19,6 +19,7 @@ import asyncio
 import inspect
 import itertools
 import json
+import re
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -31,6 +32,14 @@ from tests.fakes.threaded import ThreadedServer
 
 _ids = itertools.count(1)
 CLOCK = "[Now: "  # how the runtime's date-and-time line starts (bot/clock.py)
+CONTEXT = "[Context for this turn]"  # profiles, memory since (agents/transcript.py)
+#: the delimiter lines of an untrusted block (agents/marking.py), left out of `last_text`
+DELIMITER = re.compile(r"^(?:<untrusted source=\"[^\n]*\">|</untrusted>)(?:\n|$)", re.MULTILINE)
+
+
+def unwrap(s: str) -> str:
+    """`s` without the delimiter lines of the runtime's untrusted blocks: what was said."""
+    return DELIMITER.sub("", s).strip("\n")
 
 
 def text(s: str) -> dict[str, Any]:
@@ -92,12 +101,13 @@ class Call:
     @property
     def last_text(self) -> str:
         """All text of the newest message, tool results included, but the runtime's
-        clock line (`[Now: ...]`, see `clock`): what was said, for scripts to match."""
+        clock line (`[Now: ...]`, see `clock`), its context block and the delimiter lines
+        of untrusted blocks: what was said, for scripts to match."""
         parts = []
         for b in self.blocks():
             if b.get("type") == "text":
-                if not b["text"].startswith(CLOCK):
-                    parts.append(b["text"])
+                if not b["text"].startswith((CLOCK, CONTEXT)):
+                    parts.append(unwrap(b["text"]))
             elif b.get("type") == "tool_result":
                 content = b.get("content")
                 parts.append(content if isinstance(content, str) else json.dumps(content))
@@ -108,6 +118,18 @@ class Call:
         """The newest `[Now: YYYY-MM-DD HH:MM <zone> ...]` line of the newest message."""
         lines = [b["text"] for b in self.blocks() if str(b.get("text", "")).startswith(CLOCK)]
         return lines[-1] if lines else None
+
+    @property
+    def context(self) -> str:
+        """The runtime's context blocks in the messages (profiles, memory written since the
+        system prompt was built: what changes per turn, kept out of the cached prefix)."""
+        return "\n".join(
+            b["text"]
+            for m in self.messages
+            if isinstance(m["content"], list)
+            for b in m["content"]
+            if b.get("type") == "text" and b["text"].startswith(CONTEXT)
+        )
 
     @property
     def all_text(self) -> str:

@@ -1,0 +1,188 @@
+"""Prompt-cache reads and the fixed prefix's size of two source trees, measured in one run.
+
+    .venv/bin/python tests/bench/bench_cache.py BEFORE_TREE [AFTER_TREE]
+
+For issue 16 (item 5). BEFORE_TREE is a copy of the tree before the change, e.g.
+`git archive main | tar -x -C /tmp/before`; AFTER_TREE defaults to this tree. In each
+tree (a fresh process, as bench_refactor.py does) a scripted 50-turn conversation runs
+through the real loop against the fake Anthropic API: three listed people take turns,
+every fifth turn asks the bot to `remember` something, some state a preference (which
+auto-capture writes to their profile). Then a worker is spawned in another
+conversation, for the worker's prefix.
+
+From the recorded requests (tools, then system, then messages, as the API reads them):
+each request's input is split into blocks; the cache holds the prefix up to each
+breakpoint (`cache_control`) of the previous request of the same conversation; the
+request reads from it the longest such prefix it shares. Printed: the share of input
+tokens (chars / 4) that are cache reads over the turns after each conversation's first
+(target >= 90%), how many requests changed the system prompt, and the tokens of the
+fixed prefix (system + tools) of the coordinator and a worker, with the growth.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parents[2]
+PROBE = """
+import asyncio, json, sys, tempfile
+from pathlib import Path
+sys.path.insert(0, {tree!r})
+from bot.messages import Target
+from tests.fakes.anthropic_api import FakeAnthropic, text, tool
+from tests.kit import Recorder, inbound, running_app
+from tests.people_kit import people_settings
+
+PEOPLE = '''
+[[people]]
+name = "Ann"
+slack = "U0ANN"
+[[people]]
+name = "Bob"
+discord = "4242"
+[[people]]
+name = "Cy"
+slack = "U0CY"
+'''
+SPEAKERS = [("U0ANN", "slack"), ("4242", "discord"), ("U0CY", "slack")]
+
+def responder(call):
+    if call.agent != "coordinator":
+        return [tool("publish", result="the build is green")]
+    if call.tool_results():
+        return [text("noted")]
+    last = call.last_text
+    if "please remember" in last:
+        return [tool("remember", content="item " + last.rsplit(" ", 1)[-1])]
+    if "spawn a helper" in last:
+        return [tool("spawn_worker", name="Helper", task="check the build")]
+    return [text("answer to " + last[-40:])]
+
+def line(i):
+    if i % 5 == 2:
+        return f"please remember {{i}}"
+    if i % 7 == 3:
+        return f"I prefer answers about topic {{i}}."
+    return f"question {{i}}: how is the release going?"
+
+async def main():
+    fake = FakeAnthropic(responder).start()
+    settings = people_settings(Path(tempfile.mkdtemp()), fake, PEOPLE)
+    rec = Recorder()
+    async with running_app(settings, [rec]) as app:
+        for i in range({turns}):
+            sender, channel = SPEAKERS[i % 3]
+            msg = inbound(line(i), conversation="c1", sender=sender, channel=channel,
+                          reply_to=Target("terminal"))
+            app.human.accept(msg)
+            await rec.wait_count(i + 1, timeout=30)
+        app.human.accept(inbound("spawn a helper", conversation="c2", sender="U0ANN",
+                                 channel="slack", reply_to=Target("terminal")))
+        await rec.wait_count({turns} + 2, timeout=30)
+    fake.stop()
+    print(json.dumps([{{"agent": c.agent, "body": c.body}} for c in fake.calls]))
+
+asyncio.run(main())
+"""
+
+
+def blocks(body: dict) -> list[tuple[str, bool]]:
+    """The request as the cache sees it: (block text, carries a breakpoint), in order."""
+    out: list[tuple[str, bool]] = []
+
+    def add(block: dict, prefix: str = "") -> None:
+        bare = {k: v for k, v in block.items() if k != "cache_control"}
+        out.append((prefix + json.dumps(bare, sort_keys=True), "cache_control" in block))
+
+    for spec in body.get("tools", []):
+        add(spec)
+    for block in body["system"]:
+        add(block, "system:")
+    for message in body["messages"]:
+        content = message["content"]
+        for block in [{"type": "text", "text": content}] if isinstance(content, str) else content:
+            add(block, message["role"] + ":")
+    return out
+
+
+def tokens(parts: list[tuple[str, bool]]) -> int:
+    return sum(len(text) for text, _ in parts) // 4
+
+
+def cache_read(previous: list[tuple[str, bool]], current: list[tuple[str, bool]]) -> int:
+    """Tokens of the longest prefix cached by `previous` that `current` starts with."""
+    old, new = [text for text, _ in previous], [text for text, _ in current]
+    best = 0
+    for end, (_, breakpoint) in enumerate(previous, 1):
+        if breakpoint and new[:end] == old[:end]:
+            best = end
+    return tokens(current[:best])
+
+
+def figures(calls: list[dict]) -> dict[str, float]:
+    last: dict[str, list[tuple[str, bool]]] = {}
+    read = total = changed = 0
+    for call in calls:
+        parts = blocks(call["body"])
+        key = call["agent"] + json.dumps(call["body"]["messages"][0]["content"][:2])
+        previous = last.get(key)
+        if previous is not None:
+            read += cache_read(previous, parts)
+            total += tokens(parts)
+            changed += _system(previous) != _system(parts)
+        last[key] = parts
+    coordinator = next(c for c in calls if c["agent"] == "coordinator")
+    worker = next(c for c in calls if c["agent"] != "coordinator")
+    return {
+        "share": 100 * read / total,
+        "changed": changed,
+        "requests": len(calls),
+        "coordinator_prefix": _prefix(coordinator["body"]),
+        "worker_prefix": _prefix(worker["body"]),
+    }
+
+
+def _system(parts: list[tuple[str, bool]]) -> list[str]:
+    return [text for text, _ in parts if text.startswith("system:")]
+
+
+def _prefix(body: dict) -> int:
+    return tokens([p for p in blocks(body) if not p[0].startswith(("user:", "assistant:"))])
+
+
+def measure(tree: Path, turns: int) -> dict[str, float]:
+    code = PROBE.format(tree=str(tree), turns=turns)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tree
+    )
+    return figures(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("before", type=Path)
+    parser.add_argument("after", type=Path, nargs="?", default=HERE)
+    parser.add_argument("--turns", type=int, default=50)
+    args = parser.parse_args()
+    before, after = measure(args.before, args.turns), measure(args.after, args.turns)
+    rows = [
+        ("cache-read share of input tokens, after each first turn (%)", "share", "{:.1f}"),
+        ("requests whose system prompt changed", "changed", "{:.0f}"),
+        ("requests", "requests", "{:.0f}"),
+        ("fixed prefix tokens, coordinator (system + tools)", "coordinator_prefix", "{:,.0f}"),
+        ("fixed prefix tokens, worker (system + tools)", "worker_prefix", "{:,.0f}"),
+    ]
+    print(f"{'':58} {'before':>9} {'after':>9}")
+    for label, key, fmt in rows:
+        print(f"{label:58} {fmt.format(before[key]):>9} {fmt.format(after[key]):>9}")
+    for key in ("coordinator_prefix", "worker_prefix"):
+        growth = 100 * (after[key] / before[key] - 1)
+        print(f"{key} growth: {growth:+.1f}% (limit +15%)")
+
+
+if __name__ == "__main__":
+    main()
