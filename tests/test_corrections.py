@@ -38,7 +38,7 @@ async def test_ann_asking_to_remember_lands_in_her_profile_not_in_bobs_prompt(
         await rec.wait_count(3)
     bob_call, ann_again = fake.calls[1], fake.calls[2]
     assert "4711" not in bob_call.system and "4711" not in json.dumps(bob_call.messages)
-    assert "4711" in ann_again.system  # Ann's profile, shown when Ann speaks
+    assert "4711" in ann_again.context  # Ann's profile, shown when Ann speaks
     assert "door code is 4711" in profile(settings, "ann")
     assert not (settings.data_dir / "people" / "bob.md").exists()
 

@@ -85,7 +85,7 @@ async def test_new_in_a_slack_dm(tmp_path: Path, fake: FakeAnthropic, slack: Fak
     fake.responder = heard
     settings = slack_settings(tmp_path, fake, slack)
     async with slack_app(settings):
-        slack.post("remember: the budget is 40k", channel="D1", channel_type="im")
+        slack.post("our budget for this is 40k", channel="D1", channel_type="im")
         await slack.until(lambda s: len(s.posts) == 1)
         slack.post("new", channel="D1", channel_type="im")
         await slack.until(lambda s: len(s.posts) == 2)

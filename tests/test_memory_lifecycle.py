@@ -77,7 +77,7 @@ def chat_reply(call: Call) -> list[dict]:
 
 
 #: the fixed prefix (system + tools, about 2,600 tokens) plus room for a few turns
-COMPACT_AT = 3400
+COMPACT_AT = 4000
 
 
 async def test_correction_fact_found_after_60_turns_and_compaction(
