@@ -123,8 +123,8 @@ async def test_mail_arriving_during_a_sync_is_not_left_for_the_next_idle(
         watcher = channel_of(app).watcher
         handle = watcher.handle
 
-        def handle_and_receive_another(raw: bytes, size: int) -> None:
-            handle(raw, size)
+        async def handle_and_receive_another(raw: bytes, size: int) -> None:
+            await handle(raw, size)
             if b"first" in raw:
                 second = ann.compose(world.bot, "second", "the second question")
                 world.dovecot.deliver(ann.address, [world.bot], bytes(second))
