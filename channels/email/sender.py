@@ -6,12 +6,14 @@ m@evil.test. The header is parsed by the standard library's RFC 5322 parser
 (email.headerregistry); a mail whose author is ambiguous is refused rather than
 guessed: no From or several From headers, several mailboxes or a group, a header the
 parser had to repair (anything but obsolete syntax), an address without a domain, or
-a Sender header naming someone else. Pure functions of a parsed `Message`.
+a Sender header naming someone else. The domain must be a host name (no literal,
+nothing an encoded word could hide in). Pure functions of a parsed `Message`.
 """
 
 from __future__ import annotations
 
 import email.policy
+import re
 from dataclasses import dataclass
 from email import errors
 from email.message import Message
@@ -19,6 +21,8 @@ from email.message import Message
 from channels.email.headers import raw_values
 
 _ADDRESS = email.policy.default.header_factory
+#: a host name: dot-separated labels of letters (any script: IDN), digits and hyphens
+_HOST = re.compile(r"(?:[^\W_](?:[\w-]*[^\W_])?\.)*[^\W_](?:[\w-]*[^\W_])?")
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +65,7 @@ def mailbox(value: str) -> From:
     if len(boxes) != 1 or groups[0].display_name is not None:
         return From(refused="From names no single mailbox")
     box = boxes[0]
-    if not box.username or not box.domain or "@" in box.domain:
-        return From(refused="From has no address with a domain")
+    if not box.username or not _HOST.fullmatch(box.domain):
+        return From(refused="From has no address with a host name for its domain")
     # addr_spec keeps a quoted local part quoted: "ann@example.com"@evil.test stays whole
     return From(box.addr_spec.lower(), " ".join(box.display_name.split()))
