@@ -155,7 +155,11 @@ class EmailChannel(BaseChannel):
             if cut and index == len(mail.attachments) - 1:
                 att.note = "not saved: the mail is over EMAIL_MAX_BYTES, so it arrived cut"
             else:
-                intake.files.save(att, part.data)
+                try:
+                    intake.files.save(att, part.data)
+                except OSError as exc:  # the disk refused it: the mail itself still counts
+                    log.error("email %s: %s not saved: %s", mail.message_id, att.name, exc)
+                    att.note = f"not saved: the disk refused it ({exc.strerror or exc})"
             saved.append(att)
         return saved
 
