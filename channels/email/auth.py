@@ -7,7 +7,8 @@ lower was written by an earlier hop or by the sender). Of those, the topmost res
 each method counts. The From domain is verified by `dmarc=pass`, or by `dkim=pass`
 whose signing domain (`header.d`) or `spf=pass` whose `smtp.mailfrom` domain is
 aligned with it: the same organizational domain (relaxed alignment, the Public
-Suffix List). Pure functions of the raw header list.
+Suffix List). EMAIL_AUTHSERV_ID may list several ids, and `-` stands for headers that
+name none (Microsoft 365). Pure functions of the raw header list.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ _COMMENT = re.compile(r"\([^()]*\)")
 _PROPERTY = re.compile(r'([a-z0-9_-]+\.[a-z0-9_-]+)\s*=\s*("[^"]*"|[^\s;]+)', re.IGNORECASE)
 _RESULT = re.compile(r"^\s*([a-z0-9_-]+)\s*=\s*([a-z]+)", re.IGNORECASE)
 METHODS = ("dmarc", "dkim", "spf")
+#: EMAIL_AUTHSERV_ID for a server whose headers name no authserv-id (Microsoft 365)
+NO_ID = "-"
 
 
 @dataclass(slots=True)
@@ -39,11 +42,15 @@ class Header:
 
 
 def parse(value: str) -> Header:
-    """One Authentication-Results value: its authserv-id and its method results."""
+    """One Authentication-Results value: its authserv-id and its method results. A
+    header that starts with a result names no server (Microsoft 365 writes them so):
+    its authserv-id is NO_ID."""
     text = " ".join(value.split())
     while _COMMENT.search(text):
         text = _COMMENT.sub(" ", text)
     head, *resinfo = text.split(";")
+    if _RESULT.match(head):
+        head, resinfo = NO_ID, [head, *resinfo]
     words = head.split()
     results = [r for part in resinfo if (r := _result(part)) is not None]
     return Header(words[0].lower() if words else "", results)
@@ -59,7 +66,9 @@ def _result(part: str) -> Result | None:
 
 def trusted(headers: Iterable[tuple[str, str]], authserv_id: str) -> list[Header]:
     """The Authentication-Results headers our server wrote, top first, from the raw
-    (name, value) list of the mail, top first."""
+    (name, value) list of the mail, top first. `authserv_id` may list several ids
+    (comma-separated: a provider whose MX hosts each name themselves)."""
+    ids = {part.strip().lower() for part in authserv_id.split(",") if part.strip()}
     ours: list[Header] = []
     for name, value in headers:
         name = name.lower()
@@ -68,7 +77,7 @@ def trusted(headers: Iterable[tuple[str, str]], authserv_id: str) -> list[Header
         if name != "authentication-results":
             continue
         header = parse(value)
-        if header.authserv_id != authserv_id.lower():
+        if header.authserv_id not in ids:
             break  # a foreign one: what is below it the sender could have written
         ours.append(header)
     return ours

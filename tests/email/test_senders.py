@@ -189,3 +189,16 @@ def test_comments_and_quotes_in_results_are_read() -> None:
         "spf=softfail (domain of x does not designate) smtp.mailfrom=x@y.org"
     )
     assert verdict([_ar(value)], "example.com") is None
+
+
+def test_microsoft_365_results_and_several_ids() -> None:
+    m365 = _ar(
+        "spf=pass (sender IP is 192.0.2.1) smtp.mailfrom=example.com; dkim=pass "
+        "(signature was verified) header.d=example.com;dmarc=pass action=none "
+        "header.from=example.com;compauth=pass reason=100"
+    )
+    assert auth.verified(auth.trusted([m365], "-"), "example.com") is None
+    assert auth.verified(auth.trusted([m365], "mx.example.com"), "example.com") is not None
+    fastmail = _ar("mx3.messagingengine.com; dmarc=pass header.from=example.com")
+    ids = "mx1.messagingengine.com, mx3.messagingengine.com"
+    assert auth.verified(auth.trusted([fastmail], ids), "example.com") is None
