@@ -130,3 +130,24 @@ def test_html_conversion_is_bounded_in_size_nesting_and_time() -> None:
     slow = html_to_text("<p>a</p>" * 200_000, HtmlLimits(seconds=0.0))
     assert "not converted" in slow
     assert asyncio.run(to_text("<b>bold</b>")).strip() == "**bold**"
+
+
+async def test_a_verified_mail_that_fails_is_answered_once_and_set_aside(
+    tmp_path: Path, fake: FakeAnthropic, world: MailWorld
+) -> None:
+    fake.responder = lambda call: [text("answered")]
+    ann = world.ann
+    async with email_app(world.settings(tmp_path, fake)) as app:
+        channel = channel_of(app)
+
+        def broken(*args: object) -> list[object]:  # a bug past every check
+            raise RuntimeError("a bug in the intake")
+
+        channel._save_files = broken  # type: ignore[method-assign]
+        await ann.send(ann.compose(world.bot, "poisoned", "anything"))
+        (notice,) = await ann.wait_mail(1, match="could not be processed")
+        await eventually(lambda: len(events(tmp_path, "message.refused")) == 1)
+    assert notice["Subject"] == "Re: poisoned"
+    (refused,) = events(tmp_path, "message.refused")
+    assert refused["data"]["reason"].startswith("could not be processed: RuntimeError")
+    assert fake.calls == [] and events(tmp_path, "channel.reconnecting") == []
