@@ -3,7 +3,6 @@ every hop, after DNS resolution, unless the host is allowed."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import ipaddress
 import ssl
@@ -19,6 +18,7 @@ from agents.web_fetch import FetchLimits, WebFetch
 from config.settings import SettingsError
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.kit import Recorder, inbound, make_settings, running_app
+from tests.loop_kit import turns
 from tests.test_mcp import caller
 from tests.tools_kit import free_port
 
@@ -193,19 +193,6 @@ async def test_ssl_cert_file_reaches_web_fetch_and_a_missing_file_is_one_line(
 
 
 async def test_a_nested_list_page_is_converted_off_the_loop_and_bounded() -> None:
-    ticks = 0
-
-    async def ticker() -> None:  # one tick per turn of the event loop
-        nonlocal ticks
-        while True:
-            ticks += 1
-            await asyncio.sleep(0)
-
-    async with site() as port:
-        task = asyncio.create_task(ticker())
-        await asyncio.sleep(0)
-        before = ticks
+    async with site() as port, turns() as during:
         result = await fetcher("127.0.0.1").handle({"url": f"http://127.0.0.1:{port}/nested"})
-        during = ticks - before
-        task.cancel()
-    assert during > 10 and "* x" in result.text and len(result.text) <= 20_200
+    assert during.count > 10 and "* x" in result.text and len(result.text) <= 20_200

@@ -1,11 +1,13 @@
 """Raw mail bytes -> `ParsedMail`: the protocol half of inbound email.
 
-Headers are read leniently (the compat32 policy keeps raw strings; decoding is ours
-and falls back to the raw text), the body prefers text/plain, else HTML converted
-to text (html2text). Quoted history and signatures are stripped with
-mail-parser-reply, attachments are kept with their decoded bytes, and the text handed on is
-capped. Nothing here raises: a broken mail becomes a mail with less in it.
-Touches nothing but the standard library and its two text libraries.
+Headers are read leniently (the compat32 policy keeps raw strings; `headers.py`
+decodes them: raw UTF-8, RFC 2047, RFC 2231), the author comes from the raw From
+header (`sender.py`: refused when unclear), and the Received / Authentication-Results
+trace is kept raw for `auth.py`. The body prefers text/plain, else HTML converted to
+text (bot.html_text, bounded). Quoted history and signatures are stripped with
+mail-parser-reply, attachments are kept with their decoded bytes, and the text handed
+on is capped. Nothing here raises: a broken mail becomes a mail with less in it.
+Blocking: the channel runs it in a worker thread.
 """
 
 from __future__ import annotations
