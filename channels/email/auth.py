@@ -107,13 +107,15 @@ def _topmost(headers: list[Header]) -> dict[str, Result]:
 
 def _passes(result: Result | None, prop: str, from_domain: str) -> bool:
     """A pass naming the domain it verified (`prop`), that domain aligned with From's.
-    DMARC's own verdict names the From domain itself (`header.from`): it must be equal."""
-    if result is None or result.result != "pass" or prop not in result.props:
+    DMARC's own verdict is about the From domain itself: `header.from`, when given,
+    must be it (the mail has one From, so a DMARC pass without it is about that one)."""
+    if result is None or result.result != "pass":
         return False
-    domain = result.props[prop].rpartition("@")[2]
     if prop == "header.from":
-        return domain == from_domain.lower()
-    return aligned(domain, from_domain)
+        return result.props.get(prop, from_domain.lower()) == from_domain.lower()
+    if prop not in result.props:
+        return False
+    return aligned(result.props[prop].rpartition("@")[2], from_domain)
 
 
 def aligned(domain: str, from_domain: str) -> bool:

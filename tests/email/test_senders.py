@@ -202,3 +202,10 @@ def test_microsoft_365_results_and_several_ids() -> None:
     fastmail = _ar("mx3.messagingengine.com; dmarc=pass header.from=example.com")
     ids = "mx1.messagingengine.com, mx3.messagingengine.com"
     assert auth.verified(auth.trusted([fastmail], ids), "example.com") is None
+
+
+def test_a_dmarc_pass_without_header_from_is_about_the_one_from() -> None:
+    assert verdict([_ar("mx.example.com; dmarc=pass")], "example.com") is None
+    assert verdict([_ar("mx.example.com; dmarc=fail")], "example.com") is not None
+    gmail = _ar("mx.example.com; dkim=pass header.i=@example.com header.s=2023 header.b=Ab")
+    assert verdict([gmail], "example.com") is None
