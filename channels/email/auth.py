@@ -24,6 +24,8 @@ _COMMENT = re.compile(r"\([^()]*\)")
 _PROPERTY = re.compile(r'([a-z0-9_-]+\.[a-z0-9_-]+)\s*=\s*("[^"]*"|[^\s;]+)', re.IGNORECASE)
 _RESULT = re.compile(r"^\s*([a-z0-9_-]+)\s*=\s*([a-z]+)", re.IGNORECASE)
 METHODS = ("dmarc", "dkim", "spf")
+MAX_VALUE = 4_000  # characters of one header read (comments are peeled one level a pass)
+MAX_HEADERS = 20  # of our server's headers read
 #: EMAIL_AUTHSERV_ID for a server whose headers name no authserv-id (Microsoft 365)
 NO_ID = "-"
 
@@ -45,9 +47,11 @@ def parse(value: str) -> Header:
     """One Authentication-Results value: its authserv-id and its method results. A
     header that starts with a result names no server (Microsoft 365 writes them so):
     its authserv-id is NO_ID."""
-    text = " ".join(value.split())
-    while _COMMENT.search(text):
-        text = _COMMENT.sub(" ", text)
+    text = " ".join(value[:MAX_VALUE].split())
+    for _ in range(8):  # nested comments, innermost first; deeper is not a real header
+        text, found = _COMMENT.subn(" ", text)
+        if not found:
+            break
     head, *resinfo = text.split(";")
     if _RESULT.match(head):
         head, resinfo = NO_ID, [head, *resinfo]
@@ -80,6 +84,8 @@ def trusted(headers: Iterable[tuple[str, str]], authserv_id: str) -> list[Header
         if header.authserv_id not in ids:
             break  # a foreign one: what is below it the sender could have written
         ours.append(header)
+        if len(ours) == MAX_HEADERS:
+            break
     return ours
 
 

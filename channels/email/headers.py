@@ -14,6 +14,9 @@ from email.message import Message
 from email.utils import collapse_rfc2231_value
 
 _UNSTRUCTURED = email.policy.default.header_factory
+#: characters of a header decoded: the stdlib's decoder takes seconds on a long run of
+#: encoded words, and no subject or file name people write is this long
+MAX_HEADER = 2_000
 
 
 def raw_values(msg: Message, name: str) -> list[str]:
@@ -39,8 +42,8 @@ def unescape(value: str) -> str:
 
 def decoded(value: str) -> str:
     """An unstructured header (a subject, a file name) with encoded words decoded, on
-    one line; the undecoded text when the decoder fails."""
-    text = unescape(value)
+    one line, cut at MAX_HEADER characters; the undecoded text when the decoder fails."""
+    text = unescape(value[: MAX_HEADER * 2])[:MAX_HEADER]
     try:
         text = str(_UNSTRUCTURED("subject", text))
     except Exception:

@@ -21,6 +21,8 @@ from email.message import Message
 from channels.email.headers import raw_values
 
 _ADDRESS = email.policy.default.header_factory
+#: one mailbox never needs more (RFC 5322 lines stop at 998); the parser is slow on more
+MAX_FROM = 998
 #: a host name: dot-separated labels of letters (any script: IDN), digits and hyphens
 _HOST = re.compile(r"(?:[^\W_](?:[\w-]*[^\W_])?\.)*[^\W_](?:[\w-]*[^\W_])?")
 
@@ -54,6 +56,8 @@ def author(msg: Message) -> From:
 
 def mailbox(value: str) -> From:
     """The single mailbox of one address header's raw value, or a refusal."""
+    if len(value) > MAX_FROM:
+        return From(refused=f"From is over {MAX_FROM} characters")
     try:
         header = _ADDRESS("from", value)
         groups, defects = header.groups, header.defects
