@@ -41,6 +41,7 @@ log = logging.getLogger(__name__)
 KIND = "email"
 THREAD_KEY = "email:thread:"
 READ_SCAN = 5_000  # newest journaled mails searched for one address
+PARSE_SECONDS = 30.0  # one mail's parsing, in a worker thread, at the most
 
 
 UNVERIFIED = (
@@ -96,7 +97,13 @@ class EmailChannel(BaseChannel):
     # -- inbound -----------------------------------------------------------------------
     async def handle(self, raw: bytes, size: int) -> None:
         """Journal or refuse one mail; returns only once that is durable."""
-        mail = await asyncio.to_thread(parse_mail, raw, self.settings.email_max_chars, size)
+        parsing = asyncio.to_thread(parse_mail, raw, self.settings.email_max_chars, size)
+        try:
+            mail = await asyncio.wait_for(parsing, PARSE_SECONDS)
+        except TimeoutError:  # every part is bounded; this bounds their sum
+            log.error("a mail of %d bytes was not parsed in %g s; set aside", size, PARSE_SECONDS)
+            self.ctx.refuse(KIND, f"not parsed in {PARSE_SECONDS:g} s", size=size)
+            return
         reason = check(mail, self.policy, self.guard)
         if reason is not None:
             self._refuse(mail, reason)
