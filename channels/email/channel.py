@@ -97,12 +97,8 @@ class EmailChannel(BaseChannel):
     # -- inbound -----------------------------------------------------------------------
     async def handle(self, raw: bytes, size: int) -> None:
         """Journal or refuse one mail; returns only once that is durable."""
-        parsing = asyncio.to_thread(parse_mail, raw, self.settings.email_max_chars, size)
-        try:
-            mail = await asyncio.wait_for(parsing, PARSE_SECONDS)
-        except TimeoutError:  # every part is bounded; this bounds their sum
-            log.error("a mail of %d bytes was not parsed in %g s; set aside", size, PARSE_SECONDS)
-            self.ctx.refuse(KIND, f"not parsed in {PARSE_SECONDS:g} s", size=size)
+        mail = await self._parse(raw, size)
+        if mail is None:
             return
         reason = check(mail, self.policy, self.guard)
         if reason is not None:
@@ -112,6 +108,16 @@ class EmailChannel(BaseChannel):
             self._accept(mail, cut=size > len(raw))
         except Exception as exc:  # one bad mail never stops the channel: answer once
             self._set_aside(mail, exc)
+
+    async def _parse(self, raw: bytes, size: int) -> ParsedMail | None:
+        """The mail parsed in a worker thread; None (refused) past PARSE_SECONDS."""
+        parsing = asyncio.to_thread(parse_mail, raw, self.settings.email_max_chars, size)
+        try:
+            return await asyncio.wait_for(parsing, PARSE_SECONDS)
+        except TimeoutError:  # every part is bounded; this bounds their sum
+            log.error("a mail of %d bytes was not parsed in %g s; set aside", size, PARSE_SECONDS)
+            self.ctx.refuse(KIND, f"not parsed in {PARSE_SECONDS:g} s", size=size)
+            return None
 
     def _accept(self, mail: ParsedMail, cut: bool) -> None:
         inbound = self._inbound(mail)
