@@ -244,6 +244,7 @@ class RelayHandler:
     accepted: list[Envelope] = field(default_factory=list)
     deliver: bool = True
     hold: float = 0.0  # seconds each DATA takes, to make sessions overlap
+    mx: bool = False  # act as the receiving MX too: `stamp` every mail it delivers
     sessions: int = 0  # in DATA now
     most_sessions: int = 0
 
@@ -262,6 +263,8 @@ class RelayHandler:
         try:
             await asyncio.sleep(self.hold)
             data = envelope.original_content or b""
+            if self.mx:
+                data = stamp(data, envelope.mail_from or "")
             if self.deliver:
                 sender = envelope.mail_from or ""
                 await asyncio.to_thread(self.dovecot.deliver, sender, list(envelope.rcpt_tos), data)
