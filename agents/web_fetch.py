@@ -7,10 +7,10 @@ shared 100.64.0.0/10, 6to4, site-local, IPv4 reached through IPv4-mapped or NAT6
 IPv6) is refused unless the host is in SWITCHBOARD_FETCH_ALLOW_HOSTS. The connection then
 goes to the checked address itself (Host header and TLS name kept), so a name that
 resolves differently a moment later (DNS rebinding) cannot slip through. Size and time
-are capped; HTML becomes text with html2text. Certificates are checked against the
-system's CAs, or only those of SSL_CERT_FILE when set (a corporate CA bundle; it
-replaces the system's, as it does for OpenSSL): the environment is otherwise not
-trusted (no proxies from it).
+are capped; HTML becomes text by bot.html_text (bounded, in a worker thread).
+Certificates are checked against the system's CAs, or only those of SSL_CERT_FILE
+when set (a corporate CA bundle; it replaces the system's, as it does for OpenSSL):
+the environment is otherwise not trusted (no proxies from it).
 """
 
 from __future__ import annotations
@@ -23,12 +23,12 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
-import html2text
 import httpx2
 
 from agents.mcp.results import marked
 from agents.services import AgentInfo
 from agents.tools import STR, Tool, ToolError, ToolResult, ToolSpec, arg, schema
+from bot.html_text import to_text
 
 MAX_REDIRECTS = 5
 USER_AGENT = "Switchboard web_fetch (+https://github.com/)"
@@ -155,7 +155,7 @@ class WebFetch:
                     body, complete = await self._read(response)
                 finally:
                     await response.aclose()
-                return self._result(url, response, body, complete)
+                return await self._result(url, response, body, complete)
         raise ToolError(f"more than {MAX_REDIRECTS} redirects")
 
     async def _hop(self, client: httpx2.AsyncClient, url: str) -> httpx2.Response:
@@ -185,13 +185,13 @@ class WebFetch:
                 return b"".join(chunks)[: self.limits.max_bytes], False
         return b"".join(chunks), True
 
-    def _result(
+    async def _result(
         self, url: str, response: httpx2.Response, body: bytes, complete: bool
     ) -> ToolResult:
         kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
         text = body.decode(response.encoding or "utf-8", errors="replace")
         if kind in ("text/html", "application/xhtml+xml"):
-            text = html_to_text(text)
+            text = await to_text(text)  # bounded, in a worker thread
         elif not (kind.startswith("text/") or kind.endswith(("json", "xml")) or not kind):
             text = f"({kind} content of {len(body):,} bytes, not shown)"
         head = f"{url} (HTTP {response.status_code})"
@@ -213,13 +213,3 @@ def _certificate_problem(exc: httpx2.HTTPError) -> tuple[str, str] | None:
     except RuntimeError:  # an error raised before any request was built
         host = "the host"
     return host, cause.verify_message or str(cause)
-
-
-def html_to_text(html: str) -> str:
-    converter = html2text.HTML2Text()
-    converter.body_width = 0
-    converter.ignore_images = True
-    try:
-        return converter.handle(html)
-    except Exception:  # broken markup: the raw text is still better than nothing
-        return html

@@ -170,6 +170,9 @@ class ApprovalDesk:
             if unasked:
                 self._note(msg.reply_to, msg.conversation, NOTHING_PENDING)
             return unasked
+        if not replies_to_request(msg, row):
+            self._note(msg.reply_to, msg.conversation, NOT_THE_REQUEST_MAIL.format(code(row.id)))
+            return True
         decider = Decider.of(msg.channel, msg.sender, person, _HOW.get(msg.channel, "reply"))
         why = self.refused(decider, row)
         if why is not None:
@@ -260,6 +263,24 @@ class ApprovalDesk:
 
 _HOW: dict[str, How] = {"email": "email", "terminal": "terminal"}  # else a thread reply
 POSTED = "posted:"
+
+
+def code(approval_id: str) -> str:
+    """The request's code: in the request mail's subject, so a reply shows what it decides."""
+    return f"[#{approval_id}]"
+
+
+def replies_to_request(msg: Inbound, row: ApprovalRow) -> bool:
+    """By email, a decision counts only as a reply to the request mail itself (its
+    Message-ID in In-Reply-To/References) whose subject still carries the code; a
+    reply elsewhere in the thread may answer something else."""
+    if msg.channel != "email":
+        return True
+    posted = {ref[len(POSTED) :] for ref in row.refs if ref.startswith(POSTED)}
+    subject = str(msg.meta.get("subject") or "")
+    return bool(posted & set(msg.thread_refs)) and code(row.id) in subject
+
+
 EDITABLE = ("slack", "discord")  # platforms whose messages the bot can edit
 
 
@@ -296,3 +317,7 @@ NOT_YOUR_OWN = (
 )
 NOT_HERE = "This button belongs to a request in another conversation; nothing was changed."
 ALREADY_DECIDED = "This was already decided; nothing was changed."
+NOT_THE_REQUEST_MAIL = (
+    "To decide by email, reply to the approval request mail itself, keeping {} in the "
+    "subject; nothing was changed."
+)

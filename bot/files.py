@@ -2,9 +2,10 @@
 
 A file is written once to `<data_dir>/files/<sha256[:16]>/<name>`: the same bytes
 sent twice under one name are one file (dedupe), and a name taken from a platform is
-sanitised first (no directories, no control characters, no leading dots, never
-empty). Files over `max_bytes` (SWITCHBOARD_FILE_MAX_BYTES) are not saved; the
-attachment carries a note saying so. Touches only the file system below its root.
+sanitised first (no directories, no control, format, line-separator or bidi
+characters, no leading dots, at most 255 bytes of UTF-8, never empty). Files over
+`max_bytes` (SWITCHBOARD_FILE_MAX_BYTES) are not saved; the attachment carries a
+note saying so. Touches only the file system below its root.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import mimetypes
 import os
 import re
 import tempfile
+import unicodedata
 from pathlib import Path
 
 from bot.image_size import pixel_size
@@ -22,19 +24,29 @@ from bot.messages import Attachment
 
 FILES_DIR = "files"
 NAME_MAX = 120
-_UNSAFE = re.compile(r"[\x00-\x1f\x7f/\\:*?\"<>|]+")
+NAME_MAX_BYTES = 255  # what file systems take (ext4, APFS, NTFS in UTF-16 units)
+_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f/\\:*?\"<>|]+")
+#: format (bidi, zero-width), line/paragraph separators, lone surrogates: dropped
+_INVISIBLE = frozenset(("Cf", "Zl", "Zp", "Cs"))
 
 
 def safe_name(raw: str, fallback: str = "file") -> str:
     """A platform's file name as a plain file name: the last path part, without
-    control or reserved characters or leading dots, at most NAME_MAX characters."""
-    base = re.split(r"[/\\]", raw.strip())[-1]
+    control, invisible or reserved characters or leading dots, at most NAME_MAX
+    characters and NAME_MAX_BYTES bytes of UTF-8, its extension kept."""
+    visible = "".join(c for c in raw if unicodedata.category(c) not in _INVISIBLE)
+    base = re.split(r"[/\\]", visible.strip())[-1]
     base = _UNSAFE.sub("_", base).strip().lstrip(".").strip()
-    if len(base) > NAME_MAX:
-        _stem, dot, ext = base.rpartition(".")
-        keep = ext if dot and len(ext) <= 10 else ""
-        base = base[: NAME_MAX - len(keep) - 1].rstrip() + ("." + keep if keep else "")
-    return base or fallback
+    _stem, dot, ext = base.rpartition(".")
+    keep = "." + ext if dot and 0 < len(ext) <= 10 else ""
+    stem = base[: len(base) - len(keep)]
+    while stem and (len(stem) + len(keep) > NAME_MAX or _bytes(stem + keep) > NAME_MAX_BYTES):
+        stem = stem[: min(len(stem) - 1, NAME_MAX - len(keep))]
+    return (stem.rstrip() + keep if stem.strip() else "") or fallback
+
+
+def _bytes(name: str) -> int:
+    return len(name.encode("utf-8", "surrogatepass"))
 
 
 def guess_type(name: str, declared: str = "") -> str:

@@ -118,6 +118,10 @@ class Settings(BaseSettings):
     # Email
     email_address: str | None = None
     email_allowed_senders: list[str] = Field(default_factory=list)
+    # the authserv-id of the receiving mail server's Authentication-Results (RFC 8601),
+    # a comma list for several, `-` for headers that name none (Microsoft 365);
+    # unset: email senders are not verified (a warning at start)
+    email_authserv_id: str | None = None
     imap_host: str | None = None
     imap_port: int | None = Field(default=None, ge=1, le=65535)
     imap_user: str | None = None

@@ -4,9 +4,12 @@ expansion of saved-file references when a request is built."""
 from __future__ import annotations
 
 import struct
+import unicodedata
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from agents.attachments import Expander, blocks
 from bot.files import FileStore, model_note, safe_name
@@ -25,10 +28,22 @@ from tests.test_image_size import jpeg
         (".bashrc", "bashrc"),
         ("a\x00b\nc.txt", "a_b_c.txt"),
         ("x" * 300 + ".log", "x" * 116 + ".log"),  # 120 characters, the extension kept
+        ("invoice\u202egpj.exe", "invoicegpj.exe"),  # a bidi override shows nothing
+        ("a\u2028b\u2029c\x85d.txt", "abc_d.txt"),  # line separators, C1 controls
+        ("\u200bname\u2066.pdf", "name.pdf"),  # zero-width, isolates
+        ("€" * 200 + ".csv", "€" * 83 + ".csv"),  # 253 bytes of UTF-8, the extension kept
     ],
 )
 def test_names_from_platforms_are_plain_file_names(raw: str, expected: str) -> None:
     assert safe_name(raw) == expected
+
+
+@given(st.text(max_size=400))
+def test_any_name_fits_a_file_system(raw: str) -> None:
+    name = safe_name(raw)
+    assert 0 < len(name.encode("utf-8", "surrogatepass")) <= 255 and len(name) <= 120
+    assert not any(unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp", "Cs") for c in name)
+    assert "/" not in name and not name.startswith(".")
 
 
 def test_images_the_api_would_refuse_are_named_not_sent() -> None:

@@ -18,9 +18,11 @@ from agents.web_fetch import FetchLimits, WebFetch
 from config.settings import SettingsError
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.kit import Recorder, inbound, make_settings, running_app
+from tests.loop_kit import turns
 from tests.test_mcp import caller
 from tests.tools_kit import free_port
 
+NESTED = "<ul><li>x" * 10_500 + "</li></ul>" * 10_500  # 200 KB of nested lists
 PAGE = "<html><body><h1>Status</h1><p>All <b>green</b>.</p><script>x()</script></body></html>"
 
 
@@ -37,10 +39,14 @@ async def site() -> AsyncIterator[int]:
     async def big(request: web.Request) -> web.Response:
         return web.Response(text="y" * 50_000, content_type="text/plain")
 
+    async def nested(request: web.Request) -> web.Response:
+        return web.Response(text=NESTED, content_type="text/html")
+
     app = web.Application()
     app.router.add_get("/", page)
     app.router.add_get("/hop", to_localhost)
     app.router.add_get("/big", big)
+    app.router.add_get("/nested", nested)
     runner = web.AppRunner(app)
     await runner.setup()
     await web.TCPSite(runner, "127.0.0.1", port).start()
@@ -191,3 +197,9 @@ async def test_ssl_cert_file_reaches_web_fetch_and_a_missing_file_is_one_line(
             await rec.wait_text(f"host intranet.test:{port}", 30)
     with pytest.raises(SettingsError, match=r"^SSL_CERT_FILE: is not a readable file of CA"):
         make_settings(tmp_path / "data3", fake, SSL_CERT_FILE=str(tmp_path / "nope.pem"))
+
+
+async def test_a_nested_list_page_is_converted_off_the_loop_and_bounded() -> None:
+    async with site() as port, turns() as during:
+        result = await fetcher("127.0.0.1").handle({"url": f"http://127.0.0.1:{port}/nested"})
+    assert during.count > 10 and "* x" in result.text and len(result.text) <= 20_200

@@ -1,9 +1,12 @@
 """The email channel: dispatch between mail and the core (its channel context).
 
-Inbound: every new mail from the IMAP watcher is parsed, filtered (allow-list,
-machine mail, loops) and either refused (an event; no model sees it) or turned into
-an `Inbound` whose conversation is its thread (`email:<root Message-ID>`) and
-journaled by `ctx.accept` — all before the watcher marks it \\Seen. The thread's
+Inbound: every new mail from the IMAP watcher is parsed in a worker thread (the
+event loop never waits on a stranger's MIME or HTML), filtered (an unclear From,
+machine mail, the allow-list, a From domain the mail server did not verify, loops)
+and either refused (logged, an event; no model sees it, nobody is answered) or
+turned into an `Inbound` whose conversation is its thread (`email:<root Message-ID>`)
+and journaled by `ctx.accept` — all before the watcher marks it \\Seen. A mail that
+fails past the filters is set aside once: its sender is told, nothing retries it. The thread's
 subject and References chain are kept in the store (`email:thread:<conversation>`)
 so answers thread correctly. Outbound: `deliver` composes the mail for the
 conversation's thread (or a new mail: a worker's question, a notice) and sends it
@@ -26,10 +29,10 @@ from bot.channel_context import ChannelContext
 from bot.files import guess_type, human_size, safe_name
 from bot.messages import Attachment, DeliveryReceipt, Inbound, Outbound, Sender, Target
 from bot.reading import Line, Page, ReadRefused
-from channels.email.compose import Thread, compose
+from channels.email.compose import Thread, compose, reply_subject
 from channels.email.imap import ImapWatcher
 from channels.email.parse import ParsedMail, parse_mail
-from channels.email.safety import RateGuard, check
+from channels.email.safety import Policy, RateGuard, check
 from channels.email.smtp import SmtpSender
 from config.settings import Settings
 
@@ -38,6 +41,18 @@ log = logging.getLogger(__name__)
 KIND = "email"
 THREAD_KEY = "email:thread:"
 READ_SCAN = 5_000  # newest journaled mails searched for one address
+PARSE_SECONDS = 30.0  # one mail's parsing, in a worker thread, at the most
+
+
+UNVERIFIED = (
+    "EMAIL_AUTHSERV_ID is not set: email senders are not verified, so anyone can send "
+    "mail as an allowed address. Set it to your mail server's authserv-id (the first "
+    "word of the Authentication-Results headers it adds)."
+)
+SET_ASIDE = (
+    "Your mail could not be processed and was set aside; nobody has read it. "
+    "Please send it again without attachments, or with shorter file names."
+)
 
 
 def conversation_of(mail: ParsedMail) -> str:
@@ -55,11 +70,16 @@ class EmailChannel(BaseChannel):
         self.store = ctx.store
         self.address = settings.email_address.lower()
         self.guard = RateGuard(settings.email_max_per_sender_per_hour)
+        self.policy = Policy(
+            self.address, settings.email_allowed_senders, settings.email_authserv_id
+        )
         self.smtp = SmtpSender(settings)
         self.watcher = ImapWatcher(settings, self.store, ctx.events, self.handle, self._health)
         self._task: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
+        if self.settings.email_authserv_id is None:
+            log.warning(UNVERIFIED)
         self._health("connecting", f"{self.settings.imap_host} as {self.settings.imap_user}")
         self._task = asyncio.create_task(self.watcher.run(), name="email-imap")
 
@@ -75,24 +95,54 @@ class EmailChannel(BaseChannel):
         self.store.set_health(KIND, state, detail)
 
     # -- inbound -----------------------------------------------------------------------
-    def handle(self, raw: bytes, size: int) -> None:
+    async def handle(self, raw: bytes, size: int) -> None:
         """Journal or refuse one mail; returns only once that is durable."""
-        mail = parse_mail(raw, self.settings.email_max_chars, size)
-        reason = check(mail, self.address, self.settings.email_allowed_senders, self.guard)
-        if reason is not None:
-            self.ctx.refuse(
-                KIND,
-                reason,
-                sender=mail.sender or None,
-                subject=mail.subject[:200],
-                id=mail.message_id,
-            )
+        mail = await self._parse(raw, size)
+        if mail is None:
             return
+        reason = check(mail, self.policy, self.guard)
+        if reason is not None:
+            self._refuse(mail, reason)
+            return
+        try:
+            self._accept(mail, cut=size > len(raw))
+        except Exception as exc:  # one bad mail never stops the channel: answer once
+            self._set_aside(mail, exc)
+
+    async def _parse(self, raw: bytes, size: int) -> ParsedMail | None:
+        """The mail parsed in a worker thread; None (refused) past PARSE_SECONDS."""
+        parsing = asyncio.to_thread(parse_mail, raw, self.settings.email_max_chars, size)
+        try:
+            return await asyncio.wait_for(parsing, PARSE_SECONDS)
+        except TimeoutError:  # every part is bounded; this bounds their sum
+            log.error("a mail of %d bytes was not parsed in %g s; set aside", size, PARSE_SECONDS)
+            self.ctx.refuse(KIND, f"not parsed in {PARSE_SECONDS:g} s", size=size)
+            return None
+
+    def _accept(self, mail: ParsedMail, cut: bool) -> None:
         inbound = self._inbound(mail)
-        inbound.attachments = self._save_files(mail, cut=size > len(raw))
+        inbound.attachments = self._save_files(mail, cut)
         with self.store.tx():
             self._remember(inbound.conversation, mail)
             self.ctx.accept(inbound)
+
+    def _refuse(self, mail: ParsedMail, reason: str) -> None:
+        log.warning("email %s from %r refused: %s", mail.message_id, mail.sender, reason)
+        self.ctx.refuse(
+            KIND, reason, sender=mail.sender or None, subject=mail.subject[:200],
+            id=mail.message_id,
+        )  # fmt: skip
+
+    def _set_aside(self, mail: ParsedMail, exc: Exception) -> None:
+        """The sender passed every check: tell them once; the watcher marks it \\Seen."""
+        error = f"{type(exc).__name__}: {exc}"
+        log.error("email %s could not be processed, set aside: %s", mail.message_id, error)
+        self.ctx.refuse(KIND, f"could not be processed: {error}", sender=mail.sender,
+                        subject=mail.subject[:200], id=mail.message_id)  # fmt: skip
+        self.ctx.notify(
+            Outbound("switchboard", Target(KIND, mail.sender), SET_ASIDE, kind="notice",
+                     meta={"subject": reply_subject(mail.subject)})
+        )  # fmt: skip
 
     def _inbound(self, mail: ParsedMail) -> Inbound:
         return Inbound(
@@ -118,7 +168,11 @@ class EmailChannel(BaseChannel):
             if cut and index == len(mail.attachments) - 1:
                 att.note = "not saved: the mail is over EMAIL_MAX_BYTES, so it arrived cut"
             else:
-                intake.files.save(att, part.data)
+                try:
+                    intake.files.save(att, part.data)
+                except OSError as exc:  # the disk refused it: the mail itself still counts
+                    log.error("email %s: %s not saved: %s", mail.message_id, att.name, exc)
+                    att.note = f"not saved: the disk refused it ({exc.strerror or exc})"
             saved.append(att)
         return saved
 

@@ -3,7 +3,8 @@
 multipart/alternative (the markdown as plain text, and HTML rendered from it), our
 own Message-ID (derived from the outbox id, so a resend after a crash carries the
 same id), In-Reply-To and the full References chain, the thread's subject with one
-"Re:", and a From display name naming the agent. Auto-Submitted and X-Loop mark it
+"Re:" (an approval request's code `[#id]` after it), and a From display name
+naming the agent. Auto-Submitted and X-Loop mark it
 as a bot's mail, so RFC 3834 responders do not answer it and it is known if it
 comes back. Pure: the threading facts are handed in.
 """
@@ -18,6 +19,7 @@ from email.utils import formataddr, formatdate
 
 import markdown
 
+from bot.approvals import code
 from bot.messages import Outbound
 from channels.email.safety import LOOP_HEADER
 
@@ -78,6 +80,9 @@ def compose(
             mail["References"] = " ".join(_trim(thread.refs))
     else:
         mail["Subject"] = new_subject(msg)
+    if msg.meta.get("approval_id") and not msg.meta.get("decision"):
+        # an approval request: its code in the subject, which a reply must keep
+        mail.replace_header("Subject", f"{mail['Subject']} {code(str(msg.meta['approval_id']))}")
     mail["Auto-Submitted"] = "auto-replied" if thread is not None else "auto-generated"
     mail[LOOP_HEADER] = own_address
     text = msg.text + (f"\n\n{footer}" if footer else "")

@@ -8,7 +8,9 @@ journals or refuses the mail before it returns, so a crash anywhere repeats at m
 a mail the journal already knows. Then it waits in IDLE, re-issued every
 IMAP_IDLE_SECONDS (servers drop an IDLE after 29 minutes), or polls every
 IMAP_POLL_SECONDS when the server lacks IDLE. Any error or drop ends the session;
-the next starts after an exponential backoff.
+the next starts after an exponential backoff with jitter, which starts over only once
+a session has caught up. A mail whose handling fails is set aside (logged, an event,
+marked \\Seen and passed), never fetched again and again.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ _UIDVALIDITY = re.compile(rb"\[UIDVALIDITY (\d+)\]")
 _UIDNEXT = re.compile(rb"\[UIDNEXT (\d+)\]")
 
 T = TypeVar("T")
-Handler = Callable[[bytes, int], None]
+Handler = Callable[[bytes, int], Awaitable[None]]
 Health = Callable[[str, str], None]
 
 
@@ -270,38 +272,42 @@ class ImapWatcher:
         self.health = health
         self.mailbox = settings.imap_mailbox
         self.idles = 0  # IDLE commands issued: renewals show here
+        self.caught_up = False  # the current session has handled the mail it found
 
     async def run(self) -> None:
         attempt = 0
         while True:
             lost = asyncio.Event()
             client = ImapClient(self.settings, lost)
+            self.caught_up = False
             try:
                 await client.connect()
-                attempt = 0
                 await self._session(client)
             except asyncio.CancelledError:
                 raise
             except (ImapError, aioimaplib.AioImapException, OSError, TimeoutError) as exc:
-                await self._pause(attempt, exc)
-                attempt += 1
+                attempt = await self._pause(attempt, exc)
             except Exception as exc:  # a bug must not end the channel: log it, retry
                 log.exception("IMAP session failed")
-                await self._pause(attempt, exc)
-                attempt += 1
+                attempt = await self._pause(attempt, exc)
             finally:
                 await client.close()
 
-    async def _pause(self, attempt: int, exc: BaseException) -> None:
+    async def _pause(self, attempt: int, exc: BaseException) -> int:
+        """Wait before the next session; the next attempt's number."""
+        if self.caught_up:  # a session that worked: the next failure is a fresh one
+            attempt = 0
         delay = backoff(attempt, RECONNECT_BASE_SECONDS, RECONNECT_MAX_SECONDS)
         error = f"{type(exc).__name__}: {exc}"
         self.health("reconnecting", error)
         self.events.emit("channel.reconnecting", "email", error=error, delay=round(delay, 3))
         await asyncio.sleep(delay)
+        return attempt + 1
 
     async def _session(self, client: ImapClient) -> None:
         validity, uidnext = await client.select(self.mailbox)
         state = await self._catch_up(client, validity, uidnext)
+        self.caught_up = True
         mode = "IDLE" if client.has_idle else f"polling every {self.settings.imap_poll_seconds:g}s"
         self.health("connected", f"{client.host}:{client.port} {self.mailbox} ({mode})")
         self.events.emit("channel.connected", "email", mode=mode)
@@ -347,5 +353,9 @@ class ImapWatcher:
         fetched = await client.fetch(uid, self.settings.email_max_bytes)
         if fetched is not None:
             raw, size = fetched
-            self.handle(raw, size)  # journaled (or refused) before it is marked \Seen
+            try:
+                await self.handle(raw, size)  # journaled (or refused) before marked \Seen
+            except Exception as exc:  # a bug on one mail: set it aside, go on
+                log.exception("email UID %d could not be handled; set aside", uid)
+                self.events.emit("message.quarantined", "email", uid=uid, error=repr(exc)[:300])
             await client.mark_seen(uid)

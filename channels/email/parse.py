@@ -1,11 +1,13 @@
 """Raw mail bytes -> `ParsedMail`: the protocol half of inbound email.
 
-Headers are read leniently (the compat32 policy keeps raw strings; decoding is ours
-and falls back to the raw text), the body prefers text/plain, else HTML converted
-to text (html2text). Quoted history and signatures are stripped by `reply.strip_reply`,
-attachments are kept with their decoded bytes, and the text handed on is
-capped. Nothing here raises: a broken mail becomes a mail with less in it.
-Touches nothing but the standard library, html2text and its sibling modules.
+Headers are read leniently (the compat32 policy keeps raw strings; `headers.py`
+decodes them: raw UTF-8, RFC 2047, RFC 2231), the author comes from the raw From
+header (`sender.py`: refused when unclear), and the Received / Authentication-Results
+trace is kept raw for `auth.py`. The body prefers text/plain, else HTML converted to
+text (bot.html_text, bounded). Quoted history and signatures are stripped by
+`reply.strip_reply`, attachments are kept with their decoded bytes, and the text
+handed on is capped. Nothing here raises: a broken mail becomes a mail with less in
+it. Blocking: the channel runs it in a worker thread.
 """
 
 from __future__ import annotations
@@ -17,17 +19,15 @@ import hashlib
 import itertools
 import re
 from dataclasses import dataclass, field
-from email.header import decode_header, make_header
 from email.message import Message
-from email.utils import getaddresses
 
-import html2text
-
+from bot.html_text import html_to_text
+from channels.email.headers import filename, header_text, raw_values
 from channels.email.machine import MACHINE_HEADERS
 from channels.email.reply import strip_reply
+from channels.email.sender import author
 
 _MSGID = re.compile(r"<[^<>\s]+>")
-_TAGS = re.compile(r"<[^>]*>")
 PART_TYPES_LIMIT = 200  # parts whose content types are kept for machine.py
 MAX_BOUNDARIES = 500  # more multipart boundaries than that: read the headers only
 MAX_PARTS = 500  # more part headers than that: parse the mail up to the 500th
@@ -50,6 +50,9 @@ class ParsedMail:
     subject: str = ""
     sender: str = ""  # lower-cased address of From, "" when there is none
     sender_name: str = ""
+    sender_refused: str = ""  # why From names no one to believe ("" when it does)
+    #: the Received and Authentication-Results headers, top first, raw
+    trace: list[tuple[str, str]] = field(default_factory=list)
     in_reply_to: list[str] = field(default_factory=list)
     references: list[str] = field(default_factory=list)
     headers: dict[str, str] = field(default_factory=dict)
@@ -79,7 +82,9 @@ def parse_mail(raw: bytes, max_chars: int, full_size: int | None = None) -> Pars
     msg, parts_cut = _message(raw)
     mail = ParsedMail(message_id=_message_id(msg, raw), size=full_size or len(raw))
     mail.subject = header_text(msg, "subject")
-    mail.sender_name, mail.sender = _from(msg)
+    who = author(msg)
+    mail.sender, mail.sender_name, mail.sender_refused = who.address, who.name, who.refused
+    mail.trace = _trace(msg)
     mail.in_reply_to = _ids(msg, "in-reply-to")[:1]
     mail.references = _ids(msg, "references")
     mail.headers = {name: header_text(msg, name) for name in MACHINE_HEADERS if name in msg}
@@ -122,19 +127,12 @@ def _message(raw: bytes) -> tuple[Message, bool]:
         return Message(), cut
 
 
-def header_text(msg: Message, name: str) -> str:
-    """A header decoded (RFC 2047) to one line; the raw text when it does not decode."""
+def _trace(msg: Message) -> list[tuple[str, str]]:
     try:
-        raw = msg.get(name)
+        items = [(k.lower(), str(v)) for k, v in msg.raw_items()]
     except Exception:
-        return ""
-    if raw is None:
-        return ""
-    try:
-        text = str(make_header(decode_header(str(raw))))
-    except Exception:
-        text = str(raw)
-    return " ".join(text.split())
+        return []
+    return [(k, v) for k, v in items if k in ("received", "authentication-results")]
 
 
 def _message_id(msg: Message, raw: bytes) -> str:
@@ -146,25 +144,10 @@ def _message_id(msg: Message, raw: bytes) -> str:
 
 
 def _ids(msg: Message, name: str) -> list[str]:
-    try:
-        values = msg.get_all(name) or []
-    except Exception:
-        return []
     found: list[str] = []
-    for value in values:
-        found.extend(_MSGID.findall(str(value)))
+    for value in raw_values(msg, name):
+        found.extend(_MSGID.findall(value))
     return list(dict.fromkeys(found))
-
-
-def _from(msg: Message) -> tuple[str, str]:
-    try:
-        pairs = getaddresses([header_text(msg, "from")])
-    except Exception:
-        return "", ""
-    for name, address in pairs:
-        if "@" in address:
-            return name, address.strip().lower()
-    return "", ""
 
 
 def _body(msg: Message) -> tuple[str, list[Attachment]]:
@@ -213,17 +196,13 @@ def _content_type(part: Message) -> str:
 def _is_attachment(part: Message) -> bool:
     try:
         disposition = str(part.get("content-disposition", "")).split(";")[0].strip().lower()
-        return disposition == "attachment" or bool(part.get_filename())
+        return disposition == "attachment" or bool(filename(part))
     except Exception:
         return False
 
 
 def _attachment(part: Message, kind: str) -> Attachment:
-    try:
-        name = part.get_filename() or "(unnamed)"
-        name = str(make_header(decode_header(name)))
-    except Exception:
-        name = "(unnamed)"
+    name = filename(part)
     try:
         payload = part.get_payload(decode=True)
     except Exception:
@@ -246,16 +225,6 @@ def _decode(part: Message) -> str:
         return payload.decode(charset, errors="replace")
     except (LookupError, ValueError, TypeError):  # an unknown or bogus charset name
         return payload.decode("utf-8", errors="replace")
-
-
-def html_to_text(html: str) -> str:
-    converter = html2text.HTML2Text()
-    converter.body_width = 0  # keep paragraphs on one line; the model does not need wrapping
-    converter.ignore_images = True
-    try:
-        return converter.handle(html)
-    except Exception:  # html2text on broken markup: fall back to dropping the tags
-        return _TAGS.sub(" ", html)
 
 
 def _size(n: int) -> str:

@@ -4,7 +4,9 @@ Email is open to the whole world, so the allow-list is deny-by-default
 (EMAIL_ALLOWED_SENDERS: addresses and `@domain`s). Machine mail is never answered
 (machine.py names why: bounces, auto-replies, reports, list mail, our own mail),
 nor a sender who suddenly sends more than a person would (a loop with a responder
-that marks nothing). `check` returns the reason to refuse, or None.
+that marks nothing). A From that names no single mailbox is refused, and with
+EMAIL_AUTHSERV_ID set so is mail whose From domain the receiving server did not
+verify (channels/email/auth.py). `check` returns the reason to refuse, or None.
 Pure functions of a parsed mail, plus one small in-memory rate window.
 """
 
@@ -12,7 +14,9 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict, deque
+from dataclasses import dataclass
 
+from channels.email import auth
 from channels.email.machine import machine_reason
 from channels.email.parse import ParsedMail
 
@@ -36,26 +40,47 @@ class RateGuard:
     def __init__(self, limit: int, window: float = WINDOW_SECONDS) -> None:
         self.limit = limit
         self.window = window
-        self._seen: dict[str, deque[float]] = defaultdict(deque)
+        self._seen: dict[str, deque[tuple[float, str]]] = defaultdict(deque)
 
-    def admit(self, sender: str, now: float | None = None) -> bool:
+    def admit(self, sender: str, message_id: str = "", now: float | None = None) -> bool:
+        """Count one mail; the same Message-ID read again (after a restart, a reconnect)
+        is the same mail and counts once."""
         now = time.monotonic() if now is None else now
         times = self._seen[sender]
-        while times and now - times[0] > self.window:
+        while times and now - times[0][0] > self.window:
             times.popleft()
+        if message_id and any(seen == message_id for _, seen in times):
+            return True
         if len(times) >= self.limit:
             return False
-        times.append(now)
+        times.append((now, message_id))
         return True
 
 
-def check(mail: ParsedMail, own_address: str, allow: list[str], guard: RateGuard) -> str | None:
+@dataclass(frozen=True, slots=True)
+class Policy:
+    """What `check` holds mail to: the bot's address, the allow-list, and the
+    authserv-id whose Authentication-Results count (None: senders are not verified)."""
+
+    own_address: str
+    allow: list[str]
+    authserv_id: str | None = None
+
+
+def check(mail: ParsedMail, policy: Policy, guard: RateGuard) -> str | None:
     """The reason to refuse `mail`, or None when a person may be answered."""
-    reason = machine_reason(mail, own_address.lower())
+    if mail.sender_refused:
+        return f"sender unclear: {mail.sender_refused}"
+    reason = machine_reason(mail, policy.own_address.lower())
     if reason is not None:
         return reason
-    if not allowed(mail.sender, allow):
+    if not allowed(mail.sender, policy.allow):
         return "sender not allowed (EMAIL_ALLOWED_SENDERS)"
-    if not guard.admit(mail.sender):
+    if policy.authserv_id is not None:
+        trusted = auth.trusted(mail.trace, policy.authserv_id)
+        unverified = auth.verified(trusted, mail.sender.rpartition("@")[2])
+        if unverified is not None:
+            return f"sender not verified: {unverified}"
+    if not guard.admit(mail.sender, mail.message_id):
         return f"loop: more than {guard.limit} mails in an hour from this sender"
     return None

@@ -88,7 +88,7 @@ async def main() -> None:
     dovecot = Dovecot(*make_ca())
     dovecot.start()
     fake = FakeAnthropic(lambda call: [text("ok")]).start()
-    handler = RelayHandler(dovecot)
+    handler = RelayHandler(dovecot, mx=True)  # the bench's mail reaches the bot through it
     relay = await SmtpRelay(handler).start()
     bot, ann = "bot@localhost", Person("ann@localhost", dovecot, relay.port)
     with tempfile.TemporaryDirectory() as tmp:

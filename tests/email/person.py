@@ -12,7 +12,7 @@ import time
 from email.message import EmailMessage, Message
 from email.utils import make_msgid
 
-from tests.email.servers import PASSWORD, Dovecot
+from tests.email.servers import PASSWORD, Dovecot, stamp
 
 
 def parse(raw: bytes) -> EmailMessage:
@@ -134,7 +134,13 @@ class Person:
         )
 
     async def send(self, msg: EmailMessage, envelope_from: str | None = None) -> None:
-        """Hand the mail straight to dovecot's LMTP (the bot's inbound MTA)."""
+        """Hand the mail to the bot's receiving MX (`stamp`), which delivers it into
+        dovecot over LMTP."""
         rcpts = [a.strip() for a in str(msg["To"]).split(",")]
         sender = self.address if envelope_from is None else envelope_from
-        await asyncio.to_thread(self.dovecot.deliver, sender, rcpts, bytes(msg))
+        await self.send_raw(bytes(msg), rcpts, sender)
+
+    async def send_raw(self, data: bytes, rcpts: list[str], envelope_from: str) -> None:
+        """Bytes exactly as written (a forger's headers too), through the receiving MX."""
+        stamped = stamp(data, envelope_from)
+        await asyncio.to_thread(self.dovecot.deliver, envelope_from, rcpts, stamped)

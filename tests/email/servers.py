@@ -6,7 +6,9 @@ logs in with the password `secret`, so each test uses fresh addresses. `SmtpRela
 an aiosmtpd server in the test's own loop that hands every message to dovecot over
 LMTP, as a real MTA would; it can refuse recipients with 4xx/5xx and be stopped and
 started on the same port. Dovecot advertises no IDLE to clients of 127.0.0.2, for
-the polling fallback. `person.Person` reads and writes a mailbox like a mail client.
+the polling fallback. `stamp` adds what a receiving MX checking SPF and DMARC adds
+(`Authentication-Results: mx.test; ...` above its `Received`), for mail sent to the
+bot. `person.Person` reads and writes a mailbox like a mail client.
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ from typing import Any
 from aiosmtpd.smtp import SMTP, Envelope, Session
 
 PASSWORD = "secret"
+#: the authserv-id of the receiving MX in front of the bot's mailbox
+MX = "mx.test"
 
 CONFIG = """\
 protocols = imap lmtp
@@ -84,6 +88,31 @@ local 127.0.0.2 {{
   }}
 }}
 """
+
+
+def stamp(data: bytes, envelope_from: str, mx: str = MX) -> bytes:
+    """`data` as a receiving MX (Postfix + OpenDMARC, rspamd) hands it on: SPF passes
+    for the envelope sender (the client may send for its own domain), no DKIM
+    signature is checked, DMARC passes when From's domain is the SPF domain. Headers
+    the sender wrote, Authentication-Results included, stay below, untouched."""
+    import email as mail
+    import email.policy
+    import email.utils
+
+    try:
+        parsed = mail.message_from_bytes(data, policy=email.policy.default)
+        from_domain = parsed["From"].addresses[0].domain.lower()
+    except Exception:  # no From, or one OpenDMARC could not read either
+        from_domain = ""
+    spf_domain = envelope_from.rpartition("@")[2].lower()
+    spf = f"spf=pass smtp.mailfrom={envelope_from}" if envelope_from else "spf=none"
+    dmarc = "pass" if from_domain and from_domain == spf_domain else "fail"
+    date = email.utils.formatdate()
+    return (
+        f"Authentication-Results: {mx};\n\t{spf};\n\tdkim=none (no signature);\n"
+        f"\tdmarc={dmarc} (p=reject) header.from={from_domain or 'unknown'}\n"
+        f"Received: from client.test (client.test [192.0.2.1]) by {mx} with ESMTP; {date}\n"
+    ).encode() + data
 
 
 def free_port() -> int:
@@ -188,6 +217,7 @@ class Dovecot:
         return {
             "EMAIL_ADDRESS": address,
             "EMAIL_ALLOWED_SENDERS": allowed,
+            "EMAIL_AUTHSERV_ID": MX,
             "IMAP_HOST": "127.0.0.1",
             "IMAP_PORT": str(self.imap),
             "IMAP_USER": address,
@@ -214,6 +244,7 @@ class RelayHandler:
     accepted: list[Envelope] = field(default_factory=list)
     deliver: bool = True
     hold: float = 0.0  # seconds each DATA takes, to make sessions overlap
+    mx: bool = False  # act as the receiving MX too: `stamp` every mail it delivers
     sessions: int = 0  # in DATA now
     most_sessions: int = 0
 
@@ -232,6 +263,8 @@ class RelayHandler:
         try:
             await asyncio.sleep(self.hold)
             data = envelope.original_content or b""
+            if self.mx:
+                data = stamp(data, envelope.mail_from or "")
             if self.deliver:
                 sender = envelope.mail_from or ""
                 await asyncio.to_thread(self.dovecot.deliver, sender, list(envelope.rcpt_tos), data)

@@ -6,6 +6,7 @@ through `EmailChannel.handle` (parse, filter, journal) against a real store.
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
@@ -110,6 +111,8 @@ def test_no_generated_mail_crashes_the_channel(tmp_path: Path) -> None:
     log = EventLog(None)
     seen: dict[str, int] = {}
     log.subscribe(lambda e: seen.__setitem__(e.type, seen.get(e.type, 0) + 1))
+    set_aside: list[str] = []
+    log.subscribe(lambda e: set_aside.extend([str(e.data.get("reason"))] * _aside(e.data)))
     human = HumanNode(store, Bus(store), log, None)
     channel = EmailChannel(conf, ChannelContext(human))
     counts = {"handled": 0}
@@ -122,7 +125,7 @@ def test_no_generated_mail_crashes_the_channel(tmp_path: Path) -> None:
     )
     @given(mail(), st.integers(0, 60_000_000))
     def run(raw: bytes, size: int) -> None:
-        channel.handle(raw, max(size, len(raw)))
+        asyncio.run(channel.handle(raw, max(size, len(raw))))
         counts["handled"] += 1
 
     run()
@@ -130,3 +133,8 @@ def test_no_generated_mail_crashes_the_channel(tmp_path: Path) -> None:
     assert counts["handled"] >= 2500
     # both paths were exercised: mails journaled for the coordinator, and mails refused
     assert seen["message.received"] > 100 and seen["message.refused"] > 100, seen
+    assert set_aside == []  # every mail was journaled or refused by a rule, none failed
+
+
+def _aside(data: dict[str, object]) -> int:
+    return int(str(data.get("reason", "")).startswith("could not be processed"))

@@ -242,3 +242,15 @@ async def test_a_burst_to_many_addresses_keeps_few_smtp_sessions_open(
         await eventually(lambda: len(world.handler.accepted) == 40)
     assert 1 < world.handler.most_sessions <= MAX_SESSIONS
     assert not events(tmp_path, "outbox.retry")
+
+
+async def test_a_session_that_fails_before_catching_up_backs_off_more_each_time(
+    tmp_path: Path, fake: FakeAnthropic, world: MailWorld
+) -> None:
+    # login works, SELECT fails: before, every retry came 0.25-0.5 s after the last
+    # (the backoff started over at each login), a loop of ~2.6 reconnects a second
+    settings = world.settings(tmp_path, fake, IMAP_MAILBOX="NoSuchFolder")
+    async with email_app(settings):
+        await eventually(lambda: len(events(tmp_path, "channel.reconnecting")) >= 3, timeout=10)
+    delays = [e["data"]["delay"] for e in events(tmp_path, "channel.reconnecting")]
+    assert delays[0] <= 0.5 and 0.5 <= delays[1] <= 1.0 and delays[2] >= 1.0

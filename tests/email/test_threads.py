@@ -10,6 +10,7 @@ from pathlib import Path
 
 from tests.email.conftest import MailWorld, channel_of, email_app
 from tests.email.person import body_text, from_of
+from tests.email.servers import stamp
 from tests.fakes.anthropic_api import Call, FakeAnthropic, text
 from tests.kit import events, eventually
 from tests.script import TeamScript
@@ -123,11 +124,11 @@ async def test_mail_arriving_during_a_sync_is_not_left_for_the_next_idle(
         watcher = channel_of(app).watcher
         handle = watcher.handle
 
-        def handle_and_receive_another(raw: bytes, size: int) -> None:
-            handle(raw, size)
+        async def handle_and_receive_another(raw: bytes, size: int) -> None:
+            await handle(raw, size)
             if b"first" in raw:
                 second = ann.compose(world.bot, "second", "the second question")
-                world.dovecot.deliver(ann.address, [world.bot], bytes(second))
+                world.dovecot.deliver(ann.address, [world.bot], stamp(bytes(second), ann.address))
 
         watcher.handle = handle_and_receive_another
         await eventually(lambda: watcher.idles == 1)  # caught up; the first mail wakes IDLE

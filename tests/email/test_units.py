@@ -79,8 +79,8 @@ def test_allow_list_and_rate_guard() -> None:
     assert not allowed("bob@x.org", allow) and not allowed("a@sub.team.org", allow)
     assert not allowed("ann@x.org", [])  # empty means nobody
     guard = RateGuard(2, window=10)
-    assert guard.admit("a", 0) and guard.admit("a", 1) and not guard.admit("a", 2)
-    assert guard.admit("a", 11.5)
+    assert guard.admit("a", now=0) and guard.admit("a", now=1) and not guard.admit("a", now=2)
+    assert guard.admit("a", now=11.5)
 
 
 def test_email_settings_errors_name_the_variable(tmp_path: Path) -> None:
