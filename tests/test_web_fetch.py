@@ -202,4 +202,4 @@ async def test_ssl_cert_file_reaches_web_fetch_and_a_missing_file_is_one_line(
 async def test_a_nested_list_page_is_converted_off_the_loop_and_bounded() -> None:
     async with site() as port, turns() as during:
         result = await fetcher("127.0.0.1").handle({"url": f"http://127.0.0.1:{port}/nested"})
-    assert during.count > 10 and "* x" in result.text and len(result.text) <= 20_200
+    assert during.count > 10 and "* x" in result.text and len(result.text) <= 20_400

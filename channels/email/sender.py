@@ -24,6 +24,16 @@ _ADDRESS = email.policy.default.header_factory
 #: one mailbox never needs more (RFC 5322 lines stop at 998); the parser is slow on more
 MAX_FROM = 998
 #: a host name: dot-separated labels of letters (any script: IDN), digits and hyphens
+#: defects that touch only how an encoded word of the display name decodes (text to show,
+#: never the address) or obsolete syntax: a person's client writes them, no forger gains
+HARMLESS = (
+    errors.ObsoleteHeaderDefect,
+    errors.InvalidBase64PaddingDefect,
+    errors.InvalidBase64CharactersDefect,
+    errors.InvalidBase64LengthDefect,
+)
+#: an RFC 2047 encoded word: display text only, never part of an address
+_ENCODED = re.compile(r"=\?[^?]*\?[qQbB]\?[^?]*\?=")
 _HOST = re.compile(r"(?:[^\W_](?:[\w-]*[^\W_])?\.)*[^\W_](?:[\w-]*[^\W_])?")
 
 
@@ -63,7 +73,7 @@ def mailbox(value: str) -> From:
         groups, defects = header.groups, header.defects
     except Exception as exc:  # the parser gave up: nothing to believe
         return From(refused=f"From cannot be parsed ({type(exc).__name__})")
-    if any(not isinstance(d, errors.ObsoleteHeaderDefect) for d in defects):
+    if any(not isinstance(d, HARMLESS) for d in defects):
         return From(refused="From is malformed")
     boxes = [a for g in groups for a in g.addresses]
     if len(boxes) != 1 or groups[0].display_name is not None:
@@ -71,5 +81,14 @@ def mailbox(value: str) -> From:
     box = boxes[0]
     if not box.username or not _HOST.fullmatch(box.domain):
         return From(refused="From has no address with a host name for its domain")
+    if not written_out(box.addr_spec, value):
+        return From(refused="From's address is (partly) inside an encoded word")
     # addr_spec keeps a quoted local part quoted: "ann@example.com"@evil.test stays whole
     return From(box.addr_spec.lower(), " ".join(box.display_name.split()))
+
+
+def written_out(addr_spec: str, value: str) -> bool:
+    """Whether the address stands in the raw header outside every encoded word (the
+    parser decodes an encoded word glued to an atom into the address itself)."""
+    bare = _ENCODED.sub(" ", value).replace('"', "").replace("\\", "").lower()
+    return addr_spec.replace('"', "").lower() in bare

@@ -14,7 +14,7 @@ import pytest
 
 from tests.email.conftest import MailWorld, email_app
 from tests.email.person import body_text
-from tests.fakes.anthropic_api import FakeAnthropic
+from tests.fakes.anthropic_api import FakeAnthropic, unwrap
 from tests.script import TeamScript
 
 
@@ -59,4 +59,4 @@ async def test_a_parked_worker_resumes_with_exactly_the_persons_words(
         await ann.wait_mail(1, match="Report based on")
         assert app.store.open_questions() == []
     (seen,) = [c.last_text for c in fake.calls if c.agent == "Alice" and ANSWERED in c.last_text]
-    assert seen.split(ANSWERED, 1)[1] == words
+    assert unwrap(seen.split(ANSWERED, 1)[1]) == words

@@ -220,3 +220,11 @@ def test_long_headers_are_bounded_not_slow() -> None:
     assert len(mail.subject) <= 2_000
     nested = "mx.example.com; dmarc=pass " + "(" * 25_000 + ")" * 25_000
     assert verdict([_ar(nested)], "example.com") is None
+
+
+def test_an_encoded_word_glued_to_an_atom_never_becomes_the_address() -> None:
+    # the stdlib decodes `=?...?=Ann` into the local part and domain: ann@example.comann
+    assert mailbox("=?utf-8?q?ann=40example=2Ecom?=Ann").address == ""
+    assert mailbox("=?utf-8?q?ann=40example=2Ecom?=Ann").refused
+    # a broken encoded word in the display name is only display text
+    assert mailbox("=?utf-8?B?eHB0bw?= <dummy@example.com>").address == "dummy@example.com"
