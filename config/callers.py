@@ -11,7 +11,7 @@ import re
 
 from config.sources import FieldProblem
 
-MIN_TOKEN_CHARS = 16
+MIN_TOKEN_CHARS = 8
 _CALLER = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 
 
