@@ -172,7 +172,7 @@ async def test_without_a_token_the_api_is_off(tmp_path: Path, fake: FakeAnthropi
 
 @pytest.mark.parametrize(
     ("value", "words"),
-    [("ci:short", "at least 16"), ("bad name:" + "x" * 20, "caller name"), (",", "names no")],
+    [("ci:short", "at least 8"), ("bad name:" + "x" * 20, "caller name"), (",", "names no")],
 )
 def test_a_malformed_api_token_is_a_settings_error(
     tmp_path: Path, fake: FakeAnthropic, value: str, words: str
