@@ -143,7 +143,30 @@ def figures(calls: list[dict]) -> dict[str, float]:
         "requests": len(calls),
         "coordinator_prefix": _prefix(coordinator["body"]),
         "worker_prefix": _prefix(worker["body"]),
+        "coordinator_tools": _tools(coordinator["body"]),
+        "worker_tools": _tools(worker["body"]),
     }
+
+
+def _tools(body: dict) -> dict[str, int]:
+    """Each tool's tokens, and the system prompt's under the name `(system)`."""
+    sizes = {t["name"]: tokens([(json.dumps(t, sort_keys=True), False)]) for t in body["tools"]}
+    system = body["system"]
+    text = system if isinstance(system, str) else "".join(b["text"] for b in system)
+    return {**sizes, "(system)": tokens([(text, False)])}
+
+
+def split(before: dict[str, int], after: dict[str, int]) -> str:
+    """The growth of the tools both trees have (their descriptions and schemas), apart
+    from the system prompt and from tools the later tree adds (features of their own)."""
+    both = [name for name in after if name in before and name != "(system)"]
+    old, new = sum(before[n] for n in both), sum(after[n] for n in both)
+    added = {n: after[n] for n in after if n not in before}
+    return (
+        f"  the {len(both)} tools both have: {old:,} -> {new:,} ({100 * (new / old - 1):+.1f}%, "
+        f"limit +15%); system prompt {before['(system)']:,} -> {after['(system)']:,}; "
+        f"new tools {sum(added.values()):,} ({', '.join(sorted(added)) or 'none'})"
+    )
 
 
 def _system(parts: list[tuple[str, bool]]) -> list[str]:
@@ -181,7 +204,9 @@ def main() -> None:
         print(f"{label:58} {fmt.format(before[key]):>9} {fmt.format(after[key]):>9}")
     for key in ("coordinator_prefix", "worker_prefix"):
         growth = 100 * (after[key] / before[key] - 1)
-        print(f"{key} growth: {growth:+.1f}% (limit +15%)")
+        print(f"{key} growth: {growth:+.1f}% in all")
+        agent = key.removesuffix("_prefix")
+        print(split(before[f"{agent}_tools"], after[f"{agent}_tools"]))
 
 
 if __name__ == "__main__":
