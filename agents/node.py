@@ -25,7 +25,14 @@ from agents.tools import Toolbox, ToolResult, result_block
 from bot.bus import Mail
 from bot.clock import now_line
 from bot.messages import COORDINATOR, FROM_PERSON, BusMessage, Outbound, Target
-from bot.notices import MODEL_UNAVAILABLE, SYSTEM_SPEAKER, model_refused, where_to
+from bot.notices import (
+    MODEL_UNAVAILABLE,
+    SYSTEM_SPEAKER,
+    WAITING_FOR_APPROVAL,
+    doing,
+    model_refused,
+    where_to,
+)
 from bot.outbox import backoff
 
 log = logging.getLogger(__name__)
@@ -102,6 +109,8 @@ class NodeLoop:
 
     agent_id: str
     max_turns: int
+    #: its text reaches a person as the model writes it (the coordinator's does)
+    streams: bool = False
 
     toolbox: Toolbox
 
@@ -263,6 +272,7 @@ class NodeLoop:
 
     async def _call(self, call: dict[str, Any], conv: Conversation) -> ToolResult:
         """One tool call, recorded as `tool.called` (agent, tool, duration, ok or error)."""
+        self.announce(conv, doing(call["name"], call.get("input")))
         started = time.perf_counter()
         result = await self.toolbox.call(call["name"], call.get("input"), self.step(conv))
         self.services.events.emit(
@@ -274,7 +284,13 @@ class NodeLoop:
             error=result.text[:300] if result.is_error else None,
             parked=result.park is not None or None,
         )
+        if result.approval is not None:
+            self.announce(conv, WAITING_FOR_APPROVAL)
         return result
+
+    def announce(self, conv: Conversation, status: str) -> None:
+        """Live progress: what this agent does now, shown where its person waits."""
+        self.services.human.progress.status(conv.key, status)
 
     def unread(self, mail: list[Mail]) -> None:
         """Give back mail taken at a yield point of a step that ended the task."""
@@ -291,12 +307,14 @@ class NodeLoop:
     async def _complete(self, conv: Conversation, system: str) -> LLMResponse | None:
         attempt = 0
         llm = self.services.llm
+        stream = self.services.human.progress.streamer(conv.key) if self.streams else None
         while True:
             try:
                 return await llm.complete(
-                    system, self.toolbox.specs, conv.messages, self.call_label(conv)
+                    system, self.toolbox.specs, conv.messages, self.call_label(conv), stream
                 )
             except ModelUnavailable as exc:
+                self.services.human.progress.restart(conv.key)  # the retry writes anew
                 self.services.events.emit(
                     "llm.unavailable", self.agent_id, error=str(exc), attempt=attempt
                 )

@@ -20,7 +20,8 @@ from bot.messages import HUMAN, BusMessage, DeliveryReceipt, Inbound, Outbound, 
 from bot.notices import SYSTEM_SPEAKER, undeliverable
 from bot.outbox import Outbox
 from bot.people import People, Person
-from bot.router import Directory, Route, route
+from bot.progress import Progress
+from bot.router import Directory, Route, is_stop, route
 from bot.store import QuestionRow, QuestionStatus, Store
 
 log = logging.getLogger(__name__)
@@ -51,6 +52,8 @@ class HumanNode:
             on_delivered=self._delivered,
             on_failed=self._failed,
         )
+        #: what people see of the work on their messages (bot/progress.py)
+        self.progress = Progress()
         #: gated tool calls waiting for a person (bot/approvals.py)
         self.approvals = ApprovalDesk(store, events, self.say)
         #: downloads a message's files before it is routed (None: files are not fetched)
@@ -126,6 +129,8 @@ class HumanNode:
         return decision
 
     def _routed(self, msg: Inbound, decision: Route) -> None:
+        if decision.recipients and not is_stop(decision.text):
+            self.progress.received(msg)
         self.events.emit(
             "message.received",
             HUMAN,

@@ -40,6 +40,9 @@ class Reply:
     content: list[dict[str, Any]]
     status: int = 200
     delay: float = 0.0
+    #: streamed answers: seconds between two text deltas, and characters per delta
+    pace: float = 0.0
+    piece: int = 20
 
 
 @dataclass
@@ -177,7 +180,47 @@ class FakeAnthropic(ThreadedServer[list[Call]]):
                 {"type": "error", "error": {"type": "api_error", "message": "scripted"}},
                 status=reply.status,
             )
+        if body.get("stream"):
+            return await self._stream(request, self._message(body, reply.content), reply)
         return web.json_response(self._message(body, reply.content))
+
+    async def _stream(
+        self, request: web.Request, message: dict[str, Any], reply: Reply
+    ) -> web.StreamResponse:
+        """The answer as server-sent events, as the API streams it: message_start, each
+        block's start / deltas / stop, message_delta (stop_reason, usage), message_stop."""
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await response.prepare(request)
+        start = {**message, "content": [], "stop_reason": None}
+        await _event(response, "message_start", {"message": start})
+        for index, block in enumerate(message["content"]):
+            await self._stream_block(response, index, block, reply)
+        delta = {"stop_reason": message["stop_reason"], "stop_sequence": None}
+        usage = {"output_tokens": message["usage"]["output_tokens"]}
+        await _event(response, "message_delta", {"delta": delta, "usage": usage})
+        await _event(response, "message_stop", {})
+        await response.write_eof()
+        return response
+
+    async def _stream_block(
+        self, response: web.StreamResponse, index: int, block: dict[str, Any], reply: Reply
+    ) -> None:
+        if block["type"] == "text":
+            empty: dict[str, Any] = {"type": "text", "text": ""}
+            pieces = [
+                block["text"][i : i + reply.piece]
+                for i in range(0, len(block["text"]), reply.piece)
+            ]
+            deltas = [{"type": "text_delta", "text": p} for p in pieces]
+        else:
+            empty = {**block, "input": {}}
+            deltas = [{"type": "input_json_delta", "partial_json": json.dumps(block["input"])}]
+        await _event(response, "content_block_start", {"index": index, "content_block": empty})
+        for delta in deltas:
+            if reply.pace and block["type"] == "text":
+                await asyncio.sleep(reply.pace)
+            await _event(response, "content_block_delta", {"index": index, "delta": delta})
+        await _event(response, "content_block_stop", {"index": index})
 
     @staticmethod
     def _message(body: dict[str, Any], content: list[dict[str, Any]]) -> dict[str, Any]:
@@ -198,3 +241,8 @@ class FakeAnthropic(ThreadedServer[list[Call]]):
                 "cache_read_input_tokens": 0,
             },
         }
+
+
+async def _event(response: web.StreamResponse, kind: str, data: dict[str, Any]) -> None:
+    payload = json.dumps({"type": kind, **data})
+    await response.write(f"event: {kind}\ndata: {payload}\n\n".encode())
