@@ -43,8 +43,8 @@ class Surface(Protocol):
         """Show (or renew) that work goes on in `target`, saying `status`."""
         ...
 
-    async def received(self, msg: Inbound) -> None:
-        """A person's message reached an agent (an 👀 reaction, when asked for)."""
+    async def received(self, msg: Inbound, react: bool) -> None:
+        """A person's message reached an agent (with `react`: an 👀 reaction on it)."""
         ...
 
     async def finished(self, target: Target, msg: Inbound | None) -> None:
@@ -104,8 +104,7 @@ class Progress:
         else:
             work.inbound, work.recipient = msg, msg.sender.id
             self.touch(work, WORKING)
-        if self.reactions:
-            self._spawn(surface.received(msg))
+        self._spawn(surface.received(msg, self.reactions))
 
     def status(self, key: str, text: str) -> None:
         """An agent says what it does now ("Searching memory", "Asking Alice")."""

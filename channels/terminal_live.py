@@ -29,7 +29,7 @@ class TerminalProgress:
         if self.show_status and not self.open:
             self._write(f"{SPINNER} {status}\n")
 
-    async def received(self, msg: Inbound) -> None:
+    async def received(self, msg: Inbound, react: bool) -> None:
         """No reactions in a terminal."""
 
     async def finished(self, target: Target, msg: Inbound | None) -> None:

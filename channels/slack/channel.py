@@ -30,8 +30,10 @@ from channels.slack.connection import HttpConnection, SocketModeConnection, buil
 from channels.slack.events import SlackEvents
 from channels.slack.files import SlackFetcher
 from channels.slack.identity import BotIdentity, whoami
+from channels.slack.live import SlackLives
 from channels.slack.people import EmailLinks
 from channels.slack.post import SlackPoster, pace_key
+from channels.slack.progress import SlackProgress
 from channels.slack.reading import SlackReader
 from channels.slack.threads import ThreadMemory
 from config.settings import Settings
@@ -76,6 +78,7 @@ class SlackChannel(BaseChannel):
         )
         self.events.journaled = self.catchup.journaled
         self._catching_up: asyncio.Task[None] | None = None
+        self.lives = SlackLives(self.post_client, ctx.store, self._team_id)
         self.poster = SlackPoster(
             self.post_client,
             ctx.store,
@@ -83,7 +86,9 @@ class SlackChannel(BaseChannel):
             self.pace_seconds,
             settings.data_dir,
             reader=self.client,
+            lives=self.lives,
         )
+        self.progress = SlackProgress(self.client, self.lives)
         self.reader = SlackReader(self.client)
         self.fetcher = SlackFetcher(settings.slack_bot_token.get_secret_value(), self.client)
         if ctx.intake is not None:
@@ -210,6 +215,9 @@ class SlackChannel(BaseChannel):
 
     def _identity(self) -> BotIdentity | None:
         return self.events.identity
+
+    def _team_id(self) -> str | None:
+        return self.events.identity.team_id if self.events.identity is not None else None
 
     def _malformed(self, error: str) -> None:
         self.ctx.refuse(self.kind, "malformed request", error=error)

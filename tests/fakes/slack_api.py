@@ -46,6 +46,7 @@ from tests.fakes.slack_files import FilesApi
 from tests.fakes.slack_history import HistoryApi
 from tests.fakes.slack_ids import APP_ID, BOT_ID, BOT_USER, TEAM
 from tests.fakes.slack_interactive import InteractiveApi
+from tests.fakes.slack_streams import StreamsApi
 from tests.fakes.threaded import ThreadedServer
 
 MAX_RETRIES = 3  # Slack retries an unacked event 3 times (at once, after 1 and 5 minutes)
@@ -76,7 +77,7 @@ class Failure:
     headers: dict[str, str] = field(default_factory=dict)
 
 
-class FakeSlack(HistoryApi, FilesApi, InteractiveApi, ThreadedServer["FakeSlack"]):
+class FakeSlack(HistoryApi, FilesApi, InteractiveApi, StreamsApi, ThreadedServer["FakeSlack"]):
     name = "fake Slack"
 
     def __init__(self, scopes: str = "chat:write,app_mentions:read,im:history") -> None:
@@ -112,6 +113,7 @@ class FakeSlack(HistoryApi, FilesApi, InteractiveApi, ThreadedServer["FakeSlack"
         self.removed: set[str] = set()  # channels the bot was removed from
         self.lose_answers = 0  # chat.postMessage calls to post, then cut instead of answering
         self.users: dict[str, dict[str, str]] = {}  # user id -> {"name", "email"} (users.info)
+        self._init_streams()  # status lines, sessions, reactions, streams (slack_streams.py)
 
     # -- addresses -------------------------------------------------------------------
     @property

@@ -1,0 +1,142 @@
+"""Slack live progress: the status line before the answer, the answer streamed into the
+thread and finished as the outbox row's text, and every fallback ending in one whole
+message. The real slack-sdk against the fake Slack (slack_streams.py: Slack's limits
+and errors), the fake model streaming its answer paced."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.fakes.anthropic_api import FakeAnthropic, Reply, text
+from tests.fakes.slack_api import FakeSlack
+from tests.fakes.slack_ids import TEAM
+from tests.kit import events, eventually
+from tests.slack_kit import (  # noqa: F401
+    MENTION,
+    slack_app,
+    slack_fake_fixture,
+    slack_settings,
+)
+
+ANSWER = (
+    "The deploy went out at **noon**. All checks are green, the canary held for an hour, "
+    "and nothing needs doing today."
+)
+STREAMED = f"**coordinator:** {ANSWER}"
+ON = {"SWITCHBOARD_STREAMING": "on"}
+
+
+def sent(data_dir: Path) -> list[str]:
+    return [e["data"]["id"] for e in events(data_dir, "message.sent")]
+
+
+def paced(call: object) -> Reply:
+    return Reply([text(ANSWER)], pace=0.12, piece=12)
+
+
+async def test_status_line_shows_before_a_slow_answer(
+    tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack
+) -> None:
+    fake.responder = lambda call: Reply([text("done")], delay=1.5)
+    settings = slack_settings(tmp_path, fake, slack, **ON)
+    async with slack_app(settings):
+        ts = slack.post(f"{MENTION} slow one", channel="C1")
+        await slack.until(lambda s: len(s.statuses) >= 1, timeout=1.0)
+        assert not slack.posts and not slack.streams  # progress before any answer
+        await eventually(lambda: len(sent(settings.data_dir)) == 1)
+        await slack.until(lambda s: s.statuses[-1]["status"] == "")  # cleared at the end
+    first = slack.statuses[0]
+    assert (first["channel_id"], first["thread_ts"], first["status"]) == ("C1", ts, "is thinking…")
+
+
+async def test_streamed_answer_is_one_message_equal_to_the_outbox_text(
+    tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack
+) -> None:
+    fake.responder = paced
+    settings = slack_settings(tmp_path, fake, slack, **ON)
+    async with slack_app(settings):
+        ts = slack.post(f"{MENTION} how did the deploy go?", channel="C1")
+        await slack.until(lambda s: any(m["appends"] for m in s.streams.values()))
+        streaming = next(iter(slack.streams.values()))
+        assert streaming["state"] == "streaming" and ANSWER not in streaming["text"]
+        await eventually(lambda: len(sent(settings.data_dir)) == 1)
+    [message] = slack.bot_messages("C1", ts)
+    assert message["text"] == STREAMED and message["state"] == "stopped"
+    assert message["metadata"]["event_type"] == "switchboard_outbox"
+    assert not slack.posts and not slack.updates
+    start = slack.method_calls("chat.startStream")[0].params
+    assert (start["recipient_user_id"], start["recipient_team_id"]) == ("UANN", TEAM)
+
+
+async def test_a_refused_stream_falls_back_to_post_and_update(
+    tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack
+) -> None:
+    fake.responder = paced
+    settings = slack_settings(tmp_path, fake, slack, **ON)
+    async with slack_app(settings):
+        slack.fail("chat.startStream", 200, "missing_recipient_team_id")  # Slack Connect
+        ts = slack.post(f"{MENTION} how did the deploy go?", channel="C1")
+        await eventually(lambda: len(sent(settings.data_dir)) == 1)
+    [message] = slack.bot_messages("C1", ts)
+    assert (
+        message["text"]
+        == "*coordinator:* The deploy went out at *noon*. " + ANSWER.split("**. ")[1]
+    )
+    assert message["metadata"]["event_payload"]["part"] == 0
+    assert len(slack.posts) == 1 and slack.updates
+
+
+async def test_an_expired_stream_is_finished_by_update(
+    tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack
+) -> None:
+    slack.stream_ttl = 0.2
+    fake.responder = lambda call: Reply([text(ANSWER)], pace=0.4, piece=40)
+    settings = slack_settings(tmp_path, fake, slack, **ON)
+    async with slack_app(settings):
+        ts = slack.post(f"{MENTION} how did the deploy go?", channel="C1")
+        await eventually(lambda: len(sent(settings.data_dir)) == 1)
+    [message] = slack.bot_messages("C1", ts)
+    assert message["state"] == "expired"
+    assert message["text"].startswith("*coordinator:* The deploy went out at *noon*.")
+    assert message["metadata"]["event_payload"]["part"] == 0
+    assert not slack.posts
+
+
+async def test_rate_limited_appends_wait_and_the_answer_stays_whole(
+    tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack
+) -> None:
+    fake.responder = paced
+    settings = slack_settings(tmp_path, fake, slack, **ON)
+    async with slack_app(settings):
+        slack.fail("chat.appendStream", 429, retry_after=1)
+        ts = slack.post(f"{MENTION} how did the deploy go?", channel="C1")
+        await eventually(lambda: len(sent(settings.data_dir)) == 1)
+    [message] = slack.bot_messages("C1", ts)
+    assert message["text"] == STREAMED
+
+
+async def test_a_dm_is_posted_and_edited_as_it_is_written(
+    tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack
+) -> None:
+    fake.responder = paced
+    settings = slack_settings(tmp_path, fake, slack, **ON)
+    async with slack_app(settings):
+        slack.post("how did the deploy go?", channel="D1", channel_type="im")
+        await eventually(lambda: len(sent(settings.data_dir)) == 1)
+    [message] = slack.bot_messages("D1", None)
+    assert message["text"].startswith("*coordinator:* The deploy went out at *noon*.")
+    assert len(slack.posts) == 1 and not slack.streams
+
+
+async def test_reactions_when_asked_for(
+    tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack
+) -> None:
+    fake.responder = lambda call: [text("ok")]
+    settings = slack_settings(tmp_path, fake, slack, SWITCHBOARD_ACK_REACTIONS="on", **ON)
+    async with slack_app(settings):
+        ts = slack.post(f"{MENTION} hi", channel="C1")
+        await slack.until(lambda s: len(s.reactions) == 2)
+    assert [(r["name"], r["timestamp"]) for r in slack.reactions] == [
+        ("eyes", ts),
+        ("white_check_mark", ts),
+    ]
