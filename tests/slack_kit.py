@@ -39,9 +39,6 @@ def heard(call: Call) -> list[dict[str, Any]]:
 def slack_settings(
     data_dir: Path, fake: FakeAnthropic, slack: FakeSlack, mode: str = "socket", **env: str
 ) -> Settings:
-    """Streaming is off unless a test turns it on (`SWITCHBOARD_STREAMING="on"`): these
-    tests read the answers as posts (tests/test_slack_live.py reads streams)."""
-    env = {"SWITCHBOARD_STREAMING": "off", **env}
     return make_settings(data_dir, fake, **slack.env(mode), SLACK_PACE_SECONDS="0.02", **env)
 
 

@@ -12,6 +12,11 @@ from config.settings import Settings
 from tests.fakes.anthropic_api import Call, FakeAnthropic, Reply, text, tool
 from tests.kit import Recorder, events, eventually, inbound, running_app
 
+
+def streaming(settings: Settings) -> Settings:
+    return settings.model_copy(update={"streaming": "on"})
+
+
 ANSWER = "The deploy went out at noon; all checks are green and nothing needs doing."
 
 
@@ -25,6 +30,7 @@ async def test_terminal_shows_status_then_streams_the_answer_once(
     settings: Settings, fake: FakeAnthropic
 ) -> None:
     fake.responder = lambda call: Reply([text(ANSWER)], pace=0.05, piece=8)
+    settings = streaming(settings)
     out = io.StringIO()
     app = App(settings, [])
     app.build()
@@ -52,7 +58,6 @@ async def test_terminal_shows_status_then_streams_the_answer_once(
 async def test_streaming_off_makes_one_plain_request(
     settings: Settings, fake: FakeAnthropic
 ) -> None:
-    settings = settings.model_copy(update={"streaming": "off"})
     fake.responder = lambda call: [text(ANSWER)]
     out = io.StringIO()
     app = App(settings, [])

@@ -49,10 +49,16 @@ class StreamsApi:
         self.streams = {}
         self.stream_ttl = 300.0
 
+    @property
+    def messages(self: FakeSlack) -> list[dict[str, Any]]:
+        """Every message the bot wrote: its posts, then its streams (finished or not)."""
+        return [*self.posts, *self.streams.values()]
+
     def bot_messages(self: FakeSlack, channel: str, thread_ts: str | None) -> list[dict[str, Any]]:
         """The bot's messages in a thread (posts and streams, finished or not), by ts."""
-        mine = [*self.posts, *self.streams.values()]
-        there = [m for m in mine if m["channel"] == channel and m.get("thread_ts") == thread_ts]
+        there = [
+            m for m in self.messages if m["channel"] == channel and m.get("thread_ts") == thread_ts
+        ]
         return sorted(there, key=lambda m: float(m["ts"]))
 
     async def _assistant_threads_setStatus(self: FakeSlack, params: dict, token: str) -> Answer:
