@@ -11,6 +11,7 @@ from tests.fakes.anthropic_api import FakeAnthropic, Reply, text
 from tests.fakes.slack_api import FakeSlack
 from tests.fakes.slack_ids import TEAM
 from tests.kit import events, eventually
+from tests.proc import Switchboard
 from tests.slack_kit import (  # noqa: F401
     MENTION,
     slack_app,
@@ -140,3 +141,33 @@ async def test_reactions_when_asked_for(
         ("eyes", ts),
         ("white_check_mark", ts),
     ]
+
+
+LONG_ANSWER = " ".join(f"Step {i}: checked and fine." for i in range(1, 13)) + " The end."
+
+
+def test_killed_mid_stream_the_restart_finishes_that_message(
+    tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack
+) -> None:
+    fake.responder = lambda call: Reply([text(LONG_ANSWER)], pace=0.1, piece=10)
+    env = {**fake.env(), **slack.env(), "SLACK_PACE_SECONDS": "0.02"}
+    data = ["--data-dir", str(tmp_path / "data")]
+    run = Switchboard([*data, "run"], env, tmp_path)
+    try:
+        slack.wait_for(lambda s: s.open_sockets == 1, 20)
+        ts = slack.post(f"{MENTION} check everything", channel="C1")
+        slack.wait_for(lambda s: any(m["appends"] for m in s.streams.values()), 20)
+        run.kill()  # kill -9 in the middle of the stream
+        [cut] = slack.bot_messages("C1", ts)
+        assert "The end." not in cut["text"]
+        run = Switchboard([*data, "run"], env, tmp_path)
+        slack.wait_for(lambda s: bool(s.bot_messages("C1", ts)[0].get("metadata")), 30)
+    finally:
+        run.proc.terminate()
+        run.proc.wait(15)
+    [message] = slack.bot_messages("C1", ts)  # the same message, finished; no second one
+    assert message["ts"] == cut["ts"] and message["state"] == "stopped"
+    assert message["text"].startswith("*coordinator:* Step 1:")
+    assert message["text"].endswith("The end.")
+    assert message["metadata"]["event_payload"]["part"] == 0
+    assert not slack.posts
