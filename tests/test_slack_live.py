@@ -171,3 +171,44 @@ def test_killed_mid_stream_the_restart_finishes_that_message(
     assert message["text"].endswith("The end.")
     assert message["metadata"]["event_payload"]["part"] == 0
     assert not slack.posts
+
+
+async def test_stop_as_a_reply_in_the_thread_ends_the_turn(
+    tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack
+) -> None:
+    fake.responder = lambda call: Reply([text("never posted")], delay=30)
+    settings = slack_settings(tmp_path, fake, slack, **ON)
+    async with slack_app(settings):
+        ts = slack.post(f"{MENTION} take your time", channel="C1")
+        await eventually(lambda: len(fake.calls) == 1)
+        slack.post("stop", channel="C1", thread_ts=ts)
+        await eventually(lambda: len(sent(settings.data_dir)) == 1)
+    assert [m["text"] for m in slack.bot_messages("C1", ts)] == ["*switchboard:* Stopped."]
+    assert len(fake.calls) == 1
+
+
+async def test_the_stop_button_ends_the_stream_where_it_was(
+    tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack
+) -> None:
+    fake.responder = lambda call: Reply([text(LONG_ANSWER)], pace=0.2, piece=10)
+    settings = slack_settings(tmp_path, fake, slack, **ON)
+    async with slack_app(settings):
+        ts = slack.post(f"{MENTION} check everything", channel="C1")
+        await slack.until(lambda s: bool(s.streams))
+        [stream_ts] = slack.streams
+        slack.send_event(
+            {
+                "type": "agent_session_stopped",
+                "channel": "C1",
+                "thread_ts": ts,
+                "user": "UANN",
+                "event_ts": slack.next_ts(),
+                "streaming_message_ts": [stream_ts],
+            }
+        )
+        await eventually(lambda: len(sent(settings.data_dir)) == 1)
+        await eventually(lambda: events(settings.data_dir, "turn.stopped") != [])
+    cut, ack = slack.bot_messages("C1", ts)
+    assert cut["state"] == "stopped" and "The end." not in cut["text"]
+    assert ack["text"] == "*switchboard:* Stopped."
+    assert len(fake.calls) == 1

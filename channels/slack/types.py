@@ -26,6 +26,7 @@ class SlackMessage(TypedDict, total=False):
     text: str
     ts: str
     thread_ts: str
+    event_ts: str
     user_profile: dict[str, str]
     files: list[dict[str, object]]
 
