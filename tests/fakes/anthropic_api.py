@@ -52,6 +52,8 @@ class Call:
     body: dict[str, Any]
     headers: dict[str, str]
     at: float = field(default_factory=time.monotonic)
+    #: a streamed answer: when its first text delta was written
+    first_text_at: float | None = None
 
     @property
     def system(self) -> str:
@@ -181,11 +183,11 @@ class FakeAnthropic(ThreadedServer[list[Call]]):
                 status=reply.status,
             )
         if body.get("stream"):
-            return await self._stream(request, self._message(body, reply.content), reply)
+            return await self._stream(request, call, self._message(body, reply.content), reply)
         return web.json_response(self._message(body, reply.content))
 
     async def _stream(
-        self, request: web.Request, message: dict[str, Any], reply: Reply
+        self, request: web.Request, call: Call, message: dict[str, Any], reply: Reply
     ) -> web.StreamResponse:
         """The answer as server-sent events, as the API streams it: message_start, each
         block's start / deltas / stop, message_delta (stop_reason, usage), message_stop."""
@@ -194,7 +196,7 @@ class FakeAnthropic(ThreadedServer[list[Call]]):
         start = {**message, "content": [], "stop_reason": None}
         await _event(response, "message_start", {"message": start})
         for index, block in enumerate(message["content"]):
-            await self._stream_block(response, index, block, reply)
+            await self._stream_block(response, index, block, reply, call)
         delta = {"stop_reason": message["stop_reason"], "stop_sequence": None}
         usage = {"output_tokens": message["usage"]["output_tokens"]}
         await _event(response, "message_delta", {"delta": delta, "usage": usage})
@@ -203,7 +205,12 @@ class FakeAnthropic(ThreadedServer[list[Call]]):
         return response
 
     async def _stream_block(
-        self, response: web.StreamResponse, index: int, block: dict[str, Any], reply: Reply
+        self,
+        response: web.StreamResponse,
+        index: int,
+        block: dict[str, Any],
+        reply: Reply,
+        call: Call,
     ) -> None:
         if block["type"] == "text":
             empty: dict[str, Any] = {"type": "text", "text": ""}
@@ -220,6 +227,8 @@ class FakeAnthropic(ThreadedServer[list[Call]]):
             if reply.pace and block["type"] == "text":
                 await asyncio.sleep(reply.pace)
             await _event(response, "content_block_delta", {"index": index, "delta": delta})
+            if call.first_text_at is None and delta["type"] == "text_delta":
+                call.first_text_at = time.monotonic()
         await _event(response, "content_block_stop", {"index": index})
 
     @staticmethod
