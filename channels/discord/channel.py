@@ -27,6 +27,7 @@ from channels.discord.client import GatewayClient, point_at
 from channels.discord.deliver import Poster
 from channels.discord.events import Intake
 from channels.discord.files import DiscordFetcher
+from channels.discord.progress import DiscordProgress
 from channels.discord.reading import DiscordReader
 from channels.discord.threads import Threads
 from config.settings import Settings
@@ -56,6 +57,7 @@ class DiscordChannel(BaseChannel):
         self.poster = Poster(self.client, self.threads, ctx.store, settings.data_dir)
         self.reader = DiscordReader(self.client, settings.discord_allowed_channels)
         self.fetcher = DiscordFetcher()
+        self.progress = DiscordProgress(self.client)  # typing while agents work
         if ctx.intake is not None:
             ctx.intake.register(self.kind, self.fetcher)
         self._task: asyncio.Task[None] | None = None
