@@ -31,6 +31,8 @@ log = logging.getLogger(__name__)
 WORKING = "is thinking…"
 #: a work nobody touched for this long is over (its end was missed: a worker's turn)
 QUIET_SECONDS = 300.0
+#: a worker's status, shown where its task came from, lasts this long after its last step
+WORKER_QUIET_SECONDS = 30.0
 
 
 class Surface(Protocol):
@@ -72,6 +74,7 @@ class Work:
     recipient: str | None
     inbound: Inbound | None
     status: str = WORKING
+    quiet: float = QUIET_SECONDS  # untouched this long, the work is taken as over
     touched: float = field(default_factory=time.monotonic)
     changed: asyncio.Event = field(default_factory=asyncio.Event)
     task: asyncio.Task[None] | None = None
@@ -106,9 +109,15 @@ class Progress:
             self.touch(work, WORKING)
         self._spawn(surface.received(msg, self.reactions))
 
-    def status(self, key: str, text: str) -> None:
-        """An agent says what it does now ("Searching memory", "Asking Alice")."""
+    def status(self, key: str, text: str, where: Target | None = None) -> None:
+        """An agent says what it does now ("Searching memory", "Asking Alice"). With
+        `where` (a worker's origin), work nobody announced yet is shown there too, for
+        as long as it goes on saying what it does (WORKER_QUIET_SECONDS)."""
         work = self.works.get(key)
+        surface = self.surfaces.get(where.kind) if where is not None else None
+        if work is None and where is not None and surface is not None:
+            work = self.works[key] = Work(where, None, None, quiet=WORKER_QUIET_SECONDS)
+            work.task = asyncio.create_task(self._keep(key, work, surface))
         if work is not None:
             self.touch(work, text)
 
@@ -171,8 +180,8 @@ class Progress:
 
     async def _keep(self, key: str, work: Work, surface: Surface) -> None:
         """Show the work, then renew it before the platform forgets it, and show each
-        new status, until the work ends (or nobody touched it for QUIET_SECONDS)."""
-        while time.monotonic() - work.touched < QUIET_SECONDS:
+        new status, until the work ends (or nobody touched it for `work.quiet` seconds)."""
+        while time.monotonic() - work.touched < work.quiet:
             work.changed.clear()
             try:
                 await surface.working(work.target, work.status, work.recipient)

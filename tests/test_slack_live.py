@@ -12,6 +12,7 @@ from tests.fakes.slack_api import FakeSlack
 from tests.fakes.slack_ids import TEAM
 from tests.kit import events, eventually
 from tests.proc import Switchboard
+from tests.script import TeamScript
 from tests.slack_kit import (  # noqa: F401
     MENTION,
     slack_app,
@@ -212,3 +213,40 @@ async def test_the_stop_button_ends_the_stream_where_it_was(
     assert cut["state"] == "stopped" and "The end." not in cut["text"]
     assert ack["text"] == "*switchboard:* Stopped."
     assert len(fake.calls) == 1
+
+
+async def test_a_200_kb_answer_shows_its_start_live_and_arrives_whole(
+    tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack
+) -> None:
+    huge = "\n\n".join(f"Paragraph {i}: " + "all fine here " * 30 for i in range(500))
+    assert len(huge) > 200_000
+    fake.responder = lambda call: Reply([text(huge)], pace=0.001, piece=2000)
+    settings = slack_settings(tmp_path, fake, slack, **ON)
+    async with slack_app(settings):
+        ts = slack.post(f"{MENTION} tell me everything", channel="C1")
+        await eventually(lambda: len(sent(settings.data_dir)) == 1, 60)
+    messages = slack.bot_messages("C1", ts)
+    assert all(len(m["text"]) <= 12_000 for m in slack.streams.values())
+    assert messages[0]["text"].startswith("*coordinator:* Paragraph 0:")  # the stream, updated
+    assert "Paragraph 499:" in messages[-1]["text"]
+    assert len(messages) == len(slack.posts) + 1
+    parts = [m["metadata"]["event_payload"]["part"] for m in messages]
+    assert parts == list(range(len(messages)))
+
+
+async def test_a_parked_worker_shows_its_wait_and_names_itself_while_working(
+    tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack
+) -> None:
+    fake.responder = TeamScript()
+    settings = slack_settings(tmp_path, fake, slack, **ON)
+    async with slack_app(settings):
+        ts = slack.post(f"{MENTION} please research GPUs", channel="C1")
+        await slack.until(lambda s: any(m["status"] == "suspended" for m in s.sessions))
+        slack.post("Data center only", channel="C1", thread_ts=ts)
+        await slack.until(lambda s: [m["status"] for m in s.sessions] == ["suspended", "active"])
+        await slack.until(lambda s: any("Report based on" in m["text"] for m in s.messages))
+    waiting = slack.sessions[0]
+    assert (waiting["channel_id"], waiting["thread_ts"]) == ("C1", ts)
+    assert waiting["title"] == "Alice waits for an answer"
+    said = [s["status"] for s in slack.statuses]
+    assert "Alice: Waiting for an answer" in said  # the worker's step, named, where it began

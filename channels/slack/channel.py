@@ -88,7 +88,8 @@ class SlackChannel(BaseChannel):
             reader=self.client,
             lives=self.lives,
         )
-        self.progress = SlackProgress(self.client, self.lives)
+        self.slack_progress = SlackProgress(self.client, self.lives)
+        self.progress = self.slack_progress
         self.reader = SlackReader(self.client)
         self.fetcher = SlackFetcher(settings.slack_bot_token.get_secret_value(), self.client)
         if ctx.intake is not None:
@@ -152,12 +153,21 @@ class SlackChannel(BaseChannel):
         if msg.meta.get("edit"):  # a decision: the request message shows it too
             channel = Target.parse(receipt.refs[0]).address if receipt.refs else msg.target.address
             await approvals.edit_request(self.client, msg, channel)
+        if msg.kind == "question" and receipt.thread:
+            await self._waiting(Target(self.kind, msg.target.address, receipt.thread), msg)
         for ref in receipt.refs:  # replies in these threads reach the bot without a mention
             target = Target.parse(ref)
             self.threads.remember(target.address, target.thread or "")
             if target.thread:
                 self.catchup.posted_in(target.address, target.thread)
         return receipt
+
+    async def _waiting(self, thread: Target, msg: Outbound) -> None:
+        """A parked worker's question: the thread's agent session shows it waits."""
+        try:
+            await self.slack_progress.suspended(thread, f"{msg.agent} waits for an answer")
+        except (SlackClientError, aiohttp.ClientError, TimeoutError) as exc:
+            log.info("Slack: the session of %s not marked waiting: %s", thread, exc)
 
     # -- start-up ----------------------------------------------------------------------
     async def _connect(self) -> None:

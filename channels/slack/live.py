@@ -81,7 +81,10 @@ class SlackLives:
         live = self.get(target) or self._new(target, recipient)
         if live.closed or (not live.shown and not live.pending and not delta.strip()):
             return
-        live.pending += delta if live.shown or live.pending else delta.lstrip()
+        room = LIVE_LIMIT - len(live.shown) - len(live.pending)
+        if room <= 0:
+            return  # what goes beyond arrives with the row (its other parts)
+        live.pending += (delta if live.shown or live.pending else delta.lstrip())[:room]
         if live.writer is None or live.writer.done():
             live.writer = asyncio.create_task(self._write(live))
 

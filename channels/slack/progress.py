@@ -26,6 +26,7 @@ class SlackProgress:
         self.client = client
         self.lives = lives
         self._asked: dict[str, str] = {}  # target -> ts of the person's latest message
+        self._suspended: set[str] = set()  # threads whose session waits for a person
 
     async def working(self, target: Target, status: str, recipient: str | None) -> None:
         thread = target.thread or self._asked.get(str(target))
@@ -34,9 +35,27 @@ class SlackProgress:
                 channel_id=target.address, thread_ts=thread, status=status
             )
 
+    async def suspended(self, target: Target, question: str) -> None:
+        """A worker's question was posted in `target`'s thread: its agent session shows
+        that it waits for a person (`suspended`) until someone answers there."""
+        if target.thread:
+            self._suspended.add(str(target))
+            await self.client.agents_sessions_setStatus(
+                channel_id=target.address,
+                thread_ts=target.thread,
+                status="suspended",
+                title=question,
+            )
+
     async def received(self, msg: Inbound, react: bool) -> None:
         channel, _, ts = msg.message_id.partition(":")
         self._asked[str(msg.reply_to)] = ts
+        if str(msg.reply_to) in self._suspended:  # answered: the session is active again
+            self._suspended.discard(str(msg.reply_to))
+            target = msg.reply_to
+            await self.client.agents_sessions_setStatus(
+                channel_id=target.address, thread_ts=str(target.thread), status="active"
+            )
         if react and ts:
             await self.client.reactions_add(channel=channel, timestamp=ts, name="eyes")
 
