@@ -16,11 +16,11 @@ from bot.bus import Bus
 from bot.events import EventLog
 from bot.files import FileStore
 from bot.intake import FETCHING, FileIntake
-from bot.messages import HUMAN, BusMessage, DeliveryReceipt, Inbound, Outbound, Target
+from bot.messages import COORDINATOR, HUMAN, BusMessage, DeliveryReceipt, Inbound, Outbound, Target
 from bot.notices import SYSTEM_SPEAKER, undeliverable
 from bot.outbox import Outbox
 from bot.people import People, Person
-from bot.progress import Progress
+from bot.progress import QUIET_SECONDS, WORKER_QUIET_SECONDS, Progress
 from bot.router import Directory, Route, is_stop, route
 from bot.store import QuestionRow, QuestionStatus, Store
 
@@ -130,7 +130,9 @@ class HumanNode:
 
     def _routed(self, msg: Inbound, decision: Route) -> None:
         if decision.recipients and not is_stop(decision.text):
-            self.progress.received(msg)
+            # the coordinator's turn ends the work it shows; a worker's shows a while
+            quiet = QUIET_SECONDS if COORDINATOR in decision.recipients else WORKER_QUIET_SECONDS
+            self.progress.received(msg, quiet)
         self.events.emit(
             "message.received",
             HUMAN,

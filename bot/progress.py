@@ -95,14 +95,16 @@ class Progress:
     def add(self, kind: str, surface: Surface) -> None:
         self.surfaces[kind] = surface
 
-    def received(self, msg: Inbound) -> None:
-        """A person's message was routed to an agent: show at once that work begins."""
+    def received(self, msg: Inbound, quiet: float = QUIET_SECONDS) -> None:
+        """A person's message was routed to an agent: show at once that work begins.
+        `quiet`: how long it shows without news (a worker's turn has no end call)."""
         surface = self.surfaces.get(msg.reply_to.kind)
         if surface is None:
             return
         work = self.works.get(msg.conversation)
         if work is None:
-            work = self.works[msg.conversation] = Work(msg.reply_to, msg.sender.id, msg)
+            work = Work(msg.reply_to, msg.sender.id, msg, quiet=quiet)
+            self.works[msg.conversation] = work
             work.task = asyncio.create_task(self._keep(msg.conversation, work, surface))
         else:
             work.inbound, work.recipient = msg, msg.sender.id
