@@ -250,3 +250,19 @@ async def test_a_parked_worker_shows_its_wait_and_names_itself_while_working(
     assert waiting["title"] == "Alice waits for an answer"
     said = [s["status"] for s in slack.statuses]
     assert "Alice: Waiting for an answer" in said  # the worker's step, named, where it began
+
+
+async def test_a_stream_whose_start_answer_was_lost_is_found_not_started_twice(
+    tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack
+) -> None:
+    fake.responder = paced
+    settings = slack_settings(tmp_path, fake, slack, **ON)
+    async with slack_app(settings):
+        slack.lose_stream_answers = 1
+        ts = slack.post(f"{MENTION} how did the deploy go?", channel="C1")
+        await eventually(lambda: len(sent(settings.data_dir)) == 1)
+    [message] = slack.bot_messages("C1", ts)
+    assert message["text"].startswith("*coordinator:* The deploy went out at *noon*.")
+    assert message["text"].endswith("nothing needs doing today.")
+    assert message["metadata"]["event_payload"]["part"] == 0
+    assert len(slack.method_calls("chat.startStream")) == 1 and not slack.posts

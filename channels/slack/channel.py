@@ -78,7 +78,7 @@ class SlackChannel(BaseChannel):
         )
         self.events.journaled = self.catchup.journaled
         self._catching_up: asyncio.Task[None] | None = None
-        self.lives = SlackLives(self.post_client, ctx.store, self._team_id)
+        self.lives = SlackLives(self.post_client, ctx.store, self._identity, self.client)
         self.poster = SlackPoster(
             self.post_client,
             ctx.store,
@@ -225,9 +225,6 @@ class SlackChannel(BaseChannel):
 
     def _identity(self) -> BotIdentity | None:
         return self.events.identity
-
-    def _team_id(self) -> str | None:
-        return self.events.identity.team_id if self.events.identity is not None else None
 
     def _malformed(self, error: str) -> None:
         self.ctx.refuse(self.kind, "malformed request", error=error)

@@ -23,6 +23,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,9 +33,11 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.attempts import Answer
-from bot.channel import ChannelStore
+from bot.channel import ChannelStore, TransientDeliveryError
 from bot.messages import COORDINATOR, Outbound, Target
 from channels.slack.format import TEXT_LIMIT, to_mrkdwn
+from channels.slack.history import HistoryError, read
+from channels.slack.identity import BotIdentity
 from channels.slack.types import METADATA_TYPE
 
 log = logging.getLogger(__name__)
@@ -43,6 +46,7 @@ APPEND_SECONDS = 0.5  # between two writes to one live message
 #: what a live message shows at most (the row's other parts are posted as usual)
 LIVE_LIMIT = TEXT_LIMIT - 100
 KV = "slack.live:"
+LOOKUP_MARGIN = 60.0  # seconds before a lost start that its lookup reads from
 Meta = dict[str, Any]
 
 
@@ -59,6 +63,7 @@ class Live:
     pending: str = ""  # fed, not yet on Slack
     diverged: bool = False  # a retried model call: what is shown is not its text
     closed: bool = False  # adopted or abandoned: write no more
+    trying_at: float | None = None  # a start was sent at (time.time()), its answer unknown
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     writer: asyncio.Task[None] | None = None
 
@@ -67,11 +72,16 @@ class SlackLives:
     """The live messages of the Slack channel, one per thread at a time."""
 
     def __init__(
-        self, client: AsyncWebClient, store: ChannelStore, team_id: Callable[[], str | None]
+        self,
+        client: AsyncWebClient,
+        store: ChannelStore,
+        identity: Callable[[], BotIdentity | None],
+        reader: AsyncWebClient | None = None,
     ) -> None:
-        self.client = client
+        self.client = client  # never repeats a request by itself (a start is not idempotent)
+        self.reader = reader or client
         self.store = store
-        self.team_id = team_id
+        self.identity = identity
         self.lives: dict[str, Live] = {}
         #: observers of each first write (the bench's clock)
         self.first_write: list[Callable[[Target], None]] = []
@@ -111,6 +121,9 @@ class SlackLives:
         if live is None or msg.agent != COORDINATOR or msg.kind != "reply" or msg.attachments:
             return None
         await self._close(live)
+        if live.ts is None and live.trying_at is not None:
+            await self._look_up(live)
+            live.diverged = True
         if live.ts is None:
             self._drop(live)
             return None
@@ -147,8 +160,34 @@ class SlackLives:
         return live
 
     def _save(self, live: Live) -> None:
-        record = {"mode": live.mode, "channel": live.channel, "ts": live.ts, "shown": live.shown}
+        record = {
+            "mode": live.mode,
+            "channel": live.channel,
+            "ts": live.ts,
+            "shown": live.shown,
+            "trying_at": live.trying_at,
+        }
         self.store.set_kv(KV + str(live.target), json.dumps(record))
+
+    async def _look_up(self, live: Live) -> None:
+        """The message a start whose answer was lost made, if Slack has it: the bot's
+        message in the thread since the try that carries no outbox metadata yet."""
+        target, me = live.target, self.identity()
+        if live.trying_at is None or me is None or target.address.startswith("U"):
+            return
+        args: dict[str, Any] = {"channel": target.address}
+        args["oldest"] = f"{live.trying_at - LOOKUP_MARGIN:.6f}"
+        method = "conversations.history"
+        if target.thread:
+            method, args["ts"] = "conversations.replies", target.thread
+        try:
+            async for message in read(self.reader, method, patient=False, max_pages=5, **args):
+                meta = (message.get("metadata") or {}).get("event_type")
+                mine = message.get("user") == me.user_id or message.get("bot_id") == me.bot_id
+                if mine and meta != METADATA_TYPE and message.get("ts") != target.thread:
+                    live.channel, live.ts = target.address, str(message["ts"])
+        except HistoryError as exc:
+            raise TransientDeliveryError(f"Slack: cannot look for a stream: {exc}") from exc
 
     def _drop(self, live: Live) -> None:
         live.closed = True
@@ -185,8 +224,8 @@ class SlackLives:
             await self._send(live, text)
         except SlackApiError as exc:
             return self._failed(live, exc)
-        except (SlackClientError, aiohttp.ClientError, TimeoutError) as exc:
-            log.warning("Slack live message: %s", exc)
+        except (SlackClientError, aiohttp.ClientError, TimeoutError, TransientDeliveryError) as exc:
+            log.warning("Slack live message in %s: %s", live.target, exc)
             return APPEND_SECONDS * 4
         live.pending = live.pending[len(text) :]
         live.shown += text
@@ -194,7 +233,15 @@ class SlackLives:
         return APPEND_SECONDS
 
     async def _send(self, live: Live, text: str) -> None:
+        if live.ts is None and live.trying_at is not None:
+            await self._look_up(live)  # a start whose answer was lost may have made it
+            if live.ts is not None:
+                live.diverged = True  # what it shows is unknown: the row's text replaces it
+                self._save(live)
+                return
         if live.ts is None:
+            live.trying_at = time.time()
+            self._save(live)  # before the request: a crash after it leaves this to look up
             await self._start(live, text)
             for observer in self.first_write:
                 observer(live.target)
@@ -232,7 +279,8 @@ class SlackLives:
         }
         if not live.target.address.startswith("D"):  # outside a DM Slack wants the reader
             args["recipient_user_id"] = live.recipient
-            args["recipient_team_id"] = self.team_id()
+            me = self.identity()
+            args["recipient_team_id"] = me.team_id if me is not None else None
         return args
 
     def _failed(self, live: Live, exc: SlackApiError) -> float:
@@ -268,6 +316,7 @@ def _restored(target: Target, saved: str) -> Live:
     live = Live(target, None, mode=str(record.get("mode") or "update"))
     live.channel, live.ts = str(record.get("channel") or ""), record.get("ts")
     live.shown = str(record.get("shown") or "")
+    live.trying_at = record.get("trying_at")
     live.diverged = True  # the model's new text is written from the start: shown at the end
     return live
 

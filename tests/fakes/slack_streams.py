@@ -11,7 +11,8 @@
   append and stop, the message keeping what it had); a stopped stream answers
   `message_not_streaming`. `stopStream` takes `metadata` like `chat.postMessage`.
   Streams are in `streams` (ts -> message) and in the channel's history; chat.update
-  edits them like posts. `fake.fail("chat.appendStream", 429)` rate-limits a call.
+  edits them like posts. `fake.fail("chat.appendStream", 429)` rate-limits a call;
+  `fake.lose_stream_answers = 1` starts the next stream and cuts its answer.
 
     fake.stream_ttl = 0.5
     fake.bot_messages("C1", thread_ts)   # the bot's posts and streams there, by ts
@@ -43,11 +44,13 @@ class StreamsApi:
     reactions: list[dict[str, Any]]
     streams: dict[str, dict[str, Any]]
     stream_ttl: float
+    lose_stream_answers: int
 
     def _init_streams(self) -> None:
         self.statuses, self.sessions, self.reactions = [], [], []
         self.streams = {}
         self.stream_ttl = 300.0
+        self.lose_stream_answers = 0  # streams to start, then cut instead of answering
 
     @property
     def messages(self: FakeSlack) -> list[dict[str, Any]]:
@@ -112,6 +115,11 @@ class StreamsApi:
         self.streams[ts] = message
         self.remember(message)
         self._notify()
+        if self.lose_stream_answers > 0:  # started; the bot never hears so
+            self.lose_stream_answers -= 1
+            from tests.fakes.slack_api import _CutConnection
+
+            raise _CutConnection
         return {"ok": True, "channel": channel, "ts": ts}, {}
 
     async def _chat_appendStream(self: FakeSlack, params: dict, token: str) -> Answer:
