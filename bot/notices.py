@@ -105,6 +105,7 @@ def budget_spent(limit: float, spent: float, resumes: str) -> str:
 
 
 # -- live progress (bot/progress.py): the status line while an agent works -------------
+WORKING = "is thinking…"
 WAITING_FOR_APPROVAL = "Waiting for approval"
 STOPPED = "Stopped."
 NOTHING_TO_STOP = "Nothing is running here to stop."

@@ -25,10 +25,10 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from bot.messages import Inbound, Target
+from bot.notices import WORKING
 
 log = logging.getLogger(__name__)
 
-WORKING = "is thinking…"
 #: a work nobody touched for this long is over (its end was missed: a worker's turn)
 QUIET_SECONDS = 300.0
 #: a worker's status, shown where its task came from, lasts this long after its last step

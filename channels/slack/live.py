@@ -26,7 +26,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import aiohttp
 from slack_sdk.errors import SlackApiError, SlackClientError
@@ -48,6 +48,9 @@ LIVE_LIMIT = TEXT_LIMIT - 100
 KV = "slack.live:"
 LOOKUP_MARGIN = 60.0  # seconds before a lost start that its lookup reads from
 Meta = dict[str, Any]
+#: how a live message is written: a Slack stream, or a post edited as it grows
+#: (`update`), the one for a DM's top level and wherever a stream is refused or expired
+Mode = Literal["stream", "update"]
 
 
 @dataclass
@@ -56,7 +59,7 @@ class Live:
 
     target: Target
     recipient: str | None
-    mode: str = "stream"  # or "update" (posted, then edited), or "orphan" (before a restart)
+    mode: Mode = "stream"
     channel: str = ""
     ts: str | None = None
     shown: str = ""  # on Slack (the model's text, without the speaker)
@@ -313,7 +316,7 @@ def _said(mrkdwn: str) -> str:
 
 def _restored(target: Target, saved: str) -> Live:
     record = json.loads(saved)
-    live = Live(target, None, mode=str(record.get("mode") or "update"))
+    live = Live(target, None, mode="stream" if record.get("mode") == "stream" else "update")
     live.channel, live.ts = str(record.get("channel") or ""), record.get("ts")
     live.shown = str(record.get("shown") or "")
     live.trying_at = record.get("trying_at")
