@@ -221,8 +221,8 @@ def replies(world: World, mails: list[EmailMessage]) -> dict[str, list[tuple[str
         )
         for tag in TAG.findall(str(post.get("text"))):
             out.setdefault(tag, []).append((where, str(post["ts"])))
-    for p in world.discord.posts:
-        for tag in TAG.findall(p.content):
+    for p in world.discord.posts:  # as it reads now: a streamed answer was edited in place
+        for tag in TAG.findall(str(world.discord.messages.get(p.id, {}).get("content", p.content))):
             out.setdefault(tag, []).append((p.channel_id, p.id))
     for mail in mails:
         refs = str(mail.get("References") or mail.get("In-Reply-To") or "").split()

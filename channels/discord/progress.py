@@ -3,8 +3,8 @@
 `POST /channels/{id}/typing` shows "is typing" for about ten seconds, or until the
 bot posts; it is renewed every REFRESH_SECONDS while the work goes on. A thread that
 is not opened yet (it opens with the first reply) shows it in its parent channel.
-The answer itself arrives whole (edited-in-place streaming is not done on Discord);
-its posting ends the indicator.
+The answer is posted at its first words and edited as it grows (live.py), where the
+place exists already; its posting ends the indicator.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 import discord
 
 from bot.messages import Inbound, Target
+from channels.discord.live import DiscordLives
 
 REFRESH_SECONDS = 8.0
 
@@ -19,8 +20,9 @@ REFRESH_SECONDS = 8.0
 class DiscordProgress:
     refresh_seconds = REFRESH_SECONDS
 
-    def __init__(self, client: discord.Client) -> None:
+    def __init__(self, client: discord.Client, lives: DiscordLives) -> None:
         self.client = client
+        self.lives = lives
 
     async def working(self, target: Target, status: str, recipient: str | None) -> None:
         if target.thread:
@@ -42,13 +44,13 @@ class DiscordProgress:
             await self.client.http.add_reaction(channel, message, "✅")
 
     def feed(self, target: Target, recipient: str | None, delta: str) -> None:
-        """The answer is posted whole when it is delivered."""
+        self.lives.feed(target, delta)
 
     def restart(self, target: Target) -> None:
-        """Nothing was shown."""
+        self.lives.restart(target)
 
     async def abandon(self, target: Target) -> None:
-        """Nothing was shown."""
+        await self.lives.abandon(target)
 
 
 def _place(msg: Inbound) -> tuple[int, int]:

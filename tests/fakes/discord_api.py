@@ -80,6 +80,7 @@ class FakeDiscord(HistoryApi, InteractiveApi, ThreadedServer[list[Post]]):
         #: interaction token -> {"sent_at", "responses"} (button clicks and their answers)
         self.interactions: dict[str, dict[str, Any]] = {}
         self.edits: list[str] = []  # ids of messages edited (PATCH)
+        self.edit_failures: list[tuple[int, p.Payload, dict[str, str]]] = []  # next PATCHes
         self.typing: list[tuple[str, float]] = []  # (channel id, time.monotonic()) per typing
 
     # -- addresses and settings ------------------------------------------------------
