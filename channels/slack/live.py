@@ -133,9 +133,11 @@ class SlackLives:
         meta = {"event_type": METADATA_TYPE, "event_payload": {"outbox_id": msg.id, "part": 0}}
         final = f"**{speaker}:** {msg.text.strip()}"
         shown = f"**{speaker}:** {live.shown}"
-        if live.mode == "stream" and whole and not live.diverged and final.startswith(shown):
-            rest = final[len(shown) :] or None
-            if await self._stop_stream(live, rest, meta):
+        base = shown.rstrip()  # the row's text may end where the stream's whitespace does
+        if live.mode == "stream" and whole and not live.diverged and final.startswith(base):
+            rest = final[len(base) :]
+            rest = rest.lstrip() if base != shown else rest  # its whitespace is there already
+            if await self._stop_stream(live, rest or None, meta):
                 return self._adopted(live)
         elif live.mode == "stream":
             await _quietly(self.client.chat_stopStream(channel=live.channel, ts=live.ts))

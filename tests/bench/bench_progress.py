@@ -12,6 +12,7 @@ Anthropic) run in a child process, as remote servers would, and time both ends:
 - Slack API calls per answer, by method (a non-streamed answer costs one postMessage).
 
     .venv/bin/python tests/bench/bench_progress.py [--mentions 100] [--rate 20] [--think 0.5]
+        [--pace 0.02]   (seconds between the model's text deltas of 24 characters)
 """
 
 from __future__ import annotations
@@ -41,11 +42,11 @@ NUMBER = re.compile(r"question (\d+)")
 SETUP = {"auth.test", "apps.connections.open", "conversations.history", "conversations.replies"}
 
 
-def answer(think: float) -> Any:
+def answer(think: float, pace: float) -> Any:
     def respond(call: Call) -> Reply:
         number = NUMBER.search(call.last_text)
         said = f"A{number.group(1) if number else '?'}: {ANSWER}"
-        return Reply([text(said)], delay=think, pace=0.02, piece=24)
+        return Reply([text(said)], delay=think, pace=pace, piece=24)
 
     return respond
 
@@ -72,7 +73,7 @@ def fakes(conn: Connection) -> None:
     while (command := conn.recv()) != "stop":
         name, arg = command
         if name == "respond":
-            fake.responder = answer(arg)
+            fake.responder = answer(*arg)
         elif name == "reset":
             slack.calls.clear()
             slack.posts.clear()
@@ -126,7 +127,7 @@ def measure(fake: FakeAnthropic, slack: FakeSlack, n: int) -> dict[str, Any]:
     return {"status": status, "shown": shown, "methods": dict(methods), "answers": n}
 
 
-async def run(n: int, rate: float, think: float) -> None:
+async def run(n: int, rate: float, think: float, pace: float) -> None:
     async with remote(fakes) as (conn, env):
         with tempfile.TemporaryDirectory() as tmp:
             settings = make_settings(
@@ -138,7 +139,7 @@ async def run(n: int, rate: float, think: float) -> None:
                 SWITCHBOARD_MAX_LLM_CALLS="64",
             )
             async with slack_app(settings):
-                conn.send(("respond", think))
+                conn.send(("respond", (think, pace)))
                 conn.send(("mentions", (1, rate)))  # warm-up: the SDK's stream types load
                 await asyncio.to_thread(conn.recv)
                 conn.send(("measure", 1))
@@ -148,15 +149,21 @@ async def run(n: int, rate: float, think: float) -> None:
                 sent = await asyncio.to_thread(conn.recv)
                 conn.send(("measure", n))
                 result = await asyncio.to_thread(conn.recv)
-    report(n, rate, think, sent, result)
+    report(n, rate, think, pace, sent, result)
 
 
-def report(n: int, rate: float, think: float, sent: dict[str, float], result: Any) -> None:
+def report(
+    n: int, rate: float, think: float, pace: float, sent: dict[str, float], result: Any
+) -> None:
     status = [
         (result["status"][ts] - at) * 1000 for ts, at in sent.items() if ts in result["status"]
     ]
     shown = [s * 1000 for s in result["shown"]]
-    print(f"Slack live progress: {n} mentions at {rate:g}/s, the model thinking {think:g} s")
+    writing = len(ANSWER) / 24 * pace
+    print(
+        f"Slack live progress: {n} mentions at {rate:g}/s, the model thinking {think:g} s, "
+        f"then writing for {writing:.1f} s"
+    )
     line(f"mention -> status line ({len(status)}/{n})", status, "target p99 <= 1000 ms")
     line(f"first token -> visible text ({len(shown)}/{n})", shown, "target p99 <= 300 ms")
     print("  Slack API calls per answer:")
@@ -181,8 +188,9 @@ def main() -> None:
     parser.add_argument("--mentions", type=int, default=100)
     parser.add_argument("--rate", type=float, default=20.0)
     parser.add_argument("--think", type=float, default=0.5)
+    parser.add_argument("--pace", type=float, default=0.02, help="seconds between deltas")
     args = parser.parse_args()
-    asyncio.run(run(args.mentions, args.rate, args.think))
+    asyncio.run(run(args.mentions, args.rate, args.think, args.pace))
 
 
 if __name__ == "__main__":
