@@ -23,12 +23,13 @@ from agents.node import Conversation, NodeLoop
 from agents.prompts import system_prompt
 from agents.services import AgentInfo, Services
 from agents.step import Step
+from agents.stop import TurnStopped, close_turn
 from agents.team import Team
 from agents.tools import STR, Tool, Toolbox, ToolSpec, arg, schema
 from agents.turns import dangling_calls
 from bot.bus import Mail
 from bot.messages import COORDINATOR, Outbound
-from bot.notices import SESSION_FAILED, SHOWN, TERMINAL, turn_limit
+from bot.notices import SESSION_FAILED, SHOWN, STOPPED, TERMINAL, turn_limit
 
 log = logging.getLogger(__name__)
 
@@ -95,6 +96,14 @@ class Coordinator:
             session = self.sessions[key] = Session(self, key)
         return session
 
+    def stop_turn(self, key: str) -> bool:
+        """A person said `stop` in conversation `key`: end its running turn, if any."""
+        session = self.sessions.get(key)
+        if session is None or session.task is None:
+            return False
+        session.stop()
+        return True
+
     def closed(self, session: Session) -> None:
         if self.sessions.get(session.key) is session:
             del self.sessions[session.key]
@@ -109,6 +118,8 @@ class Coordinator:
 class Session(NodeLoop):
     """The coordinator serving one human conversation."""
 
+    streams = True  # the person reads its text as the model writes it
+
     def __init__(self, coordinator: Coordinator, key: str) -> None:
         self.coordinator = coordinator
         self.key = key
@@ -119,6 +130,8 @@ class Session(NodeLoop):
         self.conv: Conversation | None = None
         #: what must finish before this session reads its transcript (a fresh start)
         self.before: Coroutine[Any, Any, None] | None = None
+        self.stopping = False  # a person said stop: the turn ends at its next yield point
+        self.in_model = False  # a model call is in flight (a stop cancels it)
         services = coordinator.services
         self.max_turns = services.limits.max_turns
         super().__init__(services, COORDINATOR)
@@ -163,7 +176,21 @@ class Session(NodeLoop):
                 log.exception("the fresh start of %s failed", self.key)
         await self._serve()
 
+    def stop(self) -> None:
+        self.stopping = True
+        if self.in_model and self.task is not None:
+            self.task.cancel()
+
+    async def _complete(self, conv: Conversation, system: str) -> Any:
+        self.in_model = True
+        try:
+            return await super()._complete(conv, system)
+        finally:
+            self.in_model = False
+
     def drain(self) -> list[Mail]:
+        if self.stopping:  # ── the yield point where a stopped turn ends ──
+            raise TurnStopped
         items = list(self.queue)
         self.queue.clear()
         for mail in items:
@@ -201,7 +228,12 @@ class Session(NodeLoop):
                     self.tell(self.conv, turn_limit(self.max_turns))
                 self.checkpoint(self.conv)
         except asyncio.CancelledError:
-            raise
+            if not self.stopping:
+                raise
+            asyncio.current_task().uncancel()  # type: ignore[union-attr]  # our own stop
+            await self._stopped()
+        except TurnStopped:
+            await self._stopped()
         except Exception:
             log.exception("coordinator session %s failed", self.key)
             if self.conv is not None:
@@ -211,7 +243,19 @@ class Session(NodeLoop):
             if self._wanted():
                 self.wake()
             else:
+                self.services.human.progress.end(self.key)
                 self.coordinator.closed(self)
+
+    async def _stopped(self) -> None:
+        """The turn was stopped: the conversation closed as a finished turn, what was
+        streamed left as it is, a short acknowledgement posted."""
+        self.stopping = False
+        self.services.events.emit("turn.stopped", COORDINATOR, conversation=self.key)
+        await self.services.human.progress.abandon(self.key)
+        if self.conv is not None:
+            close_turn(self.conv)
+            self.tell(self.conv, STOPPED)
+            self.checkpoint(self.conv)
 
     def speak(self, conv: Conversation, text: str) -> None:
         """Every text the model writes here is for the person of this conversation,

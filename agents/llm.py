@@ -83,6 +83,8 @@ class CallRecord:
 
 
 Observer = Callable[[CallRecord], None]
+#: hears the model's text as it streams (agents/node.py passes the progress feed)
+TextSink = Callable[[str], None]
 Gate = Callable[[], Awaitable[None]]
 
 
@@ -110,7 +112,9 @@ class Provider:
         tools: list[dict[str, Any]],
         messages: list[dict[str, Any]],
         label: CallLabel = UNLABELLED,
+        on_text: TextSink | None = None,
     ) -> LLMResponse:
+        """One model call; `on_text` (when given) hears the text as the model writes it."""
         request = self.request(system, tools, messages)
         if self.gate is not None:
             await self.gate()
@@ -120,7 +124,7 @@ class Provider:
             self.in_flight += 1
             started = time.monotonic()
             try:
-                response = _response(await self._create(request))
+                response = _response(await self._create(request, on_text))
             except (ModelUnavailable, ModelError) as exc:
                 outcome: CallOutcome = (
                     "unavailable" if isinstance(exc, ModelUnavailable) else "refused"
@@ -138,10 +142,16 @@ class Provider:
         )
         return response
 
-    async def _create(self, request: dict[str, Any]) -> Any:
-        """The SDK call, its errors mapped to ours."""
+    async def _create(self, request: dict[str, Any], on_text: TextSink | None = None) -> Any:
+        """The SDK call, its errors mapped to ours: streamed when someone reads along
+        (`on_text` hears each text delta; text blocks after the first start after a
+        blank line), else one request and its whole answer."""
         try:
-            return await self.client.messages.create(**request)
+            if on_text is None:
+                return await self.client.messages.create(**request)
+            async with self.client.messages.stream(**request) as stream:
+                await _read_along(stream, on_text)
+                return await stream.get_final_message()
         except (
             anthropic.APIConnectionError,
             anthropic.RateLimitError,
@@ -174,6 +184,18 @@ class Provider:
         if cached_tools:
             request["tools"] = cached_tools
         return request
+
+
+async def _read_along(stream: Any, on_text: TextSink) -> None:
+    """Hand each text delta of a streamed answer to `on_text` as it arrives."""
+    texts = 0
+    async for event in stream:
+        if event.type == "content_block_start" and event.content_block.type == "text":
+            if texts:
+                on_text("\n\n")
+            texts += 1
+        elif event.type == "content_block_delta" and event.delta.type == "text_delta":
+            on_text(event.delta.text)
 
 
 def _mark_last(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:

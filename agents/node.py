@@ -34,6 +34,8 @@ from bot.notices import (
     MODEL_DECLINED,
     MODEL_UNAVAILABLE,
     SYSTEM_SPEAKER,
+    WAITING_FOR_APPROVAL,
+    doing,
     media_left_out,
     model_refused,
     where_to,
@@ -78,6 +80,8 @@ class NodeLoop:
 
     agent_id: str
     max_turns: int
+    #: its text reaches a person as the model writes it (the coordinator's does)
+    streams: bool = False
 
     toolbox: Toolbox
 
@@ -315,6 +319,7 @@ class NodeLoop:
     async def _call(self, call: dict[str, Any], conv: Conversation) -> ToolResult:
         """One tool call, recorded as `tool.called` (agent, tool, duration, ok or error;
         for the audit log: whose conversation, a digest of the arguments, the outcome)."""
+        self.announce(conv, doing(call["name"], call.get("input")))
         started = time.perf_counter()
         step = self.step(conv)
         result = await self.toolbox.call(call["name"], call.get("input"), step)
@@ -334,7 +339,13 @@ class NodeLoop:
             args_digest=args_digest(call.get("input")),
             outcome=call_outcome(result),
         )
+        if result.approval is not None:
+            self.announce(conv, WAITING_FOR_APPROVAL)
         return result
+
+    def announce(self, conv: Conversation, status: str) -> None:
+        """Live progress: what this agent does now, shown where its person waits."""
+        self.services.human.progress.status(conv.key, status)
 
     def unread(self, mail: list[Mail]) -> None:
         """Give back mail taken at a yield point of a step that ended the task."""
@@ -352,12 +363,14 @@ class NodeLoop:
         attempt = 0
         repaired = False
         llm = self.services.llm
+        stream = self.services.human.progress.streamer(conv.key) if self.streams else None
         while True:
             try:
                 return await llm.complete(
-                    system, self.toolbox.specs, conv.messages, self.call_label(conv)
+                    system, self.toolbox.specs, conv.messages, self.call_label(conv), stream
                 )
             except ModelUnavailable as exc:
+                self.services.human.progress.restart(conv.key)  # the retry writes anew
                 self.services.events.emit(
                     "llm.unavailable", self.agent_id, error=str(exc), attempt=attempt
                 )

@@ -34,7 +34,7 @@ from bot.messages import (
     Target,
     TargetError,
 )
-from bot.notices import SHOWN, SYSTEM_SPEAKER, TERMINAL, where_to, worker_turn_limit
+from bot.notices import SHOWN, SYSTEM_SPEAKER, TERMINAL, where_to, worker_turn_limit, working_on
 from bot.store import ParkedState, QuestionRow, WorkerRow, WorkerStatus
 
 log = logging.getLogger(__name__)
@@ -285,6 +285,13 @@ class Worker(NodeLoop):
             effects=self.effects,
             workspace=self.info.workspace,
         )
+
+    def announce(self, conv: Conversation, status: str) -> None:
+        """Live progress: shown where the task came from, naming the worker."""
+        key, origin = self.row.origin_conversation, self.row.origin_target
+        if key and origin:
+            said = working_on(self.row.name, status)
+            self.services.human.progress.status(key, said, Target.parse(origin))
 
     def _human_target(self) -> Target:
         return where_to(self.row.origin_target, home=self.services.home) or TERMINAL

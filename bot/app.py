@@ -31,6 +31,7 @@ from agents.memory import install_memory
 from agents.read_channel import read_channel_tools
 from agents.scope_guard import ScopeGuard, listing_filter
 from agents.services import Limits, Services
+from agents.stop import Stopper
 from agents.team import Team
 from agents.trigger_tools import trigger_tools
 from agents.web_fetch import FetchLimits, WebFetch
@@ -98,6 +99,9 @@ class App:
     def add_channel(self, channel: Channel) -> None:
         self.channels.append(channel)
         self.human.outbox.add_channel(channel)
+        surface = getattr(channel, "progress", None)  # shows work under way (bot/progress.py)
+        if surface is not None:
+            self.human.progress.add(channel.kind, surface)
 
     def build(self) -> None:
         if self._built:
@@ -119,6 +123,8 @@ class App:
             files=FileStore(s.data_dir, s.file_max_bytes),
             people=People(s.people, self.store, s.timezone),
         )
+        self.human.progress.streaming = s.streaming == "on"
+        self.human.progress.reactions = s.ack_reactions == "on"
         self.llm = Provider(anthropic_client(s), s.model, s.max_tokens, s.max_llm_calls)
         self.llm.expander = Expander(s.data_dir)
         limits = Limits(
@@ -136,6 +142,7 @@ class App:
         self.memory = install_memory(self.services, s)
         self.team = Team(self.services)
         self.coordinator = Coordinator(self.services, self.team)
+        self.bus.catchers.append(Stopper(self.coordinator, self.team))  # a person's `stop`
         self.triggers = TriggerEngine(
             s, self.store, self.events, self.human, self.bus, spawn=self.team.spawn
         )

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from bot.messages import BusMessage
@@ -53,11 +54,17 @@ class Mailbox:
         return len(self._items)
 
 
+#: takes a mail before its recipient's mailbox does (a person's `stop`): True if taken
+Catcher = Callable[[Mail], bool]
+
+
 class Bus:
     def __init__(self, store: Store) -> None:
         self.store = store
         self._boxes: dict[str, Mailbox] = {}
         self._held: dict[str, list[Mail]] = {}
+        #: asked in turn before any mail is handed over (agents/stop.py adds one)
+        self.catchers: list[Catcher] = []
 
     def register(self, node_id: str) -> Mailbox:
         box = self._boxes.get(node_id)
@@ -91,6 +98,8 @@ class Bus:
         return len(pending)
 
     def _hand(self, mail: Mail) -> None:
+        if any(catch(mail) for catch in self.catchers):
+            return
         box = self._boxes.get(mail.msg.recipient)
         if box is not None:
             box.put(mail)

@@ -17,6 +17,7 @@ from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
 from bot.messages import DeliveryReceipt, Inbound, Outbound, Target
+from bot.progress import Surface
 from bot.schema import AttemptRow
 
 
@@ -51,6 +52,8 @@ class Channel(Protocol):
     #: (method, path, handler) routes to mount on the app's HTTP server (Slack's HTTP
     #: Events mode); the handler takes and returns aiohttp's request and response
     http_routes: Sequence[HttpRoute]
+    #: how the channel shows work under way and text as it is written (None: it does not)
+    progress: Surface | None
 
     def pace_key(self, target: Target) -> str:
         """The key the outbox paces posts to `target` by: the target itself, unless the
@@ -71,6 +74,7 @@ class BaseChannel:
 
     closed: asyncio.Event | None = None
     http_routes: Sequence[HttpRoute] = ()
+    progress: Surface | None = None
 
     def pace_key(self, target: Target) -> str:
         return str(target)

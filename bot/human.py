@@ -16,11 +16,12 @@ from bot.bus import Bus
 from bot.events import EventLog
 from bot.files import FileStore
 from bot.intake import FETCHING, FileIntake
-from bot.messages import HUMAN, BusMessage, DeliveryReceipt, Inbound, Outbound, Target
+from bot.messages import COORDINATOR, HUMAN, BusMessage, DeliveryReceipt, Inbound, Outbound, Target
 from bot.notices import SYSTEM_SPEAKER, undeliverable
 from bot.outbox import Outbox
 from bot.people import People, Person, platform_id
-from bot.router import Directory, Route, route
+from bot.progress import QUIET_SECONDS, WORKER_QUIET_SECONDS, Progress
+from bot.router import Directory, Route, is_stop, route
 from bot.scope import FileOwners
 from bot.store import QuestionRow, QuestionStatus, Store
 
@@ -56,6 +57,8 @@ class HumanNode:
             on_delivered=self._delivered,
             on_failed=self._failed,
         )
+        #: what people see of the work on their messages (bot/progress.py)
+        self.progress = Progress()
         #: gated tool calls waiting for a person (bot/approvals.py)
         self.approvals = ApprovalDesk(store, events, self.say)
         #: downloads a message's files before it is routed (None: files are not fetched)
@@ -135,6 +138,10 @@ class HumanNode:
         return decision
 
     def _routed(self, msg: Inbound, decision: Route) -> None:
+        if decision.recipients and not is_stop(decision.text):
+            # the coordinator's turn ends the work it shows; a worker's shows a while
+            quiet = QUIET_SECONDS if COORDINATOR in decision.recipients else WORKER_QUIET_SECONDS
+            self.progress.received(msg, quiet)
         self.events.emit(
             "message.received",
             HUMAN,

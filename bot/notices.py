@@ -187,3 +187,42 @@ def approval_escalation(tool: str, speaker: str, where: str, waited: float) -> s
 
 def worker_stuck(name: str, idle: float, doing: str) -> str:
     return f"Worker {name} has made no progress for {in_words(idle)}: {doing}."
+
+
+# -- live progress (bot/progress.py): the status line while an agent works -------------
+WORKING = "is thinking…"
+WAITING_FOR_APPROVAL = "Waiting for approval"
+STOPPED = "Stopped."
+NOTHING_TO_STOP = "Nothing is running here to stop."
+_DOING = {
+    "memory_search": "Searching memory",
+    "recall": "Reading memory",
+    "remember": "Writing memory",
+    "reflect": "Writing memory",
+    "learn_fact": "Writing memory",
+    "web_fetch": "Reading a web page",
+    "read_channel": "Reading the channel",
+    "read_file": "Reading a file",
+    "write_file": "Writing a file",
+    "list_workers": "Looking at the workers",
+    "schedule": "Scheduling",
+}
+
+
+def doing(tool: str, args: dict[str, object] | None) -> str:
+    """The status line for a tool call under way: "Searching memory", "Asking Alice"."""
+    args = args or {}
+    if tool == "spawn_worker":
+        return f"Asking {args.get('name') or 'a worker'}"
+    if tool == "send_message" and str(args.get("to", "human")) not in ("human", "*"):
+        return f"Asking {args.get('to')}"
+    if tool == "ask_human":
+        return "Waiting for an answer"
+    if tool == "stop_worker":
+        return f"Stopping {args.get('name') or 'a worker'}"
+    return _DOING.get(tool, f"Running {tool.split('__')[-1].replace('_', ' ')}")
+
+
+def working_on(agent: str, status: str) -> str:
+    """A status line shown in the conversation a worker works for."""
+    return f"{agent}: {status}"

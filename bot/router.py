@@ -111,3 +111,11 @@ def latest_waiting(
         w for w in items if msg.conversation in (*places(w), *w.refs)
     ]
     return max(pool, key=since) if pool else None
+
+
+STOP_WORDS = frozenset({"stop", "/stop"})
+
+
+def is_stop(text: str) -> bool:
+    """`stop` alone: end the running turn here (or `@Alice stop`: that worker)."""
+    return text.strip().rstrip(".!").lower() in STOP_WORDS

@@ -25,6 +25,7 @@ from typing import TextIO
 from bot.channel import BaseChannel
 from bot.channel_context import ChannelContext
 from bot.messages import DeliveryReceipt, Inbound, Outbound, Sender, Target
+from channels.terminal_live import TerminalProgress
 from config.settings import Settings
 
 CONVERSATION = "terminal"
@@ -56,6 +57,9 @@ class TerminalChannel(BaseChannel):
         #: what is still waiting for people when a script ends (set by the chat command)
         self.leftovers: Callable[[], str] | None = None
         self._reader: asyncio.Task[None] | None = None
+        #: a status line while agents work (at a terminal), the answer as it is written
+        self.live = TerminalProgress(stdout, _is_tty(stdout))
+        self.progress = self.live
 
     async def start(self) -> None:
         self._print(BANNER)
@@ -68,7 +72,11 @@ class TerminalChannel(BaseChannel):
         self.ctx.set_health(self.kind, "stopped")
 
     async def deliver(self, msg: Outbound) -> DeliveryReceipt:
-        if msg.kind == "question":
+        rest = self.live.printed(msg)
+        if rest is not None:  # streamed: its beginning is on screen already
+            self.stdout.write(rest)
+            self.stdout.flush()
+        elif msg.kind == "question":
             self._print(
                 f"[{msg.agent} asks] {msg.text}\n  (answer with a plain line, or @{msg.agent} ...)"
             )
@@ -123,6 +131,13 @@ class TerminalChannel(BaseChannel):
     def _print(self, text: str) -> None:
         self.stdout.write(text + "\n")
         self.stdout.flush()
+
+
+def _is_tty(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (ValueError, OSError):
+        return False
 
 
 def _start_reader(

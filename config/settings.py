@@ -163,6 +163,10 @@ class Settings(BaseSettings):
     approval_timeout_seconds: float | None = Field(default=None, gt=0)
     tool_result_max_chars: int = Field(default=20_000, ge=500)
     web_fetch: Literal["on", "off"] = "on"
+
+    # Live progress (bot/progress.py): answers streamed as written; 👀/✅ reactions
+    streaming: Literal["on", "off"] = "on"
+    ack_reactions: Literal["on", "off"] = "off"
     fetch_allow_hosts: list[str] = Field(default_factory=list)
     fetch_max_bytes: int = Field(default=2_000_000, ge=1_000)
     fetch_timeout_seconds: float = Field(default=20.0, gt=0)

@@ -171,7 +171,7 @@ class Workload:
         """Answer the worker once its question is in the thread; True when answered."""
         if self.research is None:
             return False
-        asked = [p for p in self.world.slack.posts if QUESTION in str(p.get("text"))]
+        asked = [p for p in self.world.slack.messages if QUESTION in str(p.get("text"))]
         if not asked:
             return False
         self.world.slack.post(ANSWER, channel="C1", thread_ts=self.research)
@@ -191,6 +191,7 @@ class Tally:
     resent: int = 0  # email: one Message-ID handed to SMTP twice
     questions: int = 0
     results: int = 0
+    streamed: int = 0  # Slack answers that were streamed (chat.startStream), not posted
     timeline: list[str] = field(default_factory=list)
 
     @property
@@ -203,7 +204,8 @@ class Tally:
         return (
             f"lost={len(self.lost)} duplicated={len(self.duplicated)} "
             f"wrong_thread={len(self.wrong_thread)} question_asked={self.questions} "
-            f"result_delivered={self.results} email_resent={self.resent}"
+            f"result_delivered={self.results} email_resent={self.resent} "
+            f"slack_streamed={self.streamed}"
             + (f" lost:{self.lost}" if self.lost else "")
             + (f" dup:{self.duplicated}" if self.duplicated else "")
             + (f" wrong:{self.wrong_thread}" if self.wrong_thread else "")
@@ -213,14 +215,14 @@ class Tally:
 def replies(world: World, mails: list[EmailMessage]) -> dict[str, list[tuple[str, str]]]:
     """Tag -> (where, reply id) of every bot reply that names it."""
     out: dict[str, list[tuple[str, str]]] = {}
-    for post in world.slack.posts:
+    for post in world.slack.messages:
         where = (
             f"{post['channel']}/{post['thread_ts']}" if post.get("thread_ts") else post["channel"]
         )
         for tag in TAG.findall(str(post.get("text"))):
             out.setdefault(tag, []).append((where, str(post["ts"])))
-    for p in world.discord.posts:
-        for tag in TAG.findall(p.content):
+    for p in world.discord.posts:  # as it reads now: a streamed answer was edited in place
+        for tag in TAG.findall(str(world.discord.messages.get(p.id, {}).get("content", p.content))):
             out.setdefault(tag, []).append((p.channel_id, p.id))
     for mail in mails:
         refs = str(mail.get("References") or mail.get("In-Reply-To") or "").split()
@@ -245,8 +247,9 @@ def tally(world: World, workload: Workload, mails: list[EmailMessage]) -> Tally:
             result.duplicated.append(name)
         if any(where != sent.where for where in distinct.values()):
             result.wrong_thread.append(name)
-    result.questions = sum(QUESTION in str(p.get("text")) for p in world.slack.posts)
-    result.results = sum("Report based on" in str(p.get("text")) for p in world.slack.posts)
+    result.questions = sum(QUESTION in str(p.get("text")) for p in world.slack.messages)
+    result.results = sum("Report based on" in str(p.get("text")) for p in world.slack.messages)
+    result.streamed = len(world.slack.streams)
     return result
 
 
@@ -340,7 +343,7 @@ async def _up(world: World, timeout: float = 60.0) -> None:
 def _settled(world: World, workload: Workload, mails: list[EmailMessage]) -> bool:
     found = replies(world, mails)
     done = all(sent.tag in found for sent in workload.sent)
-    return done and any("Report based on" in str(p.get("text")) for p in world.slack.posts)
+    return done and any("Report based on" in str(p.get("text")) for p in world.slack.messages)
 
 
 def world_env(

@@ -26,7 +26,10 @@ _ids = itertools.count(1)
 
 
 def make_settings(data_dir: Path, fake: FakeAnthropic, **env: str) -> Settings:
+    """Answers are not streamed unless a test turns it on (`SWITCHBOARD_STREAMING="on"`):
+    most tests read answers as whole posts (tests/test_slack_live.py reads streams)."""
     environ = {
+        "SWITCHBOARD_STREAMING": "off",
         **fake.env(),
         "SWITCHBOARD_DATA_DIR": str(data_dir),
         "SWITCHBOARD_LLM_RETRY_BASE_SECONDS": "0.05",

@@ -55,6 +55,7 @@ def tools_settings(
 ) -> Settings:
     environ = {
         **fake.env(),
+        "SWITCHBOARD_STREAMING": "off",  # answers read as whole posts (as tests/kit.py)
         "SWITCHBOARD_DATA_DIR": str(tmp_path / "data"),
         "SWITCHBOARD_LLM_RETRY_BASE_SECONDS": "0.05",
         "SWITCHBOARD_LLM_RETRY_MAX_SECONDS": "0.2",

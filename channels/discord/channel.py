@@ -27,7 +27,9 @@ from channels.discord.client import GatewayClient, point_at
 from channels.discord.deliver import Poster
 from channels.discord.events import Intake
 from channels.discord.files import DiscordFetcher
+from channels.discord.live import DiscordLives
 from channels.discord.members import DiscordMembers
+from channels.discord.progress import DiscordProgress
 from channels.discord.reading import DiscordReader
 from channels.discord.threads import Threads
 from config.settings import Settings
@@ -56,10 +58,12 @@ class DiscordChannel(BaseChannel):
             allowed_channels=settings.discord_allowed_channels,
         )
         self.catchup = CatchUp(self.client, ctx.store, self.intake)
-        self.poster = Poster(self.client, self.threads, ctx.store, settings.data_dir)
+        self.lives = DiscordLives(self.client, ctx.store)
+        self.poster = Poster(self.client, self.threads, ctx.store, settings.data_dir, self.lives)
         self.reader = DiscordReader(self.client, settings.discord_allowed_channels)
         self.membership = DiscordMembers(self.client)
         self.fetcher = DiscordFetcher()
+        self.progress = DiscordProgress(self.client, self.lives)  # typing, answers as written
         if ctx.intake is not None:
             ctx.intake.register(self.kind, self.fetcher)
         self._task: asyncio.Task[None] | None = None

@@ -25,6 +25,7 @@ import datetime as dt
 import hashlib
 import json
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -45,6 +46,7 @@ from channels.discord.errors import (
 )
 from channels.discord.files import as_files, batches
 from channels.discord.format import first_line, render, speaker
+from channels.discord.live import DiscordLives
 from channels.discord.threads import Threads
 
 ARCHIVE_MINUTES: Final[Literal[1440]] = 1440  # threads we open hide after a day without messages
@@ -56,6 +58,10 @@ LOOKUP_LIMIT = 100  # messages read by that lookup
 Part = tuple[str, list[Attachment]]
 
 log = logging.getLogger(__name__)
+
+
+#: the live message of the row's thread made its first part (channels/discord/live.py)
+Adopt = Callable[[], Awaitable[Answer | None]]
 
 
 @dataclass
@@ -88,11 +94,14 @@ class Poster:
         threads: Threads,
         store: ChannelStore,
         data_dir: Path = Path("."),
+        lives: DiscordLives | None = None,
     ) -> None:
         self.client = client
         self.threads = threads
         self.store = store
         self.data_dir = data_dir
+        #: answers shown while written: a row's first part finishes its live message
+        self.lives = lives
         self._opened: set[str] = set()
 
     async def deliver(self, msg: Outbound) -> DeliveryReceipt:
@@ -112,7 +121,11 @@ class Poster:
         # or a question whose thread opens after it is posted, do
         remember = len(parts) > 1 or opens
         request_id = str(msg.meta["approval_id"]) if is_request(msg) else None
-        await self._post(msg.id, place, parts, progress, remember, request_id)
+        lives, first = self.lives, parts[0][0]
+        adopt = None if lives is None else (lambda: lives.adopt(msg, place.channel, first))
+        await self._post(msg.id, place, parts, progress, remember, request_id, adopt)
+        if self.lives is not None:
+            self.lives.forget(msg.target, progress.posted[0])
         if opens:
             place = progress.place = await self._thread_on_question(msg, place, progress.posted[0])
         if remember:
@@ -201,6 +214,7 @@ class Poster:
         progress: Progress,
         remember: bool,
         request_id: str | None = None,
+        adopt: Adopt | None = None,
     ) -> None:
         channel = self.client.get_partial_messageable(_snowflake(place.channel))
         attempts = Attempts(self.store, msg_id)
@@ -225,6 +239,8 @@ class Poster:
                 extra: Any = extra,
                 index: int = index,
             ) -> Answer:
+                if index == 0 and adopt is not None and (adopted := await adopt()):
+                    return adopted  # the live message, edited to this part
                 sent = await channel.send(
                     part or None,
                     reference=reference,

@@ -30,9 +30,11 @@ from channels.slack.connection import HttpConnection, SocketModeConnection, buil
 from channels.slack.events import SlackEvents
 from channels.slack.files import SlackFetcher
 from channels.slack.identity import BotIdentity, whoami
+from channels.slack.live import SlackLives
 from channels.slack.members import SlackMembers
 from channels.slack.people import EmailLinks
 from channels.slack.post import SlackPoster, pace_key
+from channels.slack.progress import SlackProgress
 from channels.slack.reading import SlackReader
 from channels.slack.threads import ThreadMemory
 from config.settings import Settings
@@ -77,6 +79,7 @@ class SlackChannel(BaseChannel):
         )
         self.events.journaled = self.catchup.journaled
         self._catching_up: asyncio.Task[None] | None = None
+        self.lives = SlackLives(self.post_client, ctx.store, self._identity, self.client)
         self.poster = SlackPoster(
             self.post_client,
             ctx.store,
@@ -84,7 +87,10 @@ class SlackChannel(BaseChannel):
             self.pace_seconds,
             settings.data_dir,
             reader=self.client,
+            lives=self.lives,
         )
+        self.slack_progress = SlackProgress(self.client, self.lives)
+        self.progress = self.slack_progress
         self.reader = SlackReader(self.client)
         self.membership = SlackMembers(self.client)
         self.fetcher = SlackFetcher(settings.slack_bot_token.get_secret_value(), self.client)
@@ -163,12 +169,21 @@ class SlackChannel(BaseChannel):
         if msg.meta.get("edit"):  # a decision: the request message shows it too
             channel = Target.parse(receipt.refs[0]).address if receipt.refs else msg.target.address
             await approvals.edit_request(self.client, msg, channel)
+        if msg.kind == "question" and receipt.thread:
+            await self._waiting(Target(self.kind, msg.target.address, receipt.thread), msg)
         for ref in receipt.refs:  # replies in these threads reach the bot without a mention
             target = Target.parse(ref)
             self.threads.remember(target.address, target.thread or "")
             if target.thread:
                 self.catchup.posted_in(target.address, target.thread)
         return receipt
+
+    async def _waiting(self, thread: Target, msg: Outbound) -> None:
+        """A parked worker's question: the thread's agent session shows it waits."""
+        try:
+            await self.slack_progress.suspended(thread, f"{msg.agent} waits for an answer")
+        except (SlackClientError, aiohttp.ClientError, TimeoutError) as exc:
+            log.info("Slack: the session of %s not marked waiting: %s", thread, exc)
 
     # -- start-up ----------------------------------------------------------------------
     async def _connect(self) -> None:

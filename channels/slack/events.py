@@ -14,6 +14,8 @@ SQLite: it decides, journals through `ChannelContext.accept` and returns.
   inside a DM is its own conversation.
 - Message id `<channel>:<ts>`: the `app_mention` and `message` copies of one post,
   and Slack's redeliveries, are journaled once.
+- Slack's stop button (`agent_session_stopped`) is a `stop` from that person in that
+  thread (a DM's at its top level, as its conversation is).
 - Edits: an edit that adds the bot's mention to a message is handled as that
   message (people often fix a forgotten mention); other edits of messages for the
   bot are recorded as `message.edited` events and change nothing (the message was
@@ -91,6 +93,27 @@ class SlackEvents:
             self._deleted(event)
         elif kind == "message" and (subtype in PERSON_SUBTYPES or subtype == "bot_message"):
             self._message(event)
+        elif kind == "agent_session_stopped":
+            self._stop_button(event)
+
+    def _stop_button(self, event: SlackMessage) -> None:
+        """Slack's stop button: the person's `stop` in that thread (agents/stop.py)."""
+        user, channel = event.get("user") or "", event["channel"]
+        if self.allowed and user not in self.allowed:
+            self.ctx.refuse(KIND, "user not in SLACK_ALLOWED_USERS", user=user)
+            return
+        thread = None if channel.startswith("D") else event.get("thread_ts")
+        target = Target(KIND, channel, thread)
+        stop = Inbound(
+            channel=KIND,
+            message_id=f"{channel}:stop:{event.get('event_ts') or event.get('thread_ts')}",
+            conversation=str(target),
+            sender=Sender(user, user),
+            text="stop",
+            reply_to=target,
+        )
+        with self.ctx.store.tx():
+            self.ctx.accept(stop)
 
     # -- messages ----------------------------------------------------------------------
     def _message(self, event: SlackMessage) -> None:

@@ -32,6 +32,8 @@ from channels.slack.approvals import is_request, request_blocks
 from channels.slack.format import render
 from channels.slack.history import HistoryError, read
 from channels.slack.identity import header
+from channels.slack.live import SlackLives
+from channels.slack.types import METADATA_TYPE
 from channels.slack.upload import SlackUploader
 
 TRANSIENT_ERRORS = {
@@ -51,7 +53,6 @@ HINTS = {
     "missing_scope": "the app lacks a scope (chat:write; the *:history scopes to read back)",
 }
 KIND = "slack"
-METADATA_TYPE = "switchboard_outbox"  # Slack message metadata: event_type of our posts
 LOOKUP_MARGIN = 60.0  # seconds before a try that its lookup reads from
 LOOKUP_PAGES = 10
 
@@ -70,6 +71,7 @@ class SlackPoster:
         chunk_spacing: float,
         data_dir: Path = Path("."),
         reader: AsyncWebClient | None = None,
+        lives: SlackLives | None = None,
     ) -> None:
         self.client = client  # posts: a client that never repeats a request by itself
         self.reader = reader or client  # lookups: may retry a broken connection
@@ -77,6 +79,8 @@ class SlackPoster:
         self.pacer = pacer  # the outbox's: chunks take their slots beside other threads' posts
         self.chunk_spacing = chunk_spacing
         self.uploader = SlackUploader(client, data_dir, mapped)
+        #: answers shown while written: a row's first part finishes its live message
+        self.lives = lives
 
     async def deliver(self, msg: Outbound, custom_username: bool) -> DeliveryReceipt:
         """Post every chunk not yet posted, then upload the files into the thread; a
@@ -114,12 +118,16 @@ class SlackPoster:
                 await self.pacer.wait(pace_key(msg.target), self.chunk_spacing)
 
             async def post(chunk: str = chunk, index: int = index) -> Answer:
+                if index == 0 and (adopted := await self._adopt(msg, chunk, len(chunks))):
+                    return adopted
                 return await self._post(msg, chunk, index, custom_username)
 
             async def find(tried: AttemptRow, index: int = index) -> Answer | None:
                 return await self._find(msg, index, tried)
 
             posted.append(await attempts.once(part, post, find))
+            if index == 0 and self.lives is not None:
+                self.lives.forget(msg.target, str(posted[0]["ts"]))
         # a user id as target posts in the DM; its replies come from the DM channel
         channel = str(posted[0]["channel"])
         threads = [msg.target.thread] if msg.target.thread else [str(a["ts"]) for a in posted]
@@ -128,6 +136,18 @@ class SlackPoster:
             thread=threads[0],
             refs=[str(Target(KIND, channel, ts)) for ts in threads],
         )
+
+    async def _adopt(self, msg: Outbound, first: str, parts: int) -> Answer | None:
+        """The live message of the thread (shown while the model wrote) made this row's
+        first part, if there is one (channels/slack/live.py)."""
+        if self.lives is None:
+            return None
+        try:
+            return await self.lives.adopt(msg, msg.agent, first, whole=parts == 1)
+        except SlackApiError as exc:
+            raise mapped(exc) from exc
+        except (SlackClientError, aiohttp.ClientError, TimeoutError) as exc:
+            raise TransientDeliveryError(f"Slack unreachable: {type(exc).__name__}: {exc}") from exc
 
     async def _post(self, msg: Outbound, text: str, index: int, custom_username: bool) -> Answer:
         args: dict[str, Any] = {

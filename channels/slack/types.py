@@ -9,6 +9,10 @@ from __future__ import annotations
 
 from typing import TypedDict
 
+#: Slack message metadata `event_type` of every message the outbox delivered (post.py,
+#: live.py): its payload names the outbox row and part, to find it again after a crash
+METADATA_TYPE = "switchboard_outbox"
+
 
 class SlackMessage(TypedDict, total=False):
     """A `message` / `app_mention` event, or the `message` inside `message_changed`."""
@@ -22,6 +26,7 @@ class SlackMessage(TypedDict, total=False):
     text: str
     ts: str
     thread_ts: str
+    event_ts: str
     user_profile: dict[str, str]
     files: list[dict[str, object]]
 

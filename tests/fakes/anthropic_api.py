@@ -59,6 +59,9 @@ class Reply:
     stop_reason: str | None = None
     #: the error message of a scripted 4xx (a 400 names what the API refused)
     error: str = "scripted"
+    #: streamed answers: seconds between two text deltas, and characters per delta
+    pace: float = 0.0
+    piece: int = 20
 
 
 @dataclass
@@ -68,6 +71,8 @@ class Call:
     body: dict[str, Any]
     headers: dict[str, str]
     at: float = field(default_factory=time.monotonic)
+    #: a streamed answer: when its first text delta was written
+    first_text_at: float | None = None
 
     @property
     def system(self) -> str:
@@ -213,7 +218,54 @@ class FakeAnthropic(ThreadedServer[list[Call]]):
         if reply.status != 200:
             kind = "invalid_request_error" if reply.status == 400 else "api_error"
             return _error(reply.status, kind, reply.error)
+        if body.get("stream"):
+            return await self._stream(request, call, self._message(body, reply), reply)
         return web.json_response(self._message(body, reply))
+
+    async def _stream(
+        self, request: web.Request, call: Call, message: dict[str, Any], reply: Reply
+    ) -> web.StreamResponse:
+        """The answer as server-sent events, as the API streams it: message_start, each
+        block's start / deltas / stop, message_delta (stop_reason, usage), message_stop."""
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await response.prepare(request)
+        start = {**message, "content": [], "stop_reason": None}
+        await _event(response, "message_start", {"message": start})
+        for index, block in enumerate(message["content"]):
+            await self._stream_block(response, index, block, reply, call)
+        delta = {"stop_reason": message["stop_reason"], "stop_sequence": None}
+        usage = {"output_tokens": message["usage"]["output_tokens"]}
+        await _event(response, "message_delta", {"delta": delta, "usage": usage})
+        await _event(response, "message_stop", {})
+        await response.write_eof()
+        return response
+
+    async def _stream_block(
+        self,
+        response: web.StreamResponse,
+        index: int,
+        block: dict[str, Any],
+        reply: Reply,
+        call: Call,
+    ) -> None:
+        if block["type"] == "text":
+            empty: dict[str, Any] = {"type": "text", "text": ""}
+            pieces = [
+                block["text"][i : i + reply.piece]
+                for i in range(0, len(block["text"]), reply.piece)
+            ]
+            deltas = [{"type": "text_delta", "text": p} for p in pieces]
+        else:
+            empty = {**block, "input": {}}
+            deltas = [{"type": "input_json_delta", "partial_json": json.dumps(block["input"])}]
+        await _event(response, "content_block_start", {"index": index, "content_block": empty})
+        for delta in deltas:
+            if reply.pace and block["type"] == "text":
+                await asyncio.sleep(reply.pace)
+            await _event(response, "content_block_delta", {"index": index, "delta": delta})
+            if call.first_text_at is None and delta["type"] == "text_delta":
+                call.first_text_at = time.monotonic()
+        await _event(response, "content_block_stop", {"index": index})
 
     @staticmethod
     def _message(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
@@ -242,3 +294,8 @@ def _error(status: int, kind: str, message: str) -> web.Response:
     return web.json_response(
         {"type": "error", "error": {"type": kind, "message": message}}, status=status
     )
+
+
+async def _event(response: web.StreamResponse, kind: str, data: dict[str, Any]) -> None:
+    payload = json.dumps({"type": kind, **data})
+    await response.write(f"event: {kind}\ndata: {payload}\n\n".encode())

@@ -81,6 +81,8 @@ class FakeDiscord(HistoryApi, MembersApi, InteractiveApi, ThreadedServer[list[Po
         #: interaction token -> {"sent_at", "responses"} (button clicks and their answers)
         self.interactions: dict[str, dict[str, Any]] = {}
         self.edits: list[str] = []  # ids of messages edited (PATCH)
+        self.edit_failures: list[tuple[int, p.Payload, dict[str, str]]] = []  # next PATCHes
+        self.typing: list[tuple[str, float]] = []  # (channel id, time.monotonic()) per typing
 
     # -- addresses and settings ------------------------------------------------------
     @property
@@ -114,6 +116,7 @@ class FakeDiscord(HistoryApi, MembersApi, InteractiveApi, ThreadedServer[list[Po
             f"{api}/interactions/{{iid}}/{{token}}/callback", self._interaction_callback
         )
         app.router.add_patch(f"{api}/channels/{{cid}}/messages/{{mid}}", self._edit_message)
+        app.router.add_post(f"{api}/channels/{{cid}}/typing", self._typing)
 
     async def _closing(self) -> None:
         await self.gateway.close()
@@ -325,6 +328,16 @@ class FakeDiscord(HistoryApi, MembersApi, InteractiveApi, ThreadedServer[list[Po
         if chan is None:
             return json_response({"message": "Unknown Channel", "code": 10003}, 404)
         return json_response(chan)
+
+    async def _typing(self, request: web.Request) -> web.Response:
+        """POST /channels/{id}/typing: "is typing" for about 10 s, or until the bot posts."""
+        self._seen(request)
+        cid = request.match_info["cid"]
+        if cid not in self.channels:
+            return json_response({"message": "Unknown Channel", "code": 10003}, 404)
+        self.typing.append((cid, time.monotonic()))
+        self._notify()
+        return web.Response(status=204)
 
     async def _post_message(self, request: web.Request) -> web.Response:
         self._seen(request)

@@ -75,8 +75,12 @@ class InteractiveApi:
         return web.Response(status=204)
 
     async def _edit_message(self, request: web.Request) -> web.Response:
+        """PATCH a message; `edit_failures` answer the next edits first (429s...)."""
         self._seen(request)
         body, _ = await message_body(request)
+        if self.edit_failures:
+            status, payload, headers = self.edit_failures.pop(0)
+            return json_response(payload, status, headers)
         message = self.messages.get(request.match_info["mid"])
         if message is None or str(message["channel_id"]) != request.match_info["cid"]:
             return json_response({"message": "Unknown Message", "code": 10008}, 404)

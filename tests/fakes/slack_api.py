@@ -48,6 +48,7 @@ from tests.fakes.slack_history import HistoryApi
 from tests.fakes.slack_ids import APP_ID, BOT_ID, BOT_USER, TEAM
 from tests.fakes.slack_interactive import InteractiveApi
 from tests.fakes.slack_members import MembersApi
+from tests.fakes.slack_streams import StreamsApi
 from tests.fakes.threaded import ThreadedServer
 
 MAX_RETRIES = 3  # Slack retries an unacked event 3 times (at once, after 1 and 5 minutes)
@@ -80,7 +81,13 @@ class Failure:
 
 
 class FakeSlack(
-    HistoryApi, MembersApi, FilesApi, InteractiveApi, CommandsApi, ThreadedServer["FakeSlack"]
+    HistoryApi,
+    MembersApi,
+    FilesApi,
+    InteractiveApi,
+    CommandsApi,
+    StreamsApi,
+    ThreadedServer["FakeSlack"],
 ):
     name = "fake Slack"
 
@@ -122,6 +129,7 @@ class FakeSlack(
         self.lose_answers = 0  # chat.postMessage calls to post, then cut instead of answering
         self.users: dict[str, dict[str, str]] = {}  # user id -> {"name", "email"} (users.info)
         self.members: dict[str, list[str]] = {}  # channel -> members (conversations.members)
+        self._init_streams()  # status lines, sessions, reactions, streams (slack_streams.py)
 
     # -- addresses -------------------------------------------------------------------
     @property

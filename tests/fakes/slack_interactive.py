@@ -6,6 +6,7 @@ chat.postEphemeral records a private note.
 
 from __future__ import annotations
 
+import json
 import uuid
 from typing import TYPE_CHECKING, Any
 
@@ -59,11 +60,14 @@ class InteractiveApi:
 
     async def _chat_update(self, params: dict[str, Any], token: str) -> tuple[dict, dict]:
         channel, ts = str(params.get("channel", "")), str(params.get("ts", ""))
-        for message in self.posts:
+        for message in [*self.posts, *self.streams.values()]:  # type: ignore[attr-defined]
             if message["channel"] == channel and message["ts"] == ts:
                 message.update(
-                    {k: v for k, v in params.items() if k in ("text", "blocks")}, edited=True
+                    {k: v for k, v in params.items() if k in ("text", "blocks", "metadata")},
+                    edited=True,
                 )
+                if isinstance(message.get("metadata"), str):
+                    message["metadata"] = json.loads(message["metadata"])
                 self.updates.append(dict(params))
                 self._notify()
                 return {"ok": True, "channel": channel, "ts": ts, "text": params.get("text")}, {}
