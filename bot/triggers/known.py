@@ -76,6 +76,7 @@ KNOWN_EVENTS: dict[str, tuple[str, ...]] = {
     "message.deleted": ("channel", "id"),
     "message.duplicate": ("channel", "id"),
     "message.edited": ("channel", "id"),
+    "message.quarantined": ("error", "uid"),
     "message.received": (
         "channel",
         "conversation",
@@ -113,6 +114,7 @@ KNOWN_EVENTS: dict[str, tuple[str, ...]] = {
         "person_id",
         "tool",
     ),
+    "turn.stopped": ("conversation",),
     "trigger.configured": ("new", "schedule", "trigger_id"),
     "trigger.created": ("by", "schedule", "trigger_id", "trigger_type"),
     "trigger.duplicate": ("fire_key", "trigger_id"),
