@@ -45,7 +45,7 @@ async def test_the_slash_command_answers_status_help_and_new(
         assert status.startswith("```") and "slack" in status
         assert "/switchboard new" in await acked(slack, slack.slash("help"))
         assert "/switchboard status" in await acked(slack, slack.slash(""))
-        slack.post("remember: the budget is 40k", channel="D1", channel_type="im")
+        slack.post("our budget for this is 40k", channel="D1", channel_type="im")
         await slack.until(lambda s: len(s.posts) == 1)
         answer = await acked(slack, slack.slash("new", channel="D1"))
         assert answer == "Starting a new conversation here."
