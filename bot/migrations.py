@@ -27,6 +27,10 @@ class SchemaTooNew(SettingsError):
     """The database was written by a newer Switchboard: nothing may touch it."""
 
 
+class MigrationFailed(SettingsError):
+    """A migration failed: rolled back, the file is as it was; one line, exit status 2."""
+
+
 def _script(text: str) -> Migration:
     def run(db: sqlite3.Connection) -> None:
         for statement in statements(text):
@@ -112,8 +116,13 @@ def migrate(db: sqlite3.Connection, path: Path) -> None:
         for step in MIGRATIONS[check(db, path) :]:  # again: another process may have won
             step(db)
         db.execute(f"PRAGMA user_version = {VERSION}")
-    except BaseException:
+    except BaseException as exc:
         db.execute("ROLLBACK")
+        if isinstance(exc, sqlite3.Error):
+            raise MigrationFailed(
+                f"{path}: the migration from schema version {old} to {VERSION} failed "
+                f"({exc}); nothing was changed"
+            ) from exc
         raise
     db.execute("COMMIT")
     log.info("schema migrated from version %d to %d (%s)", old, VERSION, path)
