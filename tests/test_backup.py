@@ -5,6 +5,7 @@ Real subprocesses (`switchboard chat` over the fake model, the commands themselv
 
 from __future__ import annotations
 
+import fcntl
 import sqlite3
 from pathlib import Path
 
@@ -15,9 +16,11 @@ from tests.proc import Switchboard, chat
 from tests.script import TeamScript
 
 
-def _command(tmp_path: Path, *args: str, data: str = "data") -> tuple[int, list[str]]:
+def _command(
+    tmp_path: Path, *args: str, data: str = "data", env: dict[str, str] | None = None
+) -> tuple[int, list[str]]:
     argv = ["--data-dir", str(tmp_path / data), *args]
-    return Switchboard(argv, {}, tmp_path).finish()
+    return Switchboard(argv, env or {}, tmp_path).finish()
 
 
 def _answer(tmp_path: Path, fake: FakeAnthropic, answer: str) -> list[str]:
@@ -96,3 +99,13 @@ def test_restore_creates_a_missing_data_dir_and_refuses_what_is_not_a_backup(
     assert code == 2 and lines == [
         "switchboard: empty is not a Switchboard backup (no switchboard.db in it)"
     ]
+
+
+def test_a_bot_does_not_start_while_a_restore_holds_the_data_dir(tmp_path: Path) -> None:
+    (tmp_path / "data").mkdir()
+    with (tmp_path / "data" / "switchboard.lock").open("a+") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # what `switchboard restore` holds while it copies
+        env = {"ANTHROPIC_API_KEY": "unused", "ANTHROPIC_BASE_URL": "http://127.0.0.1:9"}
+        code, lines = _command(tmp_path, "chat", env=env)
+    assert code == 2 and len(lines) == 1 and "a restore into" in lines[0], lines
+    assert not (tmp_path / "data" / "switchboard.db").exists()
