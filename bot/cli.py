@@ -1,4 +1,5 @@
-"""The `switchboard` command: `chat`, `run`, `status`, `audit` (and `python -m bot`).
+"""The `switchboard` command: `chat`, `run`, `status`, `audit`, `backup`, `restore`
+(and `python -m bot`).
 
 The environment is read here, once; everything below receives `Settings`.
 A bad setting is one line on stderr naming the variable, and exit status 2.
@@ -65,6 +66,14 @@ def parser() -> argparse.ArgumentParser:
     )
     audit.add_argument("--since", help="only the last DURATION: 90s, 30m, 2h, 3d, 1w")
     audit.add_argument("--json", action="store_true", help="one JSON object per line")
+    backup = sub.add_parser(
+        "backup", parents=[after], help="copy the state into DIR (new), also while running"
+    )
+    restore = sub.add_parser(
+        "restore", parents=[after], help="put a backup back into the data dir (bot stopped)"
+    )
+    for command in (backup, restore):
+        command.add_argument("dir", type=Path, metavar="DIR")
     return p
 
 
@@ -76,6 +85,8 @@ def main(argv: list[str] | None = None) -> int:
             return status(settings)
         if args.command == "audit":
             return audit(settings, args.since, args.json)
+        if args.command in ("backup", "restore"):
+            return backup_or_restore(settings, args.command, args.dir)
         require_llm(settings)
     except SettingsError as exc:
         print(f"switchboard: {exc}", file=sys.stderr)
@@ -104,8 +115,11 @@ def _reloader(args: argparse.Namespace) -> Callable[[], Settings]:
 def _serve(
     settings: Settings, channels: list[str], reload: Callable[[], Settings] | None = None
 ) -> int:
+    from bot.backup import running
+
     try:
-        return asyncio.run(serve(settings, channels, reload))
+        with running(settings.data_dir):
+            return asyncio.run(serve(settings, channels, reload))
     except SettingsError as exc:
         print(f"switchboard: {exc}", file=sys.stderr)
         return 2
@@ -150,6 +164,18 @@ def audit(settings: Settings, since: str | None, as_json: bool) -> int:
         store.close()
     if text:
         print(text)
+    return 0
+
+
+def backup_or_restore(settings: Settings, command: str, where: Path) -> int:
+    from bot import backup
+
+    if command == "backup":
+        count = backup.backup(settings.data_dir, where)
+        print(f"Backed up {settings.data_dir} to {where} ({count} files).")
+    else:
+        count = backup.restore(where, settings.data_dir)
+        print(f"Restored {where} into {settings.data_dir} ({count} files).")
     return 0
 
 

@@ -1,4 +1,4 @@
-"""The database schema and the row types of the store.
+"""The row types of the store and their decoders (the tables: bot/migrations_sql.py).
 
 Imports nothing of the project but message types. `bot.store` re-exports the rows.
 Each table has one decoder here (a stored row to its type, raising on a corrupt row);
@@ -14,70 +14,11 @@ from typing import Any, Literal
 
 from bot.messages import BusMessage, Inbound, Outbound
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS inbound (
-    id INTEGER PRIMARY KEY, channel TEXT NOT NULL, message_id TEXT NOT NULL,
-    conversation TEXT NOT NULL, payload TEXT NOT NULL, status TEXT NOT NULL DEFAULT 'pending',
-    received_at REAL NOT NULL, UNIQUE (channel, message_id));
-CREATE INDEX IF NOT EXISTS inbound_status ON inbound (status);
-CREATE TABLE IF NOT EXISTS mail (
-    id INTEGER PRIMARY KEY, recipient TEXT NOT NULL, payload TEXT NOT NULL,
-    created_at REAL NOT NULL);
-CREATE INDEX IF NOT EXISTS mail_recipient ON mail (recipient);
-CREATE TABLE IF NOT EXISTS outbox (
-    seq INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, target TEXT NOT NULL,
-    payload TEXT NOT NULL, status TEXT NOT NULL DEFAULT 'pending',
-    attempts INTEGER NOT NULL DEFAULT 0,
-    next_at REAL NOT NULL, created_at REAL NOT NULL, sent_at REAL, error TEXT, receipt TEXT);
-DROP INDEX IF EXISTS outbox_pending;
-CREATE INDEX IF NOT EXISTS outbox_target ON outbox (target, status, seq);
-CREATE TABLE IF NOT EXISTS conversations (
-    agent TEXT NOT NULL, key TEXT NOT NULL, target TEXT, messages TEXT NOT NULL,
-    updated_at REAL NOT NULL, PRIMARY KEY (agent, key));
-CREATE TABLE IF NOT EXISTS workers (
-    id TEXT PRIMARY KEY, name TEXT NOT NULL, task TEXT NOT NULL, status TEXT NOT NULL,
-    origin_conversation TEXT, origin_target TEXT, turns INTEGER NOT NULL DEFAULT 0,
-    state TEXT NOT NULL DEFAULT '{}', error TEXT, created_at REAL NOT NULL,
-    updated_at REAL NOT NULL);
-CREATE TABLE IF NOT EXISTS questions (
-    id TEXT PRIMARY KEY, worker TEXT NOT NULL, question TEXT NOT NULL, target TEXT NOT NULL,
-    conversation TEXT, refs TEXT NOT NULL DEFAULT '[]', status TEXT NOT NULL DEFAULT 'open',
-    asked_at REAL NOT NULL, answered_at REAL, answer TEXT);
-CREATE INDEX IF NOT EXISTS questions_open ON questions (status);
-CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS quarantine (
-    id INTEGER PRIMARY KEY, source TEXT NOT NULL, row_key TEXT NOT NULL, payload TEXT,
-    error TEXT NOT NULL, at REAL NOT NULL);
-CREATE TABLE IF NOT EXISTS attempts (
-    outbox_id TEXT NOT NULL, part TEXT NOT NULL, state TEXT NOT NULL, detail TEXT NOT NULL,
-    at REAL NOT NULL, PRIMARY KEY (outbox_id, part));
-CREATE TABLE IF NOT EXISTS health (
-    channel TEXT PRIMARY KEY, state TEXT NOT NULL, detail TEXT NOT NULL DEFAULT '',
-    updated_at REAL NOT NULL);
-CREATE TABLE IF NOT EXISTS audit (
-    seq INTEGER PRIMARY KEY, at REAL NOT NULL, type TEXT NOT NULL, agent TEXT NOT NULL,
-    conversation TEXT, person TEXT, person_id TEXT, tool TEXT, args_digest TEXT,
-    resource TEXT, action TEXT, approval_id TEXT, decider TEXT, decider_id TEXT, how TEXT,
-    outcome TEXT);
-CREATE INDEX IF NOT EXISTS audit_at ON audit (at);
-CREATE TRIGGER IF NOT EXISTS audit_no_update BEFORE UPDATE ON audit
-    BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
-CREATE TRIGGER IF NOT EXISTS audit_no_delete BEFORE DELETE ON audit
-    BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
-"""
 #: the audit line's fields after its sequence number, in column order (bot/audit.py)
 AUDIT_FIELDS = (
     "at", "type", "agent", "conversation", "person", "person_id", "tool", "args_digest",
     "resource", "action", "approval_id", "decider", "decider_id", "how", "outcome",
 )  # fmt: skip
-
-
-def add_columns(db: Any, table: str, columns: tuple[tuple[str, str], ...]) -> None:
-    """Migrate a table created by an older version: add the columns it lacks."""
-    have = {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
-    for name, kind in columns:
-        if name not in have:
-            db.execute(f"ALTER TABLE {table} ADD COLUMN {name} {kind}")
 
 
 #: A worker's life: `running` (thinking or waiting for mail), `parked` (waiting for a

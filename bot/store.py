@@ -8,7 +8,7 @@ Everything runs on the event loop's thread; `tx()` groups writes that must land
 together (a conversation checkpoint with the mail it consumed and the replies it
 queued), `savepoint()` lets one part of such a group fail alone. The store is the
 only code that speaks SQL: swapping it for PostgreSQL means rewriting this module,
-its `bot/store_*.py` parts and the schema in `bot/schema.py` only. Every stored row is
+its `bot/store_*.py` parts and the migrations (`bot/migrations.py`) only. Every stored row is
 decoded by one function per table (`bot/schema.py`), and a row that does not decode is
 quarantined, wherever it was read.
 """
@@ -24,10 +24,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
+from bot import migrations
 from bot.messages import BusMessage, Inbound, Outbound
 from bot.schema import (
     ACTIVE_WORKER_STATES,
-    SCHEMA,
     AttemptRow,
     InboundStatus,
     OutboxRow,
@@ -36,7 +36,6 @@ from bot.schema import (
     QuestionStatus,
     WorkerRow,
     WorkerStatus,
-    add_columns,
     decode_attempt,
     decode_inbound,
     decode_mail,
@@ -44,21 +43,16 @@ from bot.schema import (
     decode_outbox,
 )
 from bot.store_agents import AgentTables
-from bot.store_approvals import ADDED_COLUMNS as APPROVAL_COLUMNS
-from bot.store_approvals import SCHEMA as APPROVALS_SCHEMA
 from bot.store_approvals import ApprovalRows
 from bot.store_audit import AuditRows
-from bot.store_triggers import SCHEMA as TRIGGER_SCHEMA
 from bot.store_triggers import TriggerRows
-from bot.store_usage import SCHEMA as USAGE_SCHEMA
 from bot.store_usage import UsageRows
-from bot.store_views import SCHEMA as VIEWS_SCHEMA
 from bot.store_views import StoreViews
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-#: what a read of the database raises when it cannot be done (a table a reader's data
-#: dir does not have yet, a locked file): callers catch this, not the driver's errors
+#: what a read raises when it cannot be done (a missing table, a locked file): callers
+#: catch this, not the driver's errors
 StoreError = sqlite3.Error
 MissingTable = sqlite3.OperationalError
 __all__ = [
@@ -84,22 +78,14 @@ class Store(AgentTables):
         self, path: Path, *, readonly: bool = False, report: Callable[[str], None] | None = None
     ) -> None:
         self.path = path
-        if readonly:
-            self.db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
-        else:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self.db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        self.db = migrations.connect(path, readonly)
+        if not readonly:
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=NORMAL")
-            # checkpoint every ~40 MB of WAL, not every 4 MB: the hot pages (journal,
-            # mail) are copied back once per checkpoint, however often they changed
-            # (bench_core routing: ~5,000 -> ~6,500 journaled messages/s)
+            # checkpoint every ~40 MB of WAL, not 4 MB: hot pages are copied back once
+            # per checkpoint (bench_core routing: ~5,000 -> ~6,500 journaled messages/s)
             self.db.execute("PRAGMA wal_autocheckpoint=10000")
-            self.db.executescript(
-                SCHEMA + TRIGGER_SCHEMA + USAGE_SCHEMA + VIEWS_SCHEMA + APPROVALS_SCHEMA
-            )
-            add_columns(self.db, "approvals", APPROVAL_COLUMNS)
-        self.db.execute("PRAGMA busy_timeout=5000")
+            migrations.migrate(self.db, path)
         self.readonly = readonly
         self._depth = 0
         self._savepoints = 0

@@ -24,20 +24,6 @@ if TYPE_CHECKING:
 
 ApprovalStatus = Literal["pending", "approved", "denied", "running"]
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS approvals (
-    id TEXT PRIMARY KEY, agent TEXT NOT NULL, conversation TEXT NOT NULL,
-    speaker TEXT NOT NULL, tool TEXT NOT NULL, args TEXT NOT NULL, tool_use_id TEXT NOT NULL,
-    target TEXT NOT NULL, refs TEXT NOT NULL DEFAULT '[]', status TEXT NOT NULL,
-    settled INTEGER NOT NULL DEFAULT 0, requested_at REAL NOT NULL, deadline REAL,
-    decided_by TEXT, reason TEXT, decided_at REAL, held TEXT NOT NULL DEFAULT '{}',
-    requester TEXT, requester_id TEXT, decider_id TEXT, how TEXT);
-CREATE INDEX IF NOT EXISTS approvals_open ON approvals (settled, status);
-"""
-#: columns added after the table first shipped: (name, type), added when missing
-ADDED_COLUMNS = (
-    ("requester", "TEXT"), ("requester_id", "TEXT"), ("decider_id", "TEXT"), ("how", "TEXT"),
-)  # fmt: skip
 _COLUMNS = (
     "id, agent, conversation, speaker, tool, args, tool_use_id, target, refs, status,"
     " settled, requested_at, deadline, decided_by, reason, decided_at, held,"

@@ -20,17 +20,6 @@ from bot.triggers.rows import ACTIVE, RunOutcome, RunStats, TriggerRow, TriggerS
 if TYPE_CHECKING:
     from bot.store import Store
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS triggers (
-    id TEXT PRIMARY KEY, type TEXT NOT NULL, spec TEXT NOT NULL, status TEXT NOT NULL,
-    source TEXT NOT NULL, created_by TEXT NOT NULL, conversation TEXT, origin_target TEXT,
-    created_at REAL NOT NULL, updated_at REAL NOT NULL, last_fired_at REAL,
-    state TEXT NOT NULL DEFAULT '{}');
-CREATE INDEX IF NOT EXISTS triggers_status ON triggers (status);
-CREATE TABLE IF NOT EXISTS trigger_runs (
-    trigger_id TEXT NOT NULL, fire_key TEXT NOT NULL, outcome TEXT NOT NULL,
-    at REAL NOT NULL, detail TEXT, PRIMARY KEY (trigger_id, fire_key));
-"""
 JOBS_TABLE = "apscheduler_jobs"
 _COLUMNS = (
     "id, spec, status, source, created_by, conversation, origin_target,"

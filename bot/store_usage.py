@@ -14,16 +14,6 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from bot.store import Store
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS llm_usage (
-    id INTEGER PRIMARY KEY, at REAL NOT NULL, agent TEXT NOT NULL, kind TEXT NOT NULL,
-    conversation TEXT, model TEXT NOT NULL, outcome TEXT NOT NULL,
-    input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL,
-    cache_read_tokens INTEGER NOT NULL, cache_write_tokens INTEGER NOT NULL,
-    cost_usd REAL, seconds REAL NOT NULL);
-CREATE INDEX IF NOT EXISTS llm_usage_at ON llm_usage (at);
-"""
-
 
 @dataclass(slots=True)
 class UsageRow:

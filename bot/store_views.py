@@ -16,12 +16,6 @@ from bot.schema import WorkerRow, decode_inbound, decode_outbound, decode_worker
 if TYPE_CHECKING:
     from bot.store import Store
 
-SCHEMA = """
-CREATE INDEX IF NOT EXISTS outbox_status ON outbox (status, created_at);
-CREATE INDEX IF NOT EXISTS workers_updated ON workers (updated_at);
-CREATE INDEX IF NOT EXISTS conversations_updated ON conversations (updated_at);
-CREATE INDEX IF NOT EXISTS inbound_received ON inbound (received_at, channel);
-"""
 _WORKER_COLUMNS = (
     "id, name, task, status, origin_conversation, origin_target, turns, state,"
     " error, created_at, updated_at"

@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 class Switchboard:
     """`python -m bot ... <command>` with line-based stdin/stdout."""
 
-    def __init__(self, args: list[str], env: dict[str, str], cwd: Path) -> None:
+    def __init__(self, args: list[str], env: dict[str, str], cwd: Path, root: Path = ROOT) -> None:
         full_env = {
             k: v
             for k, v in os.environ.items()
@@ -26,7 +26,7 @@ class Switchboard:
             )
         }
         full_env.update(env)
-        full_env["PYTHONPATH"] = str(ROOT)
+        full_env["PYTHONPATH"] = str(root)  # another tree: an older release's code
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "bot", *args],
             cwd=cwd,
@@ -108,6 +108,6 @@ class Switchboard:
             return self.proc.wait(5)
 
 
-def chat(workdir: Path, env: dict[str, str]) -> Switchboard:
-    """`switchboard chat` over `<workdir>/data`, run from `workdir`."""
-    return Switchboard(["--data-dir", str(workdir / "data"), "chat"], env, workdir)
+def chat(workdir: Path, env: dict[str, str], root: Path = ROOT, data: str = "data") -> Switchboard:
+    """`switchboard chat` over `<workdir>/<data>`, run from `workdir` (the code of `root`)."""
+    return Switchboard(["--data-dir", str(workdir / data), "chat"], env, workdir, root)
