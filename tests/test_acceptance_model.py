@@ -1,0 +1,151 @@
+"""The model contract (ARCHITECTURE.md, "How agents use the model") checked from outside:
+the real slack-bolt/slack-sdk against the fake Slack, the fake Anthropic API playing a
+real model's habits (its strict validator fails any request the real API refuses), and
+only what a person in Slack sees or what the model is sent is asserted."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from bot.triggers import build_spec
+from tests.fakes import model_habits as habit
+from tests.fakes.anthropic_api import Call, FakeAnthropic, Reply, text, tool
+from tests.fakes.slack_api import FakeSlack
+from tests.kit import eventually
+from tests.slack_kit import (  # noqa: F401
+    MENTION,
+    post_with,
+    posted,
+    slack_app,
+    slack_fake_fixture,
+    slack_settings,
+    texts,
+)
+
+
+def _coordinator_spawning_alice(call: Call) -> Reply | list[dict[str, Any]] | None:
+    """The coordinator's part of a worker script: spawn Alice on "research"."""
+    if "research" in call.last_text and not call.tool_results():
+        return [tool("spawn_worker", name="Alice", task="Research GPUs")]
+    return None
+
+
+async def test_every_text_block_of_a_multi_step_turn_reaches_the_thread_in_order_once(
+    tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack
+) -> None:
+    script = [
+        [text("Looking."), tool("recall")],
+        [text("Found your notes."), tool("remember", content="asked about notes")],
+        [text("First point."), text("Second point.")],
+    ]
+    fake.responder = lambda call: script.pop(0) if script else habit.empty()
+    async with slack_app(slack_settings(tmp_path, fake, slack)) as (app, _):
+        ts = slack.post(f"{MENTION} what do my notes say?", channel="C1")
+        await slack.until(posted("Second point"))
+        await eventually(lambda: not app.coordinator.sessions)
+    said = texts(slack)
+    assert [s.split("Looking")[0] for s in said[:1]] == ["*coordinator:* "]
+    joined = "\n".join(said)
+    for piece in ("Looking.", "Found your notes.", "First point.", "Second point."):
+        assert joined.count(piece) == 1, said
+    order = [joined.index(p) for p in ("Looking.", "Found", "First", "Second")]
+    assert order == sorted(order)
+    assert all(p.get("thread_ts") == ts for p in slack.posts)
+    assert len(fake.calls) == 3
+
+
+async def test_a_refusal_in_slack_tells_the_person_and_the_thread_goes_on(
+    tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack
+) -> None:
+    script: list[Reply | list[dict[str, Any]]] = [habit.refusal(), [text("Happy to help.")]]
+    fake.responder = lambda call: script.pop(0) if script else habit.empty()
+    async with slack_app(slack_settings(tmp_path, fake, slack)):
+        ts = slack.post(f"{MENTION} something it declines", channel="C1")
+        await slack.until(posted("declined"))
+        slack.post(f"{MENTION} something else", channel="C1", thread_ts=ts)
+        await slack.until(posted("Happy to help"))
+    assert len(slack.posts) == 2
+    assert all(p.get("thread_ts") == ts for p in slack.posts)
+
+
+async def test_a_workers_answer_cut_at_max_tokens_reaches_the_asker_whole(
+    tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack
+) -> None:
+    def alice(call: Call) -> Reply | list[dict[str, Any]]:
+        if habit.asked_to_continue(call):
+            return [text("the rest is done.")]
+        if "how far are you" in call.last_text:
+            return habit.cut_text("Half of it is done, ")
+        if habit.ANSWERED_MARK in call.last_text:
+            return [tool("publish", result="GPUs are pricey.")]
+        return Reply([tool("remember", content="working")], delay=0.1)
+
+    def respond(call: Call) -> Reply | list[dict[str, Any]]:
+        if call.agent != "coordinator":
+            return alice(call)
+        if "published its result" in call.last_text:
+            return [text("Alice finished: GPUs are pricey.")]
+        return _coordinator_spawning_alice(call) or habit.empty()
+
+    fake.responder = respond
+    async with slack_app(slack_settings(tmp_path, fake, slack)):
+        slack.post(f"{MENTION} research GPUs", channel="C1")
+        await eventually(lambda: any(c.agent == "Alice" for c in fake.calls))
+        asked = slack.post(f"{MENTION} @Alice how far are you?", channel="C2")
+        await slack.until(posted("Alice finished"))
+    answer = post_with(slack, "Half of it")
+    assert answer["text"] == "*Alice:* Half of it is done, the rest is done."
+    assert (answer["channel"], answer["thread_ts"]) == ("C2", asked)
+    assert sum("Half of it" in t for t in texts(slack)) == 1
+    assert sum("Alice finished" in t for t in texts(slack)) == 1
+
+
+async def test_a_workers_suggestion_the_coordinator_leaves_unanswered_posts_nothing(
+    tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack
+) -> None:
+    def respond(call: Call) -> Reply | list[dict[str, Any]]:
+        if call.agent != "coordinator":
+            if not call.tool_results():
+                return [tool("suggest_next", suggestion="check prices again tomorrow")]
+            if "suggest_next" in str(fake.calls[-2].body) and len(call.tool_results()) == 1:
+                return [tool("publish", result="done")]
+            return habit.empty()
+        if "published its result" in call.last_text:
+            return [text("Alice is done.")]
+        return _coordinator_spawning_alice(call) or habit.empty()
+
+    fake.responder = respond
+    async with slack_app(slack_settings(tmp_path, fake, slack)) as (app, _):
+        slack.post(f"{MENTION} research GPUs", channel="C1")
+        await slack.until(posted("Alice is done"))
+        await eventually(lambda: not app.coordinator.sessions and not app.team.workers)
+    assert texts(slack) == ["*coordinator:* Alice is done."]
+
+
+async def test_a_schedule_with_nothing_to_report_posts_nothing(
+    tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack
+) -> None:
+    fake.responder = lambda call: habit.whitespace()
+    settings = slack_settings(tmp_path, fake, slack, SWITCHBOARD_TRIGGER_MIN_INTERVAL_SECONDS="0.1")
+    async with slack_app(settings) as (app, _):
+        spec = build_spec("delayed", {"delay_seconds": 0.1}, "Report news.", min_interval=0.1)
+        app.triggers.create(spec, "coordinator", None, "slack:C9")
+        await eventually(lambda: any("[Scheduled task]" in c.last_text for c in fake.calls))
+        await eventually(lambda: not app.coordinator.sessions)
+    assert slack.posts == []
+
+
+async def test_max_tokens_is_a_sensible_default_and_configurable(
+    tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack
+) -> None:
+    fake.responder = lambda call: [text("ok")]
+    async with slack_app(slack_settings(tmp_path / "a", fake, slack)):
+        slack.post(f"{MENTION} hi", channel="C1")
+        await slack.until(posted("ok"))
+    assert fake.calls[0].body["max_tokens"] >= 8192
+    settings = slack_settings(tmp_path / "b", fake, slack, SWITCHBOARD_MAX_TOKENS="2048")
+    async with slack_app(settings):
+        slack.post(f"{MENTION} hi again", channel="C1")
+        await eventually(lambda: len(fake.calls) == 2)
+    assert fake.calls[1].body["max_tokens"] == 2048
