@@ -6,6 +6,7 @@ only what a person in Slack sees or what the model is sent is asserted."""
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 from pathlib import Path
 from typing import Any
@@ -255,8 +256,34 @@ async def test_the_cached_prefix_holds_across_speakers_and_memory_writes_in_a_th
     calls = fake.calls
     assert len({json.dumps(c.body["system"]) for c in calls}) == 1
     assert len({json.dumps(c.body["tools"]) for c in calls}) == 1
-    for before, after in zip(calls, calls[1:], strict=False):
+    for before, after in itertools.pairwise(calls):
         old, new = _bare(before.messages), _bare(after.messages)
         assert new[: len(old)] == old  # each request extends the one before: a cache read
     assert all(c.body["system"][-1].get("cache_control") for c in calls)
     assert all(c.messages[-1]["content"][-1].get("cache_control") for c in calls)
+
+
+async def test_a_workers_text_result_cut_at_max_tokens_is_taken_whole(
+    tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack
+) -> None:
+    def alice(call: Call) -> Reply | list[dict[str, Any]]:
+        if habit.reminded(call):
+            return habit.empty()  # the text before was the answer
+        if habit.asked_to_continue(call):
+            return [text("B is cheaper, C is fastest.")]
+        return habit.cut_text("Prices: A is dearest, ")
+
+    def respond(call: Call) -> Reply | list[dict[str, Any]]:
+        if call.agent != "coordinator":
+            return alice(call)
+        if "published its result" in call.last_text:
+            return [text("Alice finished: " + call.last_text.split("result]: ", 1)[1])]
+        return _coordinator_spawning_alice(call) or habit.empty()
+
+    fake.responder = respond
+    async with slack_app(slack_settings(tmp_path, fake, slack)):
+        slack.post(f"{MENTION} research GPUs", channel="C1")
+        await slack.until(posted("Alice finished"))
+    assert texts(slack) == [
+        "*coordinator:* Alice finished: Prices: A is dearest, B is cheaper, C is fastest."
+    ]
