@@ -287,3 +287,80 @@ async def test_a_workers_text_result_cut_at_max_tokens_is_taken_whole(
     assert texts(slack) == [
         "*coordinator:* Alice finished: Prices: A is dearest, B is cheaper, C is fastest."
     ]
+
+
+def _undescribed(schema: dict[str, Any], path: str) -> list[str]:
+    """Every parameter in `schema` (nested objects, arrays and oneOf shapes too) that has
+    no description of its own."""
+    missing: list[str] = []
+    for name, prop in schema.get("properties", {}).items():
+        if not str(prop.get("description", "")).strip():
+            missing.append(f"{path}.{name}")
+        missing += _undescribed(prop, f"{path}.{name}")
+        missing += _undescribed(prop.get("items", {}), f"{path}.{name}[]")
+    for n, shape in enumerate(schema.get("oneOf", [])):
+        missing += _undescribed(shape, f"{path}<{shape.get('title', n)}>")
+    return missing
+
+
+async def test_the_tools_the_model_sees_describe_every_parameter_and_type_schedule(
+    tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack
+) -> None:
+    def respond(call: Call) -> Reply | list[dict[str, Any]]:
+        if call.agent != "coordinator":
+            return [tool("publish", result="done")]
+        return _coordinator_spawning_alice(call) or habit.empty()
+
+    fake.responder = respond
+    async with slack_app(slack_settings(tmp_path, fake, slack)) as (app, _):
+        slack.post(f"{MENTION} research GPUs", channel="C1")
+        await eventually(lambda: any(c.agent == "Alice" for c in fake.calls))
+        await eventually(lambda: not app.team.workers and not app.coordinator.sessions)
+    by_agent = {c.agent: c.body["tools"] for c in fake.calls}
+    assert set(by_agent) == {"coordinator", "Alice"}
+    for agent, tools in by_agent.items():
+        for spec in tools:
+            assert spec["description"].strip(), (agent, spec["name"])
+            assert _undescribed(spec["input_schema"], spec["name"]) == [], agent
+    schedule = next(t for t in by_agent["coordinator"] if t["name"] == "schedule")
+    config = schedule["input_schema"]["properties"]["config"]
+    common = set(config.get("properties", {}))  # keys any trigger type takes
+    keys = {s.get("title"): common | set(s.get("properties", {})) for s in config["oneOf"]}
+    expected = {
+        "scheduled": {"cron", "timezone"},
+        "delayed": {"delay_seconds"},
+        "at_time": {"at"},
+        "heartbeat": {"interval_seconds"},
+        "on_event": {"event_pattern", "filter"},
+        "on_idle": {"idle_seconds"},
+    }
+    for kind, names in expected.items():
+        assert names <= keys[kind], (kind, keys)
+    worker_tools = {t["name"] for t in by_agent["Alice"]}
+    assert {"send_message", "ask_human", "publish", "suggest_next"} <= worker_tools
+
+
+async def test_a_worker_the_model_declines_for_is_told_once_and_the_task_goes_on(
+    tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack
+) -> None:
+    def alice(call: Call) -> Reply | list[dict[str, Any]]:
+        if len([c for c in fake.calls if c.agent == "Alice"]) == 1:
+            return habit.refusal()
+        return [tool("publish", result="GPUs are pricey.")]
+
+    def respond(call: Call) -> Reply | list[dict[str, Any]]:
+        if call.agent != "coordinator":
+            return alice(call)
+        if "published its result" in call.last_text:
+            return [text("Alice finished: GPUs are pricey.")]
+        return _coordinator_spawning_alice(call) or habit.empty()
+
+    fake.responder = respond
+    async with slack_app(slack_settings(tmp_path, fake, slack)) as (app, _):
+        ts = slack.post(f"{MENTION} research GPUs", channel="C1")
+        await slack.until(posted("Alice finished"))
+        await eventually(lambda: not app.team.workers and not app.coordinator.sessions)
+    said = texts(slack)
+    assert sum("declined" in t for t in said) == 1, said
+    assert said.count("*coordinator:* Alice finished: GPUs are pricey.") == 1, said
+    assert all(p.get("thread_ts") == ts for p in slack.posts)
