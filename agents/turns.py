@@ -28,6 +28,8 @@ _KNOWN: dict[str, Stop] = {
     "pause_turn": "pause_turn",
 }
 
+#: the stops whose next response goes on with the same answer
+CONTINUED = ("max_tokens", "pause_turn")
 CONTINUE = (
     "[Switchboard: your reply was cut off by the output limit (max_tokens). Continue exactly "
     "where it stopped, without repeating what you already wrote.]"

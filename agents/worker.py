@@ -24,7 +24,7 @@ from agents.services import AgentInfo, Services
 from agents.step import Effects, Step
 from agents.tools import STR, Tool, Toolbox, ToolError, ToolResult, ToolSpec, arg, schema
 from agents.transcript import answer_text, render
-from agents.turns import ANSWERED, REMINDER, last_words, reminded, stop_of
+from agents.turns import ANSWERED, CONTINUED, REMINDER, last_words, reminded, stop_of
 from bot.bus import Mail, Mailbox
 from bot.messages import (
     COORDINATOR,
@@ -159,6 +159,7 @@ class Worker(NodeLoop):
     def _load(self) -> Conversation:
         messages, _ = self.services.store.load_conversation(self.row.id, TASK_KEY)
         conv = Conversation(self.row.id, TASK_KEY, self.row.origin_target, messages)
+        self._asker = self.services.store.asker_of(self.row.id)  # heard before a restart
         if not conv.messages:
             conv.add_text(self.now())
             conv.add_text(f"Your task: {self.row.task}")
@@ -196,18 +197,18 @@ class Worker(NodeLoop):
         return True
 
     def on_turn(self, turns: int, response: LLMResponse | None) -> None:
-        """A response answers the person heard before it; one that continues a cut or
-        paused answer goes on answering the person that answer was for."""
+        """A response answers the person heard before it (a cut one's continuation, theirs)."""
         self.row.turns = turns
         if not (self._cut and self._answering is not None):
             self._answering, self._asker = self._asker, None
         self._posted = False
-        stop = stop_of(response.stop_reason) if response is not None else "end_turn"
-        self._cut = stop in ("max_tokens", "pause_turn")
+        self._cut = response is not None and stop_of(response.stop_reason) in CONTINUED
 
     def checkpoint(self, conv: Conversation, extra: Any = None) -> None:
         def write() -> None:
             self.services.store.upsert_worker(self.row)
+            pending = self._asker or (self._answering if self._cut else None)
+            self.services.store.keep_asker(self.row.id, pending)
             if extra is not None:
                 extra()
 

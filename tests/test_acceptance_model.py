@@ -434,3 +434,37 @@ async def test_a_workers_answer_written_beside_a_tool_call_reaches_the_asker_onc
     assert (answer["channel"], answer["thread_ts"]) == ("C2", asked)
     assert sum("About halfway" in t for t in texts(slack)) == 1
     assert sum("Alice finished" in t for t in texts(slack)) == 1
+
+
+async def test_a_question_to_a_worker_is_answered_after_a_restart(
+    tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack
+) -> None:
+    asked: list[Call] = []
+
+    def alice(call: Call) -> Reply | list[dict[str, Any]]:
+        if "how far are you" in call.last_text:
+            asked.append(call)  # the first time the bot is stopped while the model thinks
+            return Reply([text("About halfway.")], delay=5 if len(asked) == 1 else 0)
+        if habit.ANSWERED_MARK in call.last_text:
+            return [tool("publish", result="GPUs are pricey.")]
+        return Reply([tool("remember", content="working")], delay=0.1)
+
+    def respond(call: Call) -> Reply | list[dict[str, Any]]:
+        if call.agent != "coordinator":
+            return alice(call)
+        if "published its result" in call.last_text:
+            return [text("Alice finished: GPUs are pricey.")]
+        return _coordinator_spawning_alice(call) or habit.empty()
+
+    fake.responder = respond
+    settings = slack_settings(tmp_path, fake, slack)
+    async with slack_app(settings):
+        slack.post(f"{MENTION} research GPUs", channel="C1")
+        await eventually(lambda: any(c.agent == "Alice" for c in fake.calls))
+        question = slack.post(f"{MENTION} @Alice how far are you?", channel="C2")
+        await eventually(lambda: len(asked) == 1)
+    async with slack_app(settings):
+        await slack.until(posted("Alice finished"))
+    answer = post_with(slack, "About halfway")
+    assert answer["text"] == "*Alice:* About halfway."
+    assert (answer["channel"], answer["thread_ts"]) == ("C2", question)
