@@ -183,7 +183,7 @@ class NodeLoop:
         content = turns_mod.clean(response.content)
         if stop == "pause_turn" and turns_mod.calls_of(content):
             stop = "end_turn"  # our own tools to run: that is how the turn goes on
-        if stop in ("max_tokens", "pause_turn"):
+        if stop in turns_mod.CONTINUED:
             self._carry_on(conv, content, held, stop)
             return None
         if stop == "refusal":

@@ -28,6 +28,8 @@ _KNOWN: dict[str, Stop] = {
     "pause_turn": "pause_turn",
 }
 
+#: the stops whose next response goes on with the same answer
+CONTINUED = ("max_tokens", "pause_turn")
 CONTINUE = (
     "[Switchboard: your reply was cut off by the output limit (max_tokens). Continue exactly "
     "where it stopped, without repeating what you already wrote.]"
@@ -163,12 +165,13 @@ def reminded(messages: Messages) -> bool:
 
 def last_words(messages: Messages) -> str:
     """The newest text the model wrote in its last two responses (a text answer followed
-    by an empty reply still counts as the answer)."""
-    replies = [m for m in messages[-4:] if m["role"] == "assistant"]
-    for message in reversed(replies):
-        text = text_of(_blocks(message["content"]))
-        if text and text not in (EMPTY_NOTE, DECLINED_NOTE, CUT_NOTE):
-            return text
+    by an empty reply still counts as the answer), an answer cut at max_tokens whole."""
+    for i in range(len(messages) - 1, max(len(messages) - 4, 0) - 1, -1):
+        if messages[i]["role"] != "assistant":
+            continue
+        text = "".join([*held_text(messages[:i]), raw_text(_blocks(messages[i]["content"]))])
+        if text.strip() not in ("", EMPTY_NOTE, DECLINED_NOTE, CUT_NOTE):
+            return text.strip()
     return ""
 
 

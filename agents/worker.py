@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from agents.files_tools import FILES_ARG, workspace_for, workspace_of
+from agents.llm import LLMResponse
 from agents.messaging import send_message_tool
 from agents.node import Conversation, NodeLoop, Outcome
 from agents.prompts import system_prompt
@@ -23,7 +24,7 @@ from agents.services import AgentInfo, Services
 from agents.step import Effects, Step
 from agents.tools import STR, Tool, Toolbox, ToolError, ToolResult, ToolSpec, arg, schema
 from agents.transcript import answer_text, render
-from agents.turns import ANSWERED, REMINDER, last_words, reminded
+from agents.turns import ANSWERED, CONTINUED, REMINDER, last_words, reminded, stop_of
 from bot.bus import Mail, Mailbox
 from bot.messages import (
     COORDINATOR,
@@ -98,6 +99,7 @@ class Worker(NodeLoop):
         self._asker: BusMessage | None = None  # a person's message taken in since the last turn
         self._answering: BusMessage | None = None  # ... the one the last response answers
         self._posted = False  # the last response's text went to that person
+        self._cut = False  # the last response was cut or paused: the next one goes on with it
         super().__init__(services, row.id)
         self.toolbox = Toolbox(
             self._tools(), services.sources_for(self.info), services.guard(self.info)
@@ -157,6 +159,7 @@ class Worker(NodeLoop):
     def _load(self) -> Conversation:
         messages, _ = self.services.store.load_conversation(self.row.id, TASK_KEY)
         conv = Conversation(self.row.id, TASK_KEY, self.row.origin_target, messages)
+        self._asker = self.services.store.asker_of(self.row.id)  # heard before a restart
         if not conv.messages:
             conv.add_text(self.now())
             conv.add_text(f"Your task: {self.row.task}")
@@ -193,13 +196,19 @@ class Worker(NodeLoop):
         self.services.events.emit("worker.reminded", self.row.id, answered=self._posted)
         return True
 
-    def on_turn(self, turns: int, response: object) -> None:
+    def on_turn(self, turns: int, response: LLMResponse | None) -> None:
+        """A response answers the person heard before it (a cut one's continuation, theirs)."""
         self.row.turns = turns
-        self._answering, self._asker, self._posted = self._asker, None, False
+        if not (self._cut and self._answering is not None):
+            self._answering, self._asker = self._asker, None
+        self._posted = False
+        self._cut = response is not None and stop_of(response.stop_reason) in CONTINUED
 
     def checkpoint(self, conv: Conversation, extra: Any = None) -> None:
         def write() -> None:
             self.services.store.upsert_worker(self.row)
+            pending = self._asker or (self._answering if self._cut else None)
+            self.services.store.keep_asker(self.row.id, pending)
             if extra is not None:
                 extra()
 

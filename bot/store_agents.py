@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from bot.messages import BusMessage
 from bot.schema import (
     QuestionRow,
     QuestionStatus,
@@ -131,6 +132,25 @@ class AgentTables:
             args = statuses
         rows = self._x(sql + " ORDER BY created_at", args)
         return self.decode("workers", rows, decode_worker)
+
+    # -- the person a worker owes an answer ------------------------------------------
+    def keep_asker(self, worker_id: str, msg: BusMessage | None) -> None:
+        """The person's message a worker took in and has not answered yet (None: none),
+        kept beside its conversation so that after a restart the answer still reaches
+        them, in their thread."""
+        key = f"asker:{worker_id}"
+        if msg is None:
+            self._x("DELETE FROM kv WHERE key = ?", (key,))
+            return
+        value = json.dumps(msg.to_json())
+        self._x("INSERT OR REPLACE INTO kv (key, value) VALUES (?, ?)", (key, value))
+
+    def asker_of(self, worker_id: str) -> BusMessage | None:
+        row = self._x("SELECT value FROM kv WHERE key = ?", (f"asker:{worker_id}",)).fetchone()
+        try:
+            return BusMessage.from_json(json.loads(row[0])) if row else None
+        except (ValueError, KeyError, TypeError):
+            return None  # unreadable: the answer stays in the task, as before
 
     # -- open questions --------------------------------------------------------------
     def add_question(self, q: QuestionRow) -> None:
