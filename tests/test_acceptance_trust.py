@@ -1,0 +1,79 @@
+"""Issue 17 from outside, where the engineers' tests left a promise unchecked: a
+cross-scope request whose path carries markup shows it as text on Slack, and keeps
+saying what it reaches once the decision edits it; an operator's decision on the
+dashboard is recorded and audited as the dashboard's (README "Security")."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import aiohttp
+
+from tests.fakes.anthropic_api import FakeAnthropic
+from tests.fakes.slack_api import FakeSlack
+from tests.kit import inbound
+from tests.slack_kit import (  # noqa: F401
+    post_with,
+    posted,
+    slack_app,
+    slack_fake_fixture,
+    slack_settings,
+)
+from tests.test_dashboard_actions import TOKEN, post, sign_in
+from tests.test_dashboard_actions_browser import RESTART, gated_app
+from tests.test_mcp import caller
+from tests.test_scope import ann_sends_payroll, bob_asks, call
+from tests.tools_kit import calls
+
+slack = slack_fake_fixture
+#: a path the model was talked into: a mention and a link, if markup were read
+FORGED = "files/ab12cd/<@UBOSS> [approve now](http:evil.test)"
+
+
+async def test_a_crossing_request_shows_markup_as_text_and_keeps_its_reach_when_decided(
+    tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack
+) -> None:
+    fake.responder = caller
+    settings = slack_settings(tmp_path, fake, slack, SWITCHBOARD_APPROVERS="UBOSS")
+    async with slack_app(settings):
+        await ann_sends_payroll(slack, tmp_path)
+        request = await bob_asks(slack, call("read_file", path=FORGED), "Approval needed")
+        shown = json.dumps(request)
+        assert "Outside this conversation" in request["text"]
+        assert "<@UBOSS>" not in shown and "evil.test|" not in shown  # no mention, no link
+        slack.click(request, "switchboard_deny", user="UBOSS")
+        await slack.until(lambda s: bool(s.updates), 20)
+    [edit] = slack.updates
+    edited = edit["text"] + json.dumps(edit.get("blocks") or [])
+    assert "Outside this conversation" in edited and "Denied by slack:UBOSS" in edited
+    assert "<@UBOSS>" not in edited and "evil.test|" not in edited
+
+
+async def test_a_dashboard_decision_is_recorded_and_audited_as_the_dashboards(
+    tmp_path: Path, fake: FakeAnthropic
+) -> None:
+    fake.responder = caller
+    jar = aiohttp.CookieJar(unsafe=True)
+    async with (
+        gated_app(tmp_path, fake) as (app, channel, url),
+        aiohttp.ClientSession(cookie_jar=jar) as session,
+    ):
+        app.human.accept(inbound(RESTART))
+        await channel.wait_text("Approval needed", 30)
+        [approval_id] = app.human.approvals.pending
+        csrf = await sign_in(session, url)
+        form = {"csrf": csrf, "approval": approval_id, "approve": "1"}
+        status, _ = await post(session, url + "/actions/decide", form)
+        assert status == 200
+        await channel.wait_text("result: api restarted", 30)
+        row = app.store.approvals.get(approval_id)
+        assert row is not None and (row.decider_id, row.how) == ("dashboard", "dashboard")
+        decided = [x for x in app.store.audit.since(0) if x.type == "approval.decided"]
+        assert [(x.decider_id, x.how, x.outcome) for x in decided] == [
+            ("dashboard", "dashboard", "approved")
+        ]
+    assert len(calls(tmp_path / "calls.jsonl", "restart_service")) == 1
+    assert TOKEN not in json.dumps([x.to_json() for x in decided])
+    assert re.fullmatch(r"[0-9a-f]{16}", decided[0].args_digest or "")
