@@ -11,7 +11,13 @@ from pathlib import Path
 
 import aiohttp
 
+from tests.discord_kit import MENTION as DISCORD_MENTION
+from tests.discord_kit import discord_app, discord_fake_fixture
+from tests.discord_kit import post_with as discord_post_with
+from tests.discord_kit import posted as discord_posted
+from tests.fakes import discord_payloads as dp
 from tests.fakes.anthropic_api import FakeAnthropic
+from tests.fakes.discord_api import FakeDiscord
 from tests.fakes.slack_api import FakeSlack
 from tests.kit import inbound
 from tests.slack_kit import (  # noqa: F401
@@ -25,9 +31,10 @@ from tests.test_dashboard_actions import TOKEN, post, sign_in
 from tests.test_dashboard_actions_browser import RESTART, gated_app
 from tests.test_mcp import caller
 from tests.test_scope import ann_sends_payroll, bob_asks, call
-from tests.tools_kit import calls
+from tests.tools_kit import calls, stdio_entry, tools_settings
 
 slack = slack_fake_fixture
+discord_fake = discord_fake_fixture
 #: a path the model was talked into: a mention and a link, if markup were read
 FORGED = "files/ab12cd/<@UBOSS> [approve now](http:evil.test)"
 
@@ -77,3 +84,31 @@ async def test_a_dashboard_decision_is_recorded_and_audited_as_the_dashboards(
     assert len(calls(tmp_path / "calls.jsonl", "restart_service")) == 1
     assert TOKEN not in json.dumps([x.to_json() for x in decided])
     assert re.fullmatch(r"[0-9a-f]{16}", decided[0].args_digest or "")
+
+
+async def test_on_discord_a_long_argument_rides_as_a_file_beside_the_buttons(
+    tmp_path: Path, fake: FakeAnthropic, discord_fake: FakeDiscord
+) -> None:
+    fake.responder = caller
+    entry = stdio_entry("ops", tmp_path / "calls.jsonl", approval=["run_*"])
+    settings = tools_settings(tmp_path, fake, [entry], **discord_fake.env())
+    args = {"padding": "p" * 3000, "sql": "DROP TABLE payroll `@everyone` [x](http://e.test)"}
+    async with discord_app(settings) as app:
+        await app.mcp.wait_connected(30)
+        discord_fake.say(f"{DISCORD_MENTION} call ops__run_query {json.dumps(args)}")
+        await discord_fake.until(discord_posted("Approval needed"), 30)
+        request = discord_post_with(discord_fake, "Approval needed")
+        message = discord_fake.messages[request.id]
+        buttons = message["components"][0]["components"]
+        assert [b["label"] for b in buttons] == ["Approve", "Deny"]
+        [(mid, name, blob)] = discord_fake.uploads
+        assert (mid, name) == (request.id, "ops__run_query-arguments.json")
+        assert json.loads(blob) == {"sql": args["sql"], "padding": args["padding"]}
+        content = message["content"]
+        assert '"sql": "DROP TABLE payroll' in content and "p" * 400 not in content
+        assert "\\u0060@everyone\\u0060" in content  # no fence closed early
+        click = discord_fake.click(request.id, buttons[0]["custom_id"], user=dp.BOB)
+        await discord_fake.until(discord_posted("result: query ran"), 30)
+        [update] = discord_fake.responses(click)
+        assert '"sql": "DROP TABLE payroll' in update["data"]["content"]
+    assert len(calls(tmp_path / "calls.jsonl", "run_query")) == 1
