@@ -19,7 +19,7 @@ from tests.fakes import discord_payloads as dp
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.discord_api import FakeDiscord
 from tests.fakes.slack_api import FakeSlack
-from tests.kit import inbound
+from tests.kit import events, inbound
 from tests.slack_kit import (  # noqa: F401
     post_with,
     posted,
@@ -112,3 +112,22 @@ async def test_on_discord_a_long_argument_rides_as_a_file_beside_the_buttons(
         [update] = discord_fake.responses(click)
         assert '"sql": "DROP TABLE payroll' in update["data"]["content"]
     assert len(calls(tmp_path / "calls.jsonl", "run_query")) == 1
+
+
+async def test_a_place_open_to_send_to_is_not_open_to_read_for_a_person_outside_it(
+    tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack
+) -> None:
+    """SWITCHBOARD_HOME (like a [[schedules]] target) may be sent to from anywhere; the
+    contract opens only sending there: reading it is for the people in it."""
+    fake.responder = caller
+    slack.scopes += ",channels:history,groups:history"
+    slack.members["GLEAD"] = ["UBOT", "UCEO"]
+    settings = slack_settings(tmp_path, fake, slack, SWITCHBOARD_HOME="slack:GLEAD")
+    async with slack_app(settings):
+        slack.post("the reorg list is final", user="UCEO", channel="GLEAD")
+        request = await bob_asks(slack, call("read_channel", target="slack:GLEAD"), "Approval")
+        assert "UBOB is not part of slack:GLEAD" in request["text"]
+        assert "reorg" not in json.dumps(slack.posts)
+    assert not any("reorg" in c.all_text for c in fake.calls)
+    outcomes = [e["data"]["outcome"] for e in events(tmp_path, "scope.crossed")]
+    assert outcomes == ["approval"]
