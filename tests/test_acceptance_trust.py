@@ -27,6 +27,7 @@ from tests.slack_kit import (  # noqa: F401
     slack_fake_fixture,
     slack_settings,
 )
+from tests.test_cli import _run
 from tests.test_dashboard_actions import TOKEN, post, sign_in
 from tests.test_dashboard_actions_browser import RESTART, gated_app
 from tests.test_mcp import caller
@@ -131,3 +132,12 @@ async def test_a_place_open_to_send_to_is_not_open_to_read_for_a_person_outside_
     assert not any("reorg" in c.all_text for c in fake.calls)
     outcomes = [e["data"]["outcome"] for e in events(tmp_path, "scope.crossed")]
     assert outcomes == ["approval"]
+
+
+def test_audit_json_on_a_fresh_data_dir_prints_no_line_that_is_not_json(tmp_path: Path) -> None:
+    env = {"SWITCHBOARD_DATA_DIR": str(tmp_path / "data"), "ANTHROPIC_API_KEY": "sk-test"}
+    done = _run(["audit", "--json"], env, tmp_path)
+    assert (done.returncode, done.stdout) == (0, "")
+    assert "No Switchboard data" in done.stderr
+    done = _run(["audit", "--since", "2h"], env, tmp_path)
+    assert done.returncode == 0 and "No Switchboard data" in done.stdout + done.stderr
