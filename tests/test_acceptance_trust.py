@@ -19,7 +19,8 @@ from tests.fakes import discord_payloads as dp
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.discord_api import FakeDiscord
 from tests.fakes.slack_api import FakeSlack
-from tests.kit import events, inbound
+from tests.kit import events, inbound, running_app
+from tests.ops_kit import HealthyRecorder, free_port
 from tests.slack_kit import (  # noqa: F401
     post_with,
     posted,
@@ -157,3 +158,35 @@ async def test_a_slack_file_name_loses_bidi_line_and_control_characters(
     assert not bad & set(saved.name) and saved.name.endswith(".txt")
     shown = fake.calls[-1].all_text
     assert "invoice" in shown and not bad & set(shown.split("invoice", 1)[1][:60])
+
+
+async def test_an_api_callers_decision_is_audited_as_the_api_with_its_caller_id(
+    tmp_path: Path, fake: FakeAnthropic
+) -> None:
+    fake.responder = caller
+    port = free_port()
+    entry = stdio_entry("ops", tmp_path / "calls.jsonl", approval=["restart_*"])
+    token = "c" * 24
+    env = {"SWITCHBOARD_HTTP_PORT": str(port), "SWITCHBOARD_API_TOKEN": f"ci:{token}"}
+    settings = tools_settings(tmp_path, fake, [entry], **env)
+    channel = HealthyRecorder()
+    async with running_app(
+        settings, [channel], [lambda app: setattr(channel, "human", app.human)]
+    ) as app:
+        await app.mcp.wait_connected(30)
+        app.human.accept(inbound(RESTART))
+        await channel.wait_text("Approval needed", 30)
+        [approval_id] = app.human.approvals.pending
+        async with (
+            aiohttp.ClientSession() as session,
+            session.post(
+                f"http://127.0.0.1:{port}/api/messages",
+                json={"text": "approve", "conversation": "terminal"},
+                headers={"Authorization": f"Bearer {token}"},
+            ) as response,
+        ):
+            assert response.status == 202
+        await channel.wait_text("result: api restarted", 30)
+        row = app.store.approvals.get(approval_id)
+        assert row is not None and (row.decider_id, row.how) == ("api:ci", "api")
+    assert len(calls(tmp_path / "calls.jsonl", "restart_service")) == 1
