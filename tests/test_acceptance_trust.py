@@ -1,7 +1,10 @@
 """Issue 17 from outside, where the engineers' tests left a promise unchecked: a
-cross-scope request whose path carries markup shows it as text on Slack, and keeps
-saying what it reaches once the decision edits it; an operator's decision on the
-dashboard is recorded and audited as the dashboard's (README "Security")."""
+cross-scope request whose path carries markup shows it as text on Slack and keeps
+saying what it reaches once the decision edits it; a decision on the dashboard or
+through the HTTP API is recorded and audited with its own `how` and id; on Discord a
+long argument rides as a file beside the buttons; SWITCHBOARD_HOME is open to send to,
+not to read; `switchboard audit --json` prints only JSON; a Slack file name loses
+bidi, line-separator and control characters (README "Security")."""
 
 from __future__ import annotations
 
