@@ -115,10 +115,9 @@ class Approvals:
             requester=asker.name if asker is not None else None,
             requester_id=people.speaker_id_of(step.conversation),
         )
-        text = request_text(row)
         if crossing is not None:
-            row.held = {"scope": crossing.resource}
-            text = f"Outside this conversation: {crossing.resource} ({crossing.why}).\n{text}"
+            row.held = {"scope": crossing.resource, "why": crossing.why}
+        text = request_text(row)
         request = Outbound(
             step.speaker, target, text, step.conversation,
             meta={"approval_id": row.id, "subject": f"Approval needed: {row.tool}"},

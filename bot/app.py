@@ -222,6 +222,7 @@ class App:
             self.human.outbox.channels,
             self.events,
             open_targets=open_targets,
+            readable=s.targets,
             mode=s.cross_scope,
         )
 

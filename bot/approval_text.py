@@ -12,6 +12,7 @@ closed early, no Slack link or mention, no Discord markdown, no HTML in an email
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, datetime
 from typing import Any
 
@@ -68,16 +69,43 @@ def file_name(row: ApprovalRow) -> str:
 
 
 def request_text(row: ApprovalRow) -> str:
+    """The request; a call reaching outside its conversation (bot/scope.py) names what
+    it reaches first, so the text rebuilt when the decision edits it still says so."""
     lines, _ = argument_lines(row.args, file_name(row))
     asked = f", asked in {who(row.requester, row.requester_id)}'s conversation" if (
         row.requester or row.requester_id
     ) else ""  # fmt: skip
     body = "\n".join(lines) if lines else "(no arguments)"
-    return (
+    return scope_line(row) + (
         f"Approval needed: {row.speaker} wants to run {row.tool}{asked}, with\n"
         f"```\n{body}\n```\n"
         "Reply `approve` or `deny <reason>` in this thread."
     )
+
+
+def scope_line(row: ApprovalRow) -> str:
+    """`Outside this conversation: <what> (<why>).` for a crossing, else "". What the
+    model named (a path, a target) is shown as it is, or, holding characters markup
+    could read, as inline code no platform reads as markup."""
+    if "scope" not in row.held:
+        return ""
+    what = str(row.held["scope"])
+    if not _PLAIN.fullmatch(what) or "__" in what:
+        what = f"`{inert_text(what)}`"
+    why = _MARKUP.sub(r"\\\g<0>", inert_text(str(row.held.get("why") or "")))
+    return f"Outside this conversation: {what}" + (f" ({why})" if why else "") + ".\n"
+
+
+def inert_text(text: str) -> str:
+    """`text` with the characters markup reads in code (backtick, `<`, `>`, `&`) as the
+    JSON escapes that name them, so it shows as text inside a code span."""
+    return text.translate(_TABLE)
+
+
+#: a path or target no platform reads as markup, shown as it is
+_PLAIN = re.compile(r"[\w./:@+=,-]*")
+#: markdown punctuation outside code, escaped with a backslash (links, emphasis)
+_MARKUP = re.compile(r"[\\\[\]()*_~|#!]")
 
 
 def needs_file(row: ApprovalRow) -> bool:

@@ -261,7 +261,7 @@ class ApprovalDesk:
         self.say(Outbound(SPEAKER, target, text, conversation, kind="notice"))
 
 
-_HOW: dict[str, How] = {"email": "email", "terminal": "terminal"}  # else a thread reply
+_HOW: dict[str, How] = {"email": "email", "terminal": "terminal", "api": "api"}  # else a reply
 POSTED = "posted:"
 
 

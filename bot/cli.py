@@ -152,8 +152,8 @@ def audit(settings: Settings, since: str | None, as_json: bool) -> int:
     except ValueError as exc:
         print(f"switchboard audit: --since: {exc}", file=sys.stderr)
         return 2
-    if not settings.db_path.exists():
-        print(f"No Switchboard data in {settings.data_dir} yet.")
+    if not settings.db_path.exists():  # --json prints lines only, so this goes to stderr
+        print(f"No Switchboard data in {settings.data_dir} yet.", file=sys.stderr)
         return 0
     store = Store(settings.db_path, readonly=True)
     try:

@@ -43,9 +43,12 @@ class Person:
 
 def platform_id(channel: str, ident: str) -> str:
     """How a sender is named in approval records and the audit log: `slack:U123`,
-    `email:ann@example.com` (lower case), and the terminal simply `terminal`."""
+    `email:ann@example.com` (lower case), the terminal simply `terminal`, and an API
+    caller its own `api:<name>` (the id it already carries)."""
     if channel == "terminal":
         return "terminal"
+    if ident.startswith(f"{channel}:"):
+        return ident
     return f"{channel}:{ident.lower() if channel == 'email' else ident}"
 
 

@@ -102,6 +102,7 @@ class Scope:
         events: EventLog,
         *,
         open_targets: Iterable[str] = (),
+        readable: Iterable[str] = (),
         mode: Mode = "approval",
         ttl: float = MEMBERSHIP_TTL,
     ) -> None:
@@ -110,6 +111,7 @@ class Scope:
         self.channels = channels
         self.events = events
         self.open_targets = {_canon(t) for t in open_targets}
+        self.readable = {_canon(t) for t in readable}
         self.mode: Mode = mode
         self.ttl = ttl
         self._cache: dict[tuple[str, str, str], tuple[float, bool]] = {}
@@ -135,10 +137,13 @@ class Scope:
 
     async def read(self, asker: Asker, target: Target, here: Target | None) -> Crossing | None:
         """None when the asking person is part of the channel or thread `target` (or no
-        channel serves it: the tool says it cannot read there)."""
+        channel serves it: the tool says it cannot read there). A target open to send to
+        (SWITCHBOARD_HOME, a `[[schedules]]` one) is open to read only where nobody asks
+        (the operator's own triggers); `readable` ones (SWITCHBOARD_TARGETS) always."""
         if target.kind not in self.channels or _same_place(target, here):
             return None
-        if _canon(str(target)) in self.open_targets:
+        text = _canon(str(target))
+        if text in self.readable or (asker.person is None and text in self.open_targets):
             return None
         if await self._member(asker, target, post=False):
             return None

@@ -2,10 +2,11 @@
 decided ...", "my name is ...", "I'm in Berlin") is noted even when the model calls
 no tool (reference 001).
 
-Kinds: `remember` (the agent's daily log), `preference`, `name` and `place` (the
-speaking person's shared profile; a place that names a time zone, "I'm in Berlin" or
-"I'm in Europe/Berlin", also becomes the person's zone), `decision` (the team's
-decisions log). "I'm in a meeting" names no zone and captures nothing.
+Kinds: `remember`, `preference`, `name` and `place` (the speaking person's own
+profile, never text every conversation's prompt carries; a place that names a time
+zone, "I'm in Berlin" or "I'm in Europe/Berlin", also becomes the person's zone),
+`decision` (the team's decisions log). "I'm in a meeting" names no zone and captures
+nothing.
 
 Only a person's messages are scanned, sentence by sentence; a trigger must open the
 sentence (after a courtesy like "please" or "btw"), and questions are skipped, so
