@@ -86,6 +86,8 @@ def refusal(approvers: Iterable[str], decider: Decider, row: ApprovalRow) -> str
     listed = [a for a in approvers if a.strip()]
     if listed:
         return None if may_decide(listed, decider.sender, decider.listed) else NOT_AN_APPROVER
+    if decider.how == "api":  # a program may pass on text it did not write: list it to let it
+        return NOT_A_PROGRAM
     if decider.platform_id == TERMINAL:
         return None
     asked_by = {row.requester_id, row.requester} - {None, ""}
@@ -317,6 +319,10 @@ NOT_YOUR_OWN = (
 )
 NOT_HERE = "This button belongs to a request in another conversation; nothing was changed."
 ALREADY_DECIDED = "This was already decided; nothing was changed."
+NOT_A_PROGRAM = (
+    "A program (the HTTP API) decides a call only when SWITCHBOARD_APPROVERS lists it "
+    "(api:<name>); nothing was changed."
+)
 NOT_THE_REQUEST_MAIL = (
     "To decide by email, reply to the approval request mail itself, keeping {} in the "
     "subject; nothing was changed."

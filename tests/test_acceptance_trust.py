@@ -14,6 +14,7 @@ from pathlib import Path
 
 import aiohttp
 
+from bot.store_approvals import ApprovalRow
 from tests.discord_kit import MENTION as DISCORD_MENTION
 from tests.discord_kit import discord_app, discord_fake_fixture
 from tests.discord_kit import post_with as discord_post_with
@@ -163,14 +164,15 @@ async def test_a_slack_file_name_loses_bidi_line_and_control_characters(
     assert "invoice" in shown and not bad & set(shown.split("invoice", 1)[1][:60])
 
 
-async def test_an_api_callers_decision_is_audited_as_the_api_with_its_caller_id(
-    tmp_path: Path, fake: FakeAnthropic
-) -> None:
+async def _approve_over_the_api(
+    tmp_path: Path, fake: FakeAnthropic, **extra: str
+) -> tuple[ApprovalRow | None, HealthyRecorder]:
+    """A gated call asked in the terminal, then `approve` posted by the API caller `ci`."""
     fake.responder = caller
     port = free_port()
     entry = stdio_entry("ops", tmp_path / "calls.jsonl", approval=["restart_*"])
     token = "c" * 24
-    env = {"SWITCHBOARD_HTTP_PORT": str(port), "SWITCHBOARD_API_TOKEN": f"ci:{token}"}
+    env = {"SWITCHBOARD_HTTP_PORT": str(port), "SWITCHBOARD_API_TOKEN": f"ci:{token}", **extra}
     settings = tools_settings(tmp_path, fake, [entry], **env)
     channel = HealthyRecorder()
     async with running_app(
@@ -189,7 +191,23 @@ async def test_an_api_callers_decision_is_audited_as_the_api_with_its_caller_id(
             ) as response,
         ):
             assert response.status == 202
-        await channel.wait_text("result: api restarted", 30)
-        row = app.store.approvals.get(approval_id)
-        assert row is not None and (row.decider_id, row.how) == ("api:ci", "api")
+        await channel.wait_text("result: api restarted" if extra else "A program", 30)
+        return app.store.approvals.get(approval_id), channel
+
+
+async def test_an_api_callers_decision_is_audited_as_the_api_with_its_caller_id(
+    tmp_path: Path, fake: FakeAnthropic
+) -> None:
+    row, _ = await _approve_over_the_api(tmp_path, fake, SWITCHBOARD_APPROVERS="api:ci")
+    assert row is not None and (row.decider_id, row.how) == ("api:ci", "api")
     assert len(calls(tmp_path / "calls.jsonl", "restart_service")) == 1
+
+
+async def test_a_program_decides_nothing_unless_listed_as_an_approver(
+    tmp_path: Path, fake: FakeAnthropic
+) -> None:
+    # with no approvers listed anyone else may decide, but not a program: it may be
+    # passing on text it did not write (an alert, a webhook's payload)
+    row, _ = await _approve_over_the_api(tmp_path, fake)
+    assert row is not None and row.status == "pending"
+    assert calls(tmp_path / "calls.jsonl", "restart_service") == []

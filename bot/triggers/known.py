@@ -87,7 +87,6 @@ KNOWN_EVENTS: dict[str, tuple[str, ...]] = {
         "sender",
         "to",
     ),
-    "message.quarantined": ("error", "uid"),
     "message.refused": ("channel", "reason"),
     "message.sent": ("id", "kind", "target"),
     "operator.action": ("action", "conversation", "decider", "how", "outcome"),
