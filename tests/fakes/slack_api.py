@@ -16,10 +16,12 @@ to the newest socket, queued while no socket is open, and acked by envelope id.
 
     await fake.until(lambda f: len(f.posts) == 2)
 
-Files (`slack_files.py`), history (`slack_history.py`) and button clicks
-(`slack_interactive.py`) are mixins, each documented there. An envelope sent but not acked
-is redelivered on the next socket (`retry_attempt` + 1, at most 3 retries, as Slack
-does); `expire()` drops what Slack would have given up on after its retry window.
+This module holds the server and the Web API's core (auth, posting, users.info); the
+rest are mixins, each documented in its module: events out over Socket Mode or HTTP,
+with redelivery and `expire()` (`slack_events.py`), files (`slack_files.py`), history
+(`slack_history.py`), members (`slack_members.py`), button clicks
+(`slack_interactive.py`), slash commands and App Home (`slack_commands.py`), and the
+live surfaces: status lines, streams, reactions (`slack_streams.py`).
 
     fake.lose_answers = 1          # the next chat.postMessage is posted, its answer cut
     fake.remove_bot("C2")          # history calls there answer not_in_channel
@@ -28,21 +30,20 @@ does); `expire()` drops what Slack would have given up on after its retry window
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import json
 import threading
 import time
-import uuid
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import parse_qsl, quote, urlencode
+from urllib.parse import parse_qsl
 
-import aiohttp
 from aiohttp import web
-from slack_sdk.signature import SignatureVerifier
 
 from tests.fakes.slack_commands import CommandsApi
+from tests.fakes.slack_events import Envelope as Envelope
+from tests.fakes.slack_events import EventsApi
+from tests.fakes.slack_events import deliver_http as deliver_http
 from tests.fakes.slack_files import FilesApi
 from tests.fakes.slack_history import HistoryApi
 from tests.fakes.slack_ids import APP_ID, BOT_ID, BOT_USER, TEAM
@@ -50,8 +51,6 @@ from tests.fakes.slack_interactive import InteractiveApi
 from tests.fakes.slack_members import MembersApi
 from tests.fakes.slack_streams import StreamsApi
 from tests.fakes.threaded import ThreadedServer
-
-MAX_RETRIES = 3  # Slack retries an unacked event 3 times (at once, after 1 and 5 minutes)
 
 
 @dataclass
@@ -63,17 +62,6 @@ class ApiCall:
 
 
 @dataclass
-class Envelope:
-    id: str
-    body: dict[str, Any]
-    sent_at: float | None = None
-    acked_at: float | None = None
-    retries: int = 0
-    kind: str = "events_api"  # or "interactive" (a button click), "slash_commands"
-    response: Any = None  # what the app answered with its ack (a slash command's reply)
-
-
-@dataclass
 class Failure:
     status: int
     error: str
@@ -81,6 +69,7 @@ class Failure:
 
 
 class FakeSlack(
+    EventsApi,
     HistoryApi,
     MembersApi,
     FilesApi,
@@ -99,17 +88,7 @@ class FakeSlack(
         self.updates: list[dict[str, Any]] = []  # chat.update calls
         self.ephemerals: list[dict[str, Any]] = []  # chat.postEphemeral calls
         self.home_views: dict[str, dict[str, Any]] = {}  # views.publish: user id -> view
-        self.envelopes: dict[str, Envelope] = {}
-        self.connections = 0
-        self.http_endpoint: str | None = None  # HTTP Events mode: where events are POSTed
-        self.signing_secret = "fake-signing-secret"
-        self.http_statuses: list[int] = []
         self._failures: dict[str, list[Failure]] = {}
-        self._sockets: list[web.WebSocketResponse] = []
-        #: the network to Slack is cut without a word: open sockets stop answering
-        #: pings (no close frame), new sockets are refused (`silence()` / `revive()`)
-        self.silent = False
-        self._queue: list[Envelope] = []
         self.hosted: dict[str, tuple[bytes, str]] = {}  # file id -> bytes, mimetype
         self.downloads: list[tuple[str, str]] = []  # (file id, bearer token) per GET
         self.download_failures: dict[str, list[int]] = {}
@@ -123,12 +102,12 @@ class FakeSlack(
         self._file_ids = itertools.count(1)
         self._last_ts = 0.0
         self._ts_lock = threading.Lock()
-        self._event_id = 0
         self.history: dict[str, list[dict[str, Any]]] = {}  # channel -> messages, oldest first
         self.removed: set[str] = set()  # channels the bot was removed from
         self.lose_answers = 0  # chat.postMessage calls to post, then cut instead of answering
         self.users: dict[str, dict[str, str]] = {}  # user id -> {"name", "email"} (users.info)
         self.members: dict[str, list[str]] = {}  # channel -> members (conversations.members)
+        self._init_events()  # envelopes, sockets, HTTP delivery (slack_events.py)
         self._init_streams()  # status lines, sessions, reactions, streams (slack_streams.py)
 
     # -- addresses -------------------------------------------------------------------
@@ -194,42 +173,11 @@ class FakeSlack(
             self.send_event(e)
         return ts
 
-    def send_event(self, event: dict[str, Any]) -> Envelope:
-        """Deliver one raw event (Socket Mode envelope, or HTTP when http_endpoint is set)."""
-        return self._call(self._send(self.callback(event)))
-
-    def send_many(self, events: list[dict[str, Any]], interval: float = 0.0) -> list[Envelope]:
-        """A burst from the fake's loop: `interval` seconds apart (0: back to back)."""
-        bodies = [self.callback(e) for e in events]
-        timeout = 10 + interval * len(bodies)
-        return self._call(self._send_all(bodies, interval), timeout)
-
-    def callback(self, event: dict[str, Any]) -> dict[str, Any]:
-        return {
-            "token": "verification-token",
-            "team_id": TEAM,
-            "api_app_id": APP_ID,
-            "event": event,
-            "type": "event_callback",
-            "event_id": f"Ev{self._next_event_id():08d}",
-            "event_time": int(time.time()),
-            "authorizations": [{"team_id": TEAM, "user_id": BOT_USER, "is_bot": True}],
-        }
-
-    def drop(self) -> None:
-        """Close every open socket, as Slack does when it rotates connections."""
-        self._call(self._drop())
-
     def next_ts(self) -> str:
         """Slack's ts: the post's time in seconds, microseconds after the dot, unique."""
         with self._ts_lock:
             self._last_ts = max(time.time(), self._last_ts + 0.000001)
             return f"{self._last_ts:.6f}"
-
-    def _next_event_id(self) -> int:
-        with self._ts_lock:
-            self._event_id += 1
-            return self._event_id
 
     def remember(self, message: dict[str, Any]) -> None:
         """Keep a message in its channel's history (oldest first)."""
@@ -245,22 +193,9 @@ class FakeSlack(
     def remove_bot(self, channel: str) -> None:
         self.removed.add(channel)
 
-    def expire(self) -> None:
-        """Slack gives up on events it could not deliver (its retries span minutes)."""
-        self._call(self._expire())
-
-    async def _expire(self) -> None:
-        self._queue.clear()
-        for envelope in self.envelopes.values():
-            if envelope.acked_at is None:
-                envelope.retries = MAX_RETRIES
-
     # -- reading (from any thread) ----------------------------------------------------
     def method_calls(self, method: str) -> list[ApiCall]:
         return [c for c in self.calls if c.method == method]
-
-    def unacked(self) -> list[Envelope]:
-        return [e for e in self.envelopes.values() if e.acked_at is None]
 
     # -- the Web API ------------------------------------------------------------------
     async def _api(self, request: web.Request) -> web.Response:
@@ -352,123 +287,6 @@ class FakeSlack(
         body = {"id": uid, "team_id": TEAM, "name": user["name"].lower(), "profile": profile}
         return {"ok": True, "user": body}, {}
 
-    async def _echo(self, message: dict[str, Any]) -> None:
-        """A real workspace sends the bot's own post back as a `message` event."""
-        event = {
-            "type": "message",
-            "channel": message["channel"],
-            "text": message["text"],
-            "ts": message["ts"],
-            "bot_id": BOT_ID,
-            "app_id": APP_ID,
-            "user": BOT_USER,
-            "channel_type": "im" if message["channel"].startswith("D") else "channel",
-        }
-        if message.get("username"):
-            event.update(subtype="bot_message", username=message["username"])
-        if message.get("thread_ts"):
-            event["thread_ts"] = message["thread_ts"]
-        asyncio.get_running_loop().create_task(self._send(self.callback(event)))
-
-    # -- events out: Socket Mode or HTTP ---------------------------------------------
-    async def _send_all(self, bodies: list[dict[str, Any]], interval: float) -> list[Envelope]:
-        sent = []
-        start = time.monotonic()
-        for i, body in enumerate(bodies):
-            if interval and (wait := start + i * interval - time.monotonic()) > 0:
-                await asyncio.sleep(wait)
-            sent.append(await self._send(body))
-        return sent
-
-    async def _send(self, body: dict[str, Any], kind: str = "events_api") -> Envelope:
-        envelope = Envelope(uuid.uuid4().hex, body, kind=kind)
-        self.envelopes[envelope.id] = envelope
-        if self.http_endpoint is not None:
-            asyncio.get_running_loop().create_task(self._send_http(envelope))
-        elif self._sockets:
-            await self._transmit(self._sockets[-1], envelope)
-        else:
-            self._queue.append(envelope)
-        return envelope
-
-    async def _transmit(self, ws: web.WebSocketResponse, envelope: Envelope) -> None:
-        frame = {
-            "envelope_id": envelope.id,
-            "type": envelope.kind,
-            "accepts_response_payload": envelope.kind != "events_api",
-            "retry_attempt": envelope.retries,
-            "retry_reason": "timeout" if envelope.retries else "",
-            "payload": envelope.body,
-        }
-        envelope.sent_at = time.monotonic()
-        await ws.send_str(json.dumps(frame))
-
-    async def _send_http(self, envelope: Envelope) -> None:
-        assert self.http_endpoint is not None
-        envelope.sent_at = time.monotonic()
-        status, answer = await deliver_http(
-            self.http_endpoint,
-            envelope.body,
-            self.signing_secret,
-            form=envelope.kind == "interactive",
-            fields=envelope.kind == "slash_commands",
-        )
-        self.http_statuses.append(status)
-        if status == 200:
-            envelope.acked_at = time.monotonic()
-            envelope.response = json.loads(answer) if answer.startswith("{") else answer
-        self._notify()
-
-    async def _socket(self, request: web.Request) -> web.StreamResponse:
-        if self.silent:
-            return web.Response(status=503, text="unreachable")
-        ws = web.WebSocketResponse(autoping=True)
-        await ws.prepare(request)
-        self.connections += 1
-        hello = {"type": "hello", "num_connections": 1, "connection_info": {"app_id": APP_ID}}
-        await ws.send_str(json.dumps(hello))
-        self._sockets.append(ws)
-        self._notify()
-        queued, self._queue = self._queue, []
-        for envelope in self._unanswered():  # Slack retries what was sent and never acked
-            envelope.retries += 1
-            await self._transmit(ws, envelope)
-        for envelope in queued:
-            await self._transmit(ws, envelope)
-        try:
-            async for frame in ws:
-                if frame.type == aiohttp.WSMsgType.TEXT and not self.silent:
-                    self._acked(json.loads(frame.data))
-        finally:
-            if ws in self._sockets:
-                self._sockets.remove(ws)
-            self._notify()
-        return ws
-
-    def _unanswered(self) -> list[Envelope]:
-        return [
-            e
-            for e in self.envelopes.values()
-            if e.sent_at is not None and e.acked_at is None and e.retries < MAX_RETRIES
-        ]
-
-    def _acked(self, data: dict[str, Any]) -> None:
-        envelope = self.envelopes.get(str(data.get("envelope_id")))
-        if envelope is not None and envelope.acked_at is None:
-            envelope.acked_at = time.monotonic()
-            envelope.response = data.get("payload")
-            self._notify()
-
-    async def _drop(self) -> None:
-        for ws in list(self._sockets):
-            self._sockets.remove(ws)
-            await ws.close(code=aiohttp.WSCloseCode.GOING_AWAY, message=b"rotating")
-        self._notify()
-
-    @property
-    def open_sockets(self) -> int:
-        return len(self._sockets)
-
 
 class _CutConnection(Exception):
     """The handler did its work; the connection is cut before the answer."""
@@ -483,38 +301,3 @@ async def _params(request: web.Request) -> dict[str, Any]:
         data = json.loads(raw)
         return {**query, **data} if isinstance(data, dict) else query
     return {**query, **dict(parse_qsl(raw))}
-
-
-async def deliver_http(
-    url: str,
-    body: dict[str, Any] | str,
-    secret: str,
-    *,
-    timestamp: int | None = None,
-    signature: str | None = None,
-    retry_num: int | None = None,
-    form: bool = False,
-    fields: bool = False,
-) -> tuple[int, str]:
-    """POST an Events API request as Slack does: signed body, timestamp, retry headers.
-    `form`: an interactivity payload, sent form-encoded as `payload=<JSON>`; `fields`: a
-    slash command, its fields form-encoded."""
-    raw = body if isinstance(body, str) else json.dumps(body)
-    if form:
-        raw = "payload=" + quote(raw)
-    if fields and isinstance(body, dict):
-        raw, form = urlencode(body), True
-    ts = str(timestamp if timestamp is not None else int(time.time()))
-    sig = signature or SignatureVerifier(secret).generate_signature(timestamp=ts, body=raw)
-    headers = {
-        "Content-Type": "application/x-www-form-urlencoded" if form else "application/json",
-        "X-Slack-Request-Timestamp": ts,
-        "X-Slack-Signature": sig,
-    }
-    if retry_num is not None:
-        headers.update({"X-Slack-Retry-Num": str(retry_num), "X-Slack-Retry-Reason": "timeout"})
-    async with (
-        aiohttp.ClientSession() as session,
-        session.post(url, data=raw.encode(), headers=headers) as resp,
-    ):
-        return resp.status, await resp.text()

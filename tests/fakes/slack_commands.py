@@ -1,5 +1,4 @@
-"""The fake Slack's slash commands and App Home, and a silently dead network (a mixin
-of `FakeSlack`).
+"""The fake Slack's slash commands and App Home (a mixin of `FakeSlack`).
 
 A person types `/switchboard <text>`: Slack sends a `slash_commands` envelope over
 Socket Mode (the app's ack may carry the response: `{"text": ...}`), or in HTTP mode
@@ -18,22 +17,12 @@ from typing import TYPE_CHECKING, Any
 from tests.fakes.slack_ids import APP_ID, TEAM
 
 if TYPE_CHECKING:
-    from tests.fakes.slack_api import Envelope
+    from tests.fakes.slack_events import Envelope
 
 ACK_SECONDS = 3.0  # Slack's limit for a slash command's acknowledgement
 
 
 class CommandsApi:
-    def silence(self) -> None:
-        """The socket dies silently (a NAT dropped it): no close frame, pings go
-        unanswered, and reconnects are refused until `revive()`."""
-        self.silent = True
-        for ws in list(self._sockets):  # type: ignore[attr-defined]
-            ws._autoping = False  # aiohttp answers pings inside receive() unless told not to
-
-    def revive(self) -> None:
-        self.silent = False
-
     def slash(
         self, text: str, user: str = "UANN", channel: str = "D1", command: str = "/switchboard"
     ) -> Envelope:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from tests.fakes.slack_ids import APP_ID, TEAM
 
 if TYPE_CHECKING:
-    from tests.fakes.slack_api import Envelope
+    from tests.fakes.slack_events import Envelope
 
 
 class InteractiveApi:
