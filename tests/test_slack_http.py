@@ -115,7 +115,7 @@ def test_switchboard_run_serves_slack_and_reports_health(
     try:
         slack.wait_for(lambda s: s.open_sockets == 1, timeout=20)
         ts = slack.post(f"{MENTION} are you there?", channel="C1")
-        slack.wait_for(lambda s: len(s.posts) == 1)
+        slack.wait_for(lambda s: len(s.messages) == 1)
         status = Switchboard(["--data-dir", str(data), "status"], env, tmp_path)
         code, lines = status.finish()
         assert code == 0
@@ -124,7 +124,7 @@ def test_switchboard_run_serves_slack_and_reports_health(
         run.proc.send_signal(signal.SIGTERM)
         code, _ = run.finish()
     assert code == 0
-    assert slack.posts[0]["thread_ts"] == ts
+    assert slack.messages[0]["thread_ts"] == ts
     store = Store(data / "switchboard.db", readonly=True)
     try:
         assert [h[:2] for h in store.health()] == [("slack", "stopped")]
