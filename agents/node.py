@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
+from agents import calls
 from agents import turns as turns_mod
 from agents.attachments import blocks as attachment_blocks
 from agents.conversation import Conversation
@@ -26,7 +27,6 @@ from agents.services import Services
 from agents.step import Effects, Step
 from agents.tools import Toolbox, ToolResult, result_block
 from agents.transcript import CONTEXT, context_texts, person_of, render
-from bot.audit import args_digest
 from bot.bus import Mail
 from bot.clock import now_line
 from bot.messages import COORDINATOR, BusMessage, Outbound, Target
@@ -64,15 +64,6 @@ class Outcome:
 
 class Inbox(Protocol):
     def drain(self) -> list[Mail]: ...
-
-
-def call_outcome(result: ToolResult) -> str:
-    """A tool call's outcome as the audit log names it."""
-    if result.approval is not None:
-        return "approval"
-    if result.park is not None:
-        return "parked"
-    return "error" if result.is_error else "ok"
 
 
 class NodeLoop:
@@ -323,22 +314,7 @@ class NodeLoop:
         started = time.perf_counter()
         step = self.step(conv)
         result = await self.toolbox.call(call["name"], call.get("input"), step)
-        people = self.services.human.people
-        person = people.speaker_of(step.conversation)
-        self.services.events.emit(
-            "tool.called",
-            self.agent_id,
-            tool=call["name"],
-            ms=round((time.perf_counter() - started) * 1000, 2),
-            ok=not result.is_error,
-            error=result.text[:300] if result.is_error else None,
-            parked=result.park is not None or None,
-            conversation=step.conversation,
-            person=person.name if person is not None else None,
-            person_id=people.speaker_id_of(step.conversation),
-            args_digest=args_digest(call.get("input")),
-            outcome=call_outcome(result),
-        )
+        calls.record(self.services, self.agent_id, call, step, result, started)
         if result.approval is not None:
             self.announce(conv, WAITING_FOR_APPROVAL)
         return result

@@ -15,16 +15,17 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from agents.files_tools import FILES_ARG, workspace_for, workspace_of
+from agents.files_tools import workspace_for, workspace_of
 from agents.llm import LLMResponse
 from agents.messaging import send_message_tool
 from agents.node import Conversation, NodeLoop, Outcome
 from agents.prompts import system_prompt
 from agents.services import AgentInfo, Services
 from agents.step import Effects, Step
-from agents.tools import STR, Tool, Toolbox, ToolError, ToolResult, ToolSpec, arg, schema
+from agents.tools import Tool, Toolbox, ToolError, ToolResult
 from agents.transcript import answer_text, render
 from agents.turns import ANSWERED, CONTINUED, REMINDER, last_words, reminded, stop_of
+from agents.worker_tools import ASK_HUMAN, PUBLISH, SUGGEST_NEXT, WORKER_ROLE
 from bot.bus import Mail, Mailbox
 from bot.messages import (
     COORDINATOR,
@@ -41,36 +42,7 @@ from bot.store import ParkedState, QuestionRow, WorkerRow, WorkerStatus
 log = logging.getLogger(__name__)
 
 TASK_KEY = "task"
-WORKER_ROLE = (
-    "You have at most {turns} turns (model calls) for this task. Your task ends only when "
-    "you call publish (or are stopped); text you write without a tool call does not end it. "
-    "When a person speaks to you (@your name), your text reply goes to that person, in "
-    "their conversation, and you keep working."
-)
 PENDING = "(waiting for the person's answer)"
-
-ASK_HUMAN = ToolSpec(
-    "ask_human",
-    "Ask a person a question and wait (parked) until they answer; returns their answer.",
-    schema(
-        {"question": arg(STR, "one clear question")},
-        {"via": arg(STR, "delivery target, e.g. email:ann@example.com (default: your task's)")},
-    ),
-)
-PUBLISH = ToolSpec(
-    "publish",
-    "Finish your task. The coordinator summarises the result for the person; files go "
-    "to the conversation your task came from.",
-    schema(
-        {"result": arg(STR, "complete, self-contained")},
-        {"files": FILES_ARG},
-    ),
-)
-SUGGEST_NEXT = ToolSpec(
-    "suggest_next",
-    "Suggest a next step to the coordinator, without ending your task.",
-    schema({"suggestion": arg(STR, "the step")}),
-)
 
 
 class Worker(NodeLoop):

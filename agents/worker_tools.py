@@ -1,0 +1,39 @@
+"""What a worker is told and the tools only workers have: its fixed role text (turns,
+how a task ends) and the specs of `ask_human`, `publish` and `suggest_next`. The handlers
+live with the worker (agents/worker.py); these texts are part of its cached prefix.
+"""
+
+from __future__ import annotations
+
+from agents.files_tools import FILES_ARG
+from agents.tools import STR, ToolSpec, arg, schema
+
+WORKER_ROLE = (
+    "You have at most {turns} turns (model calls) for this task. Your task ends only when "
+    "you call publish (or are stopped); text you write without a tool call does not end it. "
+    "When a person speaks to you (@your name), your text reply goes to that person, in "
+    "their conversation, and you keep working."
+)
+
+ASK_HUMAN = ToolSpec(
+    "ask_human",
+    "Ask a person a question and wait (parked) until they answer; returns their answer.",
+    schema(
+        {"question": arg(STR, "one clear question")},
+        {"via": arg(STR, "delivery target, e.g. email:ann@example.com (default: your task's)")},
+    ),
+)
+PUBLISH = ToolSpec(
+    "publish",
+    "Finish your task. The coordinator summarises the result for the person; files go "
+    "to the conversation your task came from.",
+    schema(
+        {"result": arg(STR, "complete, self-contained")},
+        {"files": FILES_ARG},
+    ),
+)
+SUGGEST_NEXT = ToolSpec(
+    "suggest_next",
+    "Suggest a next step to the coordinator, without ending your task.",
+    schema({"suggestion": arg(STR, "the step")}),
+)
