@@ -18,30 +18,43 @@ from typing import Any
 import aiohttp
 from playwright.async_api import BrowserContext, expect
 
-from tests.fakes.anthropic_api import FakeAnthropic
+from bot.app import App
+from tests.fakes.anthropic_api import FakeAnthropic, Reply, text
 from tests.fakes.slack_api import FakeSlack
-from tests.ops_kit import free_port
+from tests.kit import events, eventually, inbound, running_app
+from tests.ops_kit import HealthyRecorder, free_port
 from tests.proc import Switchboard
 from tests.script import TeamScript
 from tests.slack_kit import MENTION, heard, slack_fake_fixture  # noqa: F401
 from tests.test_dashboard_browser import browser  # noqa: F401
+from tests.test_mcp import caller
+from tests.tools_kit import calls, stdio_entry, tools_settings
 
 API_TOKEN = "deploy-notices-0123456789"
 DASHBOARD_TOKEN = "an-operator-token-0123456789"
 
 
-@contextlib.contextmanager
-def switchboard_run(tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack) -> Iterator[str]:
-    """`switchboard run` with Slack (Socket Mode), the API and the dashboard; its URL."""
-    port = free_port()
+def start(tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack, port: int) -> Switchboard:
+    """`switchboard run` with Slack (Socket Mode), the API and the dashboard on `port`."""
     env = {
         **fake.env(), **slack.env("socket"), "SLACK_PACE_SECONDS": "0.02",
         "SWITCHBOARD_HTTP_PORT": str(port), "SWITCHBOARD_API_TOKEN": API_TOKEN,
         "SWITCHBOARD_DASHBOARD_TOKEN": DASHBOARD_TOKEN,
     }  # fmt: skip
+    sockets = slack.open_sockets
     run = Switchboard(["--data-dir", str(tmp_path / "data"), "run"], env, tmp_path)
+    slack.wait_for(lambda s: s.open_sockets == sockets + 1, timeout=30)
+    return run
+
+
+@contextlib.contextmanager
+def switchboard_run(
+    tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack, port: int | None = None
+) -> Iterator[str]:
+    """A running `switchboard run`; its URL. It must stop cleanly on SIGTERM."""
+    port = port or free_port()
+    run = start(tmp_path, fake, slack, port)
     try:
-        slack.wait_for(lambda s: s.open_sockets == 1, timeout=30)
         yield f"http://127.0.0.1:{port}"
     finally:
         run.proc.send_signal(signal.SIGTERM)
@@ -156,3 +169,57 @@ async def test_an_operator_answers_a_question_in_chromium_and_a_forged_form_chan
     assert [(a["decider"], a["outcome"]) for a in lines] == [
         ("dashboard", "refused: csrf"), ("dashboard", "answered"),
     ], lines  # fmt: skip
+
+
+async def test_a_program_cannot_approve_a_gated_call_through_the_api(
+    tmp_path: Path, fake: FakeAnthropic
+) -> None:
+    """An API token is a program's key to talk, not a person's to decide: `approve`
+    posted into the request's conversation is refused and the call stays pending."""
+    fake.responder = caller
+    port = free_port()
+    entry = stdio_entry("ops", tmp_path / "calls.jsonl", approval=["restart_*"])
+    settings = tools_settings(tmp_path, fake, [entry], SWITCHBOARD_HTTP_PORT=str(port),
+                              SWITCHBOARD_API_TOKEN=API_TOKEN)  # fmt: skip
+    channel = HealthyRecorder()
+
+    def attach(app: App) -> None:
+        channel.human = app.human
+
+    url = f"http://127.0.0.1:{port}/api/messages"
+    async with running_app(settings, [channel], [attach]) as app:
+        await app.mcp.wait_connected(30)
+        app.human.accept(inbound('call ops__restart_service {"service": "api"}'))
+        await channel.wait_text("Approval needed", 30)
+        status, _ = await api("POST", url, {"text": "approve", "conversation": "terminal"})
+        assert status == 202
+        await channel.wait_text("A program (the HTTP API) decides", 10)
+        assert len(app.store.approvals.pending()) == 1
+    assert calls(tmp_path / "calls.jsonl", "restart_service") == []
+    assert not events(tmp_path / "data", "approval.decided")
+
+
+async def test_an_api_message_taken_in_survives_a_crash_and_is_answered_once(
+    tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack
+) -> None:
+    """Journaled before the 202: kill -9 while the model is thinking, start again, and
+    the message is answered (once) without being posted again."""
+    fake.responder = lambda call: Reply(
+        [text(f"heard: {call.last_text}")], delay=60 if len(fake.calls) == 1 else 0
+    )
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/api/messages"
+    first = start(tmp_path, fake, slack, port)
+    try:
+        status, body = await api("POST", url, {"text": "deploy 42 is live"})
+        assert status == 202
+        await eventually(lambda: len(fake.calls) == 1)
+    finally:
+        first.kill()
+    slack.wait_for(lambda s: s.open_sockets == 0, timeout=20)
+    with switchboard_run(tmp_path, fake, slack, port):
+        got = await replies_when(f"{url}/{body['id']}", 1)
+        status, again = await api("GET", f"{url}/{body['id']}")
+    assert [r["text"] for r in got] == ["heard: [api:api via api]: deploy 42 is live"]
+    assert status == 200 and len(again["replies"]) == 1
+    assert len(fake.calls) == 2 and slack.posts == []
