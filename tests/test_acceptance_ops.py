@@ -110,6 +110,13 @@ async def test_a_program_posts_a_deploy_notice_into_a_slack_thread(
         assert status == 202
         answered = await replies_when(f"{url}/api/messages/{own['id']}", 1)
 
+        longest = "\N{GRINNING FACE}" * 40_000  # sent \u-escaped: 480 kB of JSON
+        status, body = await api("POST", f"{url}/api/messages", {"text": longest})
+        assert status == 202, body
+        status, healthz = await api("GET", f"{url}/healthz", token=None)
+        assert status == 200 and healthz["status"] == "ok"
+        assert healthz["channels"] == {"slack": "connected"}
+
         refusals = [
             await api("POST", f"{url}/api/messages", {"text": "x"}, token=None),
             await api("POST", f"{url}/api/messages", {"text": "x"}, token="wrong-token-123"),
@@ -124,9 +131,9 @@ async def test_a_program_posts_a_deploy_notice_into_a_slack_thread(
     assert len(slack.posts) == 2  # the API's own conversation is answered to the caller only
     assert [s for s, _ in refusals] == [401, 401, 400, 413, 404]
     assert all(b["error"] for _, b in refusals)
-    assert len(fake.calls) == 3  # nothing refused reached the model
+    assert len(fake.calls) == 4  # nothing refused reached the model
     lines = [a for a in audit(tmp_path) if a["type"] == "operator.action"]
-    assert len(lines) == 2 and {a["decider"] for a in lines} == {"api:api"}, lines
+    assert len(lines) == 3 and {a["decider"] for a in lines} == {"api:api"}, lines
 
 
 async def test_an_operator_answers_a_question_in_chromium_and_a_forged_form_changes_nothing(
@@ -223,3 +230,24 @@ async def test_an_api_message_taken_in_survives_a_crash_and_is_answered_once(
     assert [r["text"] for r in got] == ["heard: [api:api via api]: deploy 42 is live"]
     assert status == 200 and len(again["replies"]) == 1
     assert len(fake.calls) == 2 and slack.posts == []
+
+
+def test_new_typed_in_switchboard_chat_starts_afresh_and_keeps_memory(
+    tmp_path: Path, fake: FakeAnthropic
+) -> None:
+    """`switchboard chat` as a person types it: after `/new` the model no longer sees
+    the earlier talk; the archive keeps it."""
+    fake.responder = heard
+    chat = Switchboard(["chat", "--data-dir", str(tmp_path / "data")], fake.env(), tmp_path)
+    try:
+        chat.send("my favourite colour is teal")
+        chat.expect("[coordinator] heard:")
+        chat.send("/new")
+        chat.expect("Started a new conversation")
+        chat.send("what did I say?")
+        chat.expect("]: what did I say?")
+    finally:
+        assert chat.quit() == 0
+    assert len(fake.calls) == 2 and "teal" not in fake.calls[1].all_text
+    archived = (tmp_path / "data" / "agents" / "coordinator" / "archive").glob("*")
+    assert any("teal" in p.read_text() for p in archived)
