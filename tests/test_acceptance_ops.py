@@ -11,7 +11,7 @@ import contextlib
 import json
 import signal
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,10 +19,10 @@ import aiohttp
 from playwright.async_api import BrowserContext, expect
 
 from bot.app import App
-from tests.fakes.anthropic_api import FakeAnthropic, Reply, text
+from tests.fakes.anthropic_api import Call, FakeAnthropic, Reply, text, tool
 from tests.fakes.slack_api import FakeSlack
 from tests.kit import events, eventually, inbound, running_app
-from tests.ops_kit import HealthyRecorder, free_port
+from tests.ops_kit import HealthyRecorder, free_port, served_app
 from tests.proc import Switchboard
 from tests.script import TeamScript
 from tests.slack_kit import MENTION, heard, slack_fake_fixture  # noqa: F401
@@ -251,3 +251,32 @@ def test_new_typed_in_switchboard_chat_starts_afresh_and_keeps_memory(
     assert len(fake.calls) == 2 and "teal" not in fake.calls[1].all_text
     archived = (tmp_path / "data" / "agents" / "coordinator" / "archive").glob("*")
     assert any("teal" in p.read_text() for p in archived)
+
+
+def talkative(turns: list[Reply]) -> Callable[[Call], Reply]:
+    """A real model, one scripted reply a request."""
+    return lambda call: turns.pop(0)
+
+
+async def test_an_api_caller_reads_every_text_of_a_real_models_turn_once(
+    tmp_path: Path, fake: FakeAnthropic
+) -> None:
+    fake.responder = talkative([
+        Reply([text("Checking the workers."), tool("list_workers")]),  # text beside a call
+        Reply([text("All quiet: no worker")], stop_reason="max_tokens"),
+        Reply([text(" is running.")]),
+        Reply([text("You're welcome.")]),
+    ])  # fmt: skip
+    async with served_app(tmp_path, fake, SWITCHBOARD_API_TOKEN=API_TOKEN) as (_a, _c, url):
+        place = {"conversation": "checks"}
+        status, body = await api(
+            "POST", f"{url}/api/messages", {"text": "anything running?", **place}
+        )
+        assert status == 202
+        await replies_when(f"{url}/api/messages/{body['id']}", 2)
+        # the next message of the conversation is answered after this turn has ended
+        await api("POST", f"{url}/api/messages", {"text": "thanks", **place})
+        got = await replies_when(f"{url}/api/messages/{body['id']}", 3)
+    assert [r["text"] for r in got] == [
+        "Checking the workers.", "All quiet: no worker is running.", "You're welcome.",
+    ]  # fmt: skip
