@@ -34,12 +34,14 @@ API_TOKEN = "deploy-notices-0123456789"
 DASHBOARD_TOKEN = "an-operator-token-0123456789"
 
 
-def start(tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack, port: int) -> Switchboard:
+def start(
+    tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack, port: int, **more: str
+) -> Switchboard:
     """`switchboard run` with Slack (Socket Mode), the API and the dashboard on `port`."""
     env = {
         **fake.env(), **slack.env("socket"), "SLACK_PACE_SECONDS": "0.02",
         "SWITCHBOARD_HTTP_PORT": str(port), "SWITCHBOARD_API_TOKEN": API_TOKEN,
-        "SWITCHBOARD_DASHBOARD_TOKEN": DASHBOARD_TOKEN,
+        "SWITCHBOARD_DASHBOARD_TOKEN": DASHBOARD_TOKEN, **more,
     }  # fmt: skip
     sockets = slack.open_sockets
     run = Switchboard(["--data-dir", str(tmp_path / "data"), "run"], env, tmp_path)
@@ -49,11 +51,11 @@ def start(tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack, port: int) -> S
 
 @contextlib.contextmanager
 def switchboard_run(
-    tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack, port: int | None = None
+    tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack, port: int | None = None, **more: str
 ) -> Iterator[str]:
     """A running `switchboard run`; its URL. It must stop cleanly on SIGTERM."""
     port = port or free_port()
-    run = start(tmp_path, fake, slack, port)
+    run = start(tmp_path, fake, slack, port, **more)
     try:
         yield f"http://127.0.0.1:{port}"
     finally:
@@ -280,3 +282,35 @@ async def test_an_api_caller_reads_every_text_of_a_real_models_turn_once(
     assert [r["text"] for r in got] == [
         "Checking the workers.", "All quiet: no worker is running.", "You're welcome.",
     ]  # fmt: skip
+
+
+async def test_short_remind_and_stuck_settings_are_kept_in_real_time(
+    tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack
+) -> None:
+    """SWITCHBOARD_REMIND_AFTER=2s: the open question is reminded in its thread within
+    seconds, not at the next half-minute check; SWITCHBOARD_STUCK_AFTER=2s: a worker
+    whose model call hangs is reported once, saying what it was doing."""
+    script = TeamScript()
+
+    def responder(call: Call) -> Any:
+        if call.agent == "Bob":
+            return Reply([text("late")], delay=30)  # a model call that does not come back
+        return script(call)
+
+    fake.responder = responder
+    settings = {"SWITCHBOARD_REMIND_AFTER": "2s", "SWITCHBOARD_STUCK_AFTER": "2s"}
+    with switchboard_run(tmp_path, fake, slack, **settings):
+        ts = slack.post(f"{MENTION} please research GPUs", channel="C1")
+        await slack.until(lambda s: any(script.question in p["text"] for p in s.posts), 30)
+        asked = time.monotonic()
+        await slack.until(lambda s: any("Still waiting" in p["text"] for p in s.posts), 15)
+        reminded = time.monotonic() - asked
+        script.worker = "Bob"
+        other = slack.post(f"{MENTION} please research GPUs", channel="C2")
+        await slack.until(lambda s: any("no progress" in p["text"] for p in s.posts), 15)
+    reminder = next(p for p in slack.posts if "Still waiting" in p["text"])
+    assert reminder["thread_ts"] == ts and reminded < 8, reminded
+    assert "asked 2 s ago" in reminder["text"] or "asked 3 s ago" in reminder["text"]
+    stuck = [p for p in slack.posts if "no progress" in p["text"]]
+    assert len(stuck) == 1 and stuck[0]["channel"] == "C2" and stuck[0]["thread_ts"] == other
+    assert "Worker Bob" in stuck[0]["text"]
