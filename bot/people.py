@@ -46,6 +46,8 @@ def platform_id(channel: str, ident: str) -> str:
     `email:ann@example.com` (lower case), and the terminal simply `terminal`."""
     if channel == "terminal":
         return "terminal"
+    if ident.startswith(f"{channel}:"):  # an API caller is already `api:<name>`
+        return ident
     return f"{channel}:{ident.lower() if channel == 'email' else ident}"
 
 

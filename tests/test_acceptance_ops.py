@@ -282,6 +282,8 @@ async def test_an_api_caller_reads_every_text_of_a_real_models_turn_once(
     assert [r["text"] for r in got] == [
         "Checking the workers.", "All quiet: no worker is running.", "You're welcome.",
     ]  # fmt: skip
+    [called] = events(tmp_path, "tool.called")
+    assert (called["data"]["person"], called["data"]["person_id"]) == ("api:api", "api:api")
 
 
 async def test_short_remind_and_stuck_settings_are_kept_in_real_time(
