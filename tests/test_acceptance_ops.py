@@ -19,6 +19,7 @@ import aiohttp
 from playwright.async_api import BrowserContext, expect
 
 from bot.app import App
+from config.settings import load_settings
 from tests.fakes.anthropic_api import Call, FakeAnthropic, Reply, text, tool
 from tests.fakes.slack_api import FakeSlack
 from tests.kit import events, eventually, inbound, running_app
@@ -316,3 +317,11 @@ async def test_short_remind_and_stuck_settings_are_kept_in_real_time(
     stuck = [p for p in slack.posts if "no progress" in p["text"]]
     assert len(stuck) == 1 and stuck[0]["channel"] == "C2" and stuck[0]["thread_ts"] == other
     assert "Worker Bob" in stuck[0]["text"]
+
+
+def test_an_api_token_alone_serves_the_api_on_the_default_port() -> None:
+    """SWITCHBOARD_API_TOKEN turns the API on: with no port set it is served on the
+    default one (3000, as the README's curl example says), never silently off."""
+    settings = load_settings(None, {"SWITCHBOARD_API_TOKEN": API_TOKEN})
+    assert settings.serves_http and settings.listen_port == 3000
+    assert not load_settings(None, {}).serves_http
