@@ -185,7 +185,7 @@ def _sender(caller: str, given: object) -> str:
         return f"api:{caller}"
     if not isinstance(given, str) or not given.strip() or len(given) > 80:
         raise Problem(400, '"sender" must be a short name (at most 80 characters)')
-    return f"{given.strip()} (api:{caller})"
+    return given.strip()  # the transcript names the caller beside it: `name (api:ci)`
 
 
 def _message_id(caller: str, key: str | None) -> str:
