@@ -362,3 +362,29 @@ async def test_without_a_dashboard_token_the_loopback_forms_work_and_still_need_
             async with session.post(url + "/actions/stop", data=form) as done:
                 assert done.status == 200 and "Alice stopped" in await done.text()
         assert "alice" not in app.team.workers
+
+
+async def test_stopping_a_worker_stuck_in_a_model_call_answers_at_once(
+    tmp_path: Path, fake: FakeAnthropic
+) -> None:
+    script = TeamScript()
+
+    def responder(call: Call) -> Any:
+        if call.agent == "Alice":
+            return Reply([text("late")], delay=60)  # the model does not come back
+        return script(call)
+
+    fake.responder = responder
+    async with served_app(tmp_path, fake) as (app, _channel, url):
+        app.human.accept(inbound("please research GPUs"))
+        await eventually(lambda: any(c.agent == "Alice" for c in fake.calls))
+        async with aiohttp.ClientSession() as session:
+            async with session.get(url + "/", headers={"Accept": "text/html"}) as page:
+                found = re.search(r'name="csrf" value="([0-9a-f]+)"', await page.text())
+            assert found is not None
+            form = {"worker": "Alice", "csrf": found.group(1)}
+            started = time.monotonic()
+            async with session.post(url + "/actions/stop", data=form) as done:
+                assert done.status == 200 and "Alice stopped" in await done.text()
+            assert time.monotonic() - started < 5
+        assert "alice" not in app.team.workers
