@@ -30,7 +30,7 @@ from tests.script import TeamScript
 from tests.slack_kit import MENTION, heard, slack_fake_fixture  # noqa: F401
 from tests.test_dashboard_browser import browser  # noqa: F401
 from tests.test_mcp import caller
-from tests.tools_kit import calls, stdio_entry, tools_settings
+from tests.tools_kit import calls, stdio_entry, tools_settings, write_config
 
 API_TOKEN = "deploy-notices-0123456789"
 DASHBOARD_TOKEN = "an-operator-token-0123456789"
@@ -46,7 +46,9 @@ def start(
         "SWITCHBOARD_DASHBOARD_TOKEN": DASHBOARD_TOKEN, **more,
     }  # fmt: skip
     sockets = slack.open_sockets
-    run = Switchboard(["--data-dir", str(tmp_path / "data"), "run"], env, tmp_path)
+    config = tmp_path / "switchboard.toml"
+    extra = ["--config", str(config)] if config.exists() else []
+    run = Switchboard([*extra, "--data-dir", str(tmp_path / "data"), "run"], env, tmp_path)
     slack.wait_for(lambda s: s.open_sockets == sockets + 1, timeout=30)
     return run
 
@@ -388,3 +390,34 @@ async def test_stopping_a_worker_stuck_in_a_model_call_answers_at_once(
                 assert done.status == 200 and "Alice stopped" in await done.text()
             assert time.monotonic() - started < 5
         assert "alice" not in app.team.workers
+
+
+async def test_an_operator_denies_a_slack_approval_with_a_reason_in_chromium(
+    tmp_path: Path,
+    fake: FakeAnthropic,
+    slack: FakeSlack,
+    browser: BrowserContext,  # noqa: F811
+) -> None:
+    fake.responder = caller
+    entry = stdio_entry("ops", tmp_path / "calls.jsonl", approval=["restart_*"])
+    write_config(tmp_path / "switchboard.toml", [entry])
+    with switchboard_run(tmp_path, fake, slack) as url:
+        await eventually(lambda: bool(events(tmp_path / "data", "mcp.connected")), timeout=30)
+        ts = slack.post(f'{MENTION} call ops__restart_service {{"service": "api"}}', "UANN", "C1")
+        await slack.until(lambda s: any("Approval needed" in p["text"] for p in s.posts), 60)
+        page = await browser.new_page()
+        await page.goto(url + "/")
+        await page.fill("input[name=token]", DASHBOARD_TOKEN)
+        await page.click("button[type=submit]")
+        pending = page.locator("section", has_text="Pending approvals")
+        await expect(pending).to_contain_text("ops__restart_service")
+        await pending.locator("input[name=reason]").fill("not during the launch")
+        await pending.locator("button", has_text="Deny").click()
+        await expect(page.locator(".result")).to_have_text("ops__restart_service denied.")
+        await slack.until(lambda s: any("not during the launch" in p["text"] for p in s.posts), 30)
+    assert calls(tmp_path / "calls.jsonl", "restart_service") == []
+    assert all(p.get("thread_ts") == ts for p in slack.posts)
+    decided = [a for a in audit(tmp_path) if a["type"] == "approval.decided"]
+    assert [(a["decider"], a["how"], a["outcome"]) for a in decided] == [
+        ("dashboard", "dashboard", "denied")
+    ]

@@ -123,7 +123,9 @@ class Actions:
 
     def _decide(self, approval_id: str, approve: bool, reason: str | None) -> str:
         """The one call into the approval desk (INTERFACES.md: Approvals.decide)."""
-        return self.app.human.approvals.decide(approval_id, approve, OPERATOR, reason)
+        return self.app.human.approvals.decide(
+            approval_id, approve, OPERATOR, reason, decider_id=OPERATOR, how="dashboard"
+        )
 
     # -- stop a worker -----------------------------------------------------------------
     async def stop(self, form: Form) -> Done:
