@@ -417,6 +417,7 @@ async def test_an_operator_denies_a_slack_approval_with_a_reason_in_chromium(
         await slack.until(lambda s: any("not during the launch" in p["text"] for p in s.posts), 30)
     assert calls(tmp_path / "calls.jsonl", "restart_service") == []
     assert all(p.get("thread_ts") == ts for p in slack.posts)
+    assert any("not during the launch" in json.dumps(u) for u in slack.updates)  # the request
     decided = [a for a in audit(tmp_path) if a["type"] == "approval.decided"]
     assert [(a["decider"], a["how"], a["outcome"]) for a in decided] == [
         ("dashboard", "dashboard", "denied")
