@@ -10,7 +10,8 @@ waiting agent reads the row.
 
 Who may decide: a listed approver (SWITCHBOARD_APPROVERS), the requester included;
 with no approvers listed, anyone allowed to talk to the bot except the person whose
-conversation asked for the call, and the terminal always. A button counts only in the
+conversation asked for the call and a program (an HTTP API caller, `api:<name>`, decides
+only when listed), and the terminal always. A button counts only in the
 conversation its request was posted in (a payload replayed elsewhere is refused).
 """
 
@@ -35,6 +36,8 @@ SPEAKER = "switchboard"
 _APPROVE = re.compile(r"^\s*(?:approve|approved)\s*[.!]?\s*$", re.IGNORECASE)
 _DENY = re.compile(r"^\s*(?:deny|denied)\b[\s:,.-]*(.*)$", re.IGNORECASE | re.DOTALL)
 TERMINAL = "terminal"
+#: channels whose senders are programs (the HTTP API): they decide only when listed
+PROGRAMS = frozenset({"api"})
 
 Outcome = Literal["decided", "already", "unknown", "refused"]
 
@@ -86,10 +89,10 @@ def refusal(approvers: Iterable[str], decider: Decider, row: ApprovalRow) -> str
     listed = [a for a in approvers if a.strip()]
     if listed:
         return None if may_decide(listed, decider.sender, decider.listed) else NOT_AN_APPROVER
-    if decider.how == "api":  # a program may pass on text it did not write: list it to let it
-        return NOT_A_PROGRAM
     if decider.platform_id == TERMINAL:
         return None
+    if decider.platform_id.partition(":")[0] in PROGRAMS:
+        return NOT_A_PERSON
     asked_by = {row.requester_id, row.requester} - {None, ""}
     if asked_by & {decider.platform_id, decider.listed}:
         return NOT_YOUR_OWN
@@ -313,16 +316,16 @@ def posted_in(row: ApprovalRow, channel: str, where: str) -> bool:
 # -- sentences to people ---------------------------------------------------------------
 NOTHING_PENDING = "There is no approval waiting in this conversation."
 NOT_AN_APPROVER = "Only approvers (SWITCHBOARD_APPROVERS) can decide this; nothing was changed."
+NOT_A_PERSON = (
+    "A program (the HTTP API) decides a call only when SWITCHBOARD_APPROVERS names it "
+    "(api:<caller>); nothing was changed."
+)
 NOT_YOUR_OWN = (
     "You asked for this call, so someone else has to decide it (or list approvers in "
     "SWITCHBOARD_APPROVERS); nothing was changed."
 )
 NOT_HERE = "This button belongs to a request in another conversation; nothing was changed."
 ALREADY_DECIDED = "This was already decided; nothing was changed."
-NOT_A_PROGRAM = (
-    "A program (the HTTP API) decides a call only when SWITCHBOARD_APPROVERS lists it "
-    "(api:<name>); nothing was changed."
-)
 NOT_THE_REQUEST_MAIL = (
     "To decide by email, reply to the approval request mail itself, keeping {} in the "
     "subject; nothing was changed."

@@ -151,7 +151,9 @@ CSRF_REFUSED = "This form is stale or came from another site (CSRF check failed)
 
 # -- stalled work (bot/ops/stalled.py) ---------------------------------------------------
 def in_words(seconds: float) -> str:
-    """`45 min`, `5 h`, `3 days`."""
+    """`40 s`, `45 min`, `5 h`, `3 days`."""
+    if seconds < 60:
+        return f"{max(1, int(seconds))} s"
     if seconds < 3600:
         return f"{max(1, int(seconds // 60))} min"
     if seconds < 86400:

@@ -47,7 +47,7 @@ def platform_id(channel: str, ident: str) -> str:
     caller its own `api:<name>` (the id it already carries)."""
     if channel == "terminal":
         return "terminal"
-    if ident.startswith(f"{channel}:"):
+    if ident.startswith(f"{channel}:"):  # an API caller is already `api:<name>`
         return ident
     return f"{channel}:{ident.lower() if channel == 'email' else ident}"
 

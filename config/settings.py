@@ -313,9 +313,11 @@ class Settings(BaseSettings):
 
     @property
     def serves_http(self) -> bool:
-        """`switchboard run` serves HTTP: a port is set, or Slack's HTTP Events need one."""
+        """`switchboard run` serves HTTP: a port is set, or Slack's HTTP Events or the API
+        (SWITCHBOARD_API_TOKEN) need one."""
         slack_http = self.slack_signing_secret is not None and self.slack_app_token is None
-        return self.http_port is not None or self.port is not None or slack_http
+        wanted = slack_http or self.api_token is not None
+        return self.http_port is not None or self.port is not None or wanted
 
     @property
     def port_variable(self) -> str:

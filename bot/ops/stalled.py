@@ -1,6 +1,7 @@
 """Nothing stalls unseen: reminders for what waits on people, reports of stuck workers.
 
-Every CHECK_SECONDS (and whenever a test calls `check(now)` with its own clock):
+Every CHECK_SECONDS, or a tenth of a shorter remind or stuck setting (and whenever
+a test calls `check(now)` with its own clock):
 
 - An open question, or a tool call waiting for approval, is reminded in its own
   thread SWITCHBOARD_REMIND_AFTER after it was asked (default 4 h), then daily; once
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from bot.app import App
 
 CHECK_SECONDS = 30.0
+MIN_CHECK_SECONDS = 0.2
 DAY = 86400.0
 KEY = "stalled:"
 PROGRESS = ("tool.called", "worker.spawned", "worker.resumed")
@@ -85,10 +87,15 @@ class Stalled:
         self.progress[agent] = Progress(at, doing)
 
     # -- the check -----------------------------------------------------------------------
-    async def run(self, interval: float = CHECK_SECONDS) -> None:
+    async def run(self) -> None:
         while True:
-            await asyncio.sleep(interval)
+            await asyncio.sleep(self.interval())
             self.check(time.time())
+
+    def interval(self) -> float:
+        """CHECK_SECONDS, or a tenth of a shorter setting (a 2 s reminder is not 30 s late)."""
+        shortest = min(self.settings.remind_after, self.settings.stuck_after)
+        return max(MIN_CHECK_SECONDS, min(CHECK_SECONDS, shortest / 10))
 
     def check(self, now: float) -> None:
         self._questions(now)
