@@ -133,7 +133,7 @@ class Settings(BaseSettings):
     smtp_password: SecretStr | None = None
     smtp_tls: Literal["ssl", "starttls", "none"] = "starttls"
     imap_mailbox: str = "INBOX"
-    # IDLE is re-issued well before the 29 minutes after which servers may drop it
+    # a sync at the latest this often (the IDLE itself ends every CHECK_SECONDS, 7 s)
     imap_idle_seconds: float = Field(default=25 * 60, gt=0, le=29 * 60)
     imap_poll_seconds: float = Field(default=60.0, gt=0)
     email_tls_ca_file: Path | None = None

@@ -3,8 +3,10 @@ sets, and helpers to read `/metrics` as Prometheus would."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import socket
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -59,6 +61,15 @@ async def served_app(
 async def get(url: str, **kwargs: Any) -> tuple[int, str, dict[str, str]]:
     async with aiohttp.ClientSession() as session, session.get(url, **kwargs) as response:
         return response.status, await response.text(), dict(response.headers)
+
+
+async def healthz_until(url: str, status: int, limit: float) -> float:
+    """Poll /healthz (bounded) until it answers `status`; the seconds it took."""
+    start = time.monotonic()
+    while (await get(url + "/healthz"))[0] != status:
+        assert time.monotonic() - start < limit, f"/healthz never became {status}"
+        await asyncio.sleep(0.25)
+    return time.monotonic() - start
 
 
 def samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:

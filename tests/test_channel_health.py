@@ -1,13 +1,11 @@
 """`/healthz` tells the truth: a Slack socket that dies without a close frame, with
 reconnects refused, turns it 503 within 15 s (the state comes from the Socket Mode
 client's own connection check), and it is 200 again once the socket is back; a cut
-Discord gateway likewise."""
+Discord gateway likewise. (Email: tests/email/test_imap_health.py.)"""
 
 from __future__ import annotations
 
-import asyncio
 import json
-import time
 from pathlib import Path
 
 from bot.report import full_status
@@ -15,17 +13,8 @@ from tests.discord_kit import discord_app, discord_fake_fixture, discord_setting
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.discord_api import FakeDiscord
 from tests.fakes.slack_api import FakeSlack
-from tests.ops_kit import free_port, get
+from tests.ops_kit import free_port, get, healthz_until
 from tests.slack_kit import heard, slack_app, slack_fake_fixture, slack_settings  # noqa: F401
-
-
-async def healthz_until(url: str, status: int, limit: float) -> float:
-    """Poll /healthz (bounded) until it answers `status`; the seconds it took."""
-    start = time.monotonic()
-    while (await get(url + "/healthz"))[0] != status:
-        assert time.monotonic() - start < limit, f"/healthz never became {status}"
-        await asyncio.sleep(0.25)
-    return time.monotonic() - start
 
 
 async def test_a_silently_dead_slack_socket_turns_healthz_503_within_15s(

@@ -80,7 +80,7 @@ class EmailChannel(BaseChannel):
     async def start(self) -> None:
         if self.settings.email_authserv_id is None:
             log.warning(UNVERIFIED)
-        self._health("connecting", f"{self.settings.imap_host} as {self.settings.imap_user}")
+        self._health(*self.watcher.state)
         self._task = asyncio.create_task(self.watcher.run(), name="email-imap")
 
     async def stop(self) -> None:
@@ -90,6 +90,12 @@ class EmailChannel(BaseChannel):
                 await self._task
             self._task = None
         self._health("stopped", "")
+
+    async def probe(self) -> tuple[str, str] | None:
+        """The IMAP connection's own state (bot/ops/probe.py); None once stopped."""
+        if self._task is None or self._task.done():
+            return None
+        return await self.watcher.probe()
 
     def _health(self, state: str, detail: str) -> None:
         self.store.set_health(KIND, state, detail)

@@ -1,13 +1,15 @@
-"""The IMAP connection: login, SELECT, IDLE (or polling), reconnect, durable UIDs.
+"""The IMAP watcher: one session at a time, IDLE (or polling), reconnect, durable UIDs.
 
-aioimaplib is narrowed here, once (`ImapClient`); nothing else sees it. The watcher
-keeps one session: it logs in (TLS `ssl`, `starttls` or `none`), selects the
-mailbox, hands every new mail to `handle(raw, size)` in UID order, then marks it
+The watcher keeps one session (`ImapClient`, imap_client.py): it logs in, selects
+the mailbox, hands every new mail to `handle(raw, size)` in UID order, then marks it
 \\Seen and stores its UID (kv `email:imap:state`, with the UIDVALIDITY). `handle`
 journals or refuses the mail before it returns, so a crash anywhere repeats at most
-a mail the journal already knows. Then it waits in IDLE, re-issued every
-IMAP_IDLE_SECONDS (servers drop an IDLE after 29 minutes), or polls every
-IMAP_POLL_SECONDS when the server lacks IDLE. Any error or drop ends the session;
+a mail the journal already knows. Then it waits for news in IDLE, or polls every
+IMAP_POLL_SECONDS when the server lacks IDLE, and syncs at the latest every
+IMAP_IDLE_SECONDS. Either wait is cut in pieces of CHECK_SECONDS, each ending in an
+answer the server owes in ANSWER_SECONDS (DONE, NOOP): a server gone silent ends the
+session instead of being waited on, and `probe()` tells the channel's health from
+the connection itself. Any error or drop ends the session;
 the next starts after an exponential backoff with jitter, which starts over only once
 a session has caught up. A mail whose handling fails is set aside (logged, an event,
 marked \\Seen and passed), never fetched again and again.
@@ -18,37 +20,27 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import re
-import ssl
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TypeVar
 
 import aioimaplib
 
 from bot.channel import ChannelStore
 from bot.events import EventLog
 from bot.outbox import backoff
-from channels.email.tls import client_context, port_for
+from channels.email.imap_client import ImapClient, ImapError, race
 from config.settings import Settings
 
 log = logging.getLogger(__name__)
 
 STATE_KEY = "email:imap:state"
-TIMEOUT_SECONDS = 30.0
+CHECK_SECONDS = 7.0  # an IDLE or a poll's wait ends this often to hear the server answer
 RECONNECT_BASE_SECONDS = 0.5
 RECONNECT_MAX_SECONDS = 60.0
-_SIZE = re.compile(rb"RFC822\.SIZE (\d+)")
-_UIDVALIDITY = re.compile(rb"\[UIDVALIDITY (\d+)\]")
-_UIDNEXT = re.compile(rb"\[UIDNEXT (\d+)\]")
 
-T = TypeVar("T")
 Handler = Callable[[bytes, int], Awaitable[None]]
 Health = Callable[[str, str], None]
-
-
-class ImapError(Exception):
-    """The session cannot go on: the server said no, went away or timed out."""
+Step = Callable[[ImapClient, float], Awaitable[None]]
 
 
 @dataclass(slots=True)
@@ -72,188 +64,6 @@ class UidState:
         )
 
 
-class _Protocol(aioimaplib.IMAP4ClientProtocol):
-    """aioimaplib's protocol, noting every `* n EXISTS` the server sends.
-
-    The server announces new mail inside the response of whatever command runs, and
-    once announced, it is not announced again in the next IDLE. aioimaplib drops such
-    lines during UID SEARCH/FETCH/STORE ("ignored untagged response"), so a mail that
-    lands while the watcher syncs would wait for the next IDLE renewal. Noting them
-    here lets the watcher sync again before it idles."""
-
-    def __init__(self, loop: asyncio.AbstractEventLoop, conn_lost_cb: Callable[..., None]) -> None:
-        super().__init__(loop, conn_lost_cb)
-        self.news = False
-
-    def _untagged_response(self, line: bytes) -> aioimaplib.Command:
-        if line.endswith(b" EXISTS"):
-            self.news = True
-        return super()._untagged_response(line)
-
-
-class _Imap4(aioimaplib.IMAP4):
-    protocol: _Protocol
-
-    def create_client(
-        self,
-        host: str,
-        port: int,
-        loop: asyncio.AbstractEventLoop | None,
-        conn_lost_cb: Callable[..., None],
-        ssl_context: ssl.SSLContext | None = None,
-    ) -> None:
-        running = loop or asyncio.get_running_loop()
-        self.protocol = _Protocol(running, conn_lost_cb)
-        self._client_task = running.create_task(
-            running.create_connection(lambda: self.protocol, host, port, ssl=ssl_context)
-        )
-
-
-class ImapClient:
-    """The few IMAP commands the watcher needs, on aioimaplib, errors mapped to ImapError."""
-
-    def __init__(self, settings: Settings, lost: asyncio.Event) -> None:
-        self.settings = settings
-        self.host = settings.imap_host or "localhost"
-        self.tls = settings.imap_tls
-        self.port = port_for("imap", self.tls, settings.imap_port)
-        self.context = client_context(settings.email_tls_ca_file) if self.tls != "none" else None
-        self.lost = lost
-        self.imap: _Imap4 | None = None
-
-    @property
-    def _c(self) -> _Imap4:
-        if self.imap is None:
-            raise ImapError("not connected")
-        return self.imap
-
-    @property
-    def news(self) -> bool:
-        """Whether the server announced new mail since the flag was last cleared."""
-        return self._c.protocol.news
-
-    @news.setter
-    def news(self, value: bool) -> None:
-        self._c.protocol.news = value
-
-    async def connect(self) -> None:
-        self.imap = _Imap4(
-            self.host,
-            self.port,
-            timeout=TIMEOUT_SECONDS,
-            conn_lost_cb=lambda exc: self.lost.set(),
-            ssl_context=self.context if self.tls == "ssl" else None,
-        )
-        await self.imap.wait_hello_from_server()
-        if self.tls == "starttls":
-            await self._starttls()
-        user, password = self.settings.imap_user or "", self.settings.imap_password
-        secret = password.get_secret_value() if password is not None else ""
-        _ok(await self.imap.login(user, secret), f"login as {user}")
-        await self.imap.protocol.capability()  # the list after login is the one that counts
-
-    async def _starttls(self) -> None:
-        protocol = self._c.protocol
-        if "STARTTLS" not in protocol.capabilities:
-            raise ImapError(f"{self.host} does not offer STARTTLS (IMAP_TLS=starttls)")
-        command = aioimaplib.Command("STARTTLS", protocol.new_tag(), loop=protocol.loop)
-        _ok(await asyncio.wait_for(protocol.execute(command), TIMEOUT_SECONDS), "STARTTLS")
-        loop = asyncio.get_running_loop()
-        assert self.context is not None
-        protocol.transport = await loop.start_tls(
-            protocol.transport, protocol, self.context, server_hostname=self.host
-        )
-        await protocol.capability()  # never trust what was said before TLS
-
-    @property
-    def has_idle(self) -> bool:
-        return self._c.has_capability("IDLE")
-
-    async def select(self, mailbox: str) -> tuple[int, int | None]:
-        """SELECT; (UIDVALIDITY, UIDNEXT)."""
-        response = _ok(await self._c.select(mailbox), f"SELECT {mailbox}")
-        lines = b" ".join(bytes(line) for line in response.lines)
-        validity = _UIDVALIDITY.search(lines)
-        if validity is None:
-            raise ImapError(f"{mailbox}: the server sent no UIDVALIDITY")
-        uidnext = _UIDNEXT.search(lines)
-        return int(validity.group(1)), int(uidnext.group(1)) if uidnext else None
-
-    async def search(self, *criteria: str) -> list[int]:
-        response = _ok(await self._c.uid_search(*criteria, charset=None), "UID SEARCH")
-        uids: list[int] = []
-        for line in response.lines[:-1]:
-            uids.extend(int(part) for part in bytes(line).split() if part.isdigit())
-        return sorted(set(uids))
-
-    async def fetch(self, uid: int, max_bytes: int) -> tuple[bytes, int] | None:
-        """The first `max_bytes` of a mail and its full size; None if it is gone."""
-        response = await self._c.uid("fetch", str(uid), f"(RFC822.SIZE BODY.PEEK[]<0.{max_bytes}>)")
-        _ok(response, f"UID FETCH {uid}")
-        raw: bytes | None = None
-        size = 0
-        for line in response.lines:
-            if isinstance(line, bytearray) and raw is None:
-                raw = bytes(line)
-            elif (match := _SIZE.search(bytes(line))) is not None:
-                size = int(match.group(1))
-        return None if raw is None else (raw, max(size, len(raw)))
-
-    async def mark_seen(self, uid: int) -> None:
-        response = await self._c.uid("store", str(uid), "+FLAGS.SILENT", r"(\Seen)")
-        _ok(response, f"STORE {uid}")
-
-    async def noop(self) -> None:
-        _ok(await self._c.noop(), "NOOP")
-
-    async def idle(self, seconds: float) -> list[bytes]:
-        """Wait in IDLE for the server's news, at most `seconds`; [] when nothing came."""
-        client = self._c
-        idle = await client.idle_start(timeout=seconds)
-        push = await _race(client.wait_server_push(timeout=seconds + TIMEOUT_SECONDS), self.lost)
-        if self.lost.is_set():
-            raise ImapError("connection lost during IDLE")
-        lines = [bytes(line) for line in push] if isinstance(push, list) else []
-        if any(line.startswith(b"BYE") for line in lines):
-            raise ImapError("the server closed the connection (BYE)")
-        client.idle_done()
-        await asyncio.wait_for(idle, TIMEOUT_SECONDS)
-        return lines
-
-    async def close(self) -> None:
-        imap, self.imap = self.imap, None
-        if imap is None:
-            return
-        try:
-            if not self.lost.is_set() and not imap.has_pending_idle():
-                await asyncio.wait_for(imap.logout(), 2)
-        except Exception:  # going away anyway
-            pass
-        transport = imap.protocol.transport
-        if transport is not None:
-            transport.close()
-
-
-async def _race(coro: Awaitable[T], lost: asyncio.Event) -> T | None:
-    """The result of `coro`, or None as soon as the connection is lost."""
-    task = asyncio.ensure_future(coro)
-    gone = asyncio.ensure_future(lost.wait())
-    try:
-        await asyncio.wait({task, gone}, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        gone.cancel()
-        if not task.done():
-            task.cancel()
-    return task.result() if task.done() and not task.cancelled() else None
-
-
-def _ok(response: aioimaplib.Response, what: str) -> aioimaplib.Response:
-    if response.result != "OK":
-        detail = b" ".join(bytes(x) for x in response.lines[-1:]).decode(errors="replace")
-        raise ImapError(f"{what}: {response.result} {detail}".strip())
-    return response
-
-
 class ImapWatcher:
     """Runs IMAP sessions forever, reconnecting with backoff after any failure."""
 
@@ -273,12 +83,13 @@ class ImapWatcher:
         self.mailbox = settings.imap_mailbox
         self.idles = 0  # IDLE commands issued: renewals show here
         self.caught_up = False  # the current session has handled the mail it found
+        self.client: ImapClient | None = None
+        self.state = ("connecting", f"{settings.imap_host} as {settings.imap_user}")
 
     async def run(self) -> None:
         attempt = 0
         while True:
-            lost = asyncio.Event()
-            client = ImapClient(self.settings, lost)
+            self.client = client = ImapClient(self.settings, asyncio.Event())
             self.caught_up = False
             try:
                 await client.connect()
@@ -293,13 +104,24 @@ class ImapWatcher:
             finally:
                 await client.close()
 
+    async def probe(self) -> tuple[str, str]:
+        """The session's state, from the connection itself while it counts as connected:
+        a closed socket, or a server silent while it owes an answer, is not connected."""
+        client = self.client
+        problem = client.problem() if client is not None and self.state[0] == "connected" else None
+        return ("reconnecting", problem) if problem else self.state
+
+    def _set(self, state: str, detail: str) -> None:
+        self.state = (state, detail)
+        self.health(state, detail)
+
     async def _pause(self, attempt: int, exc: BaseException) -> int:
         """Wait before the next session; the next attempt's number."""
         if self.caught_up:  # a session that worked: the next failure is a fresh one
             attempt = 0
         delay = backoff(attempt, RECONNECT_BASE_SECONDS, RECONNECT_MAX_SECONDS)
         error = f"{type(exc).__name__}: {exc}"
-        self.health("reconnecting", error)
+        self._set("reconnecting", error)
         self.events.emit("channel.reconnecting", "email", error=error, delay=round(delay, 3))
         await asyncio.sleep(delay)
         return attempt + 1
@@ -309,16 +131,31 @@ class ImapWatcher:
         state = await self._catch_up(client, validity, uidnext)
         self.caught_up = True
         mode = "IDLE" if client.has_idle else f"polling every {self.settings.imap_poll_seconds:g}s"
-        self.health("connected", f"{client.host}:{client.port} {self.mailbox} ({mode})")
+        self._set("connected", f"{client.host}:{client.port} {self.mailbox} ({mode})")
         self.events.emit("channel.connected", "email", mode=mode)
         while True:
             if client.has_idle:
-                self.idles += 1
-                await client.idle(self.settings.imap_idle_seconds)
+                await self._wait(client, self.settings.imap_idle_seconds, self._idle)
             else:
-                await _race(asyncio.sleep(self.settings.imap_poll_seconds), client.lost)
-                await client.noop()
+                await self._wait(client, self.settings.imap_poll_seconds, self._poll)
             await self._sync(client, state)
+
+    async def _wait(self, client: ImapClient, seconds: float, step: Step) -> None:
+        """Until the server announces mail or `seconds` pass, `step` in pieces of at
+        most CHECK_SECONDS, each ending in an answer the server owes within
+        ANSWER_SECONDS: a dead or frozen server is found out, not waited on."""
+        loop = asyncio.get_running_loop()
+        due = loop.time() + seconds
+        while not client.news and (left := due - loop.time()) > 0:
+            await step(client, min(left, CHECK_SECONDS))
+
+    async def _idle(self, client: ImapClient, seconds: float) -> None:
+        self.idles += 1
+        await client.idle(seconds)
+
+    async def _poll(self, client: ImapClient, seconds: float) -> None:
+        await race(asyncio.sleep(seconds), client.lost)
+        await client.noop()
 
     async def _catch_up(self, client: ImapClient, validity: int, uidnext: int | None) -> UidState:
         """On a first start or a new UIDVALIDITY, stored UIDs mean nothing: handle the

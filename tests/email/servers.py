@@ -185,15 +185,31 @@ class Dovecot:
         while (self.base / "run" / "master.pid").exists() and time.monotonic() < deadline:
             time.sleep(0.05)
 
+    def family(self) -> list[int]:
+        """The master's pid and those of every process it started."""
+        master = int((self.base / "run" / "master.pid").read_text().split()[0])
+        return [master, *_children(master)]
+
+    def freeze(self) -> None:
+        """SIGSTOP the master and every process it started: the sockets stay open, the
+        kernel still accepts connections, nothing answers (a hung server or host)."""
+        self._signal(self.family(), signal.SIGSTOP)
+
+    def thaw(self) -> None:
+        self._signal(self.family()[::-1], signal.SIGCONT)
+
+    @staticmethod
+    def _signal(pids: list[int], signum: signal.Signals) -> None:
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signum)
+
     def crash(self) -> None:
         """SIGKILL the master and every process it started: connections drop at once,
         as when the server's machine or container goes away."""
         pid_file = self.base / "run" / "master.pid"
-        master = int(pid_file.read_text().split()[0])
-        family = [master, *_children(master)]
-        for pid in family:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
+        family = self.family()
+        self._signal(family, signal.SIGKILL)
         deadline = time.monotonic() + 10
         while any(_alive(pid) for pid in family) and time.monotonic() < deadline:
             time.sleep(0.02)
