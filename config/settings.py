@@ -36,7 +36,7 @@ from config.entries import (
     split_csv,
 )
 from config.prices import DEFAULT_PRICES, ModelPrice, price_of
-from config.sources import FieldProblem, flatten_toml, from_environ, one_line
+from config.sources import FieldProblem, default_config_path, flatten_toml, from_environ, one_line
 from config.tools import McpServerConfig, MissingVariable, interpolate, unique_servers
 
 
@@ -358,14 +358,6 @@ def is_loopback(host: str) -> bool:
 
 def _secret(value: SecretStr) -> str:
     return value.get_secret_value().strip()
-
-
-def default_config_path(environ: Mapping[str, str]) -> Path | None:
-    """`$SWITCHBOARD_CONFIG`, else `config/switchboard.toml` when it exists."""
-    if environ.get("SWITCHBOARD_CONFIG"):
-        return Path(environ["SWITCHBOARD_CONFIG"])
-    candidate = Path("config/switchboard.toml")
-    return candidate if candidate.exists() else None
 
 
 def load_settings(

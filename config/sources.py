@@ -8,6 +8,7 @@ Imports nothing of the project but `config.entries`.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
@@ -83,3 +84,11 @@ def one_line(exc: ValidationError) -> str:
     name = env_name(loc[0]) if loc else "settings"
     message = str(problem) if problem else error["msg"]
     return f"{name}: {message} (got {error.get('input')!r})."
+
+
+def default_config_path(environ: Mapping[str, str]) -> Path | None:
+    """`$SWITCHBOARD_CONFIG`, else `config/switchboard.toml` when it exists."""
+    if environ.get("SWITCHBOARD_CONFIG"):
+        return Path(environ["SWITCHBOARD_CONFIG"])
+    candidate = Path("config/switchboard.toml")
+    return candidate if candidate.exists() else None
