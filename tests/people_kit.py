@@ -32,6 +32,7 @@ def people_settings(
         "SWITCHBOARD_LLM_RETRY_MAX_SECONDS": "0.2",
         "SWITCHBOARD_OUTBOX_RETRY_BASE_SECONDS": "0.05",
         "SWITCHBOARD_TRIGGER_MIN_INTERVAL_SECONDS": "0.1",
+        "SWITCHBOARD_STREAMING": "off",  # as tests/kit.py: streamed answers are their own tests
         **env,
     }
     return load_settings(config, environ)
