@@ -205,7 +205,9 @@ class App:
         self._spawn(self._beat(), "runtime-beat")
         for channel in self.channels:
             await channel.start()
-        self._spawn(self._warm(), "warm-model")
+        # the model SDK (~1 s of CPU) loads in a thread while the channels connect: they
+        # do not wait for it, and a first answer only for what is left of it
+        self._spawn(self.llm.warm(), "warm-model")
 
     def _scope(self) -> Scope:
         """The scope policy: every target the settings name is open (bot/scope.py)."""
@@ -222,12 +224,6 @@ class App:
             open_targets=open_targets,
             mode=s.cross_scope,
         )
-
-    async def _warm(self) -> None:
-        """Import the model SDK (~1 s of CPU) in a thread while the channels connect: they
-        do not wait for it, and a first answer waits only for what is left of it."""
-        await self.llm.warm()
-        _settle_heap()
 
     def _corrupt_row(self, problem: str) -> None:
         self.events.emit("store.corrupt", "", problem=problem)

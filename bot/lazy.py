@@ -10,6 +10,7 @@ rest of the load, never starts a second one.
 from __future__ import annotations
 
 import asyncio
+import gc
 import importlib
 from typing import Any
 
@@ -32,5 +33,12 @@ def lazy(name: str) -> Any:
 
 
 async def preload(name: str) -> None:
-    """Import `name` in a worker thread, so the loop keeps serving meanwhile."""
-    await asyncio.to_thread(importlib.import_module, name)
+    """Import `name` in a worker thread, so the loop keeps serving meanwhile; then
+    freeze the heap, as the start does (bot/app.py `_settle_heap`): a module's objects
+    left in the collector's sight make every full collection walk them."""
+    await asyncio.to_thread(_load, name)
+
+
+def _load(name: str) -> None:
+    importlib.import_module(name)
+    gc.freeze()

@@ -19,11 +19,12 @@ CREATE TABLE IF NOT EXISTS inbound (
     id INTEGER PRIMARY KEY, channel TEXT NOT NULL, message_id TEXT NOT NULL,
     conversation TEXT NOT NULL, payload TEXT NOT NULL, status TEXT NOT NULL DEFAULT 'pending',
     received_at REAL NOT NULL, UNIQUE (channel, message_id));
-CREATE INDEX IF NOT EXISTS inbound_status ON inbound (status);
+DROP INDEX IF EXISTS inbound_status;
+CREATE INDEX IF NOT EXISTS inbound_open ON inbound (status) WHERE status <> 'routed';
 CREATE TABLE IF NOT EXISTS mail (
     id INTEGER PRIMARY KEY, recipient TEXT NOT NULL, payload TEXT NOT NULL,
     created_at REAL NOT NULL);
-CREATE INDEX IF NOT EXISTS mail_recipient ON mail (recipient);
+DROP INDEX IF EXISTS mail_recipient;
 CREATE TABLE IF NOT EXISTS outbox (
     seq INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, target TEXT NOT NULL,
     payload TEXT NOT NULL, status TEXT NOT NULL DEFAULT 'pending',

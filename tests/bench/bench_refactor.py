@@ -39,6 +39,8 @@ async def routing_cpu(n):
     fake = FakeAnthropic(lambda call: [text("ok")]).start()
     settings = make_settings(Path(tempfile.mkdtemp()), fake)
     async with running_app(settings, [Recorder()]) as app:
+        if hasattr(app.llm, "warm"):  # a tree that imports the SDK in a thread at start
+            await app.llm.warm()
         app.team.spawn("Parker", "sit", "x", "terminal")
         msgs = [inbound(f"@parker note {{i}}", conversation=f"c{{i % 50}}") for i in range(n)]
         t0 = time.process_time()
