@@ -23,7 +23,7 @@ from bot.lazy import lazy, preload
 
 if TYPE_CHECKING:
     import anthropic
-else:  # ~1 s and ~60 MB: loaded after the channels connect, or at the first call
+else:  # ~1 s and ~60 MB: preloaded in a thread by App.start, or loaded at the first call
     anthropic = lazy("anthropic")
 
 log = logging.getLogger(__name__)
