@@ -2,8 +2,8 @@
 
 Each case runs in a fresh interpreter, as `switchboard run` does, and reads
 `sys.modules`: the MCP SDK only with `[[mcp_servers]]`, a channel's SDK only when that
-channel is enabled, SQLAlchemy (the job store) once the scheduler starts, and the
-Anthropic SDK neither at import nor at build, but in a thread once the app starts.
+channel is enabled, SQLAlchemy never (the job store is on sqlite3), and the Anthropic
+SDK neither at import nor at build, but in a thread once the app starts.
 """
 
 from __future__ import annotations
@@ -57,5 +57,5 @@ def test_a_start_without_mcp_servers_or_chat_channels_loads_no_sdk_it_does_not_u
     seen = stages()
     assert seen["import"] == []
     assert seen["build"] == []  # the model client is made at its first use
-    assert seen["start"] == ["sqlalchemy"]  # the scheduler's job store
-    assert seen["warm"] == ["anthropic", "sqlalchemy"]
+    assert seen["start"] == []  # the scheduler's job store is on the standard sqlite3
+    assert seen["warm"] == ["anthropic"]

@@ -21,7 +21,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from apscheduler.events import JobExecutionEvent
@@ -34,6 +34,7 @@ from bot.human import HumanNode
 from bot.store import Store
 from bot.triggers import heartbeat
 from bot.triggers.fire import SCHEDULER, Firing, Shot, Spawn
+from bot.triggers.jobstore import BatchedJobStore
 from bot.triggers.model import (
     DEFAULT_GRACE_SECONDS,
     TriggerSpec,
@@ -54,9 +55,6 @@ from bot.triggers.rows import (
 from bot.triggers.scheduling import make_scheduler, scheduled_job
 from bot.triggers.watchers import EventWatch, IdleWatch
 from config.settings import Settings
-
-if TYPE_CHECKING:
-    from bot.triggers.jobstore import BatchedJobStore
 
 log = logging.getLogger(__name__)
 

@@ -1,7 +1,6 @@
 """The APScheduler side of the engine: the scheduler, its job store and its executor.
 
-- `make_scheduler`: the scheduler on `BatchedJobStore` (bot/triggers/jobstore.py), which
-  is imported there, so SQLAlchemy (~0.3 s) loads when the scheduler starts.
+- `make_scheduler`: the scheduler on `BatchedJobStore` (bot/triggers/jobstore.py).
 - `FireTimeExecutor`: runs each job in the loop as `dispatch(job_id, fire_time)`, so
   the engine knows which fire time a run is for (its key for "never twice").
 - `scheduled_job`: the module-level function jobs persist; only ids are arguments.
@@ -13,7 +12,7 @@ from collections.abc import Awaitable, Callable
 from datetime import datetime
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from apscheduler.events import EVENT_JOB_MISSED, JobExecutionEvent
@@ -21,8 +20,7 @@ from apscheduler.executors.asyncio import AsyncIOExecutor
 from apscheduler.job import Job
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
-if TYPE_CHECKING:
-    from bot.triggers.jobstore import BatchedJobStore
+from bot.triggers.jobstore import BatchedJobStore
 
 #: at most this many runs of one job at once (a slow heartbeat overlapping itself)
 MAX_INSTANCES = 3
@@ -67,8 +65,6 @@ class FireTimeExecutor(AsyncIOExecutor):
 def make_scheduler(
     db_path: Path, dispatch: Dispatch, on_missed: Callable[[JobExecutionEvent], None]
 ) -> tuple[AsyncIOScheduler, BatchedJobStore]:
-    from bot.triggers.jobstore import BatchedJobStore
-
     jobs = BatchedJobStore(db_path)
     scheduler = AsyncIOScheduler(
         jobstores={"default": jobs},
