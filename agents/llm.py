@@ -16,11 +16,15 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
-
-import anthropic
+from typing import TYPE_CHECKING, Any, Literal
 
 from agents.attachments import Expander
+from bot.lazy import lazy, preload
+
+if TYPE_CHECKING:
+    import anthropic
+else:  # ~1 s and ~60 MB: preloaded in a thread by App.start, or loaded at the first call
+    anthropic = lazy("anthropic")
 
 log = logging.getLogger(__name__)
 CACHE = {"type": "ephemeral"}
@@ -93,9 +97,14 @@ class Provider:
     set, is awaited before each call (the daily budget holds new model work there)."""
 
     def __init__(
-        self, client: anthropic.AsyncAnthropic, model: str, max_tokens: int, max_calls: int
+        self,
+        connect: Callable[[], anthropic.AsyncAnthropic],
+        model: str,
+        max_tokens: int,
+        max_calls: int,
     ) -> None:
-        self.client = client
+        self._connect = connect
+        self._client: anthropic.AsyncAnthropic | None = None
         self.model = model
         self.max_tokens = max_tokens
         self._slots = asyncio.Semaphore(max_calls)
@@ -105,6 +114,21 @@ class Provider:
         self.gate: Gate | None = None
         #: turns saved-file references (images, PDFs people sent) into base64 blocks
         self.expander: Expander | None = None
+
+    @property
+    def client(self) -> anthropic.AsyncAnthropic:
+        """The SDK client, made (and the SDK imported) at the first use."""
+        if self._client is None:
+            self._client = self._connect()
+        return self._client
+
+    async def warm(self) -> None:
+        """Import the SDK in a worker thread ahead of the first call."""
+        await preload("anthropic")
+
+    async def close(self) -> None:
+        if self._client is not None:
+            await self._client.close()
 
     async def complete(
         self,

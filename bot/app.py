@@ -17,9 +17,7 @@ import logging
 import os
 import time
 from collections.abc import Callable
-from typing import Any
-
-import anthropic
+from typing import TYPE_CHECKING, Any
 
 from agents.approvals import Approvals
 from agents.attachments import Expander
@@ -50,6 +48,9 @@ from bot.store import Store
 from bot.triggers.engine import TriggerEngine
 from config.settings import Settings
 
+if TYPE_CHECKING:
+    import anthropic
+
 log = logging.getLogger(__name__)
 
 CHANNEL_MODULES = {
@@ -78,8 +79,11 @@ def configured_channels(settings: Settings) -> list[str]:
 
 
 def anthropic_client(settings: Settings) -> anthropic.AsyncAnthropic:
+    """The SDK client; the SDK is imported here, at the provider's first use."""
+    from anthropic import AsyncAnthropic
+
     key = settings.anthropic_api_key.get_secret_value() if settings.anthropic_api_key else None
-    return anthropic.AsyncAnthropic(api_key=key or "unset", base_url=settings.anthropic_base_url)
+    return AsyncAnthropic(api_key=key or "unset", base_url=settings.anthropic_base_url)
 
 
 class App:
@@ -125,7 +129,7 @@ class App:
         )
         self.human.progress.streaming = s.streaming == "on"
         self.human.progress.reactions = s.ack_reactions == "on"
-        self.llm = Provider(anthropic_client(s), s.model, s.max_tokens, s.max_llm_calls)
+        self.llm = Provider(lambda: anthropic_client(s), s.model, s.max_tokens, s.max_llm_calls)
         self.llm.expander = Expander(s.data_dir)
         limits = Limits(
             s.max_workers,
@@ -208,6 +212,9 @@ class App:
         self._spawn(self._beat(), "runtime-beat")
         for channel in self.channels:
             await channel.start()
+        # the model SDK (~1 s of CPU) loads in a thread while the channels connect: they
+        # do not wait for it, and a first answer only for what is left of it
+        self._spawn(self.llm.warm(), "warm-model")
 
     def _scope(self) -> Scope:
         """The scope policy: every target the settings name is open (bot/scope.py)."""
@@ -270,7 +277,7 @@ class App:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
         self.store.set_kv(RUNTIME_KEY, json.dumps({"pid": None, "stopped_at": time.time()}))
-        await self.llm.client.close()
+        await self.llm.close()
         self.memory.close()
         self.events.close()
         self.store.close()

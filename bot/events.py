@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import IO, Any, BinaryIO
 
 log = logging.getLogger(__name__)
+#: one encoder for every line (`json.dumps(default=...)` builds one per call)
+_encode = json.JSONEncoder(default=str).encode
 
 
 @dataclass(slots=True)
@@ -49,7 +51,7 @@ class EventLog:
         event = Event(type, agent_id, data)
         if self._file is not None:
             line = {"type": type, "agent_id": agent_id, "data": data, "ts": event.ts}
-            self._file.write(json.dumps(line, default=str) + "\n")
+            self._file.write(_encode(line) + "\n")
         for fn in list(self._subscribers):
             try:
                 fn(event)

@@ -105,7 +105,7 @@ class HumanNode:
     def restore(self) -> int:
         """After a restart: reload open questions, route what was journaled but not routed."""
         for q in self.store.open_questions():
-            self.directory.questions[q.id] = q
+            self.directory.add_question(q)
         self.approvals.restore()
         pending = self.store.pending_inbound()
         for inbound_id, msg in pending:
@@ -199,9 +199,7 @@ class HumanNode:
             self.approvals.delivered(str(approval_id), refs, receipt.platform_id)
             return
         self.store.add_question_refs(msg.question_id, refs)
-        question = self.directory.questions.get(msg.question_id)
-        if question is not None:
-            question.refs = list(dict.fromkeys([*question.refs, *refs]))
+        self.directory.add_refs(msg.question_id, refs)
 
     def _failed(self, msg: Outbound, error: str) -> None:
         if self.home is None or msg.target == self.home or msg.kind == "failure":
@@ -215,12 +213,12 @@ class HumanNode:
 
     def worker_gone(self, worker_id: str) -> None:
         self.directory.workers.pop(worker_id, None)
-        for q in [q for q in self.directory.questions.values() if q.worker == worker_id]:
+        for q in self.directory.of_worker(worker_id):
             self.close_question(q.id, "cancelled")
 
     def open_question(self, q: QuestionRow) -> None:
         self.store.add_question(q)
-        self.directory.questions[q.id] = q
+        self.directory.add_question(q)
         self.events.emit("human.question", q.worker, question_id=q.id, target=q.target)
 
     def close_question(
@@ -228,6 +226,6 @@ class HumanNode:
     ) -> None:
         self.store.close_question(question_id, status, answer)
         self.answering.discard(question_id)
-        question = self.directory.questions.pop(question_id, None)
+        question = self.directory.pop_question(question_id)
         if question is not None and status == "answered":
             self.events.emit("human.response", question.worker, question_id=question_id)

@@ -55,6 +55,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _add_columns("approvals", sql.V2_APPROVAL_COLUMNS),
     _script(sql.V3_AUDIT),
     _script(sql.V4_INBOUND_RECEIVED),
+    _script(sql.V5_LEANER_INDEXES),
 )
 VERSION = len(MIGRATIONS)
 

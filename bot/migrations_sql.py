@@ -95,3 +95,11 @@ CREATE TRIGGER IF NOT EXISTS audit_no_delete BEFORE DELETE ON audit
 V4_INBOUND_RECEIVED = (
     "CREATE INDEX IF NOT EXISTS inbound_received ON inbound (received_at, channel);"
 )
+
+#: v5: indexes every journaled message no longer writes: the inbound status index holds
+#: only the rows still to route, and the mail index no query used is gone
+V5_LEANER_INDEXES = """
+DROP INDEX IF EXISTS inbound_status;
+CREATE INDEX IF NOT EXISTS inbound_open ON inbound (status) WHERE status <> 'routed';
+DROP INDEX IF EXISTS mail_recipient;
+"""

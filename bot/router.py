@@ -52,14 +52,69 @@ class Route:
 
 
 class Directory:
-    """What the router knows: the live workers and the open questions."""
+    """What the router knows: the live workers and the open questions. Questions change
+    only through `add_question`, `add_refs` and `pop_question`, which keep them indexed
+    by worker and by place, so routing costs the same with 1,000 open as with none."""
 
     def __init__(self) -> None:
         self.workers: dict[str, str] = {}  # id (lower case) -> display name
         self.questions: dict[str, QuestionRow] = {}
+        self._of_worker: dict[str, set[str]] = {}  # worker -> ids of its questions
+        self._by_ref: dict[str, set[str]] = {}  # platform reference -> question ids
+        #: conversation or reference -> ids of the questions asked or posted there
+        self._by_place: dict[str, set[str]] = {}
 
     def names(self) -> list[str]:
         return sorted(self.workers.values(), key=str.lower)
+
+    def add_question(self, q: QuestionRow) -> None:
+        self.questions[q.id] = q
+        _index(self._of_worker, [q.worker], q.id)
+        self._index_refs(q, q.refs, [q.conversation])
+
+    def add_refs(self, question_id: str, refs: list[str]) -> None:
+        """Where a question was posted (a platform id, a thread): its answers come there."""
+        q = self.questions.get(question_id)
+        if q is not None:
+            new = [r for r in dict.fromkeys(refs) if r not in q.refs]
+            q.refs = [*q.refs, *new]
+            self._index_refs(q, new, [])
+
+    def pop_question(self, question_id: str) -> QuestionRow | None:
+        q = self.questions.pop(question_id, None)
+        if q is not None:
+            _unindex(self._of_worker, [q.worker], q.id)
+            _unindex(self._by_ref, q.refs, q.id)
+            _unindex(self._by_place, [q.conversation, *q.refs], q.id)
+        return q
+
+    def of_worker(self, worker: str) -> list[QuestionRow]:
+        return [self.questions[i] for i in self._of_worker.get(worker, ())]
+
+    def answered_by(self, msg: Inbound) -> QuestionRow | None:
+        """The open question `msg` answers (`latest_waiting`'s rule, through the index)."""
+        ids = set().union(*(self._by_ref.get(r, ()) for r in msg.thread_refs))
+        pool = [self.questions[i] for i in ids or self._by_place.get(msg.conversation, set())]
+        return max(pool, key=lambda q: q.asked_at) if pool else None
+
+    def _index_refs(self, q: QuestionRow, refs: list[str], places: list[str | None]) -> None:
+        _index(self._by_ref, refs, q.id)
+        _index(self._by_place, [*places, *refs], q.id)
+
+
+def _index(index: dict[str, set[str]], keys: Iterable[str | None], question_id: str) -> None:
+    for key in keys:
+        if key is not None:
+            index.setdefault(key, set()).add(question_id)
+
+
+def _unindex(index: dict[str, set[str]], keys: Iterable[str | None], question_id: str) -> None:
+    for key in keys:
+        ids = index.get(key) if key is not None else None
+        if key is not None and ids is not None:
+            ids.discard(question_id)
+            if not ids:
+                del index[key]
 
 
 def route(msg: Inbound, directory: Directory) -> Route:
@@ -79,21 +134,15 @@ def route(msg: Inbound, directory: Directory) -> Route:
         if name in directory.workers:
             return Route([name], rest, _question_of(name, directory))
         return Route(error=no_such_worker(addressed.group(1), directory.names()))
-    question = _question_for(msg, directory)
+    question = directory.answered_by(msg)
     if question is not None:
         return Route([question.worker], text, question)
     return Route([COORDINATOR], text)
 
 
 def _question_of(worker: str, directory: Directory) -> QuestionRow | None:
-    mine = [q for q in directory.questions.values() if q.worker == worker]
+    mine = directory.of_worker(worker)
     return max(mine, key=lambda q: q.asked_at) if mine else None
-
-
-def _question_for(msg: Inbound, directory: Directory) -> QuestionRow | None:
-    return latest_waiting(
-        msg, directory.questions.values(), lambda q: (q.conversation,), lambda q: q.asked_at
-    )
 
 
 def latest_waiting(

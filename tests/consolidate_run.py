@@ -20,7 +20,7 @@ async def main() -> None:
     s = load_settings(None, os.environ)
     store = Store(s.db_path)
     shared = Shared(s.data_dir, s.memory_file_max_bytes, s.timezone, 0)
-    llm = Provider(anthropic_client(s), s.model, s.max_tokens, s.max_llm_calls)
+    llm = Provider(lambda: anthropic_client(s), s.model, s.max_tokens, s.max_llm_calls)
     consolidator = Consolidator(store, shared, llm, EventLog(s.data_dir / "events.jsonl"))
     print(await consolidator.run(), flush=True)
 

@@ -39,7 +39,8 @@ BOB_Q = QuestionRow(
 def directory(workers: dict[str, str], questions: list[QuestionRow] | None = None) -> Directory:
     d = Directory()
     d.workers.update(workers)
-    d.questions.update({q.id: q for q in questions or []})
+    for q in questions or []:
+        d.add_question(q)
     return d
 
 
@@ -109,6 +110,23 @@ def test_route(
     assert decision.recipients == to
     assert decision.text == rest
     assert (decision.question.id if decision.question else None) == question
+
+
+def test_a_question_is_answered_where_it_was_posted_until_it_closes() -> None:
+    """The directory's index follows a question's life: asked in one place, posted
+    (a thread, a platform id) in another, answered there, then closed."""
+    q = QuestionRow("qc", "alice", "Ship?", "terminal", "terminal", [], "open", 30.0)
+    d = directory(TEAM, [q, BOB_Q])
+    in_thread = msg("yes", "slack:C9/300.1")
+    assert route(in_thread, d).recipients == ["coordinator"]
+    d.add_refs("qc", ["slack:C9/300.1", "<qc@bot>"])
+    assert route(in_thread, d).question is q
+    assert route(msg("yes", "elsewhere", ["<qc@bot>"]), d).question is q
+    assert route(msg("@alice yes"), d).question is q
+    assert d.pop_question("qc") is q
+    assert route(in_thread, d).recipients == ["coordinator"]
+    assert route(msg("@alice yes"), d).question is None
+    assert route(msg("fine", "discord:D1/555"), d).question is BOB_Q
 
 
 @pytest.mark.parametrize(

@@ -27,6 +27,8 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 from mcp.types import CONNECTION_CLOSED
 
+from agents.mcp.results import to_result
+from agents.tools import ToolResult
 from bot.outbox import backoff
 from config.tools import McpServerConfig
 
@@ -166,6 +168,15 @@ class McpClient:
             log.warning("MCP server %s sent something unreadable: %s", self.name, message)
 
     # -- calls -------------------------------------------------------------------------
+    async def answer(self, offered: str, tool: str, args: dict[str, Any], limit: int) -> ToolResult:
+        """The call as the model reads it (`offered` is its name there): the result cut
+        to `limit` characters, or an error text saying why there is none."""
+        try:
+            result = await self.call(tool, args)
+        except CallFailed as exc:
+            return ToolResult(f"Error: {offered} did not complete: {exc}", is_error=True)
+        return to_result(offered, result, limit)
+
     async def call(self, tool: str, args: dict[str, Any]) -> types.CallToolResult:
         session = self._session
         if session is None:

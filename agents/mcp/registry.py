@@ -18,19 +18,21 @@ import re
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jsonschema
-from mcp import types
 
-from agents.mcp.client import CallFailed, McpClient
-from agents.mcp.results import to_result
 from agents.services import AgentInfo
 from agents.step import Step
 from agents.tools import Tool, ToolResult, ToolSpec
 from bot.events import EventLog
 from bot.store import Store
 from config.tools import McpServerConfig
+
+if TYPE_CHECKING:  # the MCP SDK loads in `_connection`, only with [[mcp_servers]]
+    from mcp import types
+
+    from agents.mcp.client import McpClient
 
 API_TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 STATUS_PREFIX = "mcp:"
@@ -56,7 +58,7 @@ class McpRegistry:
         self.events = events
         self.max_chars = max_chars
         self.version = 0
-        self.clients = {c.name: McpClient(c, self._changed) for c in configs}
+        self.clients = {c.name: _connection(c, self._changed) for c in configs}
         self.offered: dict[str, McpTool] = {}
         self.refused: dict[str, dict[str, str]] = {}  # server -> tool -> why not offered
         self.gate: Gate | None = None
@@ -158,11 +160,8 @@ class McpRegistry:
 
     async def call(self, tool: McpTool, args: dict[str, Any]) -> ToolResult:
         """Run the call now (approval already given, or none needed)."""
-        try:
-            result = await self.clients[tool.server].call(tool.name, args)
-        except CallFailed as exc:
-            return ToolResult(f"Error: {tool.spec.name} did not complete: {exc}", is_error=True)
-        return to_result(tool.spec.name, result, self.max_chars)
+        client = self.clients[tool.server]
+        return await client.answer(tool.spec.name, tool.name, args, self.max_chars)
 
 
 class McpSource:
@@ -195,6 +194,13 @@ class McpSource:
             return await registry.call(tool, args)
 
         return handle
+
+
+def _connection(config: McpServerConfig, changed: Callable[[McpClient], None]) -> McpClient:
+    """The client of one server: the MCP SDK (~0.5 s, ~40 MB) loads here."""
+    from agents.mcp.client import McpClient
+
+    return McpClient(config, changed)
 
 
 def _serves(config: McpServerConfig, info: AgentInfo) -> bool:

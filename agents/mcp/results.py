@@ -12,12 +12,13 @@ fill the context, and the text is an `<untrusted>` block (agents/marking.py).
 from __future__ import annotations
 
 import json
-from typing import Any
-
-from mcp import types
+from typing import TYPE_CHECKING, Any
 
 from agents.marking import untrusted
 from agents.tools import ToolResult
+
+if TYPE_CHECKING:  # content is told apart by its `type`: the MCP SDK loads with a server
+    from mcp import types
 
 IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
 
@@ -27,10 +28,10 @@ def to_result(tool: str, result: types.CallToolResult, max_chars: int) -> ToolRe
     blocks: list[dict[str, Any]] = []
     structured = result.structured_content
     for item in result.content:
-        if isinstance(item, types.TextContent):
+        if item.type == "text":
             if structured is None or not _is_json(item.text):
                 texts.append(item.text)
-        elif isinstance(item, types.ImageContent) and item.mime_type in IMAGE_TYPES:
+        elif item.type == "image" and item.mime_type in IMAGE_TYPES:
             blocks.append(_image(item))
         else:
             texts.append(_describe(item))
@@ -83,13 +84,13 @@ def _image(item: types.ImageContent) -> dict[str, Any]:
 def _describe(item: Any) -> str:
     """Content the model cannot take as such: say what it is."""
     kind = getattr(item, "type", type(item).__name__)
-    if isinstance(item, types.EmbeddedResource):
+    if kind == "resource":
         resource = item.resource
         body = getattr(resource, "text", None)
         if body is not None:
             return f"[resource {resource.uri}]\n{body}"
         return f"[resource {resource.uri} ({resource.mime_type or 'binary'}), not shown]"
-    if isinstance(item, types.ResourceLink):
+    if kind == "resource_link":
         return f"[resource link: {item.uri}]"
     mime = getattr(item, "mime_type", None)
     return f"[{kind} content{' (' + mime + ')' if mime else ''}, not shown]"

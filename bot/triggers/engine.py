@@ -34,6 +34,7 @@ from bot.human import HumanNode
 from bot.store import Store
 from bot.triggers import heartbeat
 from bot.triggers.fire import SCHEDULER, Firing, Shot, Spawn
+from bot.triggers.jobstore import BatchedJobStore
 from bot.triggers.model import (
     DEFAULT_GRACE_SECONDS,
     TriggerSpec,
@@ -51,7 +52,7 @@ from bot.triggers.rows import (
     TriggerStatus,
     job_id_of,
 )
-from bot.triggers.scheduling import BatchedJobStore, make_scheduler, scheduled_job
+from bot.triggers.scheduling import make_scheduler, scheduled_job
 from bot.triggers.watchers import EventWatch, IdleWatch
 from config.settings import Settings
 
@@ -94,6 +95,7 @@ class TriggerEngine:
         self.event_watch = EventWatch(self._fire_soon)
         self.idle_watch = IdleWatch(self._fire_soon)
         self.scheduler: AsyncIOScheduler | None = None
+        self._jobs: BatchedJobStore | None = None
         self._internal: dict[str, tuple[str, str, Internal]] = {}
         self._batch: list[Due] = []
         self._unsubscribe: list[Callable[[], None]] = []
@@ -101,7 +103,9 @@ class TriggerEngine:
     # -- lifecycle -----------------------------------------------------------------------
     def start(self) -> None:
         """Open the job store, reconcile jobs with the trigger rows and config, run."""
-        self.scheduler = make_scheduler(self.settings.db_path, self._dispatch, self._on_missed)
+        self.scheduler, self._jobs = make_scheduler(
+            self.settings.db_path, self._dispatch, self._on_missed
+        )
         self.scheduler.start(paused=True)  # job changes below go straight to the store
         ConfigTriggers(self, self.job_ids()).reconcile(self.settings)
         existing = self.job_ids()
@@ -122,7 +126,7 @@ class TriggerEngine:
         self.idle_watch.stop()
         if self.scheduler is not None and self.scheduler.running:
             self.scheduler.shutdown(wait=False)
-        self.scheduler = None
+        self.scheduler, self._jobs = None, None
 
     def job_ids(self) -> set[str]:
         """Ids of the persisted jobs, read in one query (cheap with 10,000 jobs)."""
@@ -135,10 +139,8 @@ class TriggerEngine:
         return self.table.next_run_times()
 
     def _flush_jobs(self) -> None:
-        if self.scheduler is not None:
-            store = self.scheduler._lookup_jobstore("default")
-            if isinstance(store, BatchedJobStore):
-                store.flush()
+        if self._jobs is not None:
+            self._jobs.flush()
 
     # -- triggers ------------------------------------------------------------------------
     def create(

@@ -129,6 +129,7 @@ async def pickup(parked: int, samples: int = 300) -> tuple[float, float]:
     rec = Recorder()
     accepted = []
     async with running_app(settings, [rec]) as app:
+        await app.llm.warm()  # steady state: the SDK's import (a thread at start) is done
         for i in range(samples):
             accepted.append(time.monotonic())
             app.human.accept(inbound(f"ping {i}", conversation=f"idle-{i}"))
@@ -143,6 +144,7 @@ async def routing(n: int = 20000) -> float:
     fake = FakeAnthropic(lambda call: [text("ok")]).start()
     settings = make_settings(Path(tempfile.mkdtemp()), fake)
     async with running_app(settings, [Recorder()]) as app:
+        await app.llm.warm()
         app.team.spawn("Parker", "sit", "x", "terminal")  # a worker to route to
         t0 = time.perf_counter()
         for i in range(n):

@@ -11,7 +11,8 @@ of the medians, and the median of the ratios of each round's pair (measured minu
 apart, so a machine whose load drifts skews it least); the target is routed
 messages/s after >= 95% of before. `messages/CPU-s` times the same loop in the
 process's CPU seconds, the steadier figure on a shared machine. `--routing-only`
-skips pickup, for more rounds.
+skips pickup, for more rounds; `--restart` adds bench_core's restart with 1,000 parked
+workers (seconds to ready, resident MB).
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ async def routing_cpu(n):
     fake = FakeAnthropic(lambda call: [text("ok")]).start()
     settings = make_settings(Path(tempfile.mkdtemp()), fake)
     async with running_app(settings, [Recorder()]) as app:
+        if hasattr(app.llm, "warm"):  # a tree that imports the SDK in a thread at start
+            await app.llm.warm()
         app.team.spawn("Parker", "sit", "x", "terminal")
         msgs = [inbound(f"@parker note {{i}}", conversation=f"c{{i % 50}}") for i in range(n)]
         t0 = time.process_time()
@@ -53,6 +56,8 @@ out["cpu_rate"] = asyncio.run(routing_cpu({n}))
 if {pickup}:
     out["p50_0"], out["p99_0"] = asyncio.run(b.pickup(0, {samples}))
     out["p50_k"], out["p99_k"] = asyncio.run(b.pickup(1000, {samples}))
+if {restart}:
+    out["restart"], out["restart_rss"] = b.restart()
 print(json.dumps(out))
 """
 FIGURES = [
@@ -62,11 +67,13 @@ FIGURES = [
     ("p99_0", "pickup p99, 0 parked (ms)", "{:.2f}"),
     ("p50_k", "pickup p50, 1,000 parked (ms)", "{:.2f}"),
     ("p99_k", "pickup p99, 1,000 parked (ms)", "{:.2f}"),
+    ("restart", "restart, 1,000 parked (s)", "{:.2f}"),
+    ("restart_rss", "restart, 1,000 parked (MB)", "{:.0f}"),
 ]
 
 
-def measure(tree: Path, n: int, samples: int, pickup: bool) -> dict[str, float]:
-    code = PROBE.format(tree=str(tree), n=n, samples=samples, pickup=pickup)
+def measure(tree: Path, n: int, samples: int, pickup: bool, restart: bool) -> dict[str, float]:
+    code = PROBE.format(tree=str(tree), n=n, samples=samples, pickup=pickup, restart=restart)
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tree
     )
@@ -81,12 +88,19 @@ def main() -> None:
     parser.add_argument("--messages", type=int, default=20000)
     parser.add_argument("--samples", type=int, default=300)
     parser.add_argument("--routing-only", action="store_true")
+    parser.add_argument("--restart", action="store_true", help="also bench_core's restart()")
     args = parser.parse_args()
     runs: dict[str, list[dict[str, float]]] = {"before": [], "after": []}
     for r in range(args.rounds):
         for label, tree in (("before", args.before), ("after", args.after)):
             runs[label].append(
-                measure(tree.resolve(), args.messages, args.samples, not args.routing_only)
+                measure(
+                    tree.resolve(),
+                    args.messages,
+                    args.samples,
+                    not args.routing_only,
+                    args.restart,
+                )
             )
             print(f"round {r + 1} {label}: " + json.dumps(runs[label][-1]), flush=True)
     print(f"\nmedians over {args.rounds} alternating rounds")

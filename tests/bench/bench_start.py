@@ -8,6 +8,9 @@ prints, per configuration:
 - start to Slack connected: from the process's spawn to the fake Slack's socket open;
 - start to healthy: to the first 200 from `/healthz` (every configured channel up);
 - idle RSS: the process's resident memory (VmRSS) after 5 s of idling, MCP child excluded.
+With `--first-answer`, instead: start to first answer, a Slack DM sent the moment the
+socket opens and the bot's reply posted (the fake model answers at once): what a deploy
+costs someone who was waiting.
 With `--before TREE` (a worktree of an earlier commit: `git worktree add --detach
 /tmp/before main`) both trees run alternately, round by round, so the machine's load falls
 on both alike, and the medians are printed side by side.
@@ -91,7 +94,9 @@ def fakes(all_channels: bool) -> Iterator[tuple[dict[str, str], FakeSlack, str]]
         yield env, slack, config
 
 
-def start_once(tree: Path, env: dict[str, str], slack: FakeSlack, config: str) -> dict[str, float]:
+def start_once(
+    tree: Path, env: dict[str, str], slack: FakeSlack, config: str, ask: bool = False
+) -> dict[str, float]:
     data = Path(tempfile.mkdtemp(prefix="sb-start-"))
     (data / "switchboard.toml").write_text(config)
     port = free_port()
@@ -113,6 +118,8 @@ def start_once(tree: Path, env: dict[str, str], slack: FakeSlack, config: str) -
     )
     try:
         connected = until(lambda: slack.connections > before and slack.open_sockets > 0)
+        if ask:
+            return {"answer": first_answer(slack) - started}
         up = until(lambda: healthy(port))
         time.sleep(IDLE_SECONDS)
         return {
@@ -127,24 +134,34 @@ def start_once(tree: Path, env: dict[str, str], slack: FakeSlack, config: str) -
         proc.kill()
 
 
+def first_answer(slack: FakeSlack) -> float:
+    posted = len(slack.method_calls("chat.postMessage"))
+    slack.post("hello", channel="D1", channel_type="im")
+    return until(lambda: len(slack.method_calls("chat.postMessage")) > posted)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--before", type=Path, help="an earlier tree, run alternately")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--all", action="store_true", help="only the all-channels run")
+    parser.add_argument("--first-answer", action="store_true", help="Slack only: to a reply")
     args = parser.parse_args()
     trees = {"after": HERE} if args.before is None else {"before": args.before, "after": HERE}
     for label, every in (("Slack only", False), ("all channels + 1 MCP server", True)):
-        if args.all and not every:
+        if (args.all and not every) or (args.first_answer and every):
             continue
         figures: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
         with fakes(every) as (env, slack, config):
             for _ in range(args.rounds):
                 for name, tree in trees.items():
-                    figures[name].append(start_once(tree, env, slack, config))
+                    figures[name].append(start_once(tree, env, slack, config, args.first_answer))
         print(f"{label} ({args.rounds} rounds, medians)")
         for name, runs in figures.items():
             med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+            if args.first_answer:
+                print(f"  {name:6}  start to first answer {med['answer']:.2f} s")
+                continue
             print(
                 f"  {name:6}  start to Slack connected {med['slack']:.2f} s   "
                 f"start to healthy {med['healthy']:.2f} s   idle RSS {med['rss']:.0f} MB"
