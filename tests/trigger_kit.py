@@ -6,10 +6,10 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 
-from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
 from apscheduler.schedulers.blocking import BlockingScheduler
 
 from bot.app import App
+from bot.triggers.jobstore import BatchedJobStore
 from config.settings import Settings
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.kit import Recorder, make_settings
@@ -28,7 +28,7 @@ def trigger_settings(data_dir: Path, fake: FakeAnthropic, **env: str) -> Setting
 def set_next_run(db_path: Path, job_id: str, when: datetime) -> None:
     """Move a persisted job's next run time, as if the clock had moved while the bot
     was down: APScheduler's job store API, with no scheduler running that could act."""
-    store = SQLAlchemyJobStore(url=f"sqlite:///{db_path}")
+    store = BatchedJobStore(db_path)
     store.start(BlockingScheduler(), "default")  # never started; only lends its config
     try:
         job = store.lookup_job(job_id)

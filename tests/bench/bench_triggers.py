@@ -87,9 +87,9 @@ def make_due(db_path: Path, job_ids: list[str], when: float) -> None:
     """All `job_ids` due at `when`, through APScheduler's job store API."""
     from datetime import UTC, datetime
 
-    from tests.trigger_kit import BlockingScheduler, SQLAlchemyJobStore
+    from tests.trigger_kit import BatchedJobStore, BlockingScheduler
 
-    store = SQLAlchemyJobStore(url=f"sqlite:///{db_path}")
+    store = BatchedJobStore(db_path)
     store.start(BlockingScheduler(), "default")
     moment = datetime.fromtimestamp(when, UTC)
     for job_id in job_ids:
