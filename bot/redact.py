@@ -16,6 +16,7 @@ from collections.abc import Iterable
 
 from pydantic import SecretStr
 
+from config.callers import api_callers
 from config.settings import Settings
 
 MASK = "[redacted]"
@@ -62,6 +63,8 @@ def configured_secrets(settings: Settings) -> list[str]:
         for name in type(settings).model_fields
         if isinstance(value := getattr(settings, name), SecretStr)
     ]
+    if settings.api_token is not None:  # `ci:tok1,alerts:tok2`: each token alone too
+        values += list(api_callers(settings.api_token.get_secret_value()))
     for server in settings.mcp_servers:
         values += [*server.env.values(), *server.headers.values()]
         values += [v.split(None, 1)[-1] for v in server.headers.values()]  # `Bearer <x>`

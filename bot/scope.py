@@ -124,7 +124,9 @@ class Scope:
             return Asker(conversation, workspaces=frozenset(workspaces))
         ids = self.people.ids_of(person.name) if person.listed else []
         if not person.listed and conversation:  # an unlisted person is their platform id
-            ids = [(_kind_of(conversation), person.name)]
+            spoke = self.people.speaker_id_of(conversation)  # as recorded: `api:ci`, not
+            kind, _, ident = (spoke or "").partition(":")  # `api:api:ci`; an email lower-cased
+            ids = [(kind, ident) if ident else (_kind_of(conversation), person.name)]
         return Asker(conversation, person.name, tuple(ids), frozenset(workspaces))
 
     # -- checks ------------------------------------------------------------------------

@@ -16,6 +16,7 @@ SLACK = "xoxb-1111-2222-abcdefABCDEF"
 DASHBOARD = "dash-token-0123456789"
 MCP_KEY = "mcp-header-secret-42"
 IMAP = "imap-pa55word"
+API_CI, API_ALERTS = "ci-token-0123456789", "alerts-token-98765"
 
 
 def _logger(tmp_path: Path) -> tuple[logging.Logger, io.StringIO]:
@@ -30,6 +31,7 @@ def _logger(tmp_path: Path) -> tuple[logging.Logger, io.StringIO]:
         "SLACK_APP_TOKEN": "xapp-1-A0-secretsecret",
         "SWITCHBOARD_DASHBOARD_TOKEN": DASHBOARD,
         "IMAP_PASSWORD": IMAP,
+        "SWITCHBOARD_API_TOKEN": f"ci:{API_CI},alerts:{API_ALERTS}",
         "SWITCHBOARD_DATA_DIR": str(tmp_path / "data"),
     }
     settings = load_settings(config, env)
@@ -50,6 +52,7 @@ def test_configured_secrets_and_credentials_never_reach_the_log(tmp_path: Path) 
         "dashboard hit with Authorization: Bearer %s, cookie sb_session=s3ss10nid", DASHBOARD
     )
     logger.warning("mcp headers %s", {"Authorization": f"Bearer {MCP_KEY}"})
+    logger.warning("api callers %s and %s", API_CI, API_ALERTS)  # each token of the list
     logger.warning("an unconfigured slack token xoxp-999-888-zzzz leaked, and sk-ant-xyz123456")
     try:
         raise RuntimeError(f"connect failed: password={IMAP} at imap://bot:{IMAP}@mail")
@@ -57,7 +60,7 @@ def test_configured_secrets_and_credentials_never_reach_the_log(tmp_path: Path) 
         logger.exception("imap down")
     text = out.getvalue()
     for secret in (SLACK, IMAP, "hunter22", "abc123", DASHBOARD, "s3ss10nid", MCP_KEY,
-                   "xoxp-999", "sk-ant-xyz"):  # fmt: skip
+                   "xoxp-999", "sk-ant-xyz", API_CI, API_ALERTS):  # fmt: skip
         assert secret not in text, secret
     assert "https://[redacted]@intranet.example.com/report?token=[redacted]&x=1" in text
     assert "slack said invalid_auth for [redacted]" in text
