@@ -1,13 +1,15 @@
 """Schema versions: a data dir written by last week's main carries on; a newer one is refused.
 
-The old main runs as a real subprocess from its own tree (`/tmp/before-main`, commit
-a5b872b, or `SWITCHBOARD_BEFORE_MAIN`), against the same fake model as today's code.
+The old main runs as a real subprocess from its own tree, taken from this repository's
+history (commit a5b872b, `git archive`; or `SWITCHBOARD_BEFORE_MAIN`, a tree of it),
+against the same fake model as today's code.
 """
 
 from __future__ import annotations
 
 import os
 import sqlite3
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -19,7 +21,23 @@ from tests.fakes.anthropic_api import FakeAnthropic
 from tests.proc import Switchboard, chat
 from tests.script import TeamScript
 
-BEFORE_MAIN = Path(os.environ.get("SWITCHBOARD_BEFORE_MAIN", "/tmp/before-main"))
+ROOT = Path(__file__).resolve().parent.parent
+#: last week's main: the release whose data dirs this one must carry on
+LAST_WEEK = "a5b872b"
+
+
+@pytest.fixture(scope="module")
+def before_main(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The tree of last week's main, from the repository's own history."""
+    given = os.environ.get("SWITCHBOARD_BEFORE_MAIN")
+    if given:
+        return Path(given)
+    tree = tmp_path_factory.mktemp("before-main")
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", LAST_WEEK], check=True, capture_output=True
+    )
+    subprocess.run(["tar", "-x", "-C", str(tree)], input=archive.stdout, check=True)
+    return tree
 
 
 def _sql(path: Path, query: str) -> list[tuple[object, ...]]:
@@ -35,12 +53,12 @@ def _tables(path: Path) -> set[object]:
 
 
 def test_last_weeks_data_dir_carries_on_its_parked_worker(
-    tmp_path: Path, fake: FakeAnthropic
+    tmp_path: Path, fake: FakeAnthropic, before_main: Path
 ) -> None:
-    assert (BEFORE_MAIN / "bot" / "store.py").is_file(), f"no old main at {BEFORE_MAIN}"
+    assert (before_main / "bot" / "store.py").is_file(), f"no old main at {before_main}"
     script = TeamScript()
     fake.responder = script
-    old = chat(tmp_path, fake.env(), root=BEFORE_MAIN)
+    old = chat(tmp_path, fake.env(), root=before_main)
     try:
         old.send("please research GPUs")
         old.expect("[Alice asks] Data center or consumer GPUs?")
