@@ -3,7 +3,7 @@
 A call matching a server's `approval` globs is not run: the gate returns a request
 the node loop writes in its checkpoint (the conversation with the tool_use, the
 approval row, the message asking a person), then the agent waits on the desk
-(bot/approvals.py) for the decision. The same tool_use then gets its tool_result:
+(bot/approvals/desk.py) for the decision. The same tool_use then gets its tool_result:
 the tool's own output when approved, an error "denied by <who>: <reason>" when not.
 The request records whose conversation asked (the person and their platform id: they
 may not approve it themselves unless they are a listed approver), keeps the arguments
@@ -30,14 +30,14 @@ from agents.mcp.registry import SEPARATOR, McpRegistry, McpTool
 from agents.services import AgentInfo, Services
 from agents.step import Step
 from agents.tools import ToolResult, result_block
-from bot.approval_text import arguments_file, file_name, needs_file, ordered, timeout_reason
-from bot.approvals import request_text
-from bot.audit import args_digest
-from bot.bus import Mail
-from bot.messages import Attachment, BusMessage, Outbound, Target
-from bot.people import who
-from bot.scope import Crossing
-from bot.store_approvals import ApprovalRow
+from bot.approvals.desk import request_text
+from bot.approvals.text import arguments_file, file_name, needs_file, ordered, timeout_reason
+from bot.core.bus import Mail
+from bot.core.messages import Attachment, BusMessage, Outbound, Target
+from bot.inbox.people import who
+from bot.inbox.scope import Crossing
+from bot.ledger.audit import args_digest
+from bot.store.approvals import ApprovalRow
 
 if TYPE_CHECKING:
     from agents.node import Conversation, NodeLoop
@@ -84,7 +84,7 @@ class Approvals:
     def cross(
         self, agent: str, tool: str, args: dict[str, Any], step: Step, crossing: Crossing
     ) -> ToolResult:
-        """A call reaching outside its conversation (bot/scope.py) waits for a yes like a
+        """A call reaching outside its conversation (bot/inbox/scope.py) waits for a yes like a
         gated tool; approved, the same tool runs again with the crossing allowed."""
         return self._ask(agent, tool, args, step, crossing)
 

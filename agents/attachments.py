@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from agents.marking import untrusted
-from bot.files import IMAGE_TYPES, human_size
-from bot.image_size import pixel_size
-from bot.messages import Attachment
+from bot.core.image_size import pixel_size
+from bot.core.messages import Attachment
+from bot.inbox.files import IMAGE_TYPES, human_size
 
 log = logging.getLogger(__name__)
 

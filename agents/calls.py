@@ -11,7 +11,7 @@ from typing import Any
 from agents.services import Services
 from agents.step import Step
 from agents.tools import ToolResult
-from bot.audit import args_digest
+from bot.ledger.audit import args_digest
 
 
 def outcome(result: ToolResult) -> str:

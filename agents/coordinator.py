@@ -27,9 +27,9 @@ from agents.stop import TurnStopped, close_turn
 from agents.team import Team
 from agents.tools import STR, Tool, Toolbox, ToolSpec, arg, schema
 from agents.turns import dangling_calls
-from bot.bus import Mail
-from bot.messages import COORDINATOR, Outbound
-from bot.notices import SESSION_FAILED, SHOWN, STOPPED, TERMINAL, turn_limit
+from bot.core.bus import Mail
+from bot.core.messages import COORDINATOR, Outbound
+from bot.core.notices import SESSION_FAILED, SHOWN, STOPPED, TERMINAL, turn_limit
 
 log = logging.getLogger(__name__)
 

@@ -14,9 +14,9 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING
 
-from bot.bus import Mail
-from bot.messages import COORDINATOR, Outbound
-from bot.notices import SYSTEM_SPEAKER, fresh_start, where_to
+from bot.core.bus import Mail
+from bot.core.messages import COORDINATOR, Outbound
+from bot.core.notices import SYSTEM_SPEAKER, fresh_start, where_to
 
 if TYPE_CHECKING:
     from agents.services import Services

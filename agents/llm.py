@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from agents.attachments import Expander
-from bot.lazy import lazy, preload
+from bot.core.lazy import lazy, preload
 
 if TYPE_CHECKING:
     import anthropic

@@ -14,7 +14,7 @@ from agents.files_tools import FILES_ARG, step_workspace
 from agents.services import Services
 from agents.step import Step
 from agents.tools import STR, Tool, ToolError, ToolSpec, arg, schema
-from bot.messages import COORDINATOR, HUMAN, BusMessage, Outbound
+from bot.core.messages import COORDINATOR, HUMAN, BusMessage, Outbound
 
 
 def _spec(description: str, to: str) -> ToolSpec:

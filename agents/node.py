@@ -27,10 +27,10 @@ from agents.services import Services
 from agents.step import Effects, Step
 from agents.tools import Toolbox, ToolResult, result_block
 from agents.transcript import CONTEXT, context_texts, person_of, render
-from bot.bus import Mail
-from bot.clock import now_line
-from bot.messages import COORDINATOR, BusMessage, Outbound, Target
-from bot.notices import (
+from bot.core.bus import Mail
+from bot.core.clock import now_line
+from bot.core.messages import COORDINATOR, BusMessage, Outbound, Target
+from bot.core.notices import (
     MODEL_DECLINED,
     MODEL_UNAVAILABLE,
     SYSTEM_SPEAKER,
@@ -40,7 +40,7 @@ from bot.notices import (
     model_refused,
     where_to,
 )
-from bot.outbox import backoff
+from bot.outbox.sender import backoff
 
 log = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """`read_channel(target, since?, limit?)`: what people said in a channel or thread.
 
 The tool reads through the channel adapter that serves the target's kind (its
-`read_history`, see `bot/reading.py`), so it covers the whole channel, not only the
+`read_history`, see `bot/inbox/reading.py`), so it covers the whole channel, not only the
 bot's own conversations: what a scheduled summary of #ops needs. `since` is an ISO
 8601 time (UTC when it names no zone) or an age like `24h`, `90m` or `7d`.
 """
@@ -16,8 +16,8 @@ from typing import Any
 from agents.marking import untrusted
 from agents.services import AgentInfo, Services, ToolFactory
 from agents.tools import INT, STR, Tool, ToolError, ToolSpec, arg, schema
-from bot.messages import Target, TargetError
-from bot.reading import MAX_LINES, Reader, ReadRefused, render
+from bot.core.messages import Target, TargetError
+from bot.inbox.reading import MAX_LINES, Reader, ReadRefused, render
 
 DEFAULT_LINES = 100
 _AGE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([mhdw])\s*$")

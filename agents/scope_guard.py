@@ -1,4 +1,4 @@
-"""The scope check in front of every tool call that reaches a place (bot/scope.py).
+"""The scope check in front of every tool call that reaches a place (bot/inbox/scope.py).
 
 `ScopeGuard.check(tool, args, step)` runs before a tool's handler (the `Toolbox` calls
 it). It reads what the call reaches from the arguments the contract names: a file path
@@ -23,8 +23,8 @@ from agents.files_tools import SHARED, workspace_for
 from agents.services import AgentInfo, Services
 from agents.step import Step
 from agents.tools import ToolResult
-from bot.messages import Target, TargetError
-from bot.scope import Asker, Crossing, Scope
+from bot.core.messages import Target, TargetError
+from bot.inbox.scope import Asker, Crossing, Scope
 
 #: tool -> (argument, what it is): `path`/`files` read a file, `read` a channel, `send` a target
 REACH: dict[str, tuple[tuple[str, str], ...]] = {

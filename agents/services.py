@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from bot.bus import Bus
-from bot.events import EventLog
-from bot.human import HumanNode
-from bot.messages import BusMessage, Target
-from bot.store import Store
+from bot.core.bus import Bus
+from bot.core.events import EventLog
+from bot.core.messages import BusMessage, Target
+from bot.inbox.human import HumanNode
+from bot.store.core import Store
 
 if TYPE_CHECKING:
     from agents.llm import Provider

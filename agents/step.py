@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from bot.messages import BusMessage, Outbound, Target
+from bot.core.messages import BusMessage, Outbound, Target
 
 
 @dataclass(slots=True)
@@ -35,7 +35,7 @@ class Step:
     effects: Effects
     #: the agent's workspace below <data_dir>/workspaces (agents/files_tools.py)
     workspace: str | None = None
-    #: a person approved this call's reach outside its conversation (bot/scope.py)
+    #: a person approved this call's reach outside its conversation (bot/inbox/scope.py)
     crossing_approved: bool = False
 
     @property

@@ -13,10 +13,10 @@ import asyncio
 from typing import TYPE_CHECKING
 
 from agents.tools import ToolResult, result_block
-from bot.bus import Mail
-from bot.messages import COORDINATOR, FROM_PERSON, Outbound, Target
-from bot.notices import NOTHING_TO_STOP, SYSTEM_SPEAKER
-from bot.router import is_stop
+from bot.core.bus import Mail
+from bot.core.messages import COORDINATOR, FROM_PERSON, Outbound, Target
+from bot.core.notices import NOTHING_TO_STOP, SYSTEM_SPEAKER
+from bot.inbox.router import is_stop
 
 if TYPE_CHECKING:
     from agents.coordinator import Coordinator
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 
 class Stopper:
-    """The bus catcher (bot/bus.py) that turns a person's `stop` into a stop."""
+    """The bus catcher (bot/core/bus.py) that turns a person's `stop` into a stop."""
 
     def __init__(self, coordinator: Coordinator, team: Team) -> None:
         self.coordinator = coordinator

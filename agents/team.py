@@ -15,10 +15,10 @@ from dataclasses import replace
 from agents.services import Services
 from agents.tools import ToolError
 from agents.worker import TASK_KEY, Worker
-from bot.bus import Mail
-from bot.messages import BROADCAST, COORDINATOR, HUMAN, BusMessage, Outbound
-from bot.notices import SHOWN, SYSTEM_SPEAKER, where_to, worker_failed
-from bot.store import ACTIVE_WORKER_STATES, WorkerRow, WorkerStatus
+from bot.core.bus import Mail
+from bot.core.messages import BROADCAST, COORDINATOR, HUMAN, BusMessage, Outbound
+from bot.core.notices import SHOWN, SYSTEM_SPEAKER, where_to, worker_failed
+from bot.store.core import ACTIVE_WORKER_STATES, WorkerRow, WorkerStatus
 
 log = logging.getLogger(__name__)
 

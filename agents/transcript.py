@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from agents.marking import neutralise, speaker_name, untrusted
-from bot.bus import Mail
-from bot.messages import FROM_PERSON, BusMessage
+from bot.core.bus import Mail
+from bot.core.messages import FROM_PERSON, BusMessage
 
 #: how the block of a turn's profile and memory context starts
 CONTEXT = "[Context for this turn]"

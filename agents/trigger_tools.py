@@ -17,10 +17,10 @@ from typing import Any
 from agents.marking import untrusted
 from agents.services import AgentInfo
 from agents.tools import STR, Tool, ToolError, ToolSpec, arg, schema
-from bot.messages import COORDINATOR, Target, TargetError
-from bot.notices import where_to
-from bot.status import when
-from bot.store import ACTIVE_WORKER_STATES
+from bot.core.messages import COORDINATOR, Target, TargetError
+from bot.core.notices import where_to
+from bot.ledger.status import when
+from bot.store.core import ACTIVE_WORKER_STATES
 from bot.triggers import TYPES, TriggerError, build_spec
 from bot.triggers.activity import period, read_activity
 from bot.triggers.engine import TriggerEngine

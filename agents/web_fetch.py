@@ -7,7 +7,7 @@ shared 100.64.0.0/10, 6to4, site-local, IPv4 reached through IPv4-mapped or NAT6
 IPv6) is refused unless the host is in SWITCHBOARD_FETCH_ALLOW_HOSTS. The connection then
 goes to the checked address itself (Host header and TLS name kept), so a name that
 resolves differently a moment later (DNS rebinding) cannot slip through. Size and time
-are capped; HTML becomes text by bot.html_text (bounded, in a worker thread).
+are capped; HTML becomes text by bot.core.html_text (bounded, in a worker thread).
 Certificates are checked against the system's CAs, or only those of SSL_CERT_FILE
 when set (a corporate CA bundle; it replaces the system's, as it does for OpenSSL):
 the environment is otherwise not trusted (no proxies from it).
@@ -28,7 +28,7 @@ import httpx2
 from agents.mcp.results import marked
 from agents.services import AgentInfo
 from agents.tools import STR, Tool, ToolError, ToolResult, ToolSpec, arg, schema
-from bot.html_text import to_text
+from bot.core.html_text import to_text
 
 MAX_REDIRECTS = 5
 USER_AGENT = "Switchboard web_fetch (+https://github.com/)"

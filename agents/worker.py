@@ -26,8 +26,8 @@ from agents.tools import Tool, Toolbox, ToolError, ToolResult
 from agents.transcript import answer_text, render
 from agents.turns import ANSWERED, CONTINUED, REMINDER, last_words, reminded, stop_of
 from agents.worker_tools import ASK_HUMAN, PUBLISH, SUGGEST_NEXT, WORKER_ROLE
-from bot.bus import Mail, Mailbox
-from bot.messages import (
+from bot.core.bus import Mail, Mailbox
+from bot.core.messages import (
     COORDINATOR,
     FROM_PERSON,
     Attachment,
@@ -36,8 +36,15 @@ from bot.messages import (
     Target,
     TargetError,
 )
-from bot.notices import SHOWN, SYSTEM_SPEAKER, TERMINAL, where_to, worker_turn_limit, working_on
-from bot.store import ParkedState, QuestionRow, WorkerRow, WorkerStatus
+from bot.core.notices import (
+    SHOWN,
+    SYSTEM_SPEAKER,
+    TERMINAL,
+    where_to,
+    worker_turn_limit,
+    working_on,
+)
+from bot.store.core import ParkedState, QuestionRow, WorkerRow, WorkerStatus
 
 log = logging.getLogger(__name__)
 

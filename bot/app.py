@@ -33,18 +33,18 @@ from agents.stop import Stopper
 from agents.team import Team
 from agents.trigger_tools import trigger_tools
 from agents.web_fetch import FetchLimits, WebFetch
-from bot.audit import AuditLog
-from bot.bus import Bus
-from bot.channel import Channel
-from bot.channel_context import ChannelContext
-from bot.events import EventLog
-from bot.files import FileStore
-from bot.human import HumanNode
-from bot.messages import Target
+from bot.core.bus import Bus
+from bot.core.channel import Channel
+from bot.core.events import EventLog
+from bot.core.messages import Target
+from bot.inbox.channel_context import ChannelContext
+from bot.inbox.files import FileStore
+from bot.inbox.human import HumanNode
+from bot.inbox.people import People
+from bot.inbox.scope import Scope
+from bot.ledger.audit import AuditLog
 from bot.ops.operator import Operator
-from bot.people import People
-from bot.scope import Scope
-from bot.store import Store
+from bot.store.core import Store
 from bot.triggers.engine import TriggerEngine
 from config.settings import Settings
 
@@ -103,7 +103,7 @@ class App:
     def add_channel(self, channel: Channel) -> None:
         self.channels.append(channel)
         self.human.outbox.add_channel(channel)
-        surface = getattr(channel, "progress", None)  # shows work under way (bot/progress.py)
+        surface = getattr(channel, "progress", None)  # shows work under way (bot/core/progress.py)
         if surface is not None:
             self.human.progress.add(channel.kind, surface)
 
@@ -217,7 +217,7 @@ class App:
         self._spawn(self.llm.warm(), "warm-model")
 
     def _scope(self) -> Scope:
-        """The scope policy: every target the settings name is open (bot/scope.py)."""
+        """The scope policy: every target the settings name is open (bot/inbox/scope.py)."""
         s = self.settings
         named = [s.home, *(x.deliver_to for x in s.schedules)]
         if s.heartbeat is not None:

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bot import redact
+from bot.core import redact
 from config.settings import Settings, SettingsError, load_settings, require_llm
 
 if TYPE_CHECKING:
@@ -115,7 +115,7 @@ def _reloader(args: argparse.Namespace) -> Callable[[], Settings]:
 def _serve(
     settings: Settings, channels: list[str], reload: Callable[[], Settings] | None = None
 ) -> int:
-    from bot.backup import running
+    from bot.store.backup import running
 
     try:
         with running(settings.data_dir):
@@ -126,8 +126,8 @@ def _serve(
 
 
 def status(settings: Settings) -> int:
-    from bot.report import full_status
-    from bot.store import Store
+    from bot.ledger.report import full_status
+    from bot.store.core import Store
 
     if not settings.db_path.exists():
         print(
@@ -144,8 +144,8 @@ def status(settings: Settings) -> int:
 
 
 def audit(settings: Settings, since: str | None, as_json: bool) -> int:
-    from bot.audit import parse_duration, report
-    from bot.store import MissingTable, Store
+    from bot.ledger.audit import parse_duration, report
+    from bot.store.core import MissingTable, Store
 
     try:
         parse_duration(since or "0")
@@ -168,7 +168,7 @@ def audit(settings: Settings, since: str | None, as_json: bool) -> int:
 
 
 def backup_or_restore(settings: Settings, command: str, where: Path) -> int:
-    from bot import backup
+    from bot.store import backup
 
     if command == "backup":
         count = backup.backup(settings.data_dir, where)

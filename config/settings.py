@@ -97,7 +97,7 @@ class Settings(BaseSettings):
     memory_inline_bytes: int = Field(default=20_000, ge=0)
     memory_rescan_seconds: float = Field(default=2.0, ge=0)
 
-    # Files people send and agents write (bot/files.py, agents/files_tools.py)
+    # Files people send and agents write (bot/inbox/files.py, agents/files_tools.py)
     file_max_bytes: int = Field(default=20_000_000, ge=1_024)
 
     # Slack
@@ -164,7 +164,7 @@ class Settings(BaseSettings):
     tool_result_max_chars: int = Field(default=20_000, ge=500)
     web_fetch: Literal["on", "off"] = "on"
 
-    # Live progress (bot/progress.py): answers streamed as written; 👀/✅ reactions
+    # Live progress (bot/core/progress.py): answers streamed as written; 👀/✅ reactions
     streaming: Literal["on", "off"] = "on"
     ack_reactions: Literal["on", "off"] = "off"
     fetch_allow_hosts: list[str] = Field(default_factory=list)
@@ -172,7 +172,7 @@ class Settings(BaseSettings):
     fetch_timeout_seconds: float = Field(default=20.0, gt=0)
     ssl_cert_file: Path | None = None  # web_fetch's CA bundle (a corporate CA), as OpenSSL
 
-    # Scope (bot/scope.py; README "Security"): targets always open, and what a crossing does
+    # Scope (bot/inbox/scope.py; README "Security"): targets always open, and what a crossing does
     targets: list[str] = Field(default_factory=list)
     cross_scope: Literal["approval", "deny"] = "approval"
 

@@ -2,7 +2,7 @@
 
 `slack:<channel>[/<thread_ts>]`, `discord:<channel>[/<thread>]`, `email:<address>`,
 `terminal`. Settings validation (`SWITCHBOARD_HOME`, `deliver_to`) and the runtime
-(`bot.messages.Target.parse`, agent tools) both parse with `split_target`, so a
+(`bot.core.messages.Target.parse`, agent tools) both parse with `split_target`, so a
 target the settings accept is one the runtime can deliver to. Imports nothing of
 the project (config is the bottom floor).
 """

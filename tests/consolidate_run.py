@@ -11,8 +11,8 @@ from agents.llm import Provider
 from agents.memory.consolidate import Consolidator
 from agents.memory.shared import Shared
 from bot.app import anthropic_client
-from bot.events import EventLog
-from bot.store import Store
+from bot.core.events import EventLog
+from bot.store.core import Store
 from config.settings import load_settings
 
 

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from bot.app import App, Extension
-from bot.channel import BaseChannel
-from bot.messages import DeliveryReceipt, Inbound, Outbound, Sender, Target
+from bot.core.channel import BaseChannel
+from bot.core.messages import DeliveryReceipt, Inbound, Outbound, Sender, Target
 from config.settings import Settings, load_settings
 from tests.fakes.anthropic_api import FakeAnthropic
 

@@ -9,7 +9,7 @@ from typing import Any
 from agents.memory import Memory
 from agents.services import AgentInfo
 from agents.tools import Toolbox, ToolResult
-from bot.events import EventLog
+from bot.core.events import EventLog
 from config.settings import load_settings
 from tests.fakes.anthropic_api import Call, unwrap
 

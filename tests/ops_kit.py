@@ -15,7 +15,7 @@ import aiohttp
 from prometheus_client.parser import text_string_to_metric_families
 
 from bot.app import App
-from bot.human import HumanNode
+from bot.inbox.human import HumanNode
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.kit import Recorder, make_settings, running_app
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import aiohttp
 
-from bot.store_approvals import ApprovalRow
+from bot.store.approvals import ApprovalRow
 from tests.discord_kit import MENTION as DISCORD_MENTION
 from tests.discord_kit import discord_app, discord_fake_fixture
 from tests.discord_kit import post_with as discord_post_with

@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from bot import status
-from bot.approvals import could_be_answer, parse_answer
-from bot.messages import Sender, Target
-from bot.report import full_status
-from bot.store import Store
+from bot.approvals.desk import could_be_answer, parse_answer
+from bot.core.messages import Sender, Target
+from bot.ledger import status
+from bot.ledger.report import full_status
+from bot.store.core import Store
 from bot.triggers import build_spec
 from tests.fakes.anthropic_api import FakeAnthropic, text, tool, unwrap
 from tests.kit import Recorder, events, eventually, inbound, running_app
@@ -227,10 +227,10 @@ def _status(tmp_path: Path, fake: FakeAnthropic, config: Path, word: str) -> boo
 def test_two_pending_in_one_thread_a_reply_takes_the_latest_a_button_its_own(
     tmp_path: Path,
 ) -> None:
-    from bot.approvals import ApprovalDesk, Decider
-    from bot.events import EventLog
-    from bot.messages import Outbound
-    from bot.store_approvals import ApprovalRow
+    from bot.approvals.desk import ApprovalDesk, Decider
+    from bot.core.events import EventLog
+    from bot.core.messages import Outbound
+    from bot.store.approvals import ApprovalRow
 
     store = Store(tmp_path / "db.sqlite")
     said: list[Outbound] = []
@@ -366,9 +366,9 @@ def test_the_routers_first_look_never_hides_an_answer() -> None:
 def test_who_may_decide_across_platforms() -> None:
     """Empty SWITCHBOARD_APPROVERS: anyone but the requester (recognised on any of their
     listed ids), the terminal always; listed approvers: only they, their own call too."""
-    from bot.approvals import NOT_AN_APPROVER, NOT_YOUR_OWN, Decider, refusal
-    from bot.people import People
-    from bot.store_approvals import ApprovalRow
+    from bot.approvals.desk import NOT_AN_APPROVER, NOT_YOUR_OWN, Decider, refusal
+    from bot.inbox.people import People
+    from bot.store.approvals import ApprovalRow
     from config.entries import PersonConfig
 
     people = People([PersonConfig(name="Ann", slack=["UANN"], email=["ann@x.org"])], None, "UTC")

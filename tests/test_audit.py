@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from bot.audit import args_digest, parse_duration
-from bot.store import Store
+from bot.ledger.audit import args_digest, parse_duration
+from bot.store.core import Store
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.slack_api import FakeSlack
 from tests.kit import Recorder, inbound, running_app

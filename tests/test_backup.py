@@ -9,8 +9,8 @@ import fcntl
 import sqlite3
 from pathlib import Path
 
-from bot import migrations
-from bot.store import Store
+from bot.store import migrations
+from bot.store.core import Store
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.proc import Switchboard, chat
 from tests.script import TeamScript

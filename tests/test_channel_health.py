@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from bot.report import full_status
+from bot.ledger.report import full_status
 from tests.discord_kit import discord_app, discord_fake_fixture, discord_settings  # noqa: F401
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.discord_api import FakeDiscord

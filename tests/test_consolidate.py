@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.memory.consolidate import BATCH_CHARS, CONSOLIDATE, STATE
-from bot.store import Store
+from bot.store.core import Store
 from config.settings import Settings
 from tests.fakes.anthropic_api import Call, FakeAnthropic, Reply, text, tool
 from tests.kit import Recorder, events, inbound, running_app

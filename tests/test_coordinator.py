@@ -6,7 +6,7 @@ import asyncio
 import re
 from datetime import UTC, datetime
 
-from bot.messages import Target
+from bot.core.messages import Target
 from config.settings import Settings
 from tests.fakes.anthropic_api import FakeAnthropic, Reply, text
 from tests.kit import Recorder, inbound, running_app

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from bot.store import Store
+from bot.store.core import Store
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.kit import Recorder, events, eventually, inbound, make_settings, running_app
 

@@ -7,7 +7,7 @@ import math
 import re
 from pathlib import Path
 
-from bot.events import Event, EventLog
+from bot.core.events import Event, EventLog
 from bot.ops.charts import HOURS, AnswerLatency
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.kit import inbound

@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from bot.messages import Outbound, Target
+from bot.core.messages import Outbound, Target
 from tests.discord_kit import (  # noqa: F401
     MENTION,
     discord_app,

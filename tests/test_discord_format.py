@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.messages import Outbound, Target
+from bot.core.messages import Outbound, Target
 from channels.discord.format import LIMIT, render, to_discord_markdown
 from tests.discord_kit import is_balanced
 

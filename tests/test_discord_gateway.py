@@ -8,8 +8,8 @@ import asyncio
 from pathlib import Path
 
 from bot.app import App
-from bot.report import full_status
-from bot.store import Store
+from bot.ledger.report import full_status
+from bot.store.core import Store
 from config.settings import Settings
 from tests.discord_kit import (  # noqa: F401
     MENTION,

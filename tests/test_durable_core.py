@@ -1,15 +1,15 @@
-"""The core's two durability helpers, on a real store: watermarks (bot/watermarks.py)
-and attempt records (bot/attempts.py)."""
+"""The core's two durability helpers, on a real store: watermarks (bot/inbox/watermarks.py)
+and attempt records (bot/outbox/attempts.py)."""
 
 from __future__ import annotations
 
 import time
 from pathlib import Path
 
-from bot.attempts import Attempts
-from bot.messages import Outbound, Target
-from bot.store import AttemptRow, Store
-from bot.watermarks import UNKNOWN, Watermarks
+from bot.core.messages import Outbound, Target
+from bot.inbox.watermarks import UNKNOWN, Watermarks
+from bot.outbox.attempts import Attempts
+from bot.store.core import AttemptRow, Store
 
 
 def marks(store: Store) -> Watermarks:

@@ -9,7 +9,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.events import BLOCK, EventLog, offset_before, read_events
+from bot.core.events import BLOCK, EventLog, offset_before, read_events
 
 
 def _write(path: Path, stamps: list[float], garbage_every: int = 0) -> None:

@@ -12,8 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agents.attachments import Expander, blocks
-from bot.files import FileStore, model_note, safe_name
-from bot.messages import Attachment
+from bot.core.messages import Attachment
+from bot.inbox.files import FileStore, model_note, safe_name
 from tests.test_files_slack import png
 from tests.test_image_size import jpeg
 

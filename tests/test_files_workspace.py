@@ -13,7 +13,7 @@ import pytest
 from agents.files_tools import Workspace
 from agents.tools import ToolError
 from bot.app import App
-from bot.channel_context import ChannelContext
+from bot.inbox.channel_context import ChannelContext
 from channels.terminal import TerminalChannel
 from config.settings import Settings
 from tests.fakes.anthropic_api import Call, FakeAnthropic, text, tool

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from bot.messages import COORDINATOR
+from bot.core.messages import COORDINATOR
 from tests.discord_kit import (  # noqa: F401
     discord_app,
     discord_fake_fixture,

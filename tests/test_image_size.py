@@ -13,9 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agents.attachments import Expander, blocks
-from bot.files import FileStore, model_note
-from bot.image_size import pixel_size
-from bot.messages import Attachment
+from bot.core.image_size import pixel_size
+from bot.core.messages import Attachment
+from bot.inbox.files import FileStore, model_note
 from tests.test_files_slack import png
 
 

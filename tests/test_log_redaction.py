@@ -8,7 +8,7 @@ import io
 import logging
 from pathlib import Path
 
-from bot import redact
+from bot.core import redact
 from config.settings import load_settings
 from tests.tools_kit import write_config
 

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from bot.report import full_status
-from bot.store import Store
+from bot.ledger.report import full_status
+from bot.store.core import Store
 from config.settings import SettingsError
 from tests.fakes.anthropic_api import Call, FakeAnthropic, text, tool, unwrap
 from tests.kit import Recorder, events, eventually, inbound, running_app

@@ -17,8 +17,8 @@ from agents.memory.compaction import FLUSH, SUMMARISE
 from agents.tools import ToolSpec
 from agents.transcript import render
 from agents.trigger_tools import SCHEDULE
-from bot.bus import Mail
-from bot.messages import BusMessage, Inbound, Target
+from bot.core.bus import Mail
+from bot.core.messages import BusMessage, Inbound, Target
 from config.settings import Settings
 from tests.fakes.anthropic_api import Call, FakeAnthropic, text, tool
 from tests.kit import Recorder, events, eventually, inbound, make_settings, running_app

@@ -14,8 +14,8 @@ import aiohttp
 import pytest
 
 from bot.ops import live as live_module
-from bot.schema import WorkerStatus
-from bot.store import WorkerRow
+from bot.store.core import WorkerRow
+from bot.store.schema import WorkerStatus
 from config.settings import SettingsError, load_settings
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.kit import eventually, inbound
@@ -171,7 +171,7 @@ def _worker(i: int, status: WorkerStatus = "parked", task: str = "") -> WorkerRo
 
 def test_pending_approvals_are_listed_escaped() -> None:
     from bot.ops import views
-    from bot.store_approvals import ApprovalRow
+    from bot.store.approvals import ApprovalRow
 
     row = ApprovalRow(
         "a1", "alice", "task", "Alice", "ops__restart", {"service": "<b>web</b>"}, "toolu_1",

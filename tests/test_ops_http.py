@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.report import full_status
-from bot.usage import usage_section
+from bot.ledger.report import full_status
+from bot.ledger.usage import usage_section
 from config.settings import SettingsError
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.kit import events, eventually, inbound, make_settings, running_app

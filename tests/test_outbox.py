@@ -6,9 +6,9 @@ import asyncio
 import time
 from pathlib import Path
 
-from bot.channel import BaseChannel, PermanentDeliveryError, TransientDeliveryError
-from bot.messages import DeliveryReceipt, Outbound, Target
-from bot.store import Store
+from bot.core.channel import BaseChannel, PermanentDeliveryError, TransientDeliveryError
+from bot.core.messages import DeliveryReceipt, Outbound, Target
+from bot.store.core import Store
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.kit import Recorder, events, eventually, make_settings, running_app
 

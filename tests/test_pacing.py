@@ -7,8 +7,8 @@ import asyncio
 import itertools
 import time
 
-from bot.channel import BaseChannel
-from bot.messages import DeliveryReceipt, Outbound, Target
+from bot.core.channel import BaseChannel
+from bot.core.messages import DeliveryReceipt, Outbound, Target
 from config.settings import Settings
 from tests.kit import running_app
 

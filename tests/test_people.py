@@ -12,10 +12,10 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from agents.memory.capture import captures
-from bot.approvals import may_decide
-from bot.messages import Sender, Target
-from bot.people import People
-from bot.report import SECTIONS
+from bot.approvals.desk import may_decide
+from bot.core.messages import Sender, Target
+from bot.inbox.people import People
+from bot.ledger.report import SECTIONS
 from config.entries import PersonConfig
 from config.settings import SettingsError, load_settings
 from tests.fakes.anthropic_api import Call, FakeAnthropic, text, tool

@@ -98,7 +98,7 @@ async def test_new_app_over_same_data_dir_resumes_parked_worker(
 async def test_pending_journal_rows_are_routed_at_start(
     tmp_path: Path, fake: FakeAnthropic
 ) -> None:
-    from bot.store import Store
+    from bot.store.core import Store
 
     settings = make_settings(tmp_path / "data", fake)
     store = Store(settings.db_path)

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import pytest
 
-from bot.messages import Inbound, Sender, Target, TargetError
-from bot.notices import where_to
-from bot.router import Directory, route
-from bot.store import QuestionRow
+from bot.core.messages import Inbound, Sender, Target, TargetError
+from bot.core.notices import where_to
+from bot.inbox.router import Directory, route
+from bot.store.core import QuestionRow
 
 ALICE_Q = QuestionRow(
     id="qa",

@@ -1,4 +1,4 @@
-"""The scope policy itself (bot/scope.py), over a real store and people directory, with
+"""The scope policy itself (bot/inbox/scope.py), over a real store and people directory, with
 an in-memory channel answering membership (the seam Slack and Discord implement; their
 wire-level behaviour is in tests/test_scope.py)."""
 
@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from bot.events import EventLog
-from bot.messages import Target
-from bot.people import People
-from bot.scope import FileOwners, Scope
-from bot.store import Store
+from bot.core.events import EventLog
+from bot.core.messages import Target
+from bot.inbox.people import People
+from bot.inbox.scope import FileOwners, Scope
+from bot.store.core import Store
 from config.entries import PersonConfig
 
 

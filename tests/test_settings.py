@@ -83,7 +83,7 @@ def test_run_without_channels_explains_how_to_configure(tmp_path: Path) -> None:
 
 
 def test_status_reads_the_data_dir_while_nothing_runs(tmp_path: Path) -> None:
-    from bot.store import Store, WorkerRow
+    from bot.store.core import Store, WorkerRow
 
     store = Store(tmp_path / "switchboard.db")
     store.upsert_worker(

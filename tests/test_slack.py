@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from bot.app import App
-from bot.report import full_status
+from bot.ledger.report import full_status
 from tests.fakes.anthropic_api import FakeAnthropic, text
 from tests.fakes.slack_api import BOT_ID, BOT_USER, FakeSlack
 from tests.kit import events, eventually

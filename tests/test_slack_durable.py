@@ -12,8 +12,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from bot.messages import Outbound, Target
-from bot.store import Store
+from bot.core.messages import Outbound, Target
+from bot.store.core import Store
 from tests.fakes.anthropic_api import FakeAnthropic, text
 from tests.fakes.slack_api import FakeSlack
 from tests.kit import events, eventually

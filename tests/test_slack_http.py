@@ -11,7 +11,7 @@ import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from bot.store import Store
+from bot.store.core import Store
 from config.settings import Settings
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.slack_api import FakeSlack, deliver_http

@@ -104,8 +104,8 @@ async def test_a_worker_in_model_retries_too_long_is_reported_once(
 def test_the_heartbeat_sees_old_questions_stuck_workers_and_only_routed_messages(
     tmp_path: Path,
 ) -> None:
-    from bot.events import EventLog
-    from bot.store import QuestionRow, Store
+    from bot.core.events import EventLog
+    from bot.store.core import QuestionRow, Store
 
     now = time.time()
     store = Store(tmp_path / "db.sqlite")

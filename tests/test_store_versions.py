@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from bot import migrations
-from bot.migrations_sql import V1_TABLES
-from bot.store import Store
+from bot.store import migrations
+from bot.store.core import Store
+from bot.store.migrations_sql import V1_TABLES
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.proc import Switchboard, chat
 from tests.script import TeamScript

@@ -12,9 +12,9 @@ import getpass
 import io
 
 from bot.app import App
-from bot.channel_context import ChannelContext
+from bot.inbox.channel_context import ChannelContext
 from bot.settle import parked_report, settle
-from bot.store import Store
+from bot.store.core import Store
 from channels.terminal import BANNER, TerminalChannel
 from config.settings import Settings
 from tests.fakes.anthropic_api import Call, FakeAnthropic, text, tool

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from bot.app import App
-from bot.report import full_status
-from bot.store import Store
+from bot.ledger.report import full_status
+from bot.store.core import Store
 from config.settings import SettingsError, load_settings
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.kit import Recorder, eventually, running_app

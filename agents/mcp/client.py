@@ -29,7 +29,7 @@ from mcp.types import CONNECTION_CLOSED
 
 from agents.mcp.results import to_result
 from agents.tools import ToolResult
-from bot.outbox import backoff
+from bot.outbox.sender import backoff
 from config.tools import McpServerConfig
 
 log = logging.getLogger(__name__)

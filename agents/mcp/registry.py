@@ -25,8 +25,8 @@ import jsonschema
 from agents.services import AgentInfo
 from agents.step import Step
 from agents.tools import Tool, ToolResult, ToolSpec
-from bot.events import EventLog
-from bot.store import Store
+from bot.core.events import EventLog
+from bot.store.core import Store
 from config.tools import McpServerConfig
 
 if TYPE_CHECKING:  # the MCP SDK loads in `_connection`, only with [[mcp_servers]]

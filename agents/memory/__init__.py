@@ -30,13 +30,13 @@ from agents.memory.tools import memory_tools
 from agents.prompts import agent_dir
 from agents.services import AgentInfo, Services
 from agents.tools import Tool, Toolbox
-from bot.messages import FROM_PERSON, BusMessage
-from bot.people import People
+from bot.core.messages import FROM_PERSON, BusMessage
+from bot.inbox.people import People
 from config.settings import Settings
 
 if TYPE_CHECKING:
     from agents.llm import Provider
-    from bot.events import EventLog
+    from bot.core.events import EventLog
 
 __all__ = ["AgentMemory", "Memory", "install_memory"]
 

@@ -23,7 +23,7 @@ from agents.memory.files import (
 )
 from agents.memory.search import Found, Hit, MemoryIndex
 from agents.memory.shared import PEOPLE_DIR, TEAM_KNOWLEDGE, Shared
-from bot.people import profile_key
+from bot.inbox.people import profile_key
 
 #: capture kinds that go to the speaking person's profile, and under which heading: what
 #: a person asks to be remembered is theirs, never text every conversation's prompt carries

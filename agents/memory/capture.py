@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from bot.people import zone_for_place
+from bot.inbox.people import zone_for_place
 
 _LEAD = r"^(?:(?:please|also|btw|and|so|ok|okay|fyi|oh|hey)[,:]?\s+)*"
 _TRIGGERS: list[tuple[str, re.Pattern[str]]] = [

@@ -28,7 +28,7 @@ from agents.memory.tools import NAMES as MEMORY_TOOLS
 from agents.services import Messages
 from agents.tools import Toolbox, ToolResult, result_block
 from agents.turns import media_tokens
-from bot.events import EventLog
+from bot.core.events import EventLog
 
 if TYPE_CHECKING:
     from agents.llm import Provider

@@ -36,8 +36,8 @@ from agents.llm import ModelError, ModelUnavailable
 from agents.memory.files import MemoryRefused, _atomic_write, topic_name
 from agents.memory.search import transcript_turn
 from agents.memory.shared import Shared
-from bot.events import EventLog
-from bot.store import Store
+from bot.core.events import EventLog
+from bot.store.core import Store
 
 if TYPE_CHECKING:
     from agents.llm import Provider

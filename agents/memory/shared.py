@@ -23,7 +23,7 @@ from agents.memory.capture import normalised
 from agents.memory.corrections import edit_lines, same_kind_lines
 from agents.memory.files import AgentFiles, MemoryRefused, Seen, _atomic_write, topic_name
 from agents.memory.search import MemoryIndex
-from bot.people import profile_key
+from bot.inbox.people import profile_key
 
 PEOPLE_DIR = "people"
 TEAM_KNOWLEDGE = "team/knowledge"

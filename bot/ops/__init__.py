@@ -1,4 +1,4 @@
-"""The operator surface of a running Switchboard: `/healthz`, `/metrics`, the dashboard,
-LLM usage and cost, and the daily budget. Part of the composition root (it reads the
+"""The operator surface of a running Switchboard: `/healthz`, `/metrics`, the dashboard and
+its actions (the figures come from `bot.ledger`). Part of the composition root (it reads the
 app's agents and channels); `bot.app` builds one `Operator` per app.
 """

@@ -20,9 +20,9 @@ from aiohttp import web
 from multidict import MultiDictProxy
 
 from agents.tools import ToolError
-from bot import notices
-from bot.messages import COORDINATOR, HUMAN, BusMessage, Outbound, Target
-from bot.notices import SYSTEM_SPEAKER
+from bot.core import notices
+from bot.core.messages import COORDINATOR, HUMAN, BusMessage, Outbound, Target
+from bot.core.notices import SYSTEM_SPEAKER
 from bot.ops.auth import CSRF_FIELD, Access
 from bot.ops.html import Markup, esc, page
 from bot.ops.server import Route

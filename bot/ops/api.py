@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
-from bot.channel import BaseChannel
-from bot.messages import DeliveryReceipt, Inbound, Outbound, Sender, Target, TargetError
+from bot.core.channel import BaseChannel
+from bot.core.messages import DeliveryReceipt, Inbound, Outbound, Sender, Target, TargetError
 from bot.ops.server import Handler, Route
 
 if TYPE_CHECKING:

@@ -1,4 +1,4 @@
-"""The dashboard's /audit page: the audit log (bot/audit.py), newest first.
+"""The dashboard's /audit page: the audit log (bot/ledger/audit.py), newest first.
 
 `?since=` takes the CLI's durations (30m, 2h, 3d; default the last day); a bad one
 says so and shows the default. Every cell goes through the page's escaping.
@@ -6,9 +6,9 @@ says so and shows the default. Every cell goes through the page's escaping.
 
 from __future__ import annotations
 
-from bot.audit import HEADERS, describe, parse_duration, recent
+from bot.ledger.audit import HEADERS, describe, parse_duration, recent
 from bot.ops.html import Markup, esc, link, section, table
-from bot.store import Store
+from bot.store.core import Store
 
 DEFAULT_SINCE = "1d"
 SHOWN = 500

@@ -19,13 +19,13 @@ import time
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from bot.events import Event, EventLog
+from bot.core.events import Event, EventLog
 from bot.ops import svg
 from bot.ops.html import Markup, section
 
 if TYPE_CHECKING:
     from bot.app import App
-    from bot.store_views import StoreViews
+    from bot.store.views import StoreViews
 
 HOURS = 24
 SAMPLES_PER_HOUR = 2000

@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from bot.store import StoreError
+from bot.store.core import StoreError
 
 if TYPE_CHECKING:
     from bot.app import App

@@ -17,7 +17,7 @@ from typing import Any
 
 from aiohttp import web
 
-from bot.events import Event, EventLog
+from bot.core.events import Event, EventLog
 
 log = logging.getLogger(__name__)
 

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING
 from aiohttp import web
 
 from agents.llm import CallRecord
-from bot.budget import Budget
+from bot.ledger.budget import Budget
+from bot.ledger.usage import Ledger, Tokens
 from bot.ops.actions import Actions
 from bot.ops.api import Api, ApiChannel
 from bot.ops.auth import Access
@@ -28,8 +29,7 @@ from bot.ops.metrics import CONTENT_TYPE, Metrics, without_spend
 from bot.ops.probe import probe_channels
 from bot.ops.server import HttpServer, Route
 from bot.ops.stalled import Stalled
-from bot.store import ACTIVE_WORKER_STATES
-from bot.usage import Ledger, Tokens
+from bot.store.core import ACTIVE_WORKER_STATES
 from config.callers import api_callers
 
 if TYPE_CHECKING:

@@ -25,10 +25,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from agents.llm import CallRecord
-from bot import notices
-from bot.events import Event
-from bot.messages import Outbound, Target
-from bot.notices import SYSTEM_SPEAKER, where_to
+from bot.core import notices
+from bot.core.events import Event
+from bot.core.messages import Outbound, Target
+from bot.core.notices import SYSTEM_SPEAKER, where_to
 
 if TYPE_CHECKING:
     from bot.app import App

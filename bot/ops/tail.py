@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.events import Event, parse_line
+from bot.core.events import Event, parse_line
 
 BLOCK = 65536
 

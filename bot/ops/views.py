@@ -11,14 +11,14 @@ import time
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from bot.ledger.usage import BUDGET_KEY, cost_text, day_start
 from bot.ops.html import Markup, esc, form, link, pager, section, short, table, when
 from bot.ops.live import summarize
 from bot.ops.tail import tail
-from bot.store import ACTIVE_WORKER_STATES, MissingTable
-from bot.store_approvals import ApprovalRow
-from bot.store_usage import UsageTotals
+from bot.store.approvals import ApprovalRow
+from bot.store.core import ACTIVE_WORKER_STATES, MissingTable
+from bot.store.usage import UsageTotals
 from bot.triggers.rows import job_id_of
-from bot.usage import BUDGET_KEY, cost_text, day_start
 
 if TYPE_CHECKING:
     from bot.app import App

@@ -15,8 +15,8 @@ from datetime import datetime, timedelta, tzinfo
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from bot.events import Event, read_events
-from bot.store import Store
+from bot.core.events import Event, read_events
+from bot.store.core import Store
 from bot.triggers.model import TriggerError, parse_instant
 
 MAX_CHARS = 16000

@@ -28,10 +28,10 @@ from apscheduler.events import JobExecutionEvent
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.triggers.base import BaseTrigger
 
-from bot.bus import Bus
-from bot.events import EventLog
-from bot.human import HumanNode
-from bot.store import Store
+from bot.core.bus import Bus
+from bot.core.events import EventLog
+from bot.inbox.human import HumanNode
+from bot.store.core import Store
 from bot.triggers import heartbeat
 from bot.triggers.fire import SCHEDULER, Firing, Shot, Spawn
 from bot.triggers.jobstore import BatchedJobStore

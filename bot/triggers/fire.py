@@ -20,12 +20,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from bot.bus import Bus
-from bot.events import EventLog
-from bot.human import HumanNode
-from bot.messages import COORDINATOR, BusMessage, Outbound, Target
-from bot.notices import NO_TRIGGER_TARGET, SYSTEM_SPEAKER, trigger_failed, where_to
-from bot.store import Store
+from bot.core.bus import Bus
+from bot.core.events import EventLog
+from bot.core.messages import COORDINATOR, BusMessage, Outbound, Target
+from bot.core.notices import NO_TRIGGER_TARGET, SYSTEM_SPEAKER, trigger_failed, where_to
+from bot.inbox.human import HumanNode
+from bot.store.core import Store
 from bot.triggers.model import ONE_SHOT
 from bot.triggers.rows import TriggerRow
 

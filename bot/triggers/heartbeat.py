@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bot.events import Event, read_events
-from bot.status import when
-from bot.store import Store
+from bot.core.events import Event, read_events
+from bot.ledger.status import when
+from bot.store.core import Store
 
 EVENT_SOURCES: dict[str, tuple[str, ...]] = {
     "messages": ("message.received",),

@@ -1,7 +1,7 @@
 """Trigger rows: what the store keeps for each trigger, and the words of its life.
 
 A plain record type (the SQL that reads and writes it lives in the store, see
-`bot/store_triggers.py`). Imports nothing of the project but the trigger model.
+`bot/store/triggers.py`). Imports nothing of the project but the trigger model.
 """
 
 from __future__ import annotations

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import time
 
-from bot.status import ago, table, when
-from bot.store import MissingTable, Store
+from bot.ledger.status import ago, table, when
+from bot.store.core import MissingTable, Store
 from bot.triggers.rows import job_id_of
 
 MAX_ROWS = 200

@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from bot.events import Event
+from bot.core.events import Event
 from bot.triggers.rows import TriggerRow
 
 #: fire(row, fire_key, note) — the engine's firing entry point.

@@ -3,7 +3,7 @@
 Discord replays missed events only to a session that RESUMEs. After a restart, or when
 a session cannot resume (a fresh IDENTIFY), messages posted in the gap never arrive.
 So on every new session the places (channels, threads, DMs) where people talked to the
-bot are read back from their watermark (`bot/watermarks.py`): the message up to which
+bot are read back from their watermark (`bot/inbox/watermarks.py`): the message up to which
 everything there has been read. Their history after it goes through the intake like
 any MESSAGE_CREATE (the journal drops what it already holds; chatter not addressed to
 the bot is skipped by the intake as always).
@@ -33,9 +33,9 @@ import time
 
 import discord
 
-from bot.channel import ChannelStore
-from bot.messages import Inbound
-from bot.watermarks import UNKNOWN, Watermarks
+from bot.core.channel import ChannelStore
+from bot.core.messages import Inbound
+from bot.inbox.watermarks import UNKNOWN, Watermarks
 from channels.discord.events import KIND, Intake
 
 log = logging.getLogger(__name__)

@@ -17,10 +17,10 @@ from typing import Any
 
 import discord
 
-from bot.channel import BaseChannel, TransientDeliveryError
-from bot.channel_context import ChannelContext
-from bot.messages import DeliveryReceipt, Outbound, Target
-from bot.reading import Page
+from bot.core.channel import BaseChannel, TransientDeliveryError
+from bot.core.messages import DeliveryReceipt, Outbound, Target
+from bot.inbox.channel_context import ChannelContext
+from bot.inbox.reading import Page
 from channels.discord import approvals
 from channels.discord.catchup import CatchUp
 from channels.discord.client import GatewayClient, point_at

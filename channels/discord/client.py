@@ -21,7 +21,7 @@ import discord
 import yarl
 from discord.backoff import ExponentialBackoff
 
-from bot.channel import ChannelStore
+from bot.core.channel import ChannelStore
 from channels.discord.errors import INTENT_MISSING, NETWORK_ERRORS, TOKEN_REFUSED
 
 log = logging.getLogger(__name__)

@@ -14,7 +14,7 @@ after a crash: where it goes and the parts already posted are written to the sto
 key/value table (`discord.posted.<outbound id>`) after each part, and dropped once the
 whole message is delivered. A part whose answer was lost is not posted twice: it
 carries a nonce Discord enforces for a few minutes, and it goes through the core's
-attempt records (`bot/attempts.py`), so a retry after a longer outage first looks for
+attempt records (`bot/outbox/attempts.py`), so a retry after a longer outage first looks for
 it in the channel's history. Failures are mapped to the outbox's errors in
 `errors.py`.
 """
@@ -32,10 +32,10 @@ from typing import Any, Final, Literal
 
 import discord
 
-from bot.attempts import Answer, Attempts
-from bot.channel import ChannelStore, PermanentDeliveryError
-from bot.messages import Attachment, DeliveryReceipt, Outbound
-from bot.schema import AttemptRow
+from bot.core.channel import ChannelStore, PermanentDeliveryError
+from bot.core.messages import Attachment, DeliveryReceipt, Outbound
+from bot.outbox.attempts import Answer, Attempts
+from bot.store.schema import AttemptRow
 from channels.discord.approvals import is_request, request_view
 from channels.discord.errors import (
     NETWORK_ERRORS,

@@ -25,9 +25,9 @@ import re
 
 import discord
 
-from bot.channel_context import ChannelContext
-from bot.messages import Inbound, Outbound, Sender, Target
-from bot.notices import SYSTEM_SPEAKER
+from bot.core.messages import Inbound, Outbound, Sender, Target
+from bot.core.notices import SYSTEM_SPEAKER
+from bot.inbox.channel_context import ChannelContext
 from channels.discord.files import attachments
 from channels.discord.format import first_line
 from channels.discord.threads import Threads

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import discord
 
-from bot.channel import PermanentDeliveryError
-from bot.files import human_size, safe_name
-from bot.intake import FileTooLarge
-from bot.messages import Attachment
+from bot.core.channel import PermanentDeliveryError
+from bot.core.messages import Attachment
+from bot.inbox.files import human_size, safe_name
+from bot.inbox.intake import FileTooLarge
 from channels.download import Downloader
 
 

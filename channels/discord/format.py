@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from bot.messages import Outbound
+from bot.core.messages import Outbound
 from channels.split import split_message
 
 THREAD_NAME_MAX = 100

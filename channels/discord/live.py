@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 
 import discord
 
-from bot.attempts import Answer
-from bot.channel import ChannelStore
-from bot.messages import COORDINATOR, Outbound, Target
+from bot.core.channel import ChannelStore
+from bot.core.messages import COORDINATOR, Outbound, Target
+from bot.outbox.attempts import Answer
 from channels.discord.errors import NETWORK_ERRORS
 from channels.discord.format import LIMIT, speaker, to_discord_markdown
 

@@ -1,4 +1,4 @@
-"""Who may read or post in a Discord channel, for the scope check (bot/scope.py
+"""Who may read or post in a Discord channel, for the scope check (bot/inbox/scope.py
 `Membership`): the channel's permissions for the member, as discord.py computes them
 from the guild's roles and the channel's overwrites (a thread: its parent's). The
 member is fetched over REST when not cached (no privileged intent needed). A DM is
@@ -12,7 +12,7 @@ import logging
 
 import discord
 
-from bot.messages import Target
+from bot.core.messages import Target
 
 log = logging.getLogger(__name__)
 

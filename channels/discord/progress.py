@@ -1,4 +1,4 @@
-"""Discord's side of live progress (bot/progress.py): the typing indicator.
+"""Discord's side of live progress (bot/core/progress.py): the typing indicator.
 
 `POST /channels/{id}/typing` shows "is typing" for about ten seconds, or until the
 bot posts; it is renewed every REFRESH_SECONDS while the work goes on. A thread that
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import discord
 
-from bot.messages import Inbound, Target
+from bot.core.messages import Inbound, Target
 from channels.discord.live import DiscordLives
 
 REFRESH_SECONDS = 8.0

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import discord
 
-from bot.messages import Target
-from bot.reading import Line, Page, ReadRefused
+from bot.core.messages import Target
+from bot.inbox.reading import Line, Page, ReadRefused
 from channels.discord.errors import NETWORK_ERRORS
 
 

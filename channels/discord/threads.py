@@ -10,7 +10,7 @@ at start: every channel message is checked against them.
 
 from __future__ import annotations
 
-from bot.channel import ChannelStore
+from bot.core.channel import ChannelStore
 
 _KEY = "discord.thread:"
 

@@ -24,11 +24,11 @@ import time
 from dataclasses import asdict
 from email.message import EmailMessage
 
-from bot.channel import BaseChannel, PermanentDeliveryError
-from bot.channel_context import ChannelContext
-from bot.files import guess_type, human_size, safe_name
-from bot.messages import Attachment, DeliveryReceipt, Inbound, Outbound, Sender, Target
-from bot.reading import Line, Page, ReadRefused
+from bot.core.channel import BaseChannel, PermanentDeliveryError
+from bot.core.messages import Attachment, DeliveryReceipt, Inbound, Outbound, Sender, Target
+from bot.inbox.channel_context import ChannelContext
+from bot.inbox.files import guess_type, human_size, safe_name
+from bot.inbox.reading import Line, Page, ReadRefused
 from channels.email.compose import Thread, compose, reply_subject
 from channels.email.imap import ImapWatcher
 from channels.email.parse import ParsedMail, parse_mail

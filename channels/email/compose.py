@@ -19,8 +19,8 @@ from email.utils import formataddr, formatdate
 
 import markdown
 
-from bot.approvals import code
-from bot.messages import Outbound
+from bot.approvals.desk import code
+from bot.core.messages import Outbound
 from channels.email.safety import LOOP_HEADER
 
 _RE = re.compile(r"^\s*((re|aw|sv|antw)\s*:\s*)+", re.IGNORECASE)

@@ -25,9 +25,9 @@ from dataclasses import dataclass
 
 import aioimaplib
 
-from bot.channel import ChannelStore
-from bot.events import EventLog
-from bot.outbox import backoff
+from bot.core.channel import ChannelStore
+from bot.core.events import EventLog
+from bot.outbox.sender import backoff
 from channels.email.imap_client import ImapClient, ImapError, race
 from config.settings import Settings
 

@@ -4,7 +4,7 @@ Headers are read leniently (the compat32 policy keeps raw strings; `headers.py`
 decodes them: raw UTF-8, RFC 2047, RFC 2231), the author comes from the raw From
 header (`sender.py`: refused when unclear), and the Received / Authentication-Results
 trace is kept raw for `auth.py`. The body prefers text/plain, else HTML converted to
-text (bot.html_text, bounded). Quoted history and signatures are stripped by
+text (bot.core.html_text, bounded). Quoted history and signatures are stripped by
 `reply.strip_reply`, attachments are kept with their decoded bytes, and the text
 handed on is capped. Nothing here raises: a broken mail becomes a mail with less in
 it. Blocking: the channel runs it in a worker thread.
@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass, field
 from email.message import Message
 
-from bot.html_text import html_to_text
+from bot.core.html_text import html_to_text
 from channels.email.headers import filename, header_text, raw_values
 from channels.email.machine import MACHINE_HEADERS
 from channels.email.reply import strip_reply

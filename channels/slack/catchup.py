@@ -8,7 +8,7 @@ journal drops what it already holds; what is not for the bot is skipped as alway
 
 - the threads it is in (`conversations.replies`), DMs (`conversations.history`), and
   the channels it was mentioned in (`conversations.history`, top level: mentions),
-- each from its watermark (`bot/watermarks.py`): the message up to which everything
+- each from its watermark (`bot/inbox/watermarks.py`): the message up to which everything
   there has been read. A mark moves when a place was read to its end, or with a live
   message once that place is not being caught up, in the journal's transaction; so a
   process or socket dying at any moment leaves the gap behind it readable.
@@ -33,8 +33,8 @@ import aiohttp
 from slack_sdk.errors import SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.channel import ChannelStore
-from bot.watermarks import UNKNOWN, Watermarks
+from bot.core.channel import ChannelStore
+from bot.inbox.watermarks import UNKNOWN, Watermarks
 from channels.slack.events import SlackEvents
 from channels.slack.history import HistoryError, read, ts_key
 from channels.slack.threads import ThreadMemory

@@ -19,11 +19,11 @@ import aiohttp
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.channel import BaseChannel
-from bot.channel_context import ChannelContext
-from bot.messages import DeliveryReceipt, Outbound, Target
-from bot.outbox import backoff
-from bot.reading import Page
+from bot.core.channel import BaseChannel
+from bot.core.messages import DeliveryReceipt, Outbound, Target
+from bot.inbox.channel_context import ChannelContext
+from bot.inbox.reading import Page
+from bot.outbox.sender import backoff
 from channels.slack import approvals, home
 from channels.slack.catchup import SlackCatchUp
 from channels.slack.connection import HttpConnection, SocketModeConnection, build_app

@@ -14,9 +14,9 @@ from typing import Any
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.files import safe_name
-from bot.intake import FetchError, FileTooLarge
-from bot.messages import Attachment
+from bot.core.messages import Attachment
+from bot.inbox.files import safe_name
+from bot.inbox.intake import FetchError, FileTooLarge
 from channels.download import Downloader
 
 #: Slack Connect: the event carries only the file id; files.info has the rest

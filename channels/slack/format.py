@@ -13,7 +13,7 @@ import re
 
 from slackify_markdown import slackify_markdown
 
-from bot.messages import Outbound
+from bot.core.messages import Outbound
 from channels.split import split_message
 
 log = logging.getLogger(__name__)

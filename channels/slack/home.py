@@ -21,9 +21,9 @@ from slack_bolt.async_app import AsyncAck, AsyncApp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.channel_context import ChannelContext, Waiting
-from bot.messages import Inbound, Sender, Target
-from bot.status import ago
+from bot.core.messages import Inbound, Sender, Target
+from bot.inbox.channel_context import ChannelContext, Waiting
+from bot.ledger.status import ago
 
 log = logging.getLogger(__name__)
 

@@ -1,4 +1,4 @@
-"""Who is in a Slack conversation, for the scope check (bot/scope.py `Membership`).
+"""Who is in a Slack conversation, for the scope check (bot/inbox/scope.py `Membership`).
 
 `conversations.members` lists a channel's (or DM's) member ids, cursor-paged; a
 person may read and post where they are a member. A user's own id as a target (a
@@ -14,7 +14,7 @@ import logging
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.messages import Target
+from bot.core.messages import Target
 
 log = logging.getLogger(__name__)
 PAGE = 1000

@@ -3,7 +3,7 @@
 A Slack id not listed in `[[people]]` may still be a listed person: when the bot
 token has `users:read.email`, `users.info` returns the account's address, and an
 address a person lists links that id to them (the link is kept in the store by
-`bot.people.People`). The lookup runs before the event is journaled, so the
+`bot.inbox.people.People`). The lookup runs before the event is journaled, so the
 message is routed as that person, but only for the first event of an id this
 process has not looked up, and within `LOOKUP_SECONDS` so the ack stays well
 inside Slack's 3 seconds. A failed or slow lookup leaves the id unlinked (it is
@@ -21,7 +21,7 @@ import aiohttp
 from slack_sdk.errors import SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.people import People
+from bot.inbox.people import People
 
 log = logging.getLogger(__name__)
 

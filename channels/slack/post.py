@@ -5,7 +5,7 @@ Slack answers to the outbox's two errors: HTTP 429 is transient with Slack's
 `Retry-After`, as are 5xx, Slack's own outage errors and network failures; any other
 Slack error (unknown channel, bot not in channel, archived, bad token) is permanent.
 Slack has no idempotency key, so each chunk goes through the core's attempt records
-(`bot/attempts.py`): recorded as tried before `chat.postMessage`, as posted with its
+(`bot/outbox/attempts.py`): recorded as tried before `chat.postMessage`, as posted with its
 `ts` after. A chunk found tried but not posted (the process died, or the connection
 broke, after Slack's answer) is looked up first: every post carries Slack message
 `metadata` naming its outbox row and chunk, read back from its thread (or the
@@ -23,11 +23,16 @@ import aiohttp
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.attempts import Answer, Attempts
-from bot.channel import ChannelStore, DeliveryError, PermanentDeliveryError, TransientDeliveryError
-from bot.messages import DeliveryReceipt, Outbound, Target
-from bot.outbox import Pacer
-from bot.store import AttemptRow
+from bot.core.channel import (
+    ChannelStore,
+    DeliveryError,
+    PermanentDeliveryError,
+    TransientDeliveryError,
+)
+from bot.core.messages import DeliveryReceipt, Outbound, Target
+from bot.outbox.attempts import Answer, Attempts
+from bot.outbox.sender import Pacer
+from bot.store.core import AttemptRow
 from channels.slack.approvals import is_request, request_blocks
 from channels.slack.format import render
 from channels.slack.history import HistoryError, read

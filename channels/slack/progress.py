@@ -1,4 +1,4 @@
-"""Slack's side of live progress (bot/progress.py): the status line in the thread
+"""Slack's side of live progress (bot/core/progress.py): the status line in the thread
 (`assistant.threads.setStatus`, renewed before Slack drops it after two minutes, naming
 what runs), 👀 / ✅ reactions when SWITCHBOARD_ACK_REACTIONS is on, and the answer as
 it is written (channels/slack/live.py).
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.messages import Inbound, Target
+from bot.core.messages import Inbound, Target
 from channels.slack.live import SlackLives
 
 #: Slack drops a status line two minutes after it was set; renew it before then

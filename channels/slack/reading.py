@@ -12,8 +12,8 @@ from typing import Any
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.messages import Target
-from bot.reading import Line, Page, ReadRefused
+from bot.core.messages import Target
+from bot.inbox.reading import Line, Page, ReadRefused
 from channels.slack.history import PAGE, HistoryError, read
 
 HINTS = {

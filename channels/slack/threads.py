@@ -7,7 +7,7 @@ at start, as every channel message is checked against it.
 
 from __future__ import annotations
 
-from bot.channel import ChannelStore
+from bot.core.channel import ChannelStore
 
 _PREFIX = "slack.thread."
 

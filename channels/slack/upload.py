@@ -4,7 +4,7 @@ then one `files.completeUploadExternal` with `channel_id` and `thread_ts` (and t
 message as `initial_comment` when it fits in one post) that shares them all.
 
 Slack has no idempotency key here either, so the upload is one part of the message's
-attempt records (`bot/attempts.py`): the file ids Slack hands out are recorded as the
+attempt records (`bot/outbox/attempts.py`): the file ids Slack hands out are recorded as the
 try goes, and an upload found tried but not recorded as done is looked up with
 `files.info`: shared into the channel already means done (no second upload); else it
 starts again (an unshared upload is invisible to people). A file Slack would refuse
@@ -23,11 +23,11 @@ import aiohttp
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.attempts import Answer, Attempts
-from bot.channel import DeliveryError, PermanentDeliveryError, TransientDeliveryError
-from bot.files import human_size
-from bot.messages import Attachment, Outbound
-from bot.store import AttemptRow
+from bot.core.channel import DeliveryError, PermanentDeliveryError, TransientDeliveryError
+from bot.core.messages import Attachment, Outbound
+from bot.inbox.files import human_size
+from bot.outbox.attempts import Answer, Attempts
+from bot.store.core import AttemptRow
 
 PART = "files"
 SLACK_MAX_BYTES = 1024**3  # Slack's limit per file

@@ -26,13 +26,13 @@ import aiohttp
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from bot.messages import (  # noqa: E402
+from bot.core.messages import (  # noqa: E402
     Inbound,
     Sender,
     Target,
 )
-from bot.store import Store  # noqa: E402
-from bot.store_usage import UsageRow  # noqa: E402
+from bot.store.core import Store  # noqa: E402
+from bot.store.usage import UsageRow  # noqa: E402
 from tests.bench.bench_ops import free_port, pct, seed, timed_gets  # noqa: E402
 from tests.fakes.anthropic_api import FakeAnthropic, text  # noqa: E402
 from tests.kit import Recorder, make_settings, running_app  # noqa: E402

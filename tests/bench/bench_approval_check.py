@@ -2,7 +2,7 @@
 
     .venv/bin/python tests/bench/bench_approval_check.py
 
-Every routed message is first asked "is this an approval answer?" (bot/approvals.py).
+Every routed message is first asked "is this an approval answer?" (bot/approvals/desk.py).
 Before: two regexes per message. After: `could_be_answer` (one look at the first
 character) and the regexes only for texts starting with a or d. Both run in this one
 process, alternating, over the same 5,000 chat messages routed through the real app
@@ -23,9 +23,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from bot import approvals  # noqa: E402
-from bot.messages import Inbound  # noqa: E402
-from bot.store_approvals import ApprovalRow  # noqa: E402
+from bot.approvals import desk as approvals  # noqa: E402
+from bot.core.messages import Inbound  # noqa: E402
+from bot.store.approvals import ApprovalRow  # noqa: E402
 from tests.fakes.anthropic_api import FakeAnthropic, text  # noqa: E402
 from tests.kit import Recorder, inbound, make_settings, running_app  # noqa: E402
 

@@ -23,8 +23,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from bot.audit import AuditLog, args_digest  # noqa: E402
-from bot.events import EventLog  # noqa: E402
+from bot.core.events import EventLog  # noqa: E402
+from bot.ledger.audit import AuditLog, args_digest  # noqa: E402
 from tests.fakes.anthropic_api import FakeAnthropic, text  # noqa: E402
 from tests.kit import Recorder, make_settings, running_app  # noqa: E402
 

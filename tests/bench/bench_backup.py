@@ -23,10 +23,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from bot import migrations  # noqa: E402
-from bot.backup import backup  # noqa: E402
-from bot.migrations_sql import V1_TABLES  # noqa: E402
-from bot.store import Store  # noqa: E402
+from bot.store import migrations  # noqa: E402
+from bot.store.backup import backup  # noqa: E402
+from bot.store.core import Store  # noqa: E402
+from bot.store.migrations_sql import V1_TABLES  # noqa: E402
 
 PAYLOAD = json.dumps({"text": "x" * 300})
 

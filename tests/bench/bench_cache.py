@@ -32,7 +32,7 @@ PROBE = """
 import asyncio, json, sys, tempfile
 from pathlib import Path
 sys.path.insert(0, {tree!r})
-from bot.messages import Target
+from bot.core.messages import Target
 from tests.fakes.anthropic_api import FakeAnthropic, text, tool
 from tests.kit import Recorder, inbound, running_app
 from tests.people_kit import people_settings

@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from bot.store import ParkedState, QuestionRow, Store, WorkerRow  # noqa: E402
+from bot.store.core import ParkedState, QuestionRow, Store, WorkerRow  # noqa: E402
 from tests.fakes.anthropic_api import FakeAnthropic, text  # noqa: E402
 from tests.kit import Recorder, inbound, make_settings, running_app  # noqa: E402
 

@@ -24,8 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import aiosmtplib
 
 from bot.app import App
-from bot.events import Event
-from bot.messages import Outbound, Target
+from bot.core.events import Event
+from bot.core.messages import Outbound, Target
 from tests.email.person import Person
 from tests.email.servers import Dovecot, RelayHandler, SmtpRelay, make_ca
 from tests.fakes.anthropic_api import FakeAnthropic, text

@@ -27,9 +27,9 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from bot.app import App  # noqa: E402
-from bot.events import EventLog  # noqa: E402
+from bot.core.events import EventLog  # noqa: E402
 from bot.ops.auth import Access  # noqa: E402
-from bot.store import QuestionRow, Store, WorkerRow  # noqa: E402
+from bot.store.core import QuestionRow, Store, WorkerRow  # noqa: E402
 from tests.fakes.anthropic_api import FakeAnthropic, text  # noqa: E402
 from tests.kit import Recorder, inbound, make_settings, running_app  # noqa: E402
 

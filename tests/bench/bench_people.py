@@ -29,8 +29,8 @@ from agents.memory.consolidate import Consolidator
 from agents.memory.files import AgentFiles
 from agents.memory.search import MemoryIndex
 from agents.memory.shared import Shared
-from bot.events import EventLog
-from bot.store import Store
+from bot.core.events import EventLog
+from bot.store.core import Store
 from tests.bench.bench_memory import generate, percentile, timed, words
 
 ARCHIVE_FILE_BYTES = 500_000

@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 from agents.services import AgentInfo  # noqa: E402
 from agents.step import Effects, Step  # noqa: E402
 from agents.tools import Toolbox  # noqa: E402
-from bot.messages import Target  # noqa: E402
+from bot.core.messages import Target  # noqa: E402
 from tests.fakes.anthropic_api import FakeAnthropic, text  # noqa: E402
 from tests.kit import Recorder, make_settings, running_app  # noqa: E402
 

@@ -36,9 +36,9 @@ from agents.mcp.registry import McpRegistry
 from agents.services import AgentInfo
 from agents.step import Effects, Step
 from agents.tools import Toolbox
-from bot.events import EventLog
-from bot.messages import Target
-from bot.store import Store
+from bot.core.events import EventLog
+from bot.core.messages import Target
+from bot.store.core import Store
 from config.tools import McpServerConfig
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.kit import Recorder, inbound, running_app

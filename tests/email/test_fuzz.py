@@ -12,11 +12,11 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.bus import Bus
-from bot.channel_context import ChannelContext
-from bot.events import EventLog
-from bot.human import HumanNode
-from bot.store import Store
+from bot.core.bus import Bus
+from bot.core.events import EventLog
+from bot.inbox.channel_context import ChannelContext
+from bot.inbox.human import HumanNode
+from bot.store.core import Store
 from channels.email import EmailChannel
 from config.settings import load_settings
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from bot.html_text import HtmlLimits, html_to_text, to_text
+from bot.core.html_text import HtmlLimits, html_to_text, to_text
 from channels.email.safety import RateGuard
 from tests.email.conftest import MailWorld, channel_of, email_app
 from tests.email.person import Person

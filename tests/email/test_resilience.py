@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.messages import Outbound, Target
-from bot.store import Store
+from bot.core.messages import Outbound, Target
+from bot.store.core import Store
 from channels.email.imap import STATE_KEY
 from channels.email.smtp import MAX_SESSIONS
 from tests.email.conftest import MailWorld, channel_of, email_app

@@ -7,7 +7,7 @@ import asyncio
 import time
 from pathlib import Path
 
-from bot.store import Store
+from bot.store.core import Store
 from tests.email.conftest import MailWorld
 from tests.email.person import body_text
 from tests.fakes.anthropic_api import FakeAnthropic

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.messages import Outbound, Target
+from bot.core.messages import Outbound, Target
 from channels.email.compose import Thread, compose, reply_subject, speaker
 from channels.email.parse import parse_mail, strip_reply
 from channels.email.safety import RateGuard, allowed

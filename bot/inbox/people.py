@@ -1,0 +1,218 @@
+"""People: one person behind the ids of every channel (`[[people]]` in the config).
+
+The human node resolves each sender to a `Person` before routing: a listed Slack,
+Discord or email id is that person, and so is a Slack user whose address (from
+`users.info`, when the token has `users:read.email`) is one a person lists; that
+link is kept in the store. Anyone else is a person named by their platform id.
+
+A person's time zone is the one they stated ("I'm in Berlin"; kept in the store),
+else their `[[people]]` entry's, else `SWITCHBOARD_TIMEZONE`. The directory also
+remembers who spoke last in each conversation, so tools that act for "the person
+of this conversation" (a reminder's time zone) know whom they serve.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
+
+from bot.core.messages import Sender
+from bot.store.core import Store
+from config.entries import PersonConfig
+
+_ZONE_KEY = "people:zone:"
+_LINK_KEY = "people:link:"
+_SPEAKER_KEY = "people:speaker:"
+_SPEAKER_ID_KEY = "people:speaker-id:"
+_SPEAKERS_MAX = 10_000
+
+
+@dataclass(frozen=True, slots=True)
+class Person:
+    name: str  # as configured, or the platform id of an unlisted sender
+    timezone: str  # the effective IANA zone
+    listed: bool = False
+
+    @property
+    def key(self) -> str:
+        """The stem of the person's profile file (`<data_dir>/people/<key>.md`)."""
+        return profile_key(self.name)
+
+
+def platform_id(channel: str, ident: str) -> str:
+    """How a sender is named in approval records and the audit log: `slack:U123`,
+    `email:ann@example.com` (lower case), the terminal simply `terminal`, and an API
+    caller its own `api:<name>` (the id it already carries)."""
+    if channel == "terminal":
+        return "terminal"
+    if ident.startswith(f"{channel}:"):  # an API caller is already `api:<name>`
+        return ident
+    return f"{channel}:{ident.lower() if channel == 'email' else ident}"
+
+
+def who(name: str | None, ident: str | None) -> str:
+    """`Ann (slack:U123)`; the platform id alone when there is no other name for it."""
+    if not ident:
+        return name or ""
+    if not name or name in (ident, ident.split(":", 1)[-1]):
+        return ident
+    return f"{name} ({ident})"
+
+
+def profile_key(name: str) -> str:
+    """A person's name (or platform id) as a file stem: lower case, no path."""
+    slug = re.sub(r"[^a-z0-9@._+-]+", "-", name.strip().lower()).strip("-.")[:120]
+    return slug or "someone"
+
+
+class People:
+    """The directory of people of one data dir."""
+
+    def __init__(self, entries: list[PersonConfig], store: Store | None, default_zone: str):
+        self.store = store
+        self.default_zone = default_zone
+        self._entries = {p.name.lower(): p for p in entries}
+        self._ids: dict[tuple[str, str], str] = {}
+        for person in entries:
+            for kind, ident in person.ids():
+                self._ids[(kind, ident.lower() if kind == "email" else ident)] = person.name
+        self._emails = {addr: p.name for p in entries for addr in p.email}
+        self._zones: dict[str, str] = {}
+        self._links: dict[str, str] = {}
+        if store is not None:
+            self._zones = {k: v for k, v in store.kv_prefixed(_ZONE_KEY).items() if _valid(v)}
+            self._links = store.kv_prefixed(_LINK_KEY)
+        self._speakers: dict[str, str] = {}
+        self._speaker_ids: dict[str, str] = {}
+        if store is not None:  # who spoke last where, across restarts (reminders' zones)
+            self._speakers = store.kv_prefixed(_SPEAKER_KEY)
+            self._speaker_ids = store.kv_prefixed(_SPEAKER_ID_KEY)
+
+    # -- resolving ---------------------------------------------------------------------
+    def resolve(self, channel: str, sender: Sender) -> Person:
+        ident = sender.id.lower() if channel == "email" else sender.id
+        name = self._ids.get((channel, ident)) or self._links.get(f"{channel}:{ident}")
+        if name is None and sender.email:
+            name = self._link(channel, ident, sender.email.lower())
+        if name is None:
+            return Person(sender.id, self.zone_of(sender.id))
+        return Person(name, self.zone_of(name), listed=True)
+
+    def wants_email(self, channel: str, ident: str) -> bool:
+        """Whether looking up this id's email address could link it to a person."""
+        if not self._emails or (channel, ident) in self._ids:
+            return False
+        return f"{channel}:{ident}" not in self._links
+
+    def _link(self, channel: str, ident: str, email: str) -> str | None:
+        name = self._emails.get(email)
+        if name is not None:
+            self._links[f"{channel}:{ident}"] = name
+            if self.store is not None:
+                self.store.set_kv(f"{_LINK_KEY}{channel}:{ident}", name)
+        return name
+
+    def named(self, name: str) -> Person | None:
+        """A listed person by name (any case), or by one of their ids."""
+        entry = self._entries.get(name.strip().lower())
+        if entry is not None:
+            return Person(entry.name, self.zone_of(entry.name), listed=True)
+        text = name.strip().lower()
+        for (_kind, ident), owner in self._ids.items():
+            if ident.lower() == text:
+                return Person(owner, self.zone_of(owner), listed=True)
+        return None
+
+    def listed(self) -> list[str]:
+        return sorted((p.name for p in self._entries.values()), key=str.lower)
+
+    def ids_of(self, name: str) -> list[tuple[str, str]]:
+        """Every (platform, id) known for a person: configured and linked."""
+        entry = self._entries.get(name.lower())
+        ids = entry.ids() if entry is not None else []
+        linked = [tuple(k.split(":", 1)) for k, v in self._links.items() if v == name]
+        return [*ids, *((k, i) for k, i in linked)]
+
+    # -- time zones --------------------------------------------------------------------
+    def zone_of(self, name: str | None) -> str:
+        if not name:
+            return self.default_zone
+        stated = self._zones.get(name.lower())
+        if stated:
+            return stated
+        entry = self._entries.get(name.lower())
+        if entry is not None and entry.timezone:
+            return entry.timezone
+        return self.default_zone
+
+    def set_zone(self, name: str, zone: str) -> bool:
+        """Record the zone a person stated; False when it is no IANA zone."""
+        if not _valid(zone):
+            return False
+        self._zones[name.lower()] = zone
+        if self.store is not None:
+            self.store.set_kv(_ZONE_KEY + name.lower(), zone)
+        return True
+
+    # -- who speaks where ----------------------------------------------------------------
+    def spoke(self, conversation: str | None, name: str, ident: str | None = None) -> None:
+        """`name` (platform id `ident`, see `platform_id`) spoke in `conversation`
+        (stored only when the speaker changes)."""
+        if conversation is None:
+            return
+        self._remember(self._speakers, _SPEAKER_KEY, conversation, name)
+        if ident is not None:
+            self._remember(self._speaker_ids, _SPEAKER_ID_KEY, conversation, ident)
+
+    def _remember(self, where: dict[str, str], prefix: str, conversation: str, value: str) -> None:
+        if where.get(conversation) == value:
+            return
+        if len(where) >= _SPEAKERS_MAX and conversation not in where:
+            where.pop(next(iter(where)))
+        where[conversation] = value
+        if self.store is not None:
+            self.store.set_kv(prefix + conversation, value)
+
+    def speaker_id_of(self, conversation: str | None) -> str | None:
+        """The platform id of who spoke last in `conversation` (`slack:U123`)."""
+        return self._speaker_ids.get(conversation or "")
+
+    def speaker_of(self, conversation: str | None) -> Person | None:
+        name = self._speakers.get(conversation or "")
+        if name is None:
+            return None
+        return Person(name, self.zone_of(name), listed=name.lower() in self._entries)
+
+
+def _valid(zone: str) -> bool:
+    try:
+        ZoneInfo(zone)
+    except (ZoneInfoNotFoundError, ValueError):
+        return False
+    return True
+
+
+@lru_cache(maxsize=1)
+def _cities() -> dict[str, str]:
+    """City (the last part of an IANA name, lower case, spaces for underscores) -> zone."""
+    out: dict[str, str] = {}
+    for name in sorted(available_timezones()):
+        if "/" not in name or name.startswith(("Etc/", "SystemV/", "US/")):
+            continue
+        out.setdefault(name.rsplit("/", 1)[1].replace("_", " ").lower(), name)
+    return out
+
+
+def zone_for_place(place: str) -> str | None:
+    """'Europe/Berlin', 'berlin' or 'New York' -> an IANA zone; None when unknown."""
+    text = place.strip().strip(".!,;").strip()
+    if not text:
+        return None
+    if "/" in text or text.upper() == "UTC":
+        for name in (text, "/".join(p.capitalize() for p in text.split("/"))):
+            if _valid(name):
+                return "UTC" if name.upper() == "UTC" else name
+        text = text.rsplit("/", 1)[-1].replace("_", " ")
+    return _cities().get(" ".join(text.lower().split()))

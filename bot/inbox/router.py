@@ -1,0 +1,170 @@
+"""Routing rules for a person's message (the external contract's "Routing").
+
+1. `@Name ...` (after the bot's own mention, which the channel strips) goes to the
+   worker Name, case-insensitive; `@coordinator` to the coordinator; `@all`, `@*`
+   or a leading `*` to everyone. `@Name` for no such worker is an error naming the
+   workers that exist.
+2. Otherwise, a reply inside the thread of a worker's open question goes to that
+   worker as the answer (an exact platform reference, such as an email's
+   In-Reply-To, wins over a shared thread; among several, the latest question).
+3. Everything else goes to the coordinator.
+
+`new` or `/new` alone (any case) starts a fresh conversation in that place: it goes
+to the coordinator marked `fresh`, before any other rule (a worker's open question
+here stays open, and its answer still reaches it with `@Name`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol, TypeVar
+
+from bot.core.messages import COORDINATOR, Inbound
+from bot.core.notices import no_such_worker
+from bot.store.core import QuestionRow
+
+
+class Waiting(Protocol):
+    @property
+    def refs(self) -> Sequence[str]: ...
+
+
+W = TypeVar("W", bound=Waiting)
+
+_ADDRESS = re.compile(r"^\s*@([\w.\-*]+)[\s,:]*(.*)$", re.DOTALL)
+_STAR = re.compile(r"^\s*\*(?:\s+|$)(.*)$", re.DOTALL)
+BROADCAST_NAMES = {"all", "*", "everyone"}
+FRESH_WORDS = {"new", "/new"}
+
+
+@dataclass(slots=True)
+class Route:
+    recipients: list[str] = field(default_factory=list)
+    text: str = ""
+    question: QuestionRow | None = None
+    error: str | None = None
+    #: `@all` / `*`: informs every agent, never answers a worker's open question
+    broadcast: bool = False
+    #: `new` / `/new`: the coordinator archives this conversation and starts afresh
+    fresh: bool = False
+
+
+class Directory:
+    """What the router knows: the live workers and the open questions. Questions change
+    only through `add_question`, `add_refs` and `pop_question`, which keep them indexed
+    by worker and by place, so routing costs the same with 1,000 open as with none."""
+
+    def __init__(self) -> None:
+        self.workers: dict[str, str] = {}  # id (lower case) -> display name
+        self.questions: dict[str, QuestionRow] = {}
+        self._of_worker: dict[str, set[str]] = {}  # worker -> ids of its questions
+        self._by_ref: dict[str, set[str]] = {}  # platform reference -> question ids
+        #: conversation or reference -> ids of the questions asked or posted there
+        self._by_place: dict[str, set[str]] = {}
+
+    def names(self) -> list[str]:
+        return sorted(self.workers.values(), key=str.lower)
+
+    def add_question(self, q: QuestionRow) -> None:
+        self.questions[q.id] = q
+        _index(self._of_worker, [q.worker], q.id)
+        self._index_refs(q, q.refs, [q.conversation])
+
+    def add_refs(self, question_id: str, refs: list[str]) -> None:
+        """Where a question was posted (a platform id, a thread): its answers come there."""
+        q = self.questions.get(question_id)
+        if q is not None:
+            new = [r for r in dict.fromkeys(refs) if r not in q.refs]
+            q.refs = [*q.refs, *new]
+            self._index_refs(q, new, [])
+
+    def pop_question(self, question_id: str) -> QuestionRow | None:
+        q = self.questions.pop(question_id, None)
+        if q is not None:
+            _unindex(self._of_worker, [q.worker], q.id)
+            _unindex(self._by_ref, q.refs, q.id)
+            _unindex(self._by_place, [q.conversation, *q.refs], q.id)
+        return q
+
+    def of_worker(self, worker: str) -> list[QuestionRow]:
+        return [self.questions[i] for i in self._of_worker.get(worker, ())]
+
+    def answered_by(self, msg: Inbound) -> QuestionRow | None:
+        """The open question `msg` answers (`latest_waiting`'s rule, through the index)."""
+        ids = set().union(*(self._by_ref.get(r, ()) for r in msg.thread_refs))
+        pool = [self.questions[i] for i in ids or self._by_place.get(msg.conversation, set())]
+        return max(pool, key=lambda q: q.asked_at) if pool else None
+
+    def _index_refs(self, q: QuestionRow, refs: list[str], places: list[str | None]) -> None:
+        _index(self._by_ref, refs, q.id)
+        _index(self._by_place, [*places, *refs], q.id)
+
+
+def _index(index: dict[str, set[str]], keys: Iterable[str | None], question_id: str) -> None:
+    for key in keys:
+        if key is not None:
+            index.setdefault(key, set()).add(question_id)
+
+
+def _unindex(index: dict[str, set[str]], keys: Iterable[str | None], question_id: str) -> None:
+    for key in keys:
+        ids = index.get(key) if key is not None else None
+        if key is not None and ids is not None:
+            ids.discard(question_id)
+            if not ids:
+                del index[key]
+
+
+def route(msg: Inbound, directory: Directory) -> Route:
+    text = msg.text.strip()
+    if text.lower() in FRESH_WORDS:
+        return Route([COORDINATOR], text, fresh=True)
+    star = _STAR.match(text)
+    if star:
+        return Route([COORDINATOR, *directory.workers], star.group(1).strip(), broadcast=True)
+    addressed = _ADDRESS.match(text)
+    if addressed:
+        name, rest = addressed.group(1).lower(), addressed.group(2).strip()
+        if name in BROADCAST_NAMES:
+            return Route([COORDINATOR, *directory.workers], rest, broadcast=True)
+        if name == COORDINATOR:
+            return Route([COORDINATOR], rest)
+        if name in directory.workers:
+            return Route([name], rest, _question_of(name, directory))
+        return Route(error=no_such_worker(addressed.group(1), directory.names()))
+    question = directory.answered_by(msg)
+    if question is not None:
+        return Route([question.worker], text, question)
+    return Route([COORDINATOR], text)
+
+
+def _question_of(worker: str, directory: Directory) -> QuestionRow | None:
+    mine = directory.of_worker(worker)
+    return max(mine, key=lambda q: q.asked_at) if mine else None
+
+
+def latest_waiting(
+    msg: Inbound,
+    waiting: Iterable[W],
+    places: Callable[[W], Iterable[str | None]],
+    since: Callable[[W], float],
+) -> W | None:
+    """What a reply answers (an open question, a pending approval): one its platform
+    reference names exactly (an email's In-Reply-To/References) first, else one in the
+    same thread; of several, the latest."""
+    items = list(waiting)
+    refs = set(msg.thread_refs)
+    pool = [w for w in items if refs & set(w.refs)] or [
+        w for w in items if msg.conversation in (*places(w), *w.refs)
+    ]
+    return max(pool, key=since) if pool else None
+
+
+STOP_WORDS = frozenset({"stop", "/stop"})
+
+
+def is_stop(text: str) -> bool:
+    """`stop` alone: end the running turn here (or `@Alice stop`: that worker)."""
+    return text.strip().rstrip(".!").lower() in STOP_WORDS

@@ -1,0 +1,23 @@
+"""The whole `switchboard status` report: the core's parts and every section the
+runtime's components contribute (triggers, maintenance, usage, MCP, approvals), named
+in one place instead of registered as a side effect of importing the app."""
+
+from __future__ import annotations
+
+from bot.ledger.status import Section, render_status
+from bot.ledger.tools_status import approvals_section, mcp_section
+from bot.ledger.usage import usage_section
+from bot.store.core import Store
+from bot.triggers.status import maintenance_section, triggers_section
+
+SECTIONS: tuple[Section, ...] = (
+    triggers_section,
+    maintenance_section,
+    usage_section,
+    mcp_section,
+    approvals_section,
+)
+
+
+def full_status(store: Store) -> str:
+    return render_status(store, SECTIONS)

@@ -1,0 +1,131 @@
+"""`switchboard status`: what runs, what waits, what is due — read from the data dir.
+
+Works whether or not the bot runs: it reads the SQLite database (read-only) and the
+runtime beat the live process writes every few seconds. Other parts of the runtime
+contribute sections; `bot/ledger/report.py` names them all.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from bot.inbox.intake import FETCHING
+from bot.store.core import ACTIVE_WORKER_STATES, Store, StoreError
+
+STALE_AFTER = 10.0
+Section = Callable[[Store], str]
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    cells = [[str(c) for c in headers], *[[_cell(c) for c in row] for row in rows]]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in cells]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def _cell(value: object) -> str:
+    text = "" if value is None else str(value).replace("\n", " ")
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def ago(ts: float | None, now: float | None = None) -> str:
+    """`5m ago`, or `in 5m` for a time still to come."""
+    if not ts:
+        return "-"
+    seconds = int((now or time.time()) - ts)
+    return f"{span(seconds)} ago" if seconds >= 0 else f"in {span(-seconds)}"
+
+
+def span(seconds: float) -> str:
+    """A duration in its largest whole unit: `3d`, `2h`, `5m`, `40s`."""
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{int(seconds // size)}{unit}"
+    return f"{int(seconds)}s"
+
+
+def when(ts: float | None) -> str:
+    if ts is None:
+        return "-"
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def _beat(store: Store) -> dict[str, Any]:
+    raw = store.get_kv("runtime")
+    return json.loads(raw) if raw else {}
+
+
+def runtime_live(store: Store) -> bool:
+    """Whether the live process beat recently: what it wrote about live connections
+    (MCP servers, channels) is current only then."""
+    beat = _beat(store)
+    return bool(beat.get("pid")) and time.time() - beat.get("beat", 0) < STALE_AFTER
+
+
+def _runtime(store: Store) -> str:
+    beat = _beat(store)
+    if runtime_live(store):
+        return (
+            f"Switchboard: running (pid {beat['pid']}, up {ago(beat['started_at'])[:-4]}), "
+            f"LLM calls in flight {beat['llm_in_flight']}, waiting for a slot "
+            f"{beat['llm_waiting']}, open conversations {beat['sessions']}"
+        )
+    return "Switchboard: not running" + (
+        f" (last seen {ago(beat['beat'])})" if beat.get("beat") else ""
+    )
+
+
+def _agents(store: Store) -> str:
+    rows: list[list[object]] = [["coordinator", "coordinator", "live", "-", "-", "-"]]
+    for w in store.workers():
+        if w.status in ACTIVE_WORKER_STATES or time.time() - w.updated_at < 86400:
+            rows.append([w.name, "worker", w.status, w.turns, ago(w.updated_at), w.task])
+    return "Agents\n" + table(["name", "kind", "state", "turns", "active", "task"], rows)
+
+
+def _questions(store: Store) -> str:
+    rows = [[q.id, q.worker, q.target, ago(q.asked_at), q.question] for q in store.open_questions()]
+    if not rows:
+        return "Open questions: none"
+    return "Open questions\n" + table(["id", "worker", "asked in", "asked", "question"], rows)
+
+
+def _channels(store: Store) -> str:
+    rows = [[c, s, d, ago(t)] for c, s, d, t in store.health()]
+    if not rows:
+        return "Channels: none has run yet"
+    return "Channels\n" + table(["channel", "state", "detail", "updated"], rows)
+
+
+def _fetching(store: Store) -> str | None:
+    """Messages journaled but held until their files are downloaded (bot/inbox/intake.py)."""
+    held = [msg for _, msg in store.inbound_by_status(FETCHING)]
+    if not held:
+        return None
+    files = sum(1 for msg in held for a in msg.attachments if a.pending)
+    oldest = min(msg.received_at for msg in held)
+    return (
+        f"Waiting for file downloads: {len(held)} message(s), {files} file(s) still to "
+        f"fetch, the oldest received {ago(oldest)}"
+    )
+
+
+def _outbox(store: Store) -> str:
+    counts = store.outbox_counts()
+    return "Outbox: " + ", ".join(f"{counts.get(k, 0)} {k}" for k in ("pending", "sent", "failed"))
+
+
+def render_status(store: Store, sections: Sequence[Section] = ()) -> str:
+    parts = [_runtime(store), _agents(store), _questions(store)]
+    for section in sections:
+        try:
+            parts.append(section(store))
+        except StoreError as exc:
+            parts.append(f"({section.__name__}: unreadable: {exc})")
+    parts += [_channels(store), *filter(None, [_fetching(store)]), _outbox(store)]
+    return "\n\n".join(parts)

@@ -1,0 +1,198 @@
+"""The store's agent tables: LLM conversations, workers and their open questions.
+
+Part of the store (the only code that speaks SQL): `Store` inherits these methods,
+on its connection and inside its transactions (a step's checkpoint saves the
+conversation, the worker row and the question it opened in one commit).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+import time
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from bot.core.messages import BusMessage
+from bot.store.schema import (
+    QuestionRow,
+    QuestionStatus,
+    WorkerRow,
+    WorkerStatus,
+    decode_question,
+    decode_worker,
+)
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+class AgentTables:
+    if TYPE_CHECKING:  # provided by `Store`
+
+        def _x(self, sql: str, args: tuple[Any, ...] = ()) -> sqlite3.Cursor: ...
+
+        def decode(
+            self, source: str, rows: Iterable[Any], decode: Callable[[Any], T]
+        ) -> list[T]: ...
+
+    # -- conversations ---------------------------------------------------------------
+    def save_conversation(
+        self, agent: str, key: str, messages: list[dict[str, Any]], target: str | None
+    ) -> None:
+        self._x(
+            "INSERT INTO conversations (agent, key, target, messages, updated_at)"
+            " VALUES (?, ?, ?, ?, ?) ON CONFLICT (agent, key) DO UPDATE SET"
+            " messages = excluded.messages, updated_at = excluded.updated_at,"
+            " target = COALESCE(excluded.target, conversations.target)",
+            (agent, key, target, json.dumps(messages), time.time()),
+        )
+
+    def load_conversation(self, agent: str, key: str) -> tuple[list[dict[str, Any]], str | None]:
+        row = self._x(
+            "SELECT messages, target FROM conversations WHERE agent = ? AND key = ?", (agent, key)
+        ).fetchone()
+        if row is None:
+            return [], None
+        try:
+            return json.loads(row[0]), row[1]
+        except json.JSONDecodeError:
+            log.error("conversation %s/%s is corrupt; starting it afresh", agent, key)
+            return [], row[1]
+
+    def conversation_target(self, agent: str, key: str) -> str | None:
+        row = self._x(
+            "SELECT target FROM conversations WHERE agent = ? AND key = ?", (agent, key)
+        ).fetchone()
+        return row[0] if row else None
+
+    def conversations_since(self, since: float) -> list[tuple[str, str, list[dict[str, Any]]]]:
+        """(agent, key, messages) of every conversation saved at or after `since`
+        (the team knowledge consolidation reads what changed); corrupt ones skipped."""
+        rows = self._x(
+            "SELECT agent, key, messages FROM conversations WHERE updated_at >= ?"
+            " ORDER BY updated_at",
+            (since,),
+        )
+        out = []
+        for agent, key, raw in rows:
+            try:
+                out.append((agent, key, json.loads(raw)))
+            except json.JSONDecodeError:
+                continue
+        return out
+
+    def unfinished_conversations(self, agent: str) -> list[str]:
+        """Keys whose last message awaits the model, or whose last answer's tool calls never
+        ran (a crash interrupted the turn)."""
+        rows = self._x("SELECT key, messages FROM conversations WHERE agent = ?", (agent,))
+        keys = []
+        for key, raw in rows:
+            try:
+                messages = json.loads(raw)
+            except json.JSONDecodeError:
+                continue
+            if messages and _interrupted(messages[-1]):
+                keys.append(key)
+        return keys
+
+    # -- workers ---------------------------------------------------------------------
+    def upsert_worker(self, row: WorkerRow) -> None:
+        self._x(
+            "INSERT INTO workers (id, name, task, status, origin_conversation, origin_target,"
+            " turns, state, error, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)"
+            " ON CONFLICT (id) DO UPDATE SET name=excluded.name, task=excluded.task,"
+            " status=excluded.status, origin_conversation=excluded.origin_conversation,"
+            " origin_target=excluded.origin_target, turns=excluded.turns, state=excluded.state,"
+            " error=excluded.error, updated_at=excluded.updated_at",
+            (
+                row.id,
+                row.name,
+                row.task,
+                row.status,
+                row.origin_conversation,
+                row.origin_target,
+                row.turns,
+                json.dumps(row.parked.to_json() if row.parked else {}),
+                row.error,
+                row.created_at,
+                time.time(),
+            ),
+        )
+
+    def workers(self, statuses: tuple[WorkerStatus, ...] | None = None) -> list[WorkerRow]:
+        sql = (
+            "SELECT id, name, task, status, origin_conversation, origin_target, turns, state,"
+            " error, created_at, updated_at FROM workers"
+        )
+        args: tuple[Any, ...] = ()
+        if statuses:
+            sql += f" WHERE status IN ({','.join('?' * len(statuses))})"
+            args = statuses
+        rows = self._x(sql + " ORDER BY created_at", args)
+        return self.decode("workers", rows, decode_worker)
+
+    # -- the person a worker owes an answer ------------------------------------------
+    def keep_asker(self, worker_id: str, msg: BusMessage | None) -> None:
+        """The person's message a worker took in and has not answered yet (None: none),
+        kept beside its conversation so that after a restart the answer still reaches
+        them, in their thread."""
+        key = f"asker:{worker_id}"
+        if msg is None:
+            self._x("DELETE FROM kv WHERE key = ?", (key,))
+            return
+        value = json.dumps(msg.to_json())
+        self._x("INSERT OR REPLACE INTO kv (key, value) VALUES (?, ?)", (key, value))
+
+    def asker_of(self, worker_id: str) -> BusMessage | None:
+        row = self._x("SELECT value FROM kv WHERE key = ?", (f"asker:{worker_id}",)).fetchone()
+        try:
+            return BusMessage.from_json(json.loads(row[0])) if row else None
+        except (ValueError, KeyError, TypeError):
+            return None  # unreadable: the answer stays in the task, as before
+
+    # -- open questions --------------------------------------------------------------
+    def add_question(self, q: QuestionRow) -> None:
+        self._x(
+            "INSERT OR REPLACE INTO questions (id, worker, question, target, conversation, refs,"
+            " status, asked_at) VALUES (?,?,?,?,?,?,?,?)",
+            (
+                q.id,
+                q.worker,
+                q.question,
+                q.target,
+                q.conversation,
+                json.dumps(q.refs),
+                q.status,
+                q.asked_at,
+            ),
+        )
+
+    def add_question_refs(self, question_id: str, refs: list[str]) -> None:
+        row = self._x("SELECT refs FROM questions WHERE id = ?", (question_id,)).fetchone()
+        if row is not None:
+            merged = list(dict.fromkeys([*json.loads(row[0]), *refs]))
+            self._x("UPDATE questions SET refs = ? WHERE id = ?", (json.dumps(merged), question_id))
+
+    def close_question(
+        self, question_id: str, status: QuestionStatus, answer: str | None = None
+    ) -> None:
+        self._x(
+            "UPDATE questions SET status = ?, answer = ?, answered_at = ? WHERE id = ?",
+            (status, answer, time.time(), question_id),
+        )
+
+    def open_questions(self) -> list[QuestionRow]:
+        rows = self._x(
+            "SELECT id, worker, question, target, conversation, refs, status, asked_at"
+            " FROM questions WHERE status = 'open' ORDER BY asked_at"
+        )
+        return self.decode("questions", rows, decode_question)
+
+
+def _interrupted(last: dict[str, Any]) -> bool:
+    content = last.get("content")
+    if last.get("role") == "user":
+        return True
+    return isinstance(content, list) and any(b.get("type") == "tool_use" for b in content)

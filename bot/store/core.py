@@ -1,0 +1,389 @@
+"""Durable state in one SQLite database (WAL) in the data dir.
+
+Tables: the inbound journal, the bus mail (durable agent mailboxes), the outbox,
+agent conversations, workers, open questions, key/value channel state and channel
+health; the agents' tables (conversations, workers, questions) in `bot/store/agents.py`,
+the trigger tables through `Store.triggers` (`bot/store/triggers.py`).
+Everything runs on the event loop's thread; `tx()` groups writes that must land
+together (a conversation checkpoint with the mail it consumed and the replies it
+queued), `savepoint()` lets one part of such a group fail alone. The store is the
+only code that speaks SQL: swapping it for PostgreSQL means rewriting this module,
+its parts in `bot/store/` and the migrations (`bot/store/migrations.py`) only. Every stored row is
+decoded by one function per table (`bot/store/schema.py`), and a row that does not decode is
+quarantined, wherever it was read.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+import time
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+from bot.core.messages import BusMessage, Inbound, Outbound
+from bot.store import migrations
+from bot.store.agents import AgentTables
+from bot.store.approvals import ApprovalRows
+from bot.store.audit import AuditRows
+from bot.store.schema import (
+    ACTIVE_WORKER_STATES,
+    AttemptRow,
+    InboundStatus,
+    OutboxRow,
+    ParkedState,
+    QuestionRow,
+    QuestionStatus,
+    WorkerRow,
+    WorkerStatus,
+    decode_attempt,
+    decode_inbound,
+    decode_mail,
+    decode_outbound,
+    decode_outbox,
+)
+from bot.store.triggers import TriggerRows
+from bot.store.usage import UsageRows
+from bot.store.views import StoreViews
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+#: what a read raises when it cannot be done (a missing table, a locked file): callers
+#: catch this, not the driver's errors
+StoreError = sqlite3.Error
+MissingTable = sqlite3.OperationalError
+__all__ = [
+    "ACTIVE_WORKER_STATES",
+    "AttemptRow",
+    "InboundStatus",
+    "MissingTable",
+    "OutboxRow",
+    "ParkedState",
+    "QuestionRow",
+    "QuestionStatus",
+    "Store",
+    "StoreError",
+    "WorkerRow",
+    "WorkerStatus",
+]
+
+
+class Store(AgentTables):
+    """The SQLite database of one data dir."""
+
+    def __init__(
+        self, path: Path, *, readonly: bool = False, report: Callable[[str], None] | None = None
+    ) -> None:
+        self.path = path
+        self.db = migrations.connect(path, readonly)
+        if not readonly:
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            # checkpoint every ~40 MB of WAL, not 4 MB: hot pages are copied back once
+            # per checkpoint (bench_core routing: ~5,000 -> ~6,500 journaled messages/s)
+            self.db.execute("PRAGMA wal_autocheckpoint=10000")
+            migrations.migrate(self.db, path)
+        self.readonly = readonly
+        self._depth = 0
+        self._savepoints = 0
+        self._report = report or (lambda problem: None)
+        self.triggers = TriggerRows(self)
+        self.usage = UsageRows(self)
+        self.views = StoreViews(self)
+        self.approvals = ApprovalRows(self)
+        self.audit = AuditRows(self)
+
+    def close(self) -> None:
+        self.db.close()
+
+    @contextmanager
+    def tx(self) -> Iterator[None]:
+        """Group writes: all land or none do. Nests."""
+        if self._depth == 0:
+            self.db.execute("BEGIN IMMEDIATE")
+        self._depth += 1
+        try:
+            yield
+        except BaseException:
+            self._depth -= 1
+            if self._depth == 0:
+                self.db.execute("ROLLBACK")
+            raise
+        self._depth -= 1
+        if self._depth == 0:
+            self.db.execute("COMMIT")
+
+    @contextmanager
+    def savepoint(self) -> Iterator[None]:
+        """Inside `tx()`: a part that fails is undone alone, the rest of the group stays."""
+        self._savepoints += 1
+        name = f"part{self._savepoints}"
+        self.db.execute(f"SAVEPOINT {name}")
+        try:
+            yield
+        except BaseException:
+            self.db.execute(f"ROLLBACK TO {name}")
+            self.db.execute(f"RELEASE {name}")
+            raise
+        finally:
+            self._savepoints -= 1
+        self.db.execute(f"RELEASE {name}")
+
+    def execute(self, sql: str, args: tuple[Any, ...] = ()) -> sqlite3.Cursor:
+        """For the store's own modules (`bot/store/triggers.py`); nobody else runs SQL."""
+        return self.db.execute(sql, args)
+
+    _x = execute
+
+    # -- corrupt rows ----------------------------------------------------------------
+    _QUARANTINE = {
+        "inbound": "UPDATE inbound SET status = 'corrupt' WHERE id = ?",
+        "mail": "DELETE FROM mail WHERE id = ?",
+        "outbox": "UPDATE outbox SET status = 'corrupt' WHERE seq = ?",
+        "questions": "UPDATE questions SET status = 'corrupt' WHERE id = ?",
+        "workers": "UPDATE workers SET status = 'corrupt' WHERE id = ?",
+        "triggers": "UPDATE triggers SET status = 'corrupt' WHERE id = ?",
+        "attempts": "UPDATE attempts SET state = 'corrupt' WHERE rowid = ?",
+        "kv": "DELETE FROM kv WHERE key = ?",
+        "approvals": "UPDATE approvals SET status = 'corrupt', settled = 1 WHERE id = ?",
+        "audit": "SELECT ?",  # append-only: a line that does not decode is only reported
+    }
+
+    def decode(self, source: str, rows: Iterable[Any], decode: Callable[[Any], T]) -> list[T]:
+        """Decode rows; a row that does not decode is quarantined and reported, not fatal."""
+        out = []
+        for row in rows:
+            try:
+                out.append(decode(row))
+            except (ValueError, KeyError, TypeError, AttributeError) as exc:
+                self._quarantine(source, row, exc)
+        return out
+
+    def quarantine(self, source: str, row: Any, exc: Exception) -> None:
+        """Set aside a row that does not decode (`row[0]` is its key) and report it."""
+        self._quarantine(source, row, exc)
+
+    def _quarantine(self, source: str, row: Any, exc: Exception) -> None:
+        key, payload = row[0], repr(tuple(row))[:10000]
+        log.error("corrupt %s row %s quarantined: %s", source, key, exc)
+        self._report(f"{source} row {key}: {type(exc).__name__}: {exc}")
+        if self.readonly:  # a reader (status, activity) skips it; the bot quarantines it
+            return
+        with self.tx():
+            self._x(
+                "INSERT INTO quarantine (source, row_key, payload, error, at) VALUES (?,?,?,?,?)",
+                (source, str(key), payload, f"{type(exc).__name__}: {exc}", time.time()),
+            )
+            self._x(self._QUARANTINE[source], (key,))
+
+    # -- inbound journal -------------------------------------------------------------
+    def journal(self, msg: Inbound, status: InboundStatus = "pending") -> int | None:
+        """Record a message from a person; None when it was journaled before."""
+        cur = self._x(
+            "INSERT OR IGNORE INTO inbound"
+            " (channel, message_id, conversation, payload, status, received_at)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            (
+                msg.channel,
+                msg.message_id,
+                msg.conversation,
+                json.dumps(msg.to_json()),
+                status,
+                msg.received_at,
+            ),
+        )
+        return cur.lastrowid if cur.rowcount else None
+
+    def mark_inbound(self, inbound_id: int, status: InboundStatus) -> None:
+        self._x("UPDATE inbound SET status = ? WHERE id = ?", (status, inbound_id))
+
+    def recent_inbound(self, channel: str, since: float, until: float, limit: int) -> list[Inbound]:
+        """The newest `limit` messages of one channel kind journaled in [since, until)
+        (epoch seconds), newest first; read from the journal's end, never all of it."""
+        rows = self._x(
+            "SELECT id, payload FROM inbound WHERE channel = ? AND received_at >= ?"
+            " AND received_at < ? ORDER BY id DESC LIMIT ?",
+            (channel, since, until, limit),
+        )
+        return [msg for _, msg in self.decode("inbound", rows, decode_inbound)]
+
+    def pending_inbound(self) -> list[tuple[int, Inbound]]:
+        return self.inbound_by_status("pending")
+
+    def inbound_by_status(self, status: InboundStatus) -> list[tuple[int, Inbound]]:
+        # `inbound_open` holds only the rows not routed (an index written by every
+        # message costs each commit a page): the query names its condition to use it
+        rows = self._x(
+            "SELECT id, payload FROM inbound WHERE status = ? AND status <> 'routed' ORDER BY id",
+            (status,),
+        )
+        return self.decode("inbound", rows, decode_inbound)
+
+    def inbound_between(self, since: float, until: float) -> list[Inbound]:
+        """Every message journaled in [since, until) (epoch seconds), any channel."""
+        rows = self._x(
+            "SELECT id, payload FROM inbound WHERE received_at >= ? AND received_at < ?",
+            (since, until),
+        )
+        return [msg for _, msg in self.decode("inbound", rows, decode_inbound)]
+
+    def update_inbound(self, inbound_id: int, msg: Inbound) -> None:
+        """Rewrite a journaled message (its attachments, once saved)."""
+        self._x(
+            "UPDATE inbound SET payload = ? WHERE id = ?", (json.dumps(msg.to_json()), inbound_id)
+        )
+
+    # -- durable bus mail ------------------------------------------------------------
+    def put_mail(self, msg: BusMessage) -> int:
+        cur = self._x(
+            "INSERT INTO mail (recipient, payload, created_at) VALUES (?, ?, ?)",
+            (msg.recipient, json.dumps(msg.to_json()), time.time()),
+        )
+        assert cur.lastrowid is not None
+        return cur.lastrowid
+
+    def consume_mail(self, mail_ids: list[int]) -> None:
+        self.db.executemany("DELETE FROM mail WHERE id = ?", [(i,) for i in mail_ids])
+
+    def all_mail(self) -> list[tuple[int, BusMessage]]:
+        rows = self._x("SELECT id, payload FROM mail ORDER BY id")
+        return self.decode("mail", rows, decode_mail)
+
+    # -- outbox ----------------------------------------------------------------------
+    def enqueue(self, msg: Outbound) -> None:
+        now = time.time()
+        self._x(
+            "INSERT OR IGNORE INTO outbox (id, target, payload, next_at, created_at)"
+            " VALUES (?, ?, ?, ?, ?)",
+            (msg.id, str(msg.target), json.dumps(msg.to_json()), now, now),
+        )
+
+    def new_outbox_rows(self, after_seq: int, limit: int) -> list[tuple[int, str]]:
+        """(seq, target) of pending rows queued after `after_seq`, oldest first."""
+        rows = self._x(
+            "SELECT seq, target FROM outbox WHERE seq > ? AND status = 'pending'"
+            " ORDER BY seq LIMIT ?",
+            (after_seq, limit),
+        )
+        return [(row[0], row[1]) for row in rows]
+
+    def pending_outbox(self, target: str, limit: int) -> list[OutboxRow]:
+        """The first pending rows of one target, in the order they were queued."""
+        rows = self._x(
+            "SELECT seq, payload, attempts, next_at FROM outbox"
+            " WHERE target = ? AND status = 'pending' ORDER BY seq LIMIT ?",
+            (target, limit),
+        )
+        return self.decode("outbox", rows, decode_outbox)
+
+    def outbox_sent(self, seq: int, receipt: dict[str, Any]) -> None:
+        with self.tx():  # the row's attempt records go with it: it will not be tried again
+            self._x(
+                "UPDATE outbox SET status = 'sent', sent_at = ?, receipt = ? WHERE seq = ?",
+                (time.time(), json.dumps(receipt), seq),
+            )
+            self._drop_attempts(seq)
+
+    def outbox_retry(self, seq: int, next_at: float, error: str) -> None:
+        self._x(
+            "UPDATE outbox SET attempts = attempts + 1, next_at = ?, error = ? WHERE seq = ?",
+            (next_at, error, seq),
+        )
+
+    def outbox_failed(self, seq: int, error: str) -> None:
+        with self.tx():
+            self._x(
+                "UPDATE outbox SET status = 'failed', attempts = attempts + 1, error = ?"
+                " WHERE seq = ?",
+                (error, seq),
+            )
+            self._drop_attempts(seq)
+
+    # -- attempt records (bot/outbox/attempts.py) --------------------------------------------
+    def attempts(self, outbox_id: str) -> list[AttemptRow]:
+        """The parts of one outbound message tried so far. A corrupt record is
+        quarantined once and reads as `trying` with no detail: the part may exist on
+        the platform, so the channel looks before posting it again."""
+        rows = list(
+            self._x(
+                "SELECT rowid, part, state, detail, at FROM attempts WHERE outbox_id = ?",
+                (outbox_id,),
+            )
+        )
+        good = self.decode("attempts", [r for r in rows if r[2] != "corrupt"], decode_attempt)
+        known = {a.part for a in good}
+        return good + [AttemptRow(str(r[1]), "trying", {}, 0.0) for r in rows if r[1] not in known]
+
+    def set_attempt(self, outbox_id: str, row: AttemptRow) -> None:
+        self._x(
+            "INSERT OR REPLACE INTO attempts (outbox_id, part, state, detail, at)"
+            " VALUES (?, ?, ?, ?, ?)",
+            (outbox_id, row.part, row.state, json.dumps(row.detail), row.at),
+        )
+
+    def _drop_attempts(self, seq: int) -> None:
+        self._x(
+            "DELETE FROM attempts WHERE outbox_id = (SELECT id FROM outbox WHERE seq = ?)", (seq,)
+        )
+
+    def sent_between(self, since: float, until: float) -> list[tuple[float, Outbound]]:
+        """(sent at, message) of every outbox row delivered in [since, until)."""
+        rows = self._x(
+            "SELECT seq, payload, sent_at FROM outbox WHERE status = 'sent' AND sent_at >= ?"
+            " AND sent_at < ?",
+            (since, until),
+        )
+        return self.decode("outbox", rows, lambda r: (r[2], decode_outbound(r)[1]))
+
+    def sent_to(self, targets: list[str], since: float, limit: int) -> list[tuple[float, Outbound]]:
+        """(sent at, message) of the newest `limit` deliveries to any of `targets` (target
+        strings) since `since`, newest first: what the bot itself said there."""
+        marks = ", ".join("?" * len(targets))
+        rows = self._x(
+            f"SELECT seq, payload, sent_at FROM outbox WHERE target IN ({marks})"
+            " AND status = 'sent' AND sent_at >= ? ORDER BY sent_at DESC LIMIT ?",
+            (*targets, since, limit),
+        )
+        return self.decode("outbox", rows, lambda r: (r[2], decode_outbound(r)[1]))
+
+    def outbox_pending_count(self, target: str) -> int:
+        row = self._x(
+            "SELECT COUNT(*) FROM outbox WHERE target = ? AND status = 'pending'", (target,)
+        ).fetchone()
+        return int(row[0])
+
+    def outbox_counts(self) -> dict[str, int]:
+        rows = self._x("SELECT status, COUNT(*) FROM outbox GROUP BY status")
+        return {row[0]: row[1] for row in rows}
+
+    # -- channel state and health ----------------------------------------------------
+    def get_kv(self, key: str) -> str | None:
+        row = self._x("SELECT value FROM kv WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def set_kv(self, key: str, value: str) -> None:
+        self._x("INSERT OR REPLACE INTO kv (key, value) VALUES (?, ?)", (key, value))
+
+    def kv_prefixed(self, prefix: str) -> dict[str, str]:
+        """Every key/value row whose key starts with `prefix`, the prefix cut off."""
+        rows = self._x(
+            "SELECT key, value FROM kv WHERE key >= ? AND key < ?", (prefix, prefix + "\uffff")
+        )
+        return {row[0][len(prefix) :]: row[1] for row in rows}
+
+    def delete_kv(self, key: str) -> None:
+        self._x("DELETE FROM kv WHERE key = ?", (key,))
+
+    def set_health(self, channel: str, state: str, detail: str = "") -> None:
+        self._x(
+            "INSERT OR REPLACE INTO health (channel, state, detail, updated_at) VALUES (?,?,?,?)",
+            (channel, state, detail, time.time()),
+        )
+
+    def health(self) -> list[tuple[str, str, str, float]]:
+        return list(
+            self._x("SELECT channel, state, detail, updated_at FROM health ORDER BY channel")
+        )

@@ -1,0 +1,149 @@
+"""The store's schema versions: the one place that knows them and moves a database on.
+
+SQLite keeps the version in `PRAGMA user_version`; 0 is a data dir written before
+versions were numbered (the main of a5b872b and later), which every migration brings
+forward idempotently. A PostgreSQL backend keeps it in a `schema_version` table and
+runs the same ordered list. At start, `migrate()` refuses a database written by a newer
+version (one line naming both versions and the file), keeps a copy of the file beside
+it (`switchboard.db.v<old>.bak`, SQLite's online backup), then runs the missing
+migrations and sets the new version in one transaction: all land or none do.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from bot.store import migrations_sql as sql
+from config.settings import SettingsError
+
+log = logging.getLogger(__name__)
+Migration = Callable[[sqlite3.Connection], None]
+
+
+class SchemaTooNew(SettingsError):
+    """The database was written by a newer Switchboard: nothing may touch it."""
+
+
+class MigrationFailed(SettingsError):
+    """A migration failed: rolled back, the file is as it was; one line, exit status 2."""
+
+
+def _script(text: str) -> Migration:
+    def run(db: sqlite3.Connection) -> None:
+        for statement in statements(text):
+            db.execute(statement)
+
+    return run
+
+
+def _add_columns(table: str, columns: tuple[tuple[str, str], ...]) -> Migration:
+    def run(db: sqlite3.Connection) -> None:
+        have = {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
+        for name, kind in columns:
+            if name not in have:
+                db.execute(f"ALTER TABLE {table} ADD COLUMN {name} {kind}")
+
+    return run
+
+
+#: version n is reached by running MIGRATIONS[n - 1]; append, never edit
+MIGRATIONS: tuple[Migration, ...] = (
+    _script(sql.V1_TABLES),
+    _add_columns("approvals", sql.V2_APPROVAL_COLUMNS),
+    _script(sql.V3_AUDIT),
+    _script(sql.V4_INBOUND_RECEIVED),
+    _script(sql.V5_LEANER_INDEXES),
+)
+VERSION = len(MIGRATIONS)
+
+
+def statements(text: str) -> Iterator[str]:
+    """The statements of an SQL script, one by one (a trigger's body stays whole):
+    `executescript` would commit the transaction the migrations run in."""
+    buf = ""
+    for line in text.splitlines(keepends=True):
+        buf += line
+        if sqlite3.complete_statement(buf):
+            yield buf.strip()
+            buf = ""
+
+
+def version(db: sqlite3.Connection) -> int:
+    return int(db.execute("PRAGMA user_version").fetchone()[0])
+
+
+def connect(path: Path, readonly: bool) -> sqlite3.Connection:
+    """An autocommit connection to the store's file, refused (SchemaTooNew) when a newer
+    version wrote it: checked before anything else touches the file."""
+    if readonly:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
+    else:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    db.execute("PRAGMA busy_timeout=5000")
+    try:
+        check(db, path)
+    except SchemaTooNew:
+        db.close()
+        raise
+    return db
+
+
+def check(db: sqlite3.Connection, path: Path) -> int:
+    """The database's version; raises SchemaTooNew when a newer Switchboard wrote it."""
+    found = version(db)
+    if found > VERSION:
+        raise SchemaTooNew(
+            f"{path} has schema version {found}, written by a newer Switchboard; this one "
+            f"reads up to version {VERSION}: run the newer release, or give it another "
+            "data dir (SWITCHBOARD_DATA_DIR / --data-dir)"
+        )
+    return found
+
+
+def migrate(db: sqlite3.Connection, path: Path) -> None:
+    """Bring the database to VERSION (autocommit connection; the file is not in use by
+    an older writer). A copy of a database that had tables is kept first."""
+    old = check(db, path)
+    if old == VERSION:
+        return
+    if _has_tables(db):
+        keep_copy(db, path.with_name(f"{path.name}.v{old}.bak"))
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        for step in MIGRATIONS[check(db, path) :]:  # again: another process may have won
+            step(db)
+        db.execute(f"PRAGMA user_version = {VERSION}")
+    except BaseException as exc:
+        db.execute("ROLLBACK")
+        if isinstance(exc, sqlite3.Error):
+            raise MigrationFailed(
+                f"{path}: the migration from schema version {old} to {VERSION} failed "
+                f"({exc}); nothing was changed"
+            ) from exc
+        raise
+    db.execute("COMMIT")
+    log.info("schema migrated from version %d to %d (%s)", old, VERSION, path)
+
+
+def _has_tables(db: sqlite3.Connection) -> bool:
+    return (
+        db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' LIMIT 1").fetchone()
+        is not None
+    )
+
+
+def keep_copy(db: sqlite3.Connection, dest: Path) -> None:
+    """A consistent copy of the open database at `dest` (SQLite's online backup: pages
+    still in the WAL included, writers not stopped); written aside, then renamed."""
+    part = dest.with_name(dest.name + ".part")
+    part.unlink(missing_ok=True)
+    target = sqlite3.connect(part)
+    try:
+        db.backup(target)
+    finally:
+        target.close()
+    part.replace(dest)
