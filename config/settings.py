@@ -12,7 +12,6 @@ flat (`slack_bot_token = ...`) or in its section (`[slack]` / `bot_token = ...`)
 
 from __future__ import annotations
 
-import ipaddress
 import os
 import tomllib
 from collections.abc import Mapping
@@ -23,7 +22,7 @@ from croniter import croniter
 from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
-from config.callers import MIN_TOKEN_CHARS, api_callers
+from config.checks import check_channels, check_operator
 from config.entries import (
     HeartbeatConfig,
     PersonConfig,
@@ -244,54 +243,10 @@ class Settings(BaseSettings):
         return self
 
     @model_validator(mode="after")
-    def _channels_complete(self) -> Settings:
-        if self.slack_bot_token and not (self.slack_app_token or self.slack_signing_secret):
-            raise FieldProblem(
-                "slack_app_token",
-                "set SLACK_APP_TOKEN (Socket Mode) or SLACK_SIGNING_SECRET (HTTP)",
-            )
-        if (self.slack_app_token or self.slack_signing_secret) and not self.slack_bot_token:
-            raise FieldProblem("slack_bot_token", "is required when Slack is configured")
-        if self.slack_bot_token and not _secret(self.slack_bot_token).startswith("xoxb-"):
-            raise FieldProblem(
-                "slack_bot_token",
-                "must be the app's bot token (xoxb-..., under OAuth & Permissions)",
-            )
-        if self.slack_app_token and not _secret(self.slack_app_token).startswith("xapp-"):
-            raise FieldProblem(
-                "slack_app_token",
-                "must be an app-level token (xapp-..., under Basic Information,"
-                " with the connections:write scope)",
-            )
-        if self.email_address:
-            for name in ("imap_host", "imap_user", "imap_password", "smtp_host"):
-                if not getattr(self, name):
-                    raise FieldProblem(name, "is required when EMAIL_ADDRESS is set")
-        self._operator_complete()
+    def _complete(self) -> Settings:
+        check_channels(self)
+        check_operator(self)
         return self
-
-    def _operator_complete(self) -> None:
-        token = _secret(self.dashboard_token) if self.dashboard_token else ""
-        if self.dashboard_token is not None and len(token) < MIN_TOKEN_CHARS:
-            raise FieldProblem(
-                "dashboard_token",
-                f"must be at least {MIN_TOKEN_CHARS} characters (e.g. openssl rand -hex 24)",
-            )
-        if self.serves_http and not token and not is_loopback(self.http_host):
-            raise FieldProblem(
-                "dashboard_token",
-                f"is required when SWITCHBOARD_HTTP_HOST ({self.http_host}) is not a loopback "
-                "address: the dashboard must not be open to the network",
-            )
-        if self.api_token is not None:
-            api_callers(_secret(self.api_token))  # raises FieldProblem naming api_token
-        if self.daily_budget_usd is not None and self.price(self.model) is None:
-            raise FieldProblem(
-                "daily_budget_usd",
-                f"needs a price for SWITCHBOARD_MODEL {self.model!r}: add "
-                f'[prices."{self.model}"] input = ... output = ... (USD per million tokens) '
-                "to the config file",
-            )
 
     # -- derived facts ---------------------------------------------------------------
     @property
@@ -344,20 +299,6 @@ class Settings(BaseSettings):
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         return (init_settings,)
-
-
-def is_loopback(host: str) -> bool:
-    """127.0.0.0/8, ::1 or localhost: reachable from this machine only."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def _secret(value: SecretStr) -> str:
-    return value.get_secret_value().strip()
 
 
 def load_settings(

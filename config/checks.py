@@ -1,0 +1,81 @@
+"""Checks across settings, run once all fields are read: a channel configured in full,
+an operator surface safe to serve."""
+
+from __future__ import annotations
+
+import ipaddress
+from typing import TYPE_CHECKING
+
+from pydantic import SecretStr
+
+from config.callers import MIN_TOKEN_CHARS, api_callers
+from config.sources import FieldProblem
+
+if TYPE_CHECKING:
+    from config.settings import Settings
+
+
+def check_channels(s: Settings) -> None:
+    """A configured channel has every setting it needs."""
+    if s.slack_bot_token and not (s.slack_app_token or s.slack_signing_secret):
+        raise FieldProblem(
+            "slack_app_token",
+            "set SLACK_APP_TOKEN (Socket Mode) or SLACK_SIGNING_SECRET (HTTP)",
+        )
+    if (s.slack_app_token or s.slack_signing_secret) and not s.slack_bot_token:
+        raise FieldProblem("slack_bot_token", "is required when Slack is configured")
+    if s.slack_bot_token and not _secret(s.slack_bot_token).startswith("xoxb-"):
+        raise FieldProblem(
+            "slack_bot_token",
+            "must be the app's bot token (xoxb-..., under OAuth & Permissions)",
+        )
+    if s.slack_app_token and not _secret(s.slack_app_token).startswith("xapp-"):
+        raise FieldProblem(
+            "slack_app_token",
+            "must be an app-level token (xapp-..., under Basic Information,"
+            " with the connections:write scope)",
+        )
+    if s.email_address:
+        for name in ("imap_host", "imap_user", "imap_password", "smtp_host"):
+            if not getattr(s, name):
+                raise FieldProblem(name, "is required when EMAIL_ADDRESS is set")
+
+
+def check_operator(s: Settings) -> None:
+    """The operator surface is safe to serve: a dashboard token where the network can
+    reach it, well-formed API callers, a price for the budget's model."""
+    token = _secret(s.dashboard_token) if s.dashboard_token else ""
+    if s.dashboard_token is not None and len(token) < MIN_TOKEN_CHARS:
+        raise FieldProblem(
+            "dashboard_token",
+            f"must be at least {MIN_TOKEN_CHARS} characters (e.g. openssl rand -hex 24)",
+        )
+    if s.serves_http and not token and not is_loopback(s.http_host):
+        raise FieldProblem(
+            "dashboard_token",
+            f"is required when SWITCHBOARD_HTTP_HOST ({s.http_host}) is not a loopback "
+            "address: the dashboard must not be open to the network",
+        )
+    if s.api_token is not None:
+        api_callers(_secret(s.api_token))  # raises FieldProblem naming api_token
+    if s.daily_budget_usd is not None and s.price(s.model) is None:
+        raise FieldProblem(
+            "daily_budget_usd",
+            f"needs a price for SWITCHBOARD_MODEL {s.model!r}: add "
+            f'[prices."{s.model}"] input = ... output = ... (USD per million tokens) '
+            "to the config file",
+        )
+
+
+def is_loopback(host: str) -> bool:
+    """127.0.0.0/8, ::1 or localhost: reachable from this machine only."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _secret(value: SecretStr) -> str:
+    return value.get_secret_value().strip()
