@@ -88,9 +88,10 @@ class PgCluster:
 
     def __init__(self) -> None:
         self.bin = bindir()
-        self.base = Path(tempfile.mkdtemp(prefix="pg"))  # short: unix socket paths
+        # /tmp, not $TMPDIR: `nobody` must reach it, and unix socket paths stay short
+        self.base = Path(tempfile.mkdtemp(prefix="pg", dir="/tmp"))
         self.data = self.base / "data"
-        self.port = free_port()
+        self.port = 0  # chosen just before the first start: less time for another to take it
         self._as = ["runuser", "-u", RUN_AS, "--"] if os.geteuid() == 0 else []
         self._reaper: subprocess.Popen[bytes] | None = None
 
@@ -120,6 +121,7 @@ class PgCluster:
         return done.stdout
 
     def _configure(self) -> None:
+        self.port = free_port()
         lines = [f"{k} = {v}" for k, v in SETTINGS.items()]
         lines += [f"port = {self.port}", f"unix_socket_directories = '{self.base}'"]
         with (self.data / "postgresql.conf").open("a") as conf:
