@@ -1,4 +1,5 @@
-"""Shared fixtures: a clean environment, the fake Anthropic API, settings on tmp_path."""
+"""Shared fixtures: a clean environment, the fake Anthropic API, settings on tmp_path,
+PostgreSQL (`pg_cluster`, `pg_url`: tests/pgcluster.py)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,9 @@ import pytest
 from config.settings import Settings
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.kit import make_settings
+from tests.pgcluster import pg_cluster, pg_url
+
+__all__ = ["pg_cluster", "pg_url"]  # fixtures of tests/pgcluster.py, for every test
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
