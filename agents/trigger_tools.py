@@ -242,7 +242,7 @@ class TriggerTools:
         except TriggerError as exc:
             raise ToolError(str(exc)) from exc
         settings = self.engine.settings
-        text = await asyncio.to_thread(read_activity, settings.db_path, self.engine.events.path, p)
+        text = await asyncio.to_thread(read_activity, settings.database, self.engine.events.path, p)
         return untrusted(text, "activity: what people and agents said and did")
 
     def _origin(self) -> tuple[str, str | None, str | None]:

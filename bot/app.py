@@ -114,7 +114,7 @@ class App:
         s = self.settings
         s.data_dir.mkdir(parents=True, exist_ok=True)
         self.events = EventLog(s.data_dir / "events.jsonl")
-        self.store = Store(s.db_path, report=self._corrupt_row)
+        self.store = Store(s.database, report=self._corrupt_row)
         AuditLog(self.store).attach(self.events)  # before anything can emit
         self.bus = Bus(self.store)
         home = Target.parse(s.home) if s.home else None

@@ -125,17 +125,22 @@ def _serve(
         return 2
 
 
+def _has_data(settings: Settings) -> bool:
+    """A PostgreSQL database is there to be read (or unreachable: said in one line)."""
+    return settings.database_url is not None or settings.db_path.exists()
+
+
 def status(settings: Settings) -> int:
     from bot.ledger.report import full_status
     from bot.store.core import Store
 
-    if not settings.db_path.exists():
+    if not _has_data(settings):
         print(
             f"No Switchboard data in {settings.data_dir} yet (start `switchboard chat` or "
             "`switchboard run`)."
         )
         return 0
-    store = Store(settings.db_path, readonly=True)
+    store = Store(settings.database, readonly=True)
     try:
         print(full_status(store))
     finally:
@@ -152,10 +157,10 @@ def audit(settings: Settings, since: str | None, as_json: bool) -> int:
     except ValueError as exc:
         print(f"switchboard audit: --since: {exc}", file=sys.stderr)
         return 2
-    if not settings.db_path.exists():  # --json prints lines only, so this goes to stderr
+    if not _has_data(settings):  # --json prints lines only, so this goes to stderr
         print(f"No Switchboard data in {settings.data_dir} yet.", file=sys.stderr)
         return 0
-    store = Store(settings.db_path, readonly=True)
+    store = Store(settings.database, readonly=True)
     try:
         text = report(store, since, as_json)
     except MissingTable:  # a data dir no version with the audit log has opened yet

@@ -13,6 +13,7 @@ flat (`slack_bot_token = ...`) or in its section (`[slack]` / `bot_token = ...`)
 from __future__ import annotations
 
 import os
+import socket
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
@@ -37,6 +38,14 @@ from config.entries import (
 from config.prices import DEFAULT_PRICES, ModelPrice, price_of
 from config.sources import FieldProblem, default_config_path, flatten_toml, from_environ, one_line
 from config.tools import McpServerConfig, MissingVariable, interpolate, unique_servers
+
+#: where the store lives: the SQLite file in the data dir, or a PostgreSQL URL
+Database = Path | str
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+
+
+def is_postgres(where: Database) -> bool:
+    return isinstance(where, str) and where.startswith(POSTGRES_SCHEMES)
 
 
 class SettingsError(Exception):
@@ -69,6 +78,12 @@ class Settings(BaseSettings):
     http_port: int | None = Field(default=None, ge=1, le=65535)
     http_host: str = "127.0.0.1"
     port: int | None = Field(default=None, ge=1, le=65535)
+
+    # Several nodes (README "Running several nodes"): every table in PostgreSQL, one
+    # leader at a time, its lease lost after this long without renewing
+    database_url: SecretStr | None = None
+    leader_ttl_seconds: float = Field(default=5.0, ge=1, le=300)
+    node_id: str | None = Field(default=None, min_length=1, max_length=100)
 
     # Operator surface (bot/ops): dashboard login, LLM prices and the daily budget
     dashboard_token: SecretStr | None = None
@@ -189,6 +204,13 @@ class Settings(BaseSettings):
     _via = field_validator("approval_via")(lambda v: v if v is None else check_target(v))
     _targets = field_validator("targets")(lambda v: [check_target(t) for t in v])
 
+    @field_validator("database_url")
+    @classmethod
+    def _postgres_url(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and not is_postgres(value.get_secret_value()):
+            raise ValueError("must be a PostgreSQL URL: postgresql://user:password@host/db")
+        return value
+
     _durations = field_validator("remind_after", "stuck_after", mode="before")(
         lambda v: duration(v)
     )
@@ -288,6 +310,16 @@ class Settings(BaseSettings):
     @property
     def db_path(self) -> Path:
         return self.data_dir / "switchboard.db"
+
+    @property
+    def database(self) -> Database:
+        """SWITCHBOARD_DATABASE_URL, else the SQLite file in the data dir."""
+        return self.database_url.get_secret_value() if self.database_url else self.db_path
+
+    @property
+    def node(self) -> str:
+        """This node's id: SWITCHBOARD_NODE_ID, else host name and pid."""
+        return self.node_id or f"{socket.gethostname()}-{os.getpid()}"
 
     @classmethod
     def settings_customise_sources(

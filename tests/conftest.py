@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from config.settings import Settings
+from config.settings import Database, Settings
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.kit import make_settings
 from tests.pgcluster import pg_cluster, pg_url
@@ -49,6 +49,21 @@ def fake() -> Iterator[FakeAnthropic]:
 @pytest.fixture
 def settings(tmp_path: Path, fake: FakeAnthropic) -> Settings:
     return make_settings(tmp_path / "data", fake)
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def database(request: pytest.FixtureRequest, tmp_path: Path) -> Database:
+    """The store's database on each backend: a SQLite file, or an empty PostgreSQL one."""
+    if request.param == "sqlite":
+        return tmp_path / "switchboard.db"
+    url: str = request.getfixturevalue("pg_url")
+    return url
+
+
+@pytest.fixture
+def database_env(database: Database) -> dict[str, str]:
+    """The environment that puts an app's store on `database` (SQLite: the data dir's)."""
+    return {"SWITCHBOARD_DATABASE_URL": database} if isinstance(database, str) else {}
 
 
 @pytest.hookimpl(wrapper=True)

@@ -4,20 +4,20 @@ and attempt records (bot/outbox/attempts.py)."""
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 from bot.core.messages import Outbound, Target
 from bot.inbox.watermarks import UNKNOWN, Watermarks
 from bot.outbox.attempts import Attempts
 from bot.store.core import AttemptRow, Store
+from config.settings import Database
 
 
 def marks(store: Store) -> Watermarks:
     return Watermarks(store, "demo", int, float)
 
 
-def test_a_watermark_moves_only_where_no_gap_can_lie_behind_it(tmp_path: Path) -> None:
-    store = Store(tmp_path / "db.sqlite")
+def test_a_watermark_moves_only_where_no_gap_can_lie_behind_it(database: Database) -> None:
+    store = Store(database)
     w = marks(store)
     w.live("a", "10")  # a new process: its catch-up has not said what it reads yet
     assert w.get("a") is None
@@ -39,8 +39,8 @@ def test_a_watermark_moves_only_where_no_gap_can_lie_behind_it(tmp_path: Path) -
     assert {p.place: p.mark for p in again.load()} == {"a": "40", "b": "5"}
 
 
-def test_opened_forget_and_a_corrupt_mark(tmp_path: Path) -> None:
-    store = Store(tmp_path / "db.sqlite")
+def test_opened_forget_and_a_corrupt_mark(database: Database) -> None:
+    store = Store(database)
     w = marks(store)
     w.catching_up([])
     w.opened("t", "7")
@@ -56,8 +56,8 @@ def test_opened_forget_and_a_corrupt_mark(tmp_path: Path) -> None:
     assert quarantined == [("kv", "demo.watermark.bad")]
 
 
-def test_listening_since_is_the_newest_mark_or_the_first_run(tmp_path: Path) -> None:
-    store = Store(tmp_path / "db.sqlite")
+def test_listening_since_is_the_newest_mark_or_the_first_run(database: Database) -> None:
+    store = Store(database)
     w = marks(store)
     assert w.listening_since(100.0) == 100.0
     assert w.listening_since(500.0) == 100.0  # recorded at the first call
@@ -66,8 +66,8 @@ def test_listening_since_is_the_newest_mark_or_the_first_run(tmp_path: Path) -> 
     assert w.listening_since(900.0) == 300.0
 
 
-async def test_a_part_is_posted_once_and_a_lost_answer_is_looked_up(tmp_path: Path) -> None:
-    store = Store(tmp_path / "db.sqlite")
+async def test_a_part_is_posted_once_and_a_lost_answer_is_looked_up(database: Database) -> None:
+    store = Store(database)
     posts: list[str] = []
 
     async def post() -> dict[str, str]:
@@ -97,8 +97,8 @@ async def test_a_part_is_posted_once_and_a_lost_answer_is_looked_up(tmp_path: Pa
     assert await Attempts(store, "o1").once("2", post, nowhere) == {"id": "p2"}
 
 
-def test_the_records_go_with_the_outbox_row(tmp_path: Path) -> None:
-    store = Store(tmp_path / "db.sqlite")
+def test_the_records_go_with_the_outbox_row(database: Database) -> None:
+    store = Store(database)
     for oid in ("sent", "failed"):
         store.enqueue(Outbound("coordinator", Target.parse("slack:C1"), oid, id=oid))
         store.set_attempt(oid, AttemptRow("0", "posted", {"ts": "1.0"}, 1.0))

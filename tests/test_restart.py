@@ -77,9 +77,9 @@ def test_message_journaled_before_a_crash_is_answered_once(
 
 
 async def test_new_app_over_same_data_dir_resumes_parked_worker(
-    tmp_path: Path, fake: FakeAnthropic
+    tmp_path: Path, fake: FakeAnthropic, database_env: dict[str, str]
 ) -> None:
-    settings: Settings = make_settings(tmp_path / "data", fake)
+    settings: Settings = make_settings(tmp_path / "data", fake, **database_env)
     script = TeamScript()
     fake.responder = script
     rec = Recorder()
@@ -96,12 +96,12 @@ async def test_new_app_over_same_data_dir_resumes_parked_worker(
 
 
 async def test_pending_journal_rows_are_routed_at_start(
-    tmp_path: Path, fake: FakeAnthropic
+    tmp_path: Path, fake: FakeAnthropic, database_env: dict[str, str]
 ) -> None:
     from bot.store.core import Store
 
-    settings = make_settings(tmp_path / "data", fake)
-    store = Store(settings.db_path)
+    settings = make_settings(tmp_path / "data", fake, **database_env)
+    store = Store(settings.database)
     store.journal(inbound("left over", message_id="x1"))  # journaled, never routed
     store.close()
     seen: list[Call] = []

@@ -143,7 +143,11 @@ class AgentTables:
             self._x("DELETE FROM kv WHERE key = ?", (key,))
             return
         value = json.dumps(msg.to_json())
-        self._x("INSERT OR REPLACE INTO kv (key, value) VALUES (?, ?)", (key, value))
+        self._x(
+            "INSERT INTO kv (key, value) VALUES (?, ?)"
+            " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            (key, value),
+        )
 
     def asker_of(self, worker_id: str) -> BusMessage | None:
         row = self._x("SELECT value FROM kv WHERE key = ?", (f"asker:{worker_id}",)).fetchone()
@@ -155,8 +159,12 @@ class AgentTables:
     # -- open questions --------------------------------------------------------------
     def add_question(self, q: QuestionRow) -> None:
         self._x(
-            "INSERT OR REPLACE INTO questions (id, worker, question, target, conversation, refs,"
-            " status, asked_at) VALUES (?,?,?,?,?,?,?,?)",
+            "INSERT INTO questions (id, worker, question, target, conversation, refs,"
+            " status, asked_at) VALUES (?,?,?,?,?,?,?,?) ON CONFLICT (id) DO UPDATE SET"
+            " worker = excluded.worker, question = excluded.question, target = excluded.target,"
+            " conversation = excluded.conversation, refs = excluded.refs,"
+            " status = excluded.status, asked_at = excluded.asked_at, answered_at = NULL,"
+            " answer = NULL",
             (
                 q.id,
                 q.worker,

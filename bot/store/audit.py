@@ -31,7 +31,8 @@ class AuditRows:
     def since(self, at: float, limit: int = 10_000) -> list[AuditLine]:
         """Lines from `at` on, oldest first (the newest `limit` of them)."""
         rows = self.store.execute(
-            f"SELECT * FROM ({_SELECT} WHERE at >= ? ORDER BY seq DESC LIMIT ?) ORDER BY seq",
+            f"SELECT * FROM ({_SELECT} WHERE at >= ? ORDER BY seq DESC LIMIT ?) AS recent"
+            " ORDER BY seq",
             (at, limit),
         )
         return self.store.decode("audit", rows, decode_audit)

@@ -1,4 +1,5 @@
-"""Durable state in one SQLite database (WAL) in the data dir.
+"""Durable state in one database: SQLite (WAL) in the data dir, or PostgreSQL
+(SWITCHBOARD_DATABASE_URL, through bot/store/postgres.py, which speaks sqlite3's surface).
 
 Tables: the inbound journal, the bus mail (durable agent mailboxes), the outbox,
 agent conversations, workers, open questions, key/value channel state and channel
@@ -7,8 +8,7 @@ the trigger tables through `Store.triggers` (`bot/store/triggers.py`).
 Everything runs on the event loop's thread; `tx()` groups writes that must land
 together (a conversation checkpoint with the mail it consumed and the replies it
 queued), `savepoint()` lets one part of such a group fail alone. The store is the
-only code that speaks SQL: swapping it for PostgreSQL means rewriting this module,
-its parts in `bot/store/` and the migrations (`bot/store/migrations.py`) only. Every stored row is
+only code that speaks SQL, one set of statements for both backends. Every stored row is
 decoded by one function per table (`bot/store/schema.py`), and a row that does not decode is
 quarantined, wherever it was read.
 """
@@ -29,6 +29,7 @@ from bot.store import migrations
 from bot.store.agents import AgentTables
 from bot.store.approvals import ApprovalRows
 from bot.store.audit import AuditRows
+from bot.store.migrations import CHANNEL
 from bot.store.schema import (
     ACTIVE_WORKER_STATES,
     AttemptRow,
@@ -48,6 +49,7 @@ from bot.store.schema import (
 from bot.store.triggers import TriggerRows
 from bot.store.usage import UsageRows
 from bot.store.views import StoreViews
+from config.settings import Database, is_postgres
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -72,29 +74,58 @@ __all__ = [
 
 
 class Store(AgentTables):
-    """The SQLite database of one data dir."""
+    """The database of one bot: a SQLite file in the data dir, or PostgreSQL."""
 
     def __init__(
-        self, path: Path, *, readonly: bool = False, report: Callable[[str], None] | None = None
+        self,
+        where: Database,
+        *,
+        readonly: bool = False,
+        report: Callable[[str], None] | None = None,
     ) -> None:
-        self.path = path
-        self.db = migrations.connect(path, readonly)
-        if not readonly:
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute("PRAGMA synchronous=NORMAL")
-            # checkpoint every ~40 MB of WAL, not 4 MB: hot pages are copied back once
-            # per checkpoint (bench_core routing: ~5,000 -> ~6,500 journaled messages/s)
-            self.db.execute("PRAGMA wal_autocheckpoint=10000")
-            migrations.migrate(self.db, path)
+        self.where = where
+        self.postgres = is_postgres(where)
+        self.db = (
+            migrations.open_postgres(str(where), readonly)
+            if self.postgres
+            else (self._open_sqlite(Path(where), readonly))
+        )
         self.readonly = readonly
         self._depth = 0
         self._savepoints = 0
         self._report = report or (lambda problem: None)
+        #: PostgreSQL: tell the leader what this node wrote (a follower's journal, outbox
+        #: and decisions); the leader listens (bot/store/lease.py)
+        self.announce = False
         self.triggers = TriggerRows(self)
         self.usage = UsageRows(self)
         self.views = StoreViews(self)
         self.approvals = ApprovalRows(self)
         self.audit = AuditRows(self)
+
+    @staticmethod
+    def _open_sqlite(path: Path, readonly: bool) -> Any:
+        db = migrations.connect(path, readonly)
+        if not readonly:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            # checkpoint every ~40 MB of WAL, not 4 MB: hot pages are copied back once
+            # per checkpoint (bench_core routing: ~5,000 -> ~6,500 journaled messages/s)
+            db.execute("PRAGMA wal_autocheckpoint=10000")
+            migrations.migrate(db, path)
+        return db
+
+    @property
+    def path(self) -> Path:
+        """The SQLite file (a PostgreSQL store has none)."""
+        assert not self.postgres, "a PostgreSQL store has no file"
+        return Path(self.where)
+
+    def notify(self, topic: str) -> None:
+        """Inside a transaction, on PostgreSQL with `announce` on: wake the leader at the
+        commit (`inbound`, `outbox`, `approval:<id>`)."""
+        if self.announce:
+            self._x("SELECT pg_notify(?, ?)", (CHANNEL, topic))
 
     def close(self) -> None:
         self.db.close()
@@ -132,8 +163,10 @@ class Store(AgentTables):
             self._savepoints -= 1
         self.db.execute(f"RELEASE {name}")
 
-    def execute(self, sql: str, args: tuple[Any, ...] = ()) -> sqlite3.Cursor:
-        """For the store's own modules (`bot/store/triggers.py`); nobody else runs SQL."""
+    def execute(self, sql: str, args: tuple[Any, ...] = ()) -> Any:
+        """For the store's own modules (`bot/store/triggers.py`); nobody else runs SQL.
+        The cursor is sqlite3's or its twin (`bot.store.postgres.Cursor`): rows,
+        `fetchone`, `fetchall`, `rowcount`, `lastrowid`."""
         return self.db.execute(sql, args)
 
     _x = execute
@@ -319,8 +352,9 @@ class Store(AgentTables):
 
     def set_attempt(self, outbox_id: str, row: AttemptRow) -> None:
         self._x(
-            "INSERT OR REPLACE INTO attempts (outbox_id, part, state, detail, at)"
-            " VALUES (?, ?, ?, ?, ?)",
+            "INSERT INTO attempts (outbox_id, part, state, detail, at) VALUES (?, ?, ?, ?, ?)"
+            " ON CONFLICT (outbox_id, part) DO UPDATE SET state = excluded.state,"
+            " detail = excluded.detail, at = excluded.at",
             (outbox_id, row.part, row.state, json.dumps(row.detail), row.at),
         )
 
@@ -365,7 +399,11 @@ class Store(AgentTables):
         return row[0] if row else None
 
     def set_kv(self, key: str, value: str) -> None:
-        self._x("INSERT OR REPLACE INTO kv (key, value) VALUES (?, ?)", (key, value))
+        self._x(
+            "INSERT INTO kv (key, value) VALUES (?, ?)"
+            " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            (key, value),
+        )
 
     def kv_prefixed(self, prefix: str) -> dict[str, str]:
         """Every key/value row whose key starts with `prefix`, the prefix cut off."""
@@ -379,7 +417,9 @@ class Store(AgentTables):
 
     def set_health(self, channel: str, state: str, detail: str = "") -> None:
         self._x(
-            "INSERT OR REPLACE INTO health (channel, state, detail, updated_at) VALUES (?,?,?,?)",
+            "INSERT INTO health (channel, state, detail, updated_at) VALUES (?,?,?,?)"
+            " ON CONFLICT (channel) DO UPDATE SET state = excluded.state,"
+            " detail = excluded.detail, updated_at = excluded.updated_at",
             (channel, state, detail, time.time()),
         )
 

@@ -2,9 +2,10 @@
 
 SQLite keeps the version in `PRAGMA user_version`; 0 is a data dir written before
 versions were numbered (the main of a5b872b and later), which every migration brings
-forward idempotently. A PostgreSQL backend keeps it in a `schema_version` table and
-runs the same ordered list. At start, `migrate()` refuses a database written by a newer
-version (one line naming both versions and the file), keeps a copy of the file beside
+forward idempotently. PostgreSQL keeps it in a `schema_version` table and runs the
+twin of each version (bot/store/migrations_pg.py), one node at a time. At start,
+`migrate()` refuses a database written by a newer version (one line naming both
+versions and the file), keeps a copy of the file beside
 it (`switchboard.db.v<old>.bak`, SQLite's online backup), then runs the missing
 migrations and sets the new version in one transaction: all land or none do.
 """
@@ -15,11 +16,20 @@ import logging
 import sqlite3
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from bot.store import migrations_pg
 from bot.store import migrations_sql as sql
 from config.settings import SettingsError
 
+if TYPE_CHECKING:
+    from bot.store.postgres import Connection
+
 log = logging.getLogger(__name__)
+#: the LISTEN/NOTIFY channel the nodes of one PostgreSQL database wake each other on
+CHANNEL = "switchboard"
+#: one migrating node at a time (a transaction-scoped advisory lock's key)
+MIGRATION_LOCK = 0x5357_4D49
 Migration = Callable[[sqlite3.Connection], None]
 
 
@@ -69,6 +79,71 @@ def statements(text: str) -> Iterator[str]:
         if sqlite3.complete_statement(buf):
             yield buf.strip()
             buf = ""
+
+
+class DatabaseUnreachable(SettingsError):
+    """SWITCHBOARD_DATABASE_URL names a server that cannot be reached (or refuses us)."""
+
+
+def open_postgres(url: str, readonly: bool) -> Connection:
+    """A session on the PostgreSQL database at `url`, its schema brought to VERSION (a
+    reader only checks it). One line naming the variable when it cannot be reached."""
+    from bot.store import postgres  # psycopg loads only for a PostgreSQL store
+
+    try:
+        db = postgres.connect(url)
+    except sqlite3.OperationalError as exc:
+        raise DatabaseUnreachable(
+            f"SWITCHBOARD_DATABASE_URL: cannot reach the database ({_first_line(exc)})"
+        ) from exc
+    if readonly:
+        check_postgres(db, _pg_version(db))
+    else:
+        migrate_postgres(db)
+    return db
+
+
+def _first_line(exc: Exception) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+
+
+def _pg_version(db: Connection) -> int:
+    db.executescript(migrations_pg.SCHEMA_VERSION_TABLE)
+    row = db.execute("SELECT MAX(version) FROM schema_version").fetchone()
+    return int(row[0] or 0)
+
+
+def check_postgres(db: Connection, found: int) -> None:
+    if found > VERSION:
+        raise SchemaTooNew(
+            f"SWITCHBOARD_DATABASE_URL: the database has schema version {found}, written by a "
+            f"newer Switchboard; this one reads up to version {VERSION}: run the newer "
+            "release on every node"
+        )
+
+
+def migrate_postgres(db: Connection) -> None:
+    """Bring a PostgreSQL database to VERSION in one transaction, one node at a time."""
+    db.execute("BEGIN")
+    try:
+        db.execute("SELECT pg_advisory_xact_lock(?)", (MIGRATION_LOCK,))
+        old = _pg_version(db)
+        check_postgres(db, old)
+        for script in migrations_pg.MIGRATIONS[old:]:
+            db.executescript(script)
+        db.execute("DELETE FROM schema_version")
+        db.execute("INSERT INTO schema_version (version) VALUES (?)", (VERSION,))
+    except BaseException as exc:
+        db.execute("ROLLBACK")
+        if isinstance(exc, sqlite3.Error):
+            raise MigrationFailed(
+                f"SWITCHBOARD_DATABASE_URL: the migration to schema version {VERSION} failed "
+                f"({_first_line(exc)}); nothing was changed"
+            ) from exc
+        raise
+    db.execute("COMMIT")
+    if old != VERSION:
+        log.info("schema migrated from version %d to %d (PostgreSQL)", old, VERSION)
 
 
 def version(db: sqlite3.Connection) -> int:

@@ -57,7 +57,7 @@ class UsageTotals:
 _SUMS = (
     "COUNT(*), COALESCE(SUM(input_tokens), 0), COALESCE(SUM(output_tokens), 0),"
     " COALESCE(SUM(cache_read_tokens), 0), COALESCE(SUM(cache_write_tokens), 0),"
-    " COALESCE(SUM(cost_usd), 0), COALESCE(SUM(cost_usd IS NULL), 0)"
+    " COALESCE(SUM(cost_usd), 0), COALESCE(SUM(CASE WHEN cost_usd IS NULL THEN 1 ELSE 0 END), 0)"
 )
 
 

@@ -18,6 +18,7 @@ from zoneinfo import ZoneInfo
 from bot.core.events import Event, read_events
 from bot.store.core import Store
 from bot.triggers.model import TriggerError, parse_instant
+from config.settings import Database
 
 MAX_CHARS = 16000
 PER_CONVERSATION = 30
@@ -74,10 +75,10 @@ def _instant(text: str, name: str, zone: tzinfo, now: float) -> float:
     return when.timestamp()
 
 
-def read_activity(db_path: Path, events_path: Path | None, p: Period) -> str:
+def read_activity(where: Database, events_path: Path | None, p: Period) -> str:
     """Blocking (reads the event log file): run it in a thread. It opens its own
     read-only connection, so it never shares the loop's connection or transaction."""
-    store = Store(db_path, readonly=True)
+    store = Store(where, readonly=True)
     try:
         return _read(store, events_path, p)
     finally:

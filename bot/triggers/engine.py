@@ -104,7 +104,7 @@ class TriggerEngine:
     def start(self) -> None:
         """Open the job store, reconcile jobs with the trigger rows and config, run."""
         self.scheduler, self._jobs = make_scheduler(
-            self.settings.db_path, self._dispatch, self._on_missed
+            self.settings.database, self._dispatch, self._on_missed
         )
         self.scheduler.start(paused=True)  # job changes below go straight to the store
         ConfigTriggers(self, self.job_ids()).reconcile(self.settings)
@@ -341,7 +341,7 @@ class TriggerEngine:
         state = row.state or {"last_run": row.created_at}
         watch, checklist = row.spec.config["watch"], row.spec.config["checklist"]
         found = await asyncio.to_thread(
-            heartbeat.look, self.settings.db_path, self.events.path, state, watch, time.time(),
+            heartbeat.look, self.settings.database, self.events.path, state, watch, time.time(),
             self.settings.remind_after,
         )  # the event log is a file: read it off the loop  # fmt: skip
         row.state = {**state, **found.state}

@@ -28,6 +28,7 @@ from typing import Any
 from bot.core.events import Event, read_events
 from bot.ledger.status import when
 from bot.store.core import Store
+from config.settings import Database
 
 EVENT_SOURCES: dict[str, tuple[str, ...]] = {
     "messages": ("message.received",),
@@ -58,7 +59,7 @@ class Look:
 
 
 def look(
-    db_path: Path,
+    where: Database,
     events_path: Path | None,
     state: dict[str, Any],
     watch: list[str],
@@ -76,7 +77,7 @@ def look(
     found = [e for e in _events(events_path, since, now) if e.type in types and _concerns(e)]
     result.changes.extend(_summarise(found))
     if "questions" in watch:
-        store = Store(db_path, readonly=True)
+        store = Store(where, readonly=True)
         try:
             _questions(store, state, result, now, remind_after)
         finally:

@@ -1,4 +1,4 @@
-"""The scheduler's job store: APScheduler's jobs in the data dir's SQLite file, batched.
+"""The scheduler's job store: APScheduler's jobs in the store's database, batched.
 
 `BatchedJobStore` keeps the table APScheduler's SQLAlchemy job store made
 (`apscheduler_jobs`: id, next_run_time, the pickled job state), read and written with
@@ -14,12 +14,13 @@ from __future__ import annotations
 import pickle
 import sqlite3
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 from apscheduler.job import Job
 from apscheduler.jobstores.base import BaseJobStore, ConflictingIdError
 from apscheduler.util import datetime_to_utc_timestamp, utc_timestamp_to_datetime
+
+from config.settings import Database, is_postgres
 
 TABLE = "apscheduler_jobs"
 SCHEMA = f"""
@@ -27,23 +28,22 @@ CREATE TABLE IF NOT EXISTS {TABLE} (
     id VARCHAR(191) NOT NULL PRIMARY KEY, next_run_time FLOAT, job_state BLOB NOT NULL);
 CREATE INDEX IF NOT EXISTS ix_{TABLE}_next_run_time ON {TABLE} (next_run_time);
 """
+#: the same table in PostgreSQL (FLOAT is double precision there too)
+PG_SCHEMA = SCHEMA.replace("BLOB", "BYTEA")
 SELECT = f"SELECT id, job_state FROM {TABLE}"
 
 
 class BatchedJobStore(BaseJobStore):
-    def __init__(self, db_path: Path) -> None:
+    def __init__(self, where: Database) -> None:
         super().__init__()
-        # the core opened the file in WAL mode; like the core's own connection, do not
-        # wait for the disk on every commit
-        self.db = sqlite3.connect(db_path, isolation_level=None, check_same_thread=False)
-        self.db.execute("PRAGMA synchronous=NORMAL")
-        self.db.execute("PRAGMA busy_timeout=5000")
+        self.db = _connect(where)
+        self._schema = PG_SCHEMA if is_postgres(where) else SCHEMA
         self._updates: dict[str, tuple[float | None, bytes, str]] = {}
         self._removals: set[str] = set()
 
     def start(self, scheduler: Any, alias: str) -> None:
         super().start(scheduler, alias)
-        self.db.executescript(SCHEMA)
+        self.db.executescript(self._schema)
 
     def shutdown(self) -> None:
         self.flush()
@@ -132,3 +132,17 @@ class BatchedJobStore(BaseJobStore):
         if failed:
             self.db.executemany(f"DELETE FROM {TABLE} WHERE id = ?", failed)
         return jobs
+
+
+def _connect(where: Database) -> Any:
+    """Its own session beside the store's: a PostgreSQL one, or the data dir's file (the
+    core opened it in WAL mode; like the core's connection, not waiting for the disk on
+    every commit)."""
+    if is_postgres(where):
+        from bot.store import postgres
+
+        return postgres.connect(str(where))
+    db = sqlite3.connect(where, isolation_level=None, check_same_thread=False)
+    db.execute("PRAGMA synchronous=NORMAL")
+    db.execute("PRAGMA busy_timeout=5000")
+    return db

@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from datetime import datetime
 from functools import partial
-from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -21,6 +20,7 @@ from apscheduler.job import Job
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 from bot.triggers.jobstore import BatchedJobStore
+from config.settings import Database
 
 #: at most this many runs of one job at once (a slow heartbeat overlapping itself)
 MAX_INSTANCES = 3
@@ -63,9 +63,9 @@ class FireTimeExecutor(AsyncIOExecutor):
 
 
 def make_scheduler(
-    db_path: Path, dispatch: Dispatch, on_missed: Callable[[JobExecutionEvent], None]
+    where: Database, dispatch: Dispatch, on_missed: Callable[[JobExecutionEvent], None]
 ) -> tuple[AsyncIOScheduler, BatchedJobStore]:
-    jobs = BatchedJobStore(db_path)
+    jobs = BatchedJobStore(where)
     scheduler = AsyncIOScheduler(
         jobstores={"default": jobs},
         executors={"default": FireTimeExecutor(dispatch)},

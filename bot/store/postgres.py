@@ -1,0 +1,158 @@
+"""PostgreSQL behind the surface the store already speaks: sqlite3's DB-API.
+
+`connect(url)` gives a `Connection` with sqlite3's `execute`, `executemany` and
+`executescript`, cursors with `fetchone`, `fetchall`, `rowcount` and `lastrowid`, and
+sqlite3's exceptions (a unique key is an `sqlite3.IntegrityError`, a lost server an
+`sqlite3.OperationalError`), so the store's modules stay one set of SQL. Each statement
+is translated once (cached): `?` placeholders, `INSERT OR IGNORE`, `BEGIN IMMEDIATE`,
+`CAST(x AS INTEGER)` (SQLite truncates, PostgreSQL rounds), and a `RETURNING` clause
+where the store reads `lastrowid`. The connection is in autocommit mode: the store's own
+`BEGIN`/`COMMIT` make its transactions, as on SQLite.
+
+A connection that is lost is opened again at the next statement outside a transaction,
+unless it was fenced (`fence()`): a node that led through it has lost its lease, and
+nothing may be written through it any more (bot/store/lease.py).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from functools import lru_cache
+from typing import Any
+
+import psycopg
+from psycopg.adapt import Loader
+
+log = logging.getLogger(__name__)
+
+CONNECT_TIMEOUT_SECONDS = 5
+#: the column `lastrowid` reads, per table a statement inserts into
+RETURNING = {"inbound": "id", "mail": "id", "quarantine": "id", "llm_usage": "id", "audit": "seq"}
+_INSERT = re.compile(r"INSERT INTO (\w+)")
+_CAST = re.compile(r"CAST\(([^()]*) AS INTEGER\)")
+
+
+@lru_cache(maxsize=1024)
+def translate(sql: str) -> tuple[str, bool]:
+    """(PostgreSQL's statement, whether it returns the new row's id)."""
+    q = sql.strip()
+    if q == "BEGIN IMMEDIATE":
+        return "BEGIN", False
+    if q.startswith("INSERT OR IGNORE INTO"):
+        q = "INSERT INTO" + q.removeprefix("INSERT OR IGNORE INTO") + " ON CONFLICT DO NOTHING"
+    q = _CAST.sub(r"FLOOR(\1)::BIGINT", q).replace("%", "%%").replace("?", "%s")
+    table = _INSERT.match(q)
+    if table is not None and table.group(1) in RETURNING:
+        return f"{q} RETURNING {RETURNING[table.group(1)]}", True
+    return q, False
+
+
+class _Numeric(Loader):
+    """SUM over integers is NUMERIC in PostgreSQL: an int where it is whole (as SQLite)."""
+
+    def load(self, data: Any) -> int | float:
+        text = bytes(data).decode()
+        return float(text) if "." in text or "e" in text.lower() else int(text)
+
+
+class Cursor:
+    """sqlite3's cursor surface over a finished psycopg statement (results in memory)."""
+
+    def __init__(self, cur: psycopg.Cursor[Any] | None, returning: bool = False) -> None:
+        self._rows: list[Any] = cur.fetchall() if cur is not None and cur.description else []
+        self.rowcount = cur.rowcount if cur is not None else -1
+        self.lastrowid: int | None = None
+        if returning:
+            self.lastrowid = self._rows[0][0] if self._rows else None
+            self._rows = []
+
+    def fetchone(self) -> Any:
+        return self._rows.pop(0) if self._rows else None
+
+    def fetchall(self) -> list[Any]:
+        rows, self._rows = self._rows, []
+        return rows
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.fetchall())
+
+
+class Connection:
+    """One PostgreSQL session, spoken to as the store speaks to SQLite."""
+
+    def __init__(self, url: str, *, setup: Sequence[str] = ()) -> None:
+        self.url = url
+        self._setup = setup
+        self._lock = threading.RLock()
+        self._fenced: str | None = None
+        self.raw = self._open()
+
+    def _open(self) -> psycopg.Connection[Any]:
+        with _errors():
+            conn = psycopg.connect(
+                self.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_SECONDS
+            )
+        conn.adapters.register_loader("numeric", _Numeric)
+        for statement in self._setup:
+            conn.execute(statement)
+        return conn
+
+    @property
+    def in_transaction(self) -> bool:
+        return self.raw.info.transaction_status != psycopg.pq.TransactionStatus.IDLE
+
+    def fence(self, why: str) -> None:
+        """Refuse every statement from now on (the lease behind this session is lost)."""
+        self._fenced = why
+
+    def execute(self, sql: str, args: Sequence[Any] = ()) -> Cursor:
+        q, returning = translate(sql)
+        with self._session() as conn:
+            return Cursor(conn.execute(q, args or None), returning)
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> Cursor:
+        q, _ = translate(sql)
+        with self._session() as conn:
+            cur = conn.cursor()
+            cur.executemany(q, list(rows))
+            return Cursor(cur)
+
+    def executescript(self, script: str) -> None:
+        with self._session() as conn:
+            conn.execute(script.encode())  # several statements, no parameters
+
+    def close(self) -> None:
+        self.raw.close()
+
+    @contextmanager
+    def _session(self) -> Iterator[psycopg.Connection[Any]]:
+        with self._lock:
+            if self._fenced is not None:
+                raise sqlite3.OperationalError(f"fenced: {self._fenced}")
+            if self.raw.closed and not self.in_transaction:
+                self.raw = self._open()
+            with _errors():
+                yield self.raw
+
+
+@contextmanager
+def _errors() -> Iterator[None]:
+    """psycopg's exceptions as sqlite3's, the ones the store and its callers catch."""
+    try:
+        yield
+    except psycopg.errors.IntegrityError as exc:
+        raise sqlite3.IntegrityError(str(exc)) from exc
+    except psycopg.OperationalError as exc:
+        raise sqlite3.OperationalError(str(exc).strip()) from exc
+    except psycopg.Error as exc:
+        raise sqlite3.DatabaseError(str(exc).strip()) from exc
+
+
+def connect(url: str, *, setup: Sequence[str] = ()) -> Connection:
+    """A session on `url`; `setup` statements run on it (and again on each reconnect)."""
+    return Connection(url, setup=setup)
