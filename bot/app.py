@@ -43,8 +43,9 @@ from bot.inbox.human import HumanNode
 from bot.inbox.people import People
 from bot.inbox.scope import Scope
 from bot.ledger.audit import AuditLog
+from bot.nodes import Node
 from bot.ops.operator import Operator
-from bot.store.core import Store
+from bot.store.core import Store, StoreError
 from bot.triggers.engine import TriggerEngine
 from config.settings import Settings
 
@@ -94,6 +95,9 @@ class App:
         self.channel_names = channels
         self.extensions = extensions or []
         self.channels: list[Channel] = []
+        self._running: list[Channel] = []
+        #: this process runs the agents (bot/nodes.py: at once on SQLite)
+        self.leading = False
         self._tasks: list[asyncio.Task[Any]] = []
         self.started_at = time.time()
         self._built = False
@@ -110,7 +114,6 @@ class App:
     def build(self) -> None:
         if self._built:
             return
-        self._built = True
         s = self.settings
         s.data_dir.mkdir(parents=True, exist_ok=True)
         self.events = EventLog(s.data_dir / "events.jsonl")
@@ -184,12 +187,30 @@ class App:
             module = importlib.import_module(CHANNEL_MODULES[name])
             self.add_channel(module.build(s, ChannelContext(self.human)))
         self.ops = Operator(self)
+        self.node = Node(self)
+        self.human.outbox.fence = self.node.check
+        self._built = True
 
     async def start(self) -> None:
+        """Serve, then lead at once (SQLite) or run as a follower until this node leads
+        (PostgreSQL, bot/nodes.py)."""
         self.build()
         if self.serve_http and self.settings.serves_http:
             await self.ops.serve()  # first: a port in use stops the start, nothing else ran
         await self.ops.start()
+        for channel in self.channels:
+            if self.node.runs(channel.kind):
+                await self._start_channel(channel)
+        await self.node.start()
+
+    async def _start_channel(self, channel: Channel) -> None:
+        if channel not in self._running:
+            self._running.append(channel)
+            await channel.start()
+
+    async def lead(self) -> None:
+        """What only the leader runs: the agents, the scheduler, the outbox, and the
+        channels not yet started, after restoring what the store holds."""
         restored = self.team.restore()
         redelivered = self.bus.restore()
         self.team.redirect(self.bus.orphans())
@@ -205,13 +226,15 @@ class App:
             pid=os.getpid(),
         )
         _settle_heap()
+        self.leading = True
         self.triggers.start()
         self.mcp.start()
+        self.ops.lead()
         self._spawn(self.coordinator.run(), "coordinator")
         self._spawn(self.human.outbox.run(), "outbox")
         self._spawn(self._beat(), "runtime-beat")
         for channel in self.channels:
-            await channel.start()
+            await self._start_channel(channel)
         # the model SDK (~1 s of CPU) loads in a thread while the channels connect: they
         # do not wait for it, and a first answer only for what is left of it
         self._spawn(self.llm.warm(), "warm-model")
@@ -249,6 +272,7 @@ class App:
                 json.dumps(
                     {
                         "pid": os.getpid(),
+                        "node": self.node.id,
                         "started_at": self.started_at,
                         "beat": time.time(),
                         "llm_in_flight": self.llm.in_flight,
@@ -260,11 +284,17 @@ class App:
             await asyncio.sleep(RUNTIME_BEAT_SECONDS)
 
     async def stop(self) -> None:
-        self.triggers.stop()
+        await self.node.stop()
+        try:
+            self.triggers.stop()
+        except StoreError:
+            if self.node.lost is None:
+                raise
+            log.warning("the scheduler stopped unsaved: %s", self.node.lost)
         await self.human.outbox.stop()  # deliveries under way finish while channels are up
         if self.human.intake is not None:
             await self.human.intake.stop()  # journaled as fetching: resumed at the next start
-        for channel in self.channels:
+        for channel in self._running:
             try:
                 await channel.stop()
             except Exception:
@@ -276,7 +306,8 @@ class App:
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
-        self.store.set_kv(RUNTIME_KEY, json.dumps({"pid": None, "stopped_at": time.time()}))
+        if self.leading:
+            self.store.set_kv(RUNTIME_KEY, json.dumps({"pid": None, "stopped_at": time.time()}))
         await self.llm.close()
         self.memory.close()
         self.events.close()

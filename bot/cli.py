@@ -12,7 +12,9 @@ import asyncio
 import contextlib
 import functools
 import logging
+import os
 import signal
+import socket
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -125,6 +127,13 @@ def _serve(
         return 2
 
 
+def is_this_node(settings: Settings, node: str) -> bool:
+    """A node id is this machine's: SWITCHBOARD_NODE_ID, else the host name before a pid."""
+    if settings.node_id:
+        return node == settings.node_id
+    return node.rsplit("-", 1)[0] == socket.gethostname() or node.startswith("pid ")
+
+
 def _has_data(settings: Settings) -> bool:
     """A PostgreSQL database is there to be read (or unreachable: said in one line)."""
     return settings.database_url is not None or settings.db_path.exists()
@@ -142,7 +151,7 @@ def status(settings: Settings) -> int:
         return 0
     store = Store(settings.database, readonly=True)
     try:
-        print(full_status(store))
+        print(full_status(store, functools.partial(is_this_node, settings)))
     finally:
         store.close()
     return 0
@@ -192,7 +201,7 @@ async def serve(
     from channels.terminal import TerminalChannel
 
     app = App(settings, channels)
-    app.build()
+    await _build(app)
     for channel in app.channels:
         if isinstance(channel, TerminalChannel):  # a piped script waits for its answers
             channel.settle = functools.partial(settle, app)
@@ -218,6 +227,24 @@ async def serve(
         task.cancel()
     await app.stop()
     return 0
+
+
+async def _build(app: App) -> None:
+    """Build the app; a node starting over after losing its lease (bot/nodes.py) waits
+    for the database instead of giving up, and restarts the same way when it loses it."""
+    from bot.nodes import REJOIN_VARIABLE, restart_process
+    from bot.store.migrations import DatabaseUnreachable
+
+    while True:
+        try:
+            app.build()
+            break
+        except DatabaseUnreachable as exc:
+            if not os.environ.get(REJOIN_VARIABLE):
+                raise
+            log.warning("%s; trying again in 1 s", exc)
+            await asyncio.sleep(1.0)
+    app.node.restart = restart_process
 
 
 def _reload(app: App, reload: Callable[[], Settings]) -> None:

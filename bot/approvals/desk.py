@@ -154,6 +154,11 @@ class ApprovalDesk:
             if meta.get("edit"):
                 self.say(self._notice(decided, meta))
 
+    def heard(self, approval_id: str) -> None:
+        """Another node recorded a decision: the agent waiting for it reads it now."""
+        self.pending.pop(approval_id, None)
+        self.wake(approval_id).set()
+
     def wake(self, approval_id: str) -> asyncio.Event:
         return self._wakes.setdefault(approval_id, asyncio.Event())
 
@@ -244,6 +249,7 @@ class ApprovalDesk:
             row = self.store.approvals.get(approval_id)
             assert row is not None
             self.say(self._notice(row, decision_meta(row, edit=not shown)))
+            self.store.notify(f"approval:{approval_id}")
             self.events.emit(
                 "approval.decided", row.agent, approval_id=row.id, tool=row.tool,
                 conversation=row.conversation, person=row.requester,

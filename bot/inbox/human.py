@@ -71,11 +71,15 @@ class HumanNode:
         self.approvals = ApprovalDesk(store, events, self.say)
         #: downloads a message's files before it is routed (None: files are not fetched)
         self.intake = None if files is None else FileIntake(store, events, files, self.release)
+        #: False on a follower node: it journals and announces, the leader routes
+        self.routing = True
 
     # -- inbound ---------------------------------------------------------------------
     def accept(self, msg: Inbound) -> bool:
         """Journal and route a person's message in one transaction (one commit, before the
         channel acks). False when it was seen before."""
+        if not self.routing:
+            return self._journal_for_leader(msg)
         intake = self.intake
         if intake is not None and intake.must_hold(msg):
             with self.store.tx():
@@ -110,13 +114,32 @@ class HumanNode:
         """Record a message that no agent will see (unknown sender, bot, loop...)."""
         self.events.emit("message.refused", HUMAN, channel=channel, reason=reason, **facts)
 
+    def _journal_for_leader(self, msg: Inbound) -> bool:
+        """A follower's part: journal as pending and wake the leader at the commit."""
+        with self.store.tx():
+            inbound_id = self.store.journal(msg)
+            if inbound_id is not None:
+                self.store.notify("inbound")
+        if inbound_id is None:
+            self.events.emit("message.duplicate", HUMAN, channel=msg.channel, id=msg.message_id)
+        return inbound_id is not None
+
     def restore(self) -> int:
         """After a restart: reload open questions, route what was journaled but not routed."""
         for q in self.store.open_questions():
             self.directory.add_question(q)
         self.approvals.restore()
+        return self.route_pending()
+
+    def route_pending(self) -> int:
+        """Route what was journaled but not routed (before a restart, or by a follower
+        node); a message whose files are still to fetch goes to the intake first."""
         pending = self.store.pending_inbound()
         for inbound_id, msg in pending:
+            if self.intake is not None and self.intake.must_hold(msg):
+                self.store.mark_inbound(inbound_id, FETCHING)
+                self.intake.hold(inbound_id, msg)
+                continue
             with self.store.tx():
                 decision = self._route(inbound_id, msg)
                 self.store.mark_inbound(inbound_id, "routed")

@@ -4,6 +4,8 @@ in one place instead of registered as a side effect of importing the app."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from bot.ledger.status import Section, render_status
 from bot.ledger.tools_status import approvals_section, mcp_section
 from bot.ledger.usage import usage_section
@@ -19,5 +21,5 @@ SECTIONS: tuple[Section, ...] = (
 )
 
 
-def full_status(store: Store) -> str:
-    return render_status(store, SECTIONS)
+def full_status(store: Store, this_node: Callable[[str], bool] | None = None) -> str:
+    return render_status(store, SECTIONS, this_node)

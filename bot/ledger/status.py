@@ -67,6 +67,19 @@ def runtime_live(store: Store) -> bool:
     return bool(beat.get("pid")) and time.time() - beat.get("beat", 0) < STALE_AFTER
 
 
+def _leader(store: Store, this_node: Callable[[str], bool] | None) -> str:
+    """`leader: <id> (this node), since <when>`: the lease's holder on PostgreSQL, the
+    running process on SQLite."""
+    node, since = store.leader()
+    if not store.postgres and runtime_live(store):
+        beat = _beat(store)
+        node, since = beat.get("node") or f"pid {beat['pid']}", beat.get("started_at")
+    if node is None:
+        return "leader: none (no node runs the agents)"
+    mine = " (this node)" if this_node is not None and this_node(node) else ""
+    return f"leader: {node}{mine}" + (f", since {when(since)}" if since else "")
+
+
 def _runtime(store: Store) -> str:
     beat = _beat(store)
     if runtime_live(store):
@@ -120,8 +133,11 @@ def _outbox(store: Store) -> str:
     return "Outbox: " + ", ".join(f"{counts.get(k, 0)} {k}" for k in ("pending", "sent", "failed"))
 
 
-def render_status(store: Store, sections: Sequence[Section] = ()) -> str:
-    parts = [_runtime(store), _agents(store), _questions(store)]
+def render_status(
+    store: Store, sections: Sequence[Section] = (), this_node: Callable[[str], bool] | None = None
+) -> str:
+    """`this_node(id)`: whether a node id is the one `switchboard status` runs on."""
+    parts = [_runtime(store) + "\n" + _leader(store, this_node), _agents(store), _questions(store)]
     for section in sections:
         try:
             parts.append(section(store))

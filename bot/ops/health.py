@@ -41,15 +41,22 @@ class LLMHealth:
 
 
 def health(app: App, llm: LLMHealth) -> tuple[int, dict[str, Any]]:
+    """A leader is healthy when its channels, scheduler and store are up; a follower
+    (bot/nodes.py) when what it runs is: its Slack connection and the database."""
+    node = app.node
     states = {channel: state for channel, state, _detail, _at in app.store.health()}
-    channels = {c.kind: states.get(c.kind, "unknown") for c in app.channels}
+    channels = {
+        c.kind: states.get(c.kind, "unknown")
+        for c in app.channels
+        if node.role == "leader" or node.runs(c.kind)
+    }
     store = _store_state(app)
     scheduler = app.triggers.scheduler
     scheduler_state = "running" if scheduler is not None and scheduler.running else "stopped"
     ok = (
         all(state == "connected" for state in channels.values())
         and store == "ok"
-        and scheduler_state == "running"
+        and (scheduler_state == "running" or node.role == "follower")
     )
     body = {
         "status": "ok" if ok else "degraded",
@@ -67,6 +74,7 @@ def health(app: App, llm: LLMHealth) -> tuple[int, dict[str, Any]]:
             "exceeded": app.ops.budget.exceeded,
         },
         "uptime_seconds": round(time.time() - app.started_at, 1),
+        "node": node.to_json(),
     }
     return (200 if ok else 503), body
 

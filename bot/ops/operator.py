@@ -8,7 +8,6 @@ Slack's HTTP Events mode needs one), on SWITCHBOARD_HTTP_HOST (default 127.0.0.1
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from typing import TYPE_CHECKING
@@ -137,6 +136,17 @@ class Operator:
             "Tool calls waiting for a person's approval",
             lambda: len(app.store.approvals.pending()),
         )
+        gauge(
+            "switchboard_leader",
+            "1 when this node leads (runs the agents), 0 when it follows",
+            lambda: {(app.node.id,): float(app.node.role == "leader")},
+            ("node",),
+        )
+        gauge(
+            "switchboard_leader_since_seconds",
+            "Unix time the leading node took the lead (0: none leads)",
+            lambda: app.node.leader().since or 0.0,
+        )
 
     def _oldest_pending_age(self) -> float:
         _count, oldest = self.app.store.views.outbox_pending()
@@ -172,8 +182,12 @@ class Operator:
         self.server = server
 
     async def start(self) -> None:
+        """What every node runs."""
         self._tasks.append(asyncio.create_task(self.metrics.lag.run(), name="loop-lag"))
         self._tasks.append(asyncio.create_task(probe_channels(self.app), name="channel-probe"))
+
+    def lead(self) -> None:
+        """What the leader alone runs: reminders of stalled work, the budget's record."""
         self._tasks.append(asyncio.create_task(self.stalled.run(), name="stalled-work"))
         self.budget.save()
 
@@ -184,9 +198,7 @@ class Operator:
             self.server = None
         for task in self._tasks:
             task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await asyncio.gather(*self._tasks, return_exceptions=True)
 
     def _audience(self, request: web.Request) -> str:
         """`full` for a token holder (or the loopback Host without a token), `public`

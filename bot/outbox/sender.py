@@ -81,6 +81,9 @@ class Outbox:
         self.pacer = Pacer()
         self._on_delivered = on_delivered
         self._on_failed = on_failed
+        #: asked before every post: raises when this node may no longer send (a leader
+        #: that lost its lease, bot/nodes.py)
+        self.fence: Callable[[], None] = lambda: None
         self._wake = asyncio.Event()
         self._stopping = False
         self._seen = 0  # the last seq `run` looked at
@@ -181,6 +184,7 @@ class Outbox:
             return True
         pace = channel.pace_key(msg.target)
         await self.pacer.wait(pace, channel.pace_seconds)
+        self.fence()
         sending = asyncio.current_task()
         assert sending is not None
         self._sending.add(sending)

@@ -24,12 +24,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
-from bot.core.messages import BusMessage, Inbound, Outbound
+from bot.core.messages import BusMessage, Inbound
 from bot.store import migrations
 from bot.store.agents import AgentTables
 from bot.store.approvals import ApprovalRows
 from bot.store.audit import AuditRows
 from bot.store.migrations import CHANNEL
+from bot.store.outbox import OutboxTables
 from bot.store.schema import (
     ACTIVE_WORKER_STATES,
     AttemptRow,
@@ -40,11 +41,8 @@ from bot.store.schema import (
     QuestionStatus,
     WorkerRow,
     WorkerStatus,
-    decode_attempt,
     decode_inbound,
     decode_mail,
-    decode_outbound,
-    decode_outbox,
 )
 from bot.store.triggers import TriggerRows
 from bot.store.usage import UsageRows
@@ -73,7 +71,7 @@ __all__ = [
 ]
 
 
-class Store(AgentTables):
+class Store(AgentTables, OutboxTables):
     """The database of one bot: a SQLite file in the data dir, or PostgreSQL."""
 
     def __init__(
@@ -120,6 +118,13 @@ class Store(AgentTables):
         """The SQLite file (a PostgreSQL store has none)."""
         assert not self.postgres, "a PostgreSQL store has no file"
         return Path(self.where)
+
+    def leader(self) -> tuple[str | None, float | None]:
+        """PostgreSQL: (the leading node's id, since when); SQLite: (None, None)."""
+        if not self.postgres:
+            return None, None
+        row = self._x("SELECT node, since FROM leader WHERE name = 'bot'").fetchone()
+        return (row[0], row[1]) if row else (None, None)
 
     def notify(self, topic: str) -> None:
         """Inside a transaction, on PostgreSQL with `announce` on: wake the leader at the
@@ -284,114 +289,6 @@ class Store(AgentTables):
     def all_mail(self) -> list[tuple[int, BusMessage]]:
         rows = self._x("SELECT id, payload FROM mail ORDER BY id")
         return self.decode("mail", rows, decode_mail)
-
-    # -- outbox ----------------------------------------------------------------------
-    def enqueue(self, msg: Outbound) -> None:
-        now = time.time()
-        self._x(
-            "INSERT OR IGNORE INTO outbox (id, target, payload, next_at, created_at)"
-            " VALUES (?, ?, ?, ?, ?)",
-            (msg.id, str(msg.target), json.dumps(msg.to_json()), now, now),
-        )
-
-    def new_outbox_rows(self, after_seq: int, limit: int) -> list[tuple[int, str]]:
-        """(seq, target) of pending rows queued after `after_seq`, oldest first."""
-        rows = self._x(
-            "SELECT seq, target FROM outbox WHERE seq > ? AND status = 'pending'"
-            " ORDER BY seq LIMIT ?",
-            (after_seq, limit),
-        )
-        return [(row[0], row[1]) for row in rows]
-
-    def pending_outbox(self, target: str, limit: int) -> list[OutboxRow]:
-        """The first pending rows of one target, in the order they were queued."""
-        rows = self._x(
-            "SELECT seq, payload, attempts, next_at FROM outbox"
-            " WHERE target = ? AND status = 'pending' ORDER BY seq LIMIT ?",
-            (target, limit),
-        )
-        return self.decode("outbox", rows, decode_outbox)
-
-    def outbox_sent(self, seq: int, receipt: dict[str, Any]) -> None:
-        with self.tx():  # the row's attempt records go with it: it will not be tried again
-            self._x(
-                "UPDATE outbox SET status = 'sent', sent_at = ?, receipt = ? WHERE seq = ?",
-                (time.time(), json.dumps(receipt), seq),
-            )
-            self._drop_attempts(seq)
-
-    def outbox_retry(self, seq: int, next_at: float, error: str) -> None:
-        self._x(
-            "UPDATE outbox SET attempts = attempts + 1, next_at = ?, error = ? WHERE seq = ?",
-            (next_at, error, seq),
-        )
-
-    def outbox_failed(self, seq: int, error: str) -> None:
-        with self.tx():
-            self._x(
-                "UPDATE outbox SET status = 'failed', attempts = attempts + 1, error = ?"
-                " WHERE seq = ?",
-                (error, seq),
-            )
-            self._drop_attempts(seq)
-
-    # -- attempt records (bot/outbox/attempts.py) --------------------------------------------
-    def attempts(self, outbox_id: str) -> list[AttemptRow]:
-        """The parts of one outbound message tried so far. A corrupt record is
-        quarantined once and reads as `trying` with no detail: the part may exist on
-        the platform, so the channel looks before posting it again."""
-        rows = list(
-            self._x(
-                "SELECT rowid, part, state, detail, at FROM attempts WHERE outbox_id = ?",
-                (outbox_id,),
-            )
-        )
-        good = self.decode("attempts", [r for r in rows if r[2] != "corrupt"], decode_attempt)
-        known = {a.part for a in good}
-        return good + [AttemptRow(str(r[1]), "trying", {}, 0.0) for r in rows if r[1] not in known]
-
-    def set_attempt(self, outbox_id: str, row: AttemptRow) -> None:
-        self._x(
-            "INSERT INTO attempts (outbox_id, part, state, detail, at) VALUES (?, ?, ?, ?, ?)"
-            " ON CONFLICT (outbox_id, part) DO UPDATE SET state = excluded.state,"
-            " detail = excluded.detail, at = excluded.at",
-            (outbox_id, row.part, row.state, json.dumps(row.detail), row.at),
-        )
-
-    def _drop_attempts(self, seq: int) -> None:
-        self._x(
-            "DELETE FROM attempts WHERE outbox_id = (SELECT id FROM outbox WHERE seq = ?)", (seq,)
-        )
-
-    def sent_between(self, since: float, until: float) -> list[tuple[float, Outbound]]:
-        """(sent at, message) of every outbox row delivered in [since, until)."""
-        rows = self._x(
-            "SELECT seq, payload, sent_at FROM outbox WHERE status = 'sent' AND sent_at >= ?"
-            " AND sent_at < ?",
-            (since, until),
-        )
-        return self.decode("outbox", rows, lambda r: (r[2], decode_outbound(r)[1]))
-
-    def sent_to(self, targets: list[str], since: float, limit: int) -> list[tuple[float, Outbound]]:
-        """(sent at, message) of the newest `limit` deliveries to any of `targets` (target
-        strings) since `since`, newest first: what the bot itself said there."""
-        marks = ", ".join("?" * len(targets))
-        rows = self._x(
-            f"SELECT seq, payload, sent_at FROM outbox WHERE target IN ({marks})"
-            " AND status = 'sent' AND sent_at >= ? ORDER BY sent_at DESC LIMIT ?",
-            (*targets, since, limit),
-        )
-        return self.decode("outbox", rows, lambda r: (r[2], decode_outbound(r)[1]))
-
-    def outbox_pending_count(self, target: str) -> int:
-        row = self._x(
-            "SELECT COUNT(*) FROM outbox WHERE target = ? AND status = 'pending'", (target,)
-        ).fetchone()
-        return int(row[0])
-
-    def outbox_counts(self) -> dict[str, int]:
-        rows = self._x("SELECT status, COUNT(*) FROM outbox GROUP BY status")
-        return {row[0]: row[1] for row in rows}
 
     # -- channel state and health ----------------------------------------------------
     def get_kv(self, key: str) -> str | None:

@@ -89,6 +89,8 @@ KNOWN_EVENTS: dict[str, tuple[str, ...]] = {
     ),
     "message.refused": ("channel", "reason"),
     "message.sent": ("id", "kind", "target"),
+    "node.leads": ("node", "role"),
+    "node.lost": ("node", "reason"),
     "operator.action": ("action", "conversation", "decider", "how", "outcome"),
     "outbox.failed": ("error", "id", "target"),
     "outbox.retry": ("attempt", "delay", "error", "target"),

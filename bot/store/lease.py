@@ -1,0 +1,121 @@
+"""Leadership among the nodes of one PostgreSQL database: who runs the agents.
+
+The leader holds a session-level advisory lock (`pg_try_advisory_lock`) on the very
+session its store writes through. That session is set to end on the server after
+`ttl` seconds of silence (`idle_session_timeout`, `idle_in_transaction_session_timeout`),
+and the leader speaks on it at least every `ttl / 4` (`beat`). A leader that dies, is
+frozen (SIGSTOP) or is cut off from the database loses its session, so its lock, within
+the TTL, whatever any node's clock says: the server's own timers decide. Another node's
+next `beat` then takes the lock and raises the generation in the `leader` row.
+
+Fencing: a stale leader's writes cannot land, because they go through the session the
+server ended; its store connection is then fenced (`Connection.fence`: every statement
+refused) instead of quietly reconnecting, and `check()` (asked before every post to a
+platform) compares the generation it won with the row's. The node then starts over as a
+follower (bot/nodes.py).
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from bot.store.postgres import Connection
+
+log = logging.getLogger(__name__)
+
+#: the advisory lock's key: one bot per database
+LOCK_KEY = 0x5357_4C44
+
+
+@dataclass(slots=True)
+class Leader:
+    """Who leads (None: nobody yet), since when (server time, unix seconds), generation."""
+
+    node: str | None
+    since: float | None
+    generation: int
+
+
+class Lost(Exception):
+    """This node led, and no longer does: nothing more may be written as the leader."""
+
+
+class Lease:
+    def __init__(self, db: Connection, node: str, ttl: float) -> None:
+        self.db = db
+        self.node = node
+        self.ttl = ttl
+        #: the generation this node won; None while it follows
+        self.generation: int | None = None
+        millis = int(ttl * 1000)
+        db.execute(f"SET idle_session_timeout = {millis}")
+        db.execute(f"SET idle_in_transaction_session_timeout = {millis}")
+
+    @property
+    def leads(self) -> bool:
+        return self.generation is not None
+
+    @property
+    def interval(self) -> float:
+        return self.ttl / 4
+
+    def beat(self) -> bool:
+        """Speak on the session; as a follower, try to lead. True when this node leads.
+        Raises Lost when it led and lost the lease (the connection is fenced then)."""
+        if self.generation is not None:
+            self.check()
+            return True
+        row = self.db.execute("SELECT pg_try_advisory_lock(?)", (LOCK_KEY,)).fetchone()
+        if not row[0]:
+            return False
+        self.generation = self._take()
+        log.warning("this node (%s) leads, generation %d", self.node, self.generation)
+        return True
+
+    def _take(self) -> int:
+        row = self.db.execute(
+            "UPDATE leader SET node = ?, generation = generation + 1,"
+            " since = EXTRACT(EPOCH FROM clock_timestamp()) WHERE name = 'bot'"
+            " RETURNING generation",
+            (self.node,),
+        ).fetchone()
+        return int(row[0])
+
+    def check(self) -> None:
+        """As the leader: still leading (the session lives, the generation is ours), else
+        fence the connection and raise Lost. A follower passes."""
+        if self.generation is None:
+            return
+        try:
+            row = self.db.execute("SELECT generation FROM leader WHERE name = 'bot'").fetchone()
+        except sqlite3.Error as exc:
+            self._lose(f"the database session ended ({exc})")
+        if row is None or int(row[0]) != self.generation:
+            self._lose(f"generation {self.generation} was superseded")
+
+    def _lose(self, why: str) -> None:
+        self.db.fence(f"node {self.node} no longer leads: {why}")
+        self.generation = None
+        raise Lost(why)
+
+    def leader(self) -> Leader:
+        """Who leads now, as the database says (any node may ask)."""
+        row = self.db.execute("SELECT node, since, generation FROM leader WHERE name = 'bot'")
+        found = row.fetchone()
+        if found is None:
+            return Leader(None, None, 0)
+        return Leader(found[0], found[1], int(found[2]))
+
+    def release(self) -> None:
+        """A clean stop: let another node lead at once, not after the TTL."""
+        if self.generation is None:
+            return
+        self.generation = None
+        try:
+            self.db.execute("SELECT pg_advisory_unlock(?)", (LOCK_KEY,))
+        except sqlite3.Error:
+            log.info("the lease went with the session")
