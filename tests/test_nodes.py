@@ -11,8 +11,14 @@ from pathlib import Path
 import pytest
 
 from bot.app import App
+from bot.cli import backup_or_restore
+from bot.ledger.report import full_status
+from bot.ops.health import LLMHealth, health
+from bot.store import migrations
+from bot.store.core import Store
+from config.settings import load_settings
 from tests.fakes.anthropic_api import FakeAnthropic
-from tests.kit import Recorder, eventually, inbound, make_settings
+from tests.kit import Recorder, eventually, inbound, make_settings, running_app
 from tests.pgcluster import PgCluster
 from tests.script import TeamScript
 
@@ -102,3 +108,70 @@ async def test_a_leader_cut_off_from_the_database_is_fenced_and_another_leads(
     finally:
         await b.stop()
         await a.stop()
+
+
+async def test_healthz_and_status_say_which_node_leads_and_since_when(
+    tmp_path: Path, fake: FakeAnthropic, pg_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake.responder = TeamScript()
+    a, _ = await node(tmp_path, fake, pg_url, "a")
+    await eventually(lambda: a.node.role == "leader")
+    b, _ = await node(tmp_path, fake, pg_url, "b")
+    try:
+        code, body = health(b, LLMHealth())
+        assert body["node"]["id"] == "b" and body["node"]["role"] == "follower"
+        assert body["node"]["leader"] == "a" and body["node"]["since"] > 0
+        assert code == 200, body  # a follower runs no scheduler and is healthy
+        _, body = health(a, LLMHealth())
+        assert body["node"] == {**body["node"], "role": "leader", "leader": "a"}
+        text = full_status(b.store, lambda node: node == "b")
+        assert "leader: a, since " in text and "(this node)" not in text
+        assert "leader: a (this node)" in full_status(a.store, lambda node: node == "a")
+        metrics = a.ops.metrics.render().decode()
+        assert 'switchboard_leader{node="a"} 1.0' in metrics
+        assert 'switchboard_leader{node="b"} 0.0' in b.ops.metrics.render().decode()
+    finally:
+        await b.stop()
+        await a.stop()
+
+
+async def test_a_single_sqlite_process_leads_itself(tmp_path: Path, fake: FakeAnthropic) -> None:
+    settings = make_settings(tmp_path / "data", fake, SWITCHBOARD_NODE_ID="solo")
+    async with running_app(settings) as app:
+        _, body = health(app, LLMHealth())
+        assert body["node"]["id"] == "solo" and body["node"]["role"] == "leader"
+        assert body["node"]["leader"] == "solo"
+        await eventually(lambda: "leader: solo, since" in full_status(app.store))
+
+
+async def test_a_node_stops_acting_when_a_newer_version_migrates_the_database(
+    tmp_path: Path, fake: FakeAnthropic, pg_url: str
+) -> None:
+    fake.responder = TeamScript()
+    a, _ = await node(tmp_path, fake, pg_url, "a")
+    await eventually(lambda: a.node.role == "leader")
+    newer = migrations.VERSION + 1
+    try:
+        a.store.execute("UPDATE schema_version SET version = ?", (newer,))
+        await eventually(lambda: a.node.lost is not None, timeout=5)
+        assert f"schema version {newer}" in (a.node.lost or "")
+        with pytest.raises(migrations.SchemaTooNew, match=f"version {newer}.*up to version"):
+            Store(pg_url)
+    finally:
+        await a.stop()
+
+
+def test_a_backup_on_postgresql_keeps_the_files_and_names_pg_dump_without_the_password(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = tmp_path / "data"
+    (data / "files").mkdir(parents=True)
+    (data / "files" / "a.txt").write_text("kept")
+    url = "postgresql://bot:s3cret-pw@db.example:5433/switchboard"
+    settings = load_settings(None, {"SWITCHBOARD_DATA_DIR": str(data),
+                                    "SWITCHBOARD_DATABASE_URL": url})  # fmt: skip
+    assert backup_or_restore(settings, "backup", tmp_path / "b1") == 0
+    out = capsys.readouterr().out
+    assert (tmp_path / "b1" / "files" / "a.txt").read_text() == "kept"
+    assert "pg_dump --format=custom" in out and "bot@db.example:5433/switchboard" in out
+    assert "s3cret-pw" not in out

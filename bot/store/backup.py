@@ -6,7 +6,9 @@ it refuses while any bot runs there, and a bot does not start during a restore.
 A backup is the data dir's tree: every SQLite file copied by SQLite's online backup (a
 consistent copy while the bot writes; the WAL's pages included), append-only logs
 (`*.jsonl`, `*.log`) up to their last complete line, every other file as it is; derived
-search indexes and the copies kept before migrations are left out.
+search indexes and the copies kept before migrations are left out. On PostgreSQL the
+tables are saved by pg_dump (the command is printed, the password left out) and the
+backup holds the data dir's files.
 """
 
 from __future__ import annotations
@@ -18,16 +20,19 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
+from urllib.parse import urlsplit, urlunsplit
 
 from bot.store import migrations
 from config.settings import SettingsError
 
 DB = "switchboard.db"
+#: where the PostgreSQL dump goes in a backup dir (written by pg_dump, not by us)
+PG_DUMP = "switchboard.pgdump"
 LOCK = "switchboard.lock"
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 _LINE_FILES = (".jsonl", ".log")
 #: SQLite's side files, the lock, derived indexes (rebuilt), safety copies
-_LEFT_OUT = ("-wal", "-shm", "-journal", ".part", ".bak", LOCK, ".search.sqlite")
+_LEFT_OUT = ("-wal", "-shm", "-journal", ".part", ".bak", LOCK, ".search.sqlite", PG_DUMP)
 
 
 class BackupError(SettingsError):
@@ -52,9 +57,10 @@ def _lock(handle: IO[str], kind: int) -> bool:
     return True
 
 
-def backup(data_dir: Path, dest: Path) -> int:
-    """Copy the data dir's state into `dest` (created; must not exist); files copied."""
-    if not (data_dir / DB).exists():
+def backup(data_dir: Path, dest: Path, postgres: bool = False) -> int:
+    """Copy the data dir's state into `dest` (created; must not exist); files copied.
+    `postgres`: the tables are in PostgreSQL (`pg_dump_line` says how to save them)."""
+    if not postgres and not (data_dir / DB).exists():
         raise BackupError(f"no Switchboard data in {data_dir} (no {DB}): nothing to back up")
     if dest.resolve().is_relative_to(data_dir.resolve()):
         raise BackupError(f"{dest} is inside the data dir {data_dir}: give a directory outside")
@@ -101,12 +107,28 @@ def _sqlite_copy(src: Path, dest: Path) -> None:
         db.close()
 
 
-def restore(source: Path, data_dir: Path) -> int:
+def pg_dump_line(url: str, dest: Path, restore: bool = False) -> str:
+    """The command that saves (or puts back) the PostgreSQL tables, the password left
+    out of it (pg_dump reads it from PGPASSWORD or ~/.pgpass)."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    where = f"{host}:{parts.port}" if parts.port else host
+    safe = urlunsplit((parts.scheme, f"{parts.username}@{where}" if parts.username else where,
+                       parts.path, parts.query, ""))  # fmt: skip
+    dump = dest / PG_DUMP
+    if restore:
+        return f"pg_restore --clean --if-exists --dbname '{safe}' '{dump}'"
+    return f"pg_dump --format=custom --file '{dump}' '{safe}'"
+
+
+def restore(source: Path, data_dir: Path, postgres: bool = False) -> int:
     """Put a backup back into `data_dir` (created if missing); files restored. The data
-    dir's database, if any, is kept as `switchboard.db.before-restore.bak`."""
-    if not (source / DB).is_file():
+    dir's database, if any, is kept as `switchboard.db.before-restore.bak`.
+    `postgres`: the tables come back with pg_restore (`pg_dump_line`), the files here."""
+    if not postgres and not (source / DB).is_file():
         raise BackupError(f"{source} is not a Switchboard backup (no {DB} in it)")
-    migrations.connect(source / DB, readonly=True).close()  # refuses a newer version's
+    if not postgres:
+        migrations.connect(source / DB, readonly=True).close()  # refuses a newer version's
     data_dir.mkdir(parents=True, exist_ok=True)
     with (data_dir / LOCK).open("a+") as handle:
         if not _lock(handle, fcntl.LOCK_EX):

@@ -22,6 +22,8 @@ import sqlite3
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from bot.store import migrations
+
 if TYPE_CHECKING:
     from bot.store.postgres import Connection
 
@@ -65,10 +67,13 @@ class Lease:
 
     def beat(self) -> bool:
         """Speak on the session; as a follower, try to lead. True when this node leads.
-        Raises Lost when it led and lost the lease (the connection is fenced then)."""
+        Raises Lost when it led and lost the lease, or when a newer Switchboard has
+        migrated the database meanwhile (the connection is fenced then)."""
         if self.generation is not None:
             self.check()
+            self._same_schema()
             return True
+        self._same_schema()
         row = self.db.execute("SELECT pg_try_advisory_lock(?)", (LOCK_KEY,)).fetchone()
         if not row[0]:
             return False
@@ -84,6 +89,13 @@ class Lease:
             (self.node,),
         ).fetchone()
         return int(row[0])
+
+    def _same_schema(self) -> None:
+        try:
+            row = self.db.execute("SELECT MAX(version) FROM schema_version").fetchone()
+            migrations.check_postgres(self.db, int(row[0] or 0))
+        except migrations.SchemaTooNew as exc:
+            self._lose(str(exc))
 
     def check(self) -> None:
         """As the leader: still leading (the session lives, the generation is ours), else

@@ -9,9 +9,9 @@ is translated once (cached): `?` placeholders, `INSERT OR IGNORE`, `BEGIN IMMEDI
 where the store reads `lastrowid`. The connection is in autocommit mode: the store's own
 `BEGIN`/`COMMIT` make its transactions, as on SQLite.
 
-A connection that is lost is opened again at the next statement outside a transaction,
-unless it was fenced (`fence()`): a node that led through it has lost its lease, and
-nothing may be written through it any more (bot/store/lease.py).
+A connection that is lost is opened again at the next statement, unless it was
+fenced (`fence()`): a node that led through it has lost its lease, and nothing may be
+written through it any more (bot/store/lease.py).
 """
 
 from __future__ import annotations
@@ -134,7 +134,7 @@ class Connection:
         with self._lock:
             if self._fenced is not None:
                 raise sqlite3.OperationalError(f"fenced: {self._fenced}")
-            if self.raw.closed and not self.in_transaction:
+            if self.raw.closed:  # lost: its transaction, if any, is gone with it
                 self.raw = self._open()
             with _errors():
                 yield self.raw
