@@ -141,6 +141,12 @@ def answered_by_operator(operator: str, text: str) -> str:
     return f"Answered from the dashboard by {operator}: {text}"
 
 
+def follower_cannot(leader: str | None) -> str:
+    """A dashboard action on a node that does not run the agents (several nodes)."""
+    where = f"node {leader}" if leader else "the leading node, once one leads"
+    return f"This node does not run the agents: do this on the dashboard of {where}."
+
+
 QUESTION_GONE = "That question is no longer open (it was answered or its worker ended)."
 QUESTION_TAKEN = "Someone answered that question meanwhile; yours was not sent."
 APPROVAL_GONE = "No such approval is waiting."

@@ -32,6 +32,9 @@ if TYPE_CHECKING:
 
 OPERATOR = "dashboard"
 MAX_TEXT = 20_000
+#: actions on the agents' memory: only the leading node has it (a decision is recorded
+#: in the store and announced, so any node takes it)
+LEADER_ONLY = frozenset({"answer", "stop", "new", "cancel"})
 
 
 @dataclass(slots=True)
@@ -72,7 +75,11 @@ class Actions:
             if not self.access.csrf_ok(request, form.get(CSRF_FIELD)):
                 self._audit(action, Done(403, "", "refused: csrf"))
                 return _result(403, notices.CSRF_REFUSED)
-            done = await act(form)
+            if action in LEADER_ONLY and self.app.node.role != "leader":
+                leader = self.app.node.leader().node
+                done = Done(409, notices.follower_cannot(leader), "refused: follower")
+            else:
+                done = await act(form)
             self._audit(done.action or action, done)
             return _result(done.status, done.text)
 
