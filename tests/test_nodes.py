@@ -21,6 +21,8 @@ from tests.fakes.anthropic_api import FakeAnthropic
 from tests.kit import Recorder, eventually, inbound, make_settings, running_app
 from tests.pgcluster import PgCluster
 from tests.script import TeamScript
+from tests.test_mcp import caller
+from tests.tools_kit import calls, stdio_entry, tools_settings
 
 TTL = "5"  # the default: a loop busy importing an SDK must not lose the lease
 
@@ -175,3 +177,36 @@ def test_a_backup_on_postgresql_keeps_the_files_and_names_pg_dump_without_the_pa
     assert (tmp_path / "b1" / "files" / "a.txt").read_text() == "kept"
     assert "pg_dump --format=custom" in out and "bot@db.example:5433/switchboard" in out
     assert "s3cret-pw" not in out
+
+
+async def test_an_approval_clicked_on_a_follower_runs_the_call_once_on_the_leader(
+    tmp_path: Path, fake: FakeAnthropic, pg_url: str
+) -> None:
+    fake.responder = caller
+    calls_file = tmp_path / "calls.jsonl"
+    entry = stdio_entry("ops", calls_file, approval=["restart_*"])
+    apps = []
+    for name in ("a", "b"):
+        settings = tools_settings(tmp_path, fake, [entry], SWITCHBOARD_DATABASE_URL=pg_url,
+                                  SWITCHBOARD_NODE_ID=name)  # fmt: skip
+        app = App(settings, [])
+        app.build()
+        rec = Recorder()
+        app.add_channel(rec)
+        await app.start()
+        apps.append((app, rec))
+        await eventually(lambda: apps[0][0].node.role == "leader")
+    (a, rec_a), (b, _) = apps
+    try:
+        await a.mcp.wait_connected(30)
+        a.human.accept(inbound('call ops__restart_service {"service": "api"}'))
+        await rec_a.wait_text("Approval needed", 30)
+        (pending,) = b.store.approvals.pending()
+        # a button clicked on the follower's connection: recorded there, heard by the leader
+        decided = b.human.approvals.decide(pending.id, True, "ann", None, how="button")
+        assert decided == "decided"
+        await rec_a.wait_text("result: api restarted", 30)
+        assert len(calls(calls_file, "restart_service")) == 1
+    finally:
+        await b.stop()
+        await a.stop()
