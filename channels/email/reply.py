@@ -105,22 +105,39 @@ def _block_follows(lines: list[str], i: int) -> bool:
 
 
 def _is_header(lines: list[str], i: int) -> bool:
-    """ "On <date>, <name> wrote:" (any language, wrapped over up to three lines), Zoho's
-    "---- On ... wrote ----", Gmail's "2017-11-24 16:32 GMT+01:00 Name <addr>:"."""
-    parts: list[str] = []
-    for line in lines[i : i + HEADER_SPAN]:
-        wrapped_end = bool(parts) and line.strip() == ">:"  # "<ann@example.com" + ">:"
-        if len(line) > LONG_LINE or not line.strip():
-            return False
-        if line.lstrip().startswith(">") and not wrapped_end:
-            return False
-        if parts and (not pat.HEADER_START.match(parts[0]) or pat.HEADER_OPEN.match(line)):
-            return False  # only a header's first line goes on below, not into another
-        parts.append(line.strip())
-        joined = ("" if wrapped_end else " ").join(parts).strip("-=* ")
-        if pat.WROTE.match(joined) or pat.DATED_ADDRESS.match(joined):
-            return True
-    return False
+    return _header_span(lines, i) > 0
+
+
+def _header_span(lines: list[str], i: int) -> int:
+    """How many lines the quote header at `i` covers (0: none there). "On <date>, <name>
+    wrote:" in any language, wrapped over up to three lines (even inside `<addr>`); Zoho's
+    "---- On ... wrote ----"; Gmail's "2017-11-24 16:32 GMT+01:00 Name <addr>:"; a bare
+    "<name> wrote:" or "Quoting <name>:" when a `>` quote follows it."""
+    joined = ""
+    for k, line in enumerate(lines[i : i + HEADER_SPAN]):
+        s = line.strip()
+        glued = k > 0 and s.startswith(">") and joined.count("<") > joined.count(">")
+        if len(line) > LONG_LINE or not s or (s.startswith(">") and not glued):
+            return 0
+        if k and (not pat.HEADER_START.match(joined) or pat.HEADER_OPEN.match(s)):
+            return 0  # only a header's first line goes on below, not into another
+        joined = f"{joined}{'' if glued or not k else ' '}{s}"
+        if _is_wrote(joined.strip("-=* "), lines, i + k + 1):
+            return k + 1
+    return 0
+
+
+def _is_wrote(text: str, lines: list[str], after: int) -> bool:
+    """Whether `text` is a whole quote header (the looser forms only above a quote)."""
+    if pat.WROTE.match(text) or pat.DATED_ADDRESS.match(text):
+        return True
+    return bool(pat.QUOTE_INTRO.match(text)) and _quote_at(lines, after)
+
+
+def _quote_at(lines: list[str], i: int) -> bool:
+    """Whether the next line from `i` that says anything is a `>` quote."""
+    nxt = next((x.strip() for x in lines[i : i + HEADER_SPAN] if x.strip()), "")
+    return nxt.startswith(">")
 
 
 def _answer(lines: list[str], cut: Cut) -> list[str]:
@@ -153,13 +170,18 @@ def _forward_body(lines: list[str], start: int) -> tuple[list[str], int, bool]:
     mail ends in them, and whether it is only headers above another forward."""
     rest = _unquoted_once(lines[start + 1 :])
     body = 0
-    while body < len(rest) and _header_line(rest[body]):
+    while body < len(rest) and (_header_line(rest[body]) or _closes(rest, body, lines[start])):
         body += 1
     inner = find_cut(rest[body:])
     if inner is None:
         return rest, len(rest), False
     end = body + inner.index
     return rest, end, inner.kind in ("forward", "separator") and not rest[body:end]
+
+
+def _closes(rest: list[str], i: int, marker: str) -> bool:
+    """Zoho's forward repeats its marker line right under the forwarded headers."""
+    return i > 0 and bool(rest[i - 1].strip()) and rest[i].strip() == marker.strip()
 
 
 def _unquoted_once(lines: list[str]) -> list[str]:
@@ -189,28 +211,26 @@ def _says_something(head: list[str]) -> bool:
 
 def _unquoted_after(lines: list[str], start: int) -> list[str]:
     """A bottom-posted or interleaved answer: the unquoted lines after `>` quotes,
-    without the quote headers between them."""
+    without the quote headers between them, up to older history (a forward, a separator,
+    a header block, or a quote header over unquoted text: a stacked thread)."""
     kept: list[str] = []
     seen_quote = False
-    for i in range(start, len(lines)):
+    i = start
+    while i < len(lines):
         s = lines[i].strip()
+        if span := _header_span(lines, i):
+            if not _quote_at(lines, i + span):
+                break  # an older mail of a stacked thread, not quoted: nobody's answer
+            i += span
+            continue
         if s.startswith(">"):
             seen_quote = True
         elif _marker(lines, i) in ("forward", "separator", "block", "footer"):
             break  # older history, or a list's or a server's footer: nobody's words
-        elif seen_quote and not _quote_header(lines, i) and (s or not kept or kept[-1].strip()):
+        elif seen_quote and (s or not kept or kept[-1].strip()):
             kept.append(lines[i])
+        i += 1
     return kept if any(x.strip() for x in kept) else []
-
-
-def _quote_header(lines: list[str], i: int) -> bool:
-    """A header line that only introduces the next quote (nothing the person said)."""
-    s = lines[i].strip()
-    if not s or len(s) > LONG_LINE:
-        return False
-    nxt = next((x.strip() for x in lines[i + 1 : i + HEADER_SPAN + 1] if x.strip()), "")
-    header = _is_header(lines, i) or bool(pat.SEPARATOR.match(s))
-    return header and nxt.startswith(">")
 
 
 def _trim_tail(lines: list[str]) -> list[str]:

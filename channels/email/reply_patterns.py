@@ -21,7 +21,7 @@ WROTE_VERBS = (
     r"a [ée]crit|a écrit|écrivait",  # fr
     r"escribi[óo]|ha escrito",  # es
     r"ha scritto|scrisse",  # it
-    r"schreef|heeft geschreven",  # nl
+    r"schreef|heeft geschreven|het volgende geschreven",  # nl
     r"escreveu",  # pt
     r"написал\(а\)|написала?|пишет|писал\(а\)",  # ru
     r"написав\(ла\)|написала?|написав|пише",  # uk
@@ -46,6 +46,13 @@ _VERB = rf"(?:(?<!\w)(?:{'|'.join(WROTE_VERBS)})(?!\w)|(?:{'|'.join(CJK_VERBS)})
 WROTE = re.compile(
     r"^(?=.{0,400}$)(?=.*(?:\d|@|^(?:On|Am|Le|El|Il|Op|Em|Den|Dne|Dnia|På|Le)\s))"
     rf".{{2,300}}?{_VERB}(?:[^\n]{{0,120}}[:：])?\s*$",
+    re.IGNORECASE,
+)
+#: a looser "<name> wrote:" (no date, no address), a quote header only when a `>` quote
+#: follows it; and Horde's "Quoting <name>:" ("Zitat von", "Citando")
+QUOTE_INTRO = re.compile(
+    rf"^(?=.{{0,200}}$)(?:.{{1,160}}?{_VERB}\s?[:：]"
+    r"|(?:quoting|zitat von|citando|citant|cytuję|citaat van)\s.{1,160}?[:：])\s*$",
     re.IGNORECASE,
 )
 #: how the first line of a header a client wrapped opens: a known word, or a date
@@ -105,7 +112,7 @@ LEFTOVER_RULE = re.compile(r"^[-_=*~\s]{2,}$")
 #: the "From:" line that opens an Outlook-style header block, per language
 FROM_WORDS = (
     r"From|Von|De|Van|Da|Od|Från|Fra|Lähettäjä|Feladó|Kimden|Από|От|Від|Expéditeur",
-    r"差出人|发件人|寄件者|보낸 사람|送信者",
+    r"差出人|发件人|寄件者|보낸\s?사람|送信者",
 )
 #: the other lines of such a block: sent, date, to, cc, subject, per language
 BLOCK_WORDS = (
@@ -122,7 +129,8 @@ BLOCK_WORDS = (
     r"Gönderildi|Tarih|Kime|Konu|Στάλθηκε|Προς|Θέμα",
     r"Отправлено|Дата|Кому|Тема|Копия|Надіслано|Копія",
     r"送信日時|宛先|件名|日付|发送时间|收件人|主题|日期|抄送",
-    r"寄件日期|收件者|主旨|보낸 날짜|받는 사람|제목",
+    r"寄件日期|收件者|主旨|보낸\s?날짜|받는\s?사람|제목|참조",
+    r"Organi[sz]ation|Organización|Kopia|Vedhæftet|组织",
 )
 _LEAD = r"^[\s>*]{0,12}"
 _KEY_END = r"\s?\*{0,2}\s?[:：]"

@@ -46,6 +46,12 @@ HEADERS = {
     "ja": "2024年1月1日(月) 10:00 Ann Smith <ann@example.com>:",
     "zh": "Ann Smith <ann@example.com> 于2024年1月1日周一 10:00写道：",
     "ko": "2024년 1월 1일 (월) 오전 10:00, Ann Smith <ann@example.com>님이 작성:",
+    "en-wrapped-in-angle": "On Mon, Jan 1, 2024 at 10:00 AM Ann Smith <ann@example.com\n> wrote:",
+    "nl-apple": "Op 1 jan. 2024, om 10:00 heeft Ann Smith <ann@example.com> het volgende "
+    "geschreven:",
+    "name-only": "Ann Smith wrote:",
+    "horde": "Quoting Ann Smith <ann@example.com>:",
+    "horde-de": "Zitat von Ann Smith <ann@example.com>:",
 }
 
 
@@ -77,6 +83,8 @@ BLOCKS = {
     "Aan: Bob\nOnderwerp: Ship?",
     "outlook-ru": "От: Ann Smith <ann@example.com>\nОтправлено: 1 января 2024 г. 10:00\n"
     "Кому: Bob\nТема: Ship?",
+    "outlook-ko": "보낸사람: Ann Smith <ann@example.com>\n보낸날짜: 2024년 1월 1일 10:00\n"
+    "받는사람: Bob\n제목: Ship?",
     "outlook-flat": "From: Ann Smith Sent: Monday, January 1, 2024 To: Bob Subject: Ship?",
     "original-fr": "-------- Message d'origine --------",
     "original-es": "-------- Mensaje original --------",
@@ -183,3 +191,41 @@ def test_a_forward_of_a_forward_passes_on_the_innermost_mail() -> None:
 def test_a_reply_above_this_line_marker_cuts_the_history(marker: str) -> None:
     mail = f"{ANSWER}\n\n{marker}\n\nYour request #42 was updated.\nAnn: shall we ship?\n"
     assert strip_reply(mail) == ANSWER
+
+
+#: quote headers a client wrapped over two or three lines, in the languages that do it
+WRAPPED = {
+    "en": "On Mon, Jan 1, 2024 at 10:00 AM Ann Smith <ann@example.com>\nwrote:",
+    "en-angle": "On Mon, Jan 1, 2024 at 10:00 AM Ann Smith <\nann@example.com> wrote:",
+    "en-3": "On Mon, Jan 1, 2024 at 10:00 AM,\nAnn Smith <ann@example.com>\nwrote:",
+    "de": "Am 01.01.2024 um 10:00 schrieb Ann Smith\n<ann@example.com>:",
+    "fr": "Le lun. 1 janv. 2024 à 10:00,\nAnn Smith <ann@example.com>\na écrit :",
+    "es": "El lun., 1 ene. 2024 a las 10:00,\nAnn Smith (<ann@example.com>)\nescribió:",
+    "it": "Il giorno lun 1 gen 2024 alle ore 10:00\nAnn Smith <ann@example.com>\nha scritto:",
+    "nl": "Op 1 jan. 2024, om 10:00\nheeft Ann Smith <ann@example.com>\nhet volgende geschreven:",
+}
+OLDER = "On Sun, Dec 31, 2023 at 9:00 AM Bob <bob@example.com> wrote:"
+
+
+@pytest.mark.parametrize("shape", sorted(WRAPPED))
+def test_older_history_under_a_wrapped_header_is_not_kept_as_an_answer(shape: str) -> None:
+    header = WRAPPED[shape]
+    stacked = f"{ANSWER}\n\n> Shall we?\n\n{header}\n\nFriday works.\n\n{OLDER}\n\nShall we?\n"
+    assert strip_reply(stacked) == ANSWER  # a stacked thread below a bare quote
+    quoted = f"{ANSWER}\n\n> Shall we?\n\n{header}\n> Friday works.\n>> Shall we?\n"
+    assert strip_reply(quoted) == ANSWER  # the same thread, quoted
+    assert strip_reply(f"> Ship on Friday?\n\nYes.\n\n{header}\n\nOlder.\n") == "Yes."
+
+
+def test_answers_below_quotes_under_wrapped_headers_are_kept_whole() -> None:
+    header = WRAPPED["en-angle"]
+    assert strip_reply(f"Hi Ann,\n\n{header}\n{QUOTE}\n{ANSWER}\n") == f"Hi Ann,\n\n{ANSWER}"
+    mail = f"{header}\n> Ship on Friday?\n\nYes.\n\n{WRAPPED['de']}\n> Docs?\n\nDone.\n"
+    assert strip_reply(mail) == "Yes.\n\nDone."
+
+
+def test_a_zoho_forward_with_no_comment_keeps_its_headers() -> None:
+    rule = "============ Forwarded message ============"
+    head = f"{rule}\nFrom : Ann <ann@example.com>\nDate : Mon, 01 Jan 2024 10:00\nSubject : Ship?"
+    text = strip_reply(f"{head}\n{rule}\n\nShall we ship on Friday?\n")
+    assert text == f"{FORWARDED}\n{head}\n{rule}\n\nShall we ship on Friday?"
