@@ -45,7 +45,7 @@ def strip_reply(text: str) -> str:
     lines = text.split("\n")
     cut = find_cut(lines)
     answer = lines if cut is None else _answer(lines, cut)
-    if answer and answer[0] == FORWARDED:
+    if FORWARDED in answer:
         return "\n".join(answer).strip()
     latest = _without_signature("\n".join(_trim_tail(answer)))
     return latest.strip() or text.strip()
@@ -89,10 +89,13 @@ def _opens_block(lines: list[str], i: int) -> bool:
 
 
 def _header_run(lines: list[str], i: int) -> int:
-    """How many different header names open the lines from `i` on, one per line."""
+    """How many different header names open the lines from `i` on, one per line (blank
+    lines between them, as an HTML part's text has them, are passed over)."""
     names: set[str] = set()
-    for line in lines[i : i + BLOCK_RUN + 3]:
+    for line in lines[i : i + 2 * (BLOCK_RUN + 3)]:
         s = line.strip()
+        if not s:
+            continue
         if len(s) > LONG_LINE or not (pat.BLOCK_LINE.match(s) or pat.FROM_LINE.match(s)):
             break
         names.add(re.split(r"[:\uff1a]", s, maxsplit=1)[0].strip("*> ").lower())
@@ -141,14 +144,17 @@ def _quote_at(lines: list[str], i: int) -> bool:
 
 
 def _answer(lines: list[str], cut: Cut) -> list[str]:
-    """What the person wrote, given where the quoted history starts."""
+    """What the person wrote, given where the quoted history starts. A signature alone
+    above a forward or an unquoted mail says nothing, so that mail is passed on; so it is
+    under a greeting above a forward (the greeting kept)."""
     head = _trim_tail(lines[: cut.index])
+    said = _above_signature(head)
     below = _unquoted_after(lines, cut.index)
-    if _says_something(head):  # text, then a bare quote: an answer between the quotes
+    if _says_something(said):  # text, then a bare quote: an answer between the quotes
         return head + below if cut.kind == "quote" and below else head
-    if head or below or cut.kind == "quote":
+    if below or cut.kind == "quote" or (said and cut.kind != "forward"):
         return head + below
-    return _forwarded(lines, cut.index)
+    return [*said, *([""] if said else []), *_forwarded(lines, cut.index)]
 
 
 def _forwarded(lines: list[str], start: int) -> list[str]:
@@ -201,6 +207,11 @@ def _unquoted_once(lines: list[str]) -> list[str]:
 def _header_line(line: str) -> bool:
     s = line.strip()
     return not s or bool(pat.FROM_LINE.match(s) or pat.BLOCK_LINE.match(s))
+
+
+def _above_signature(head: list[str]) -> list[str]:
+    """`head` up to a "-- " signature delimiter."""
+    return next((head[:k] for k, x in enumerate(head) if x.rstrip() == "--"), head)
 
 
 def _says_something(head: list[str]) -> bool:

@@ -146,6 +146,7 @@ def test_body_lines_that_only_look_like_headers_are_kept() -> None:
         "Sent: Monday, 1 January 2024\nFrom: Ann <ann@example.com>\nSubject: Ship?",
         "To: Bob <bob@example.com>\nSubject: Ship?\nDate: Mon, 1 Jan 2024",
         "Betreff: Ship?\nDatum: Mo., 1. Jan. 2024\nAn: Bob",
+        "Date: Mon, 1 Jan 2024 10:00\n\nFrom: Ann <ann@example.com>\n\nTo: Bob\n\nSubject: Ship?",
     ],
 )
 def test_an_embedded_mail_is_cut_at_its_headers_whatever_their_order(block: str) -> None:
@@ -229,3 +230,11 @@ def test_a_zoho_forward_with_no_comment_keeps_its_headers() -> None:
     head = f"{rule}\nFrom : Ann <ann@example.com>\nDate : Mon, 01 Jan 2024 10:00\nSubject : Ship?"
     text = strip_reply(f"{head}\n{rule}\n\nShall we ship on Friday?\n")
     assert text == f"{FORWARDED}\n{head}\n{rule}\n\nShall we ship on Friday?"
+
+
+def test_a_forward_under_only_a_signature_or_a_greeting_is_passed_on() -> None:
+    rule = "---------- Forwarded message ---------"
+    forward = f"{rule}\nFrom: Ann <ann@example.com>\nSubject: Ship?\n\nShall we ship on Friday?"
+    assert strip_reply(f"\n\n-- \nBob Jones\nACME\n\n{forward}\n") == f"{FORWARDED}\n{forward}"
+    assert strip_reply(f"Hi Carol,\n\n{forward}\n") == f"Hi Carol,\n\n{FORWARDED}\n{forward}"
+    assert strip_reply(f"FYI, see below.\n\n{forward}\n") == "FYI, see below."
