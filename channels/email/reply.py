@@ -60,6 +60,14 @@ def find_cut(lines: list[str]) -> Cut | None:
 
 
 def _marker(lines: list[str], i: int) -> str | None:
+    if kind := _history(lines, i):
+        return kind
+    span, strict = _header_at(lines, i)
+    return ("header" if strict else "quote") if span else None  # a loose one: a quote's
+
+
+def _history(lines: list[str], i: int) -> str | None:
+    """What older history opens at line `i`, other than a quote header."""
     s = lines[i].strip()
     if not s:
         return None
@@ -73,7 +81,7 @@ def _marker(lines: list[str], i: int) -> str | None:
         return "footer"
     if _opens_block(lines, i) or (pat.RULE.match(s) and _block_follows(lines, i)):
         return "block"
-    return "header" if _is_header(lines, i) else None
+    return None
 
 
 def _opens_block(lines: list[str], i: int) -> bool:
@@ -108,33 +116,31 @@ def _block_follows(lines: list[str], i: int) -> bool:
 
 
 def _is_header(lines: list[str], i: int) -> bool:
-    return _header_span(lines, i) > 0
+    return _header_at(lines, i)[1]
 
 
-def _header_span(lines: list[str], i: int) -> int:
-    """How many lines the quote header at `i` covers (0: none there). "On <date>, <name>
-    wrote:" in any language, wrapped over up to three lines (even inside `<addr>`); Zoho's
-    "---- On ... wrote ----"; Gmail's "2017-11-24 16:32 GMT+01:00 Name <addr>:"; a bare
-    "<name> wrote:" or "Quoting <name>:" when a `>` quote follows it."""
+def _header_at(lines: list[str], i: int) -> tuple[int, bool]:
+    """How many lines the quote header at `i` covers (0: none there), and whether it is
+    a whole header: "On <date>, <name> wrote:" in any language, wrapped over up to three
+    lines (even inside `<addr>`), Zoho's "---- On ... wrote ----", Gmail's "2017-11-24
+    16:32 GMT+01:00 Name <addr>:"; not whole: a looser intro of a `>` quote right below
+    it (pat.QUOTE_INTRO)."""
     joined = ""
     for k, line in enumerate(lines[i : i + HEADER_SPAN]):
         s = line.strip()
-        glued = k > 0 and s.startswith(">") and joined.count("<") > joined.count(">")
+        unclosed = joined.count("<") > joined.count(">")
+        glued = k > 0 and (joined.endswith("<") or (s.startswith(">") and unclosed))
         if len(line) > LONG_LINE or not s or (s.startswith(">") and not glued):
-            return 0
+            break
         if k and (not pat.HEADER_START.match(joined) or pat.HEADER_OPEN.match(s)):
-            return 0  # only a header's first line goes on below, not into another
+            break  # only a header's first line goes on below, not into another
         joined = f"{joined}{'' if glued or not k else ' '}{s}"
-        if _is_wrote(joined.strip("-=* "), lines, i + k + 1):
-            return k + 1
-    return 0
-
-
-def _is_wrote(text: str, lines: list[str], after: int) -> bool:
-    """Whether `text` is a whole quote header (the looser forms only above a quote)."""
-    if pat.WROTE.match(text) or pat.DATED_ADDRESS.match(text):
-        return True
-    return bool(pat.QUOTE_INTRO.match(text)) and _quote_at(lines, after)
+        text = joined.strip("-=* ")
+        if pat.WROTE.match(text) or pat.DATED_ADDRESS.match(text):
+            return k + 1, True
+        if _quote_at(lines, i + k + 1) and pat.QUOTE_INTRO.match(text):
+            return k + 1, False
+    return 0, False
 
 
 def _quote_at(lines: list[str], i: int) -> bool:
@@ -229,14 +235,14 @@ def _unquoted_after(lines: list[str], start: int) -> list[str]:
     i = start
     while i < len(lines):
         s = lines[i].strip()
-        if span := _header_span(lines, i):
+        if span := _header_at(lines, i)[0]:
             if not _quote_at(lines, i + span):
                 break  # an older mail of a stacked thread, not quoted: nobody's answer
             i += span
             continue
         if s.startswith(">"):
             seen_quote = True
-        elif _marker(lines, i) in ("forward", "separator", "block", "footer"):
+        elif _history(lines, i):
             break  # older history, or a list's or a server's footer: nobody's words
         elif seen_quote and (s or not kept or kept[-1].strip()):
             kept.append(lines[i])

@@ -33,6 +33,7 @@ WROTE_VERBS = (
     r"yazdı",  # tr
     r"έγραψε",  # el
     r"scrie|a scris",  # ro
+    r"đã viết|viết",  # vi
 )
 #: verbs of scripts without spaces between words: no word boundary around them
 CJK_VERBS = (
@@ -48,11 +49,13 @@ WROTE = re.compile(
     rf".{{2,300}}?{_VERB}(?:[^\n]{{0,120}}[:：])?\s*$",
     re.IGNORECASE,
 )
-#: a looser "<name> wrote:" (no date, no address), a quote header only when a `>` quote
-#: follows it; and Horde's "Quoting <name>:" ("Zitat von", "Citando")
+#: looser headers, taken as such only right above a `>` quote: "<name> wrote" (no date,
+#: no address, maybe no colon: Android's "---- <name> wrote ----"), "<date> <name> sent:",
+#: "<date> <name> <addr>" with no colon (older Gmail), Horde's "Quoting <name>:"
 QUOTE_INTRO = re.compile(
-    rf"^(?=.{{0,200}}$)(?:.{{1,160}}?{_VERB}\s?[:：]"
-    r"|(?:quoting|zitat von|citando|citant|cytuję|citaat van)\s.{1,160}?[:：])\s*$",
+    rf"^(?=.{{0,250}}$)(?:.{{1,160}}?(?:{_VERB}|(?<!\w)sent(?!\w))\s?[:：]?"
+    r"|(?:quoting|zitat von|citando|citant|cytuję|citaat van)\s.{1,160}?[:：]"
+    r"|(?=.*\d).{0,160}<[^<>\s@]{1,80}@[^<>\s]{1,120}>)\s*$",
     re.IGNORECASE,
 )
 #: how the first line of a header a client wrapped opens: a known word, or a date
@@ -111,7 +114,7 @@ LEFTOVER_RULE = re.compile(r"^[-_=*~\s]{2,}$")
 
 #: the "From:" line that opens an Outlook-style header block, per language
 FROM_WORDS = (
-    r"From|Von|De|Van|Da|Od|Från|Fra|Lähettäjä|Feladó|Kimden|Από|От|Від|Expéditeur",
+    r"From|Von|De|Van|Da|Od|Från|Fra|Lähettäjä|Feladó|Kimden|Από|От|Від|Expéditeur|Từ",
     r"差出人|发件人|寄件者|보낸\s?사람|送信者",
 )
 #: the other lines of such a block: sent, date, to, cc, subject, per language
@@ -126,7 +129,7 @@ BLOCK_WORDS = (
     r"Odesláno|Datum|Komu|Předmět|Kopie",
     r"Skickat|Datum|Till|Ämne|Sendt|Dato|Til|Emne|Kopi",
     r"Lähetetty|Päivämäärä|Vastaanottaja|Aihe|Elküldve|Dátum|Címzett|Tárgy",
-    r"Gönderildi|Tarih|Kime|Konu|Στάλθηκε|Προς|Θέμα",
+    r"Gönderildi|Tarih|Kime|Konu|Στάλθηκε|Προς|Θέμα|Đã gửi|Đến|Chủ đề|Ngày",
     r"Отправлено|Дата|Кому|Тема|Копия|Надіслано|Копія",
     r"送信日時|宛先|件名|日付|发送时间|收件人|主题|日期|抄送",
     r"寄件日期|收件者|主旨|보낸\s?날짜|받는\s?사람|제목|참조",

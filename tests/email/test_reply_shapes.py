@@ -52,6 +52,11 @@ HEADERS = {
     "name-only": "Ann Smith wrote:",
     "horde": "Quoting Ann Smith <ann@example.com>:",
     "horde-de": "Zitat von Ann Smith <ann@example.com>:",
+    "gmail-iso-wrapped": "2017-11-24 16:32 GMT+01:00 Ann Smith <\nann@example.com>:",
+    "gmail-old": "2024/1/1 Ann Smith <ann@example.com>",
+    "android": "---- Ann Smith wrote ----",
+    "sent": "On Mon, Jan 1, 2024 at 10:00 AM, Ann Smith <ann@example.com> sent:",
+    "vi": "Vào 10:00 1 tháng 1, 2024, Ann Smith <ann@example.com> đã viết:",
 }
 
 
@@ -85,6 +90,8 @@ BLOCKS = {
     "Кому: Bob\nТема: Ship?",
     "outlook-ko": "보낸사람: Ann Smith <ann@example.com>\n보낸날짜: 2024년 1월 1일 10:00\n"
     "받는사람: Bob\n제목: Ship?",
+    "outlook-vi": "Từ: Ann Smith <ann@example.com>\nĐã gửi: Thứ Hai, 1 tháng 1, 2024 10:00\n"
+    "Đến: Bob\nChủ đề: Ship?",
     "outlook-flat": "From: Ann Smith Sent: Monday, January 1, 2024 To: Bob Subject: Ship?",
     "original-fr": "-------- Message d'origine --------",
     "original-es": "-------- Mensaje original --------",
@@ -238,3 +245,8 @@ def test_a_forward_under_only_a_signature_or_a_greeting_is_passed_on() -> None:
     assert strip_reply(f"\n\n-- \nBob Jones\nACME\n\n{forward}\n") == f"{FORWARDED}\n{forward}"
     assert strip_reply(f"Hi Carol,\n\n{forward}\n") == f"Hi Carol,\n\n{FORWARDED}\n{forward}"
     assert strip_reply(f"FYI, see below.\n\n{forward}\n") == "FYI, see below."
+
+
+def test_a_bare_quote_under_a_loose_intro_keeps_the_answers_below_it() -> None:
+    mail = "I agree with most of it.\n\nAnn wrote\n> Ship on Friday?\n\nYes.\n"
+    assert strip_reply(mail) == "I agree with most of it.\n\nYes."
