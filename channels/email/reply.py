@@ -24,7 +24,7 @@ LONG_LINE = 200
 REPLY_LANGUAGES = tuple(lang for lang in MAIL_LANGUAGES if lang != "david")
 #: what a forward with no comment of its own is handed on under
 FORWARDED = "[forwarded message]"
-HEADER_SPAN = 3  # a quote header a client wrapped over at most this many lines
+HEADER_SPAN = 4  # a quote header a client wrapped over at most this many lines
 BLOCK_RUN = 3  # header lines in a row that make an embedded mail's block, whatever comes first
 NESTED_FORWARDS = 8  # forwards of forwards looked through for the one that says something
 _NEVER = re.compile(r"(?!)")
@@ -121,7 +121,7 @@ def _is_header(lines: list[str], i: int) -> bool:
 
 def _header_at(lines: list[str], i: int) -> tuple[int, bool]:
     """How many lines the quote header at `i` covers (0: none there), and whether it is
-    a whole header: "On <date>, <name> wrote:" in any language, wrapped over up to three
+    a whole header: "On <date>, <name> wrote:" in any language, wrapped over up to four
     lines (even inside `<addr>`), Zoho's "---- On ... wrote ----", Gmail's "2017-11-24
     16:32 GMT+01:00 Name <addr>:"; not whole: a looser intro of a `>` quote right below
     it (pat.QUOTE_INTRO)."""

@@ -201,7 +201,7 @@ def test_a_reply_above_this_line_marker_cuts_the_history(marker: str) -> None:
     assert strip_reply(mail) == ANSWER
 
 
-#: quote headers a client wrapped over two or three lines, in the languages that do it
+#: quote headers a client wrapped over two to four lines, in the languages that do it
 WRAPPED = {
     "en": "On Mon, Jan 1, 2024 at 10:00 AM Ann Smith <ann@example.com>\nwrote:",
     "en-angle": "On Mon, Jan 1, 2024 at 10:00 AM Ann Smith <\nann@example.com> wrote:",
@@ -211,6 +211,8 @@ WRAPPED = {
     "es": "El lun., 1 ene. 2024 a las 10:00,\nAnn Smith (<ann@example.com>)\nescribió:",
     "it": "Il giorno lun 1 gen 2024 alle ore 10:00\nAnn Smith <ann@example.com>\nha scritto:",
     "nl": "Op 1 jan. 2024, om 10:00\nheeft Ann Smith <ann@example.com>\nhet volgende geschreven:",
+    "en-4": "On Mon, Jan 1, 2024 at 10:00 AM, Ann Smith (Ops) via\nShip Group <\n"
+    "ship-group+unsubscribe@example.com\n> wrote:",
 }
 OLDER = "On Sun, Dec 31, 2023 at 9:00 AM Bob <bob@example.com> wrote:"
 
