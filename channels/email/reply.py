@@ -19,6 +19,8 @@ from mailparser_reply.parser import EmailMessage as ReplyText
 from channels.email import reply_patterns as pat
 
 _SHELF = re.compile(r"\x01(\d+)\x01")
+#: a signature delimiter as the HTML converter escapes it ("\-- "): made plain "-- "
+_HTML_DELIMITER = re.compile(r"^\\--[ \t]*$", re.MULTILINE)
 LONG_LINE = 200
 #: every language mail-parser-reply ships signatures for ("david" is a test fixture)
 REPLY_LANGUAGES = tuple(lang for lang in MAIL_LANGUAGES if lang != "david")
@@ -42,6 +44,7 @@ def strip_reply(text: str) -> str:
     """The new part of a reply: no quoted history, no signature; the whole text when
     stripping leaves nothing (a mail that is all quote says nothing new)."""
     text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "").replace("\x01", "")
+    text = _HTML_DELIMITER.sub("-- ", text)
     lines = text.split("\n")
     cut = find_cut(lines)
     answer = lines if cut is None else _answer(lines, cut)

@@ -98,7 +98,8 @@ FORWARD_WORDS = (
     r"vidarebefordrat meddelande|välitetty viesti|továbbított üzenet|iletilen mesaj",
     r"転送されたメッセージ|转发的邮件|轉寄的郵件",
 )
-_SEP_EDGE = r"[\s\-_=*>]*"
+#: (a backslash too: the HTML converter escapes a line's leading "-" as "\-")
+_SEP_EDGE = r"[\s\-_=*>\\]*"
 SEPARATOR = re.compile(rf"^{_SEP_EDGE}(?:{'|'.join(SEPARATOR_WORDS)}){_SEP_EDGE}$", re.IGNORECASE)
 FORWARD = re.compile(rf"^{_SEP_EDGE}(?:{'|'.join(FORWARD_WORDS)})\W{{0,40}}$", re.IGNORECASE)
 #: a ticket system's or forum's marker: "## Please reply above this line ##"
@@ -108,9 +109,9 @@ REPLY_ABOVE = re.compile(
     re.IGNORECASE,
 )
 #: a line of dashes or underscores (Outlook's rule above its header block)
-RULE = re.compile(r"^\s*(?:[-_=]\s?){8,}\s*$")
+RULE = re.compile(r"^\s*\\?(?:[-_=]\s?){8,}\s*$")
 #: what a cut may leave at the end of the answer: a short rule, a signature delimiter
-LEFTOVER_RULE = re.compile(r"^[-_=*~\s]{2,}$")
+LEFTOVER_RULE = re.compile(r"^\\?[-_=*~\s]{2,}$")
 
 #: the "From:" line that opens an Outlook-style header block, per language
 FROM_WORDS = (

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 
+from channels.email.parse import parse_mail
 from channels.email.reply import FORWARDED, strip_reply
 
 ANSWER = "Yes, ship it on Friday."
@@ -252,3 +253,19 @@ def test_a_forward_under_only_a_signature_or_a_greeting_is_passed_on() -> None:
 def test_a_bare_quote_under_a_loose_intro_keeps_the_answers_below_it() -> None:
     mail = "I agree with most of it.\n\nAnn wrote\n> Ship on Friday?\n\nYes.\n"
     assert strip_reply(mail) == "I agree with most of it.\n\nYes."
+
+
+def _html_mail(html: str) -> bytes:
+    head = "From: Bob <bob@example.com>\r\nSubject: Re: Ship?\r\nContent-Type: text/html\r\n\r\n"
+    return (head + html).encode()
+
+
+def test_an_html_forward_and_an_html_signature_read_like_plain_ones() -> None:
+    forward = (
+        "<div>-- <br>Bob</div><div>---------- Forwarded message ---------<br>"
+        "From: Ann &lt;ann@example.com&gt;<br>Subject: Ship?</div><div>Shall we ship?</div>"
+    )
+    text = parse_mail(_html_mail(forward), 20_000).text
+    assert text.startswith(FORWARDED) and text.endswith("\n\nShall we ship?")
+    signed = f"<div>{ANSWER}</div><div>-- <br>Bob Jones<br>ACME</div>"
+    assert parse_mail(_html_mail(signed), 20_000).text == ANSWER
