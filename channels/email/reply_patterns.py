@@ -143,7 +143,9 @@ BLOCK_LINE = re.compile(rf"{_LEAD}(?:{'|'.join(BLOCK_WORDS)}){_KEY_END}", re.IGN
 #: a flattened block on one line: "From: Ann Sent: Monday To: Bob Subject: Hi"
 BLOCK_INLINE = re.compile(
     rf"\s\*{{0,2}}(?:Sent|Date|To|Subject|Gesendet|An|Betreff|Envoyé|Objet|Enviado|Asunto"
-    rf"|Inviato|Oggetto|Verzonden|Aan|Onderwerp){_KEY_END}",
+    rf"|Inviato|Oggetto|Verzonden|Aan|Onderwerp|Enviada|Assunto|Odesláno|Předmět|Sendt|Emne"
+    rf"|Skickat|Ämne|Wysłano|Temat|Отправлено|Тема|Надіслано|送信日時|件名|发送时间|主题"
+    rf"|보낸\s?날짜|제목){_KEY_END}",
     re.IGNORECASE,
 )
 

@@ -93,6 +93,9 @@ BLOCKS = {
     "받는사람: Bob\n제목: Ship?",
     "outlook-vi": "Từ: Ann Smith <ann@example.com>\nĐã gửi: Thứ Hai, 1 tháng 1, 2024 10:00\n"
     "Đến: Bob\nChủ đề: Ship?",
+    "outlook-flat-cs": "Od: Ann Smith Odesláno: pondělí 1. ledna 2024 Komu: Bob Předmět: Ship?",
+    "outlook-flat-pl": "Od: Ann Smith Wysłano: poniedziałek, 1 stycznia 2024 Do: Bob Temat: Ship?",
+    "outlook-flat-sv": "Från: Ann Smith Skickat: den 1 januari 2024 Till: Bob Ämne: Ship?",
     "outlook-flat": "From: Ann Smith Sent: Monday, January 1, 2024 To: Bob Subject: Ship?",
     "original-fr": "-------- Message d'origine --------",
     "original-es": "-------- Mensaje original --------",
