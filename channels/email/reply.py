@@ -19,12 +19,14 @@ from mailparser_reply.parser import EmailMessage as ReplyText
 from channels.email import reply_patterns as pat
 
 _SHELF = re.compile(r"\x01(\d+)\x01")
+#: a signature delimiter as the HTML converter escapes it ("\-- "): made plain "-- "
+_HTML_DELIMITER = re.compile(r"^\\--[ \t]*$", re.MULTILINE)
 LONG_LINE = 200
 #: every language mail-parser-reply ships signatures for ("david" is a test fixture)
 REPLY_LANGUAGES = tuple(lang for lang in MAIL_LANGUAGES if lang != "david")
 #: what a forward with no comment of its own is handed on under
 FORWARDED = "[forwarded message]"
-HEADER_SPAN = 3  # a quote header a client wrapped over at most this many lines
+HEADER_SPAN = 4  # a quote header a client wrapped over at most this many lines
 BLOCK_RUN = 3  # header lines in a row that make an embedded mail's block, whatever comes first
 NESTED_FORWARDS = 8  # forwards of forwards looked through for the one that says something
 _NEVER = re.compile(r"(?!)")
@@ -42,10 +44,11 @@ def strip_reply(text: str) -> str:
     """The new part of a reply: no quoted history, no signature; the whole text when
     stripping leaves nothing (a mail that is all quote says nothing new)."""
     text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "").replace("\x01", "")
+    text = _HTML_DELIMITER.sub("-- ", text)
     lines = text.split("\n")
     cut = find_cut(lines)
     answer = lines if cut is None else _answer(lines, cut)
-    if answer and answer[0] == FORWARDED:
+    if FORWARDED in answer:
         return "\n".join(answer).strip()
     latest = _without_signature("\n".join(_trim_tail(answer)))
     return latest.strip() or text.strip()
@@ -60,6 +63,14 @@ def find_cut(lines: list[str]) -> Cut | None:
 
 
 def _marker(lines: list[str], i: int) -> str | None:
+    if kind := _history(lines, i):
+        return kind
+    span, strict = _header_at(lines, i)
+    return ("header" if strict else "quote") if span else None  # a loose one: a quote's
+
+
+def _history(lines: list[str], i: int) -> str | None:
+    """What older history opens at line `i`, other than a quote header."""
     s = lines[i].strip()
     if not s:
         return None
@@ -73,7 +84,7 @@ def _marker(lines: list[str], i: int) -> str | None:
         return "footer"
     if _opens_block(lines, i) or (pat.RULE.match(s) and _block_follows(lines, i)):
         return "block"
-    return "header" if _is_header(lines, i) else None
+    return None
 
 
 def _opens_block(lines: list[str], i: int) -> bool:
@@ -89,10 +100,13 @@ def _opens_block(lines: list[str], i: int) -> bool:
 
 
 def _header_run(lines: list[str], i: int) -> int:
-    """How many different header names open the lines from `i` on, one per line."""
+    """How many different header names open the lines from `i` on, one per line (blank
+    lines between them, as an HTML part's text has them, are passed over)."""
     names: set[str] = set()
-    for line in lines[i : i + BLOCK_RUN + 3]:
+    for line in lines[i : i + 2 * (BLOCK_RUN + 3)]:
         s = line.strip()
+        if not s:
+            continue
         if len(s) > LONG_LINE or not (pat.BLOCK_LINE.match(s) or pat.FROM_LINE.match(s)):
             break
         names.add(re.split(r"[:\uff1a]", s, maxsplit=1)[0].strip("*> ").lower())
@@ -105,33 +119,51 @@ def _block_follows(lines: list[str], i: int) -> bool:
 
 
 def _is_header(lines: list[str], i: int) -> bool:
-    """ "On <date>, <name> wrote:" (any language, wrapped over up to three lines), Zoho's
-    "---- On ... wrote ----", Gmail's "2017-11-24 16:32 GMT+01:00 Name <addr>:"."""
-    parts: list[str] = []
-    for line in lines[i : i + HEADER_SPAN]:
-        wrapped_end = bool(parts) and line.strip() == ">:"  # "<ann@example.com" + ">:"
-        if len(line) > LONG_LINE or not line.strip():
-            return False
-        if line.lstrip().startswith(">") and not wrapped_end:
-            return False
-        if parts and (not pat.HEADER_START.match(parts[0]) or pat.HEADER_OPEN.match(line)):
-            return False  # only a header's first line goes on below, not into another
-        parts.append(line.strip())
-        joined = ("" if wrapped_end else " ").join(parts).strip("-=* ")
-        if pat.WROTE.match(joined) or pat.DATED_ADDRESS.match(joined):
-            return True
-    return False
+    return _header_at(lines, i)[1]
+
+
+def _header_at(lines: list[str], i: int) -> tuple[int, bool]:
+    """How many lines the quote header at `i` covers (0: none there), and whether it is
+    a whole header: "On <date>, <name> wrote:" in any language, wrapped over up to four
+    lines (even inside `<addr>`), Zoho's "---- On ... wrote ----", Gmail's "2017-11-24
+    16:32 GMT+01:00 Name <addr>:"; not whole: a looser intro of a `>` quote right below
+    it (pat.QUOTE_INTRO)."""
+    joined = ""
+    for k, line in enumerate(lines[i : i + HEADER_SPAN]):
+        s = line.strip()
+        unclosed = joined.count("<") > joined.count(">")
+        glued = k > 0 and (joined.endswith("<") or (s.startswith(">") and unclosed))
+        if len(line) > LONG_LINE or not s or (s.startswith(">") and not glued):
+            break
+        if k and (not pat.HEADER_START.match(joined) or pat.HEADER_OPEN.match(s)):
+            break  # only a header's first line goes on below, not into another
+        joined = f"{joined}{'' if glued or not k else ' '}{s}"
+        text = joined.strip("-=* ")
+        if pat.WROTE.match(text) or pat.DATED_ADDRESS.match(text):
+            return k + 1, True
+        if _quote_at(lines, i + k + 1) and pat.QUOTE_INTRO.match(text):
+            return k + 1, False
+    return 0, False
+
+
+def _quote_at(lines: list[str], i: int) -> bool:
+    """Whether the next line from `i` that says anything is a `>` quote."""
+    nxt = next((x.strip() for x in lines[i : i + HEADER_SPAN] if x.strip()), "")
+    return nxt.startswith(">")
 
 
 def _answer(lines: list[str], cut: Cut) -> list[str]:
-    """What the person wrote, given where the quoted history starts."""
+    """What the person wrote, given where the quoted history starts. A signature alone
+    above a forward or an unquoted mail says nothing, so that mail is passed on; so it is
+    under a greeting above a forward (the greeting kept)."""
     head = _trim_tail(lines[: cut.index])
+    said = _above_signature(head)
     below = _unquoted_after(lines, cut.index)
-    if _says_something(head):  # text, then a bare quote: an answer between the quotes
+    if _says_something(said):  # text, then a bare quote: an answer between the quotes
         return head + below if cut.kind == "quote" and below else head
-    if head or below or cut.kind == "quote":
+    if below or cut.kind == "quote" or (said and cut.kind != "forward"):
         return head + below
-    return _forwarded(lines, cut.index)
+    return [*said, *([""] if said else []), *_forwarded(lines, cut.index)]
 
 
 def _forwarded(lines: list[str], start: int) -> list[str]:
@@ -153,13 +185,18 @@ def _forward_body(lines: list[str], start: int) -> tuple[list[str], int, bool]:
     mail ends in them, and whether it is only headers above another forward."""
     rest = _unquoted_once(lines[start + 1 :])
     body = 0
-    while body < len(rest) and _header_line(rest[body]):
+    while body < len(rest) and (_header_line(rest[body]) or _closes(rest, body, lines[start])):
         body += 1
     inner = find_cut(rest[body:])
     if inner is None:
         return rest, len(rest), False
     end = body + inner.index
     return rest, end, inner.kind in ("forward", "separator") and not rest[body:end]
+
+
+def _closes(rest: list[str], i: int, marker: str) -> bool:
+    """Zoho's forward repeats its marker line right under the forwarded headers."""
+    return i > 0 and bool(rest[i - 1].strip()) and rest[i].strip() == marker.strip()
 
 
 def _unquoted_once(lines: list[str]) -> list[str]:
@@ -181,6 +218,11 @@ def _header_line(line: str) -> bool:
     return not s or bool(pat.FROM_LINE.match(s) or pat.BLOCK_LINE.match(s))
 
 
+def _above_signature(head: list[str]) -> list[str]:
+    """`head` up to a "-- " signature delimiter."""
+    return next((head[:k] for k, x in enumerate(head) if x.rstrip() == "--"), head)
+
+
 def _says_something(head: list[str]) -> bool:
     """More than a greeting: "Hi," above a quote is not the answer."""
     said = [x for x in head if x.strip()]
@@ -189,28 +231,26 @@ def _says_something(head: list[str]) -> bool:
 
 def _unquoted_after(lines: list[str], start: int) -> list[str]:
     """A bottom-posted or interleaved answer: the unquoted lines after `>` quotes,
-    without the quote headers between them."""
+    without the quote headers between them, up to older history (a forward, a separator,
+    a header block, or a quote header over unquoted text: a stacked thread)."""
     kept: list[str] = []
     seen_quote = False
-    for i in range(start, len(lines)):
+    i = start
+    while i < len(lines):
         s = lines[i].strip()
+        if span := _header_at(lines, i)[0]:
+            if not _quote_at(lines, i + span):
+                break  # an older mail of a stacked thread, not quoted: nobody's answer
+            i += span
+            continue
         if s.startswith(">"):
             seen_quote = True
-        elif _marker(lines, i) in ("forward", "separator", "block", "footer"):
+        elif _history(lines, i):
             break  # older history, or a list's or a server's footer: nobody's words
-        elif seen_quote and not _quote_header(lines, i) and (s or not kept or kept[-1].strip()):
+        elif seen_quote and (s or not kept or kept[-1].strip()):
             kept.append(lines[i])
+        i += 1
     return kept if any(x.strip() for x in kept) else []
-
-
-def _quote_header(lines: list[str], i: int) -> bool:
-    """A header line that only introduces the next quote (nothing the person said)."""
-    s = lines[i].strip()
-    if not s or len(s) > LONG_LINE:
-        return False
-    nxt = next((x.strip() for x in lines[i + 1 : i + HEADER_SPAN + 1] if x.strip()), "")
-    header = _is_header(lines, i) or bool(pat.SEPARATOR.match(s))
-    return header and nxt.startswith(">")
 
 
 def _trim_tail(lines: list[str]) -> list[str]:

@@ -21,7 +21,7 @@ WROTE_VERBS = (
     r"a [ée]crit|a écrit|écrivait",  # fr
     r"escribi[óo]|ha escrito",  # es
     r"ha scritto|scrisse",  # it
-    r"schreef|heeft geschreven",  # nl
+    r"schreef|heeft geschreven|het volgende geschreven",  # nl
     r"escreveu",  # pt
     r"написал\(а\)|написала?|пишет|писал\(а\)",  # ru
     r"написав\(ла\)|написала?|написав|пише",  # uk
@@ -33,6 +33,7 @@ WROTE_VERBS = (
     r"yazdı",  # tr
     r"έγραψε",  # el
     r"scrie|a scris",  # ro
+    r"đã viết|viết",  # vi
 )
 #: verbs of scripts without spaces between words: no word boundary around them
 CJK_VERBS = (
@@ -46,6 +47,15 @@ _VERB = rf"(?:(?<!\w)(?:{'|'.join(WROTE_VERBS)})(?!\w)|(?:{'|'.join(CJK_VERBS)})
 WROTE = re.compile(
     r"^(?=.{0,400}$)(?=.*(?:\d|@|^(?:On|Am|Le|El|Il|Op|Em|Den|Dne|Dnia|På|Le)\s))"
     rf".{{2,300}}?{_VERB}(?:[^\n]{{0,120}}[:：])?\s*$",
+    re.IGNORECASE,
+)
+#: looser headers, taken as such only right above a `>` quote: "<name> wrote" (no date,
+#: no address, maybe no colon: Android's "---- <name> wrote ----"), "<date> <name> sent:",
+#: "<date> <name> <addr>" with no colon (older Gmail), Horde's "Quoting <name>:"
+QUOTE_INTRO = re.compile(
+    rf"^(?=.{{0,250}}$)(?:.{{1,160}}?(?:{_VERB}|(?<!\w)sent(?!\w))\s?[:：]?"
+    r"|(?:quoting|zitat von|citando|citant|cytuję|citaat van)\s.{1,160}?[:：]"
+    r"|(?=.*\d).{0,160}<[^<>\s@]{1,80}@[^<>\s]{1,120}>)\s*$",
     re.IGNORECASE,
 )
 #: how the first line of a header a client wrapped opens: a known word, or a date
@@ -88,7 +98,8 @@ FORWARD_WORDS = (
     r"vidarebefordrat meddelande|välitetty viesti|továbbított üzenet|iletilen mesaj",
     r"転送されたメッセージ|转发的邮件|轉寄的郵件",
 )
-_SEP_EDGE = r"[\s\-_=*>]*"
+#: (a backslash too: the HTML converter escapes a line's leading "-" as "\-")
+_SEP_EDGE = r"[\s\-_=*>\\]*"
 SEPARATOR = re.compile(rf"^{_SEP_EDGE}(?:{'|'.join(SEPARATOR_WORDS)}){_SEP_EDGE}$", re.IGNORECASE)
 FORWARD = re.compile(rf"^{_SEP_EDGE}(?:{'|'.join(FORWARD_WORDS)})\W{{0,40}}$", re.IGNORECASE)
 #: a ticket system's or forum's marker: "## Please reply above this line ##"
@@ -98,14 +109,14 @@ REPLY_ABOVE = re.compile(
     re.IGNORECASE,
 )
 #: a line of dashes or underscores (Outlook's rule above its header block)
-RULE = re.compile(r"^\s*(?:[-_=]\s?){8,}\s*$")
+RULE = re.compile(r"^\s*\\?(?:[-_=]\s?){8,}\s*$")
 #: what a cut may leave at the end of the answer: a short rule, a signature delimiter
-LEFTOVER_RULE = re.compile(r"^[-_=*~\s]{2,}$")
+LEFTOVER_RULE = re.compile(r"^\\?[-_=*~\s]{2,}$")
 
 #: the "From:" line that opens an Outlook-style header block, per language
 FROM_WORDS = (
-    r"From|Von|De|Van|Da|Od|Från|Fra|Lähettäjä|Feladó|Kimden|Από|От|Від|Expéditeur",
-    r"差出人|发件人|寄件者|보낸 사람|送信者",
+    r"From|Von|De|Van|Da|Od|Från|Fra|Lähettäjä|Feladó|Kimden|Από|От|Від|Expéditeur|Từ",
+    r"差出人|发件人|寄件者|보낸\s?사람|送信者",
 )
 #: the other lines of such a block: sent, date, to, cc, subject, per language
 BLOCK_WORDS = (
@@ -119,10 +130,11 @@ BLOCK_WORDS = (
     r"Odesláno|Datum|Komu|Předmět|Kopie",
     r"Skickat|Datum|Till|Ämne|Sendt|Dato|Til|Emne|Kopi",
     r"Lähetetty|Päivämäärä|Vastaanottaja|Aihe|Elküldve|Dátum|Címzett|Tárgy",
-    r"Gönderildi|Tarih|Kime|Konu|Στάλθηκε|Προς|Θέμα",
+    r"Gönderildi|Tarih|Kime|Konu|Στάλθηκε|Προς|Θέμα|Đã gửi|Đến|Chủ đề|Ngày",
     r"Отправлено|Дата|Кому|Тема|Копия|Надіслано|Копія",
     r"送信日時|宛先|件名|日付|发送时间|收件人|主题|日期|抄送",
-    r"寄件日期|收件者|主旨|보낸 날짜|받는 사람|제목",
+    r"寄件日期|收件者|主旨|보낸\s?날짜|받는\s?사람|제목|참조",
+    r"Organi[sz]ation|Organización|Kopia|Vedhæftet|组织",
 )
 _LEAD = r"^[\s>*]{0,12}"
 _KEY_END = r"\s?\*{0,2}\s?[:：]"
@@ -131,7 +143,9 @@ BLOCK_LINE = re.compile(rf"{_LEAD}(?:{'|'.join(BLOCK_WORDS)}){_KEY_END}", re.IGN
 #: a flattened block on one line: "From: Ann Sent: Monday To: Bob Subject: Hi"
 BLOCK_INLINE = re.compile(
     rf"\s\*{{0,2}}(?:Sent|Date|To|Subject|Gesendet|An|Betreff|Envoyé|Objet|Enviado|Asunto"
-    rf"|Inviato|Oggetto|Verzonden|Aan|Onderwerp){_KEY_END}",
+    rf"|Inviato|Oggetto|Verzonden|Aan|Onderwerp|Enviada|Assunto|Odesláno|Předmět|Sendt|Emne"
+    rf"|Skickat|Ämne|Wysłano|Temat|Отправлено|Тема|Надіслано|送信日時|件名|发送时间|主题"
+    rf"|보낸\s?날짜|제목){_KEY_END}",
     re.IGNORECASE,
 )
 

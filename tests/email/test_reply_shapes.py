@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 
+from channels.email.parse import parse_mail
 from channels.email.reply import FORWARDED, strip_reply
 
 ANSWER = "Yes, ship it on Friday."
@@ -46,6 +47,17 @@ HEADERS = {
     "ja": "2024年1月1日(月) 10:00 Ann Smith <ann@example.com>:",
     "zh": "Ann Smith <ann@example.com> 于2024年1月1日周一 10:00写道：",
     "ko": "2024년 1월 1일 (월) 오전 10:00, Ann Smith <ann@example.com>님이 작성:",
+    "en-wrapped-in-angle": "On Mon, Jan 1, 2024 at 10:00 AM Ann Smith <ann@example.com\n> wrote:",
+    "nl-apple": "Op 1 jan. 2024, om 10:00 heeft Ann Smith <ann@example.com> het volgende "
+    "geschreven:",
+    "name-only": "Ann Smith wrote:",
+    "horde": "Quoting Ann Smith <ann@example.com>:",
+    "horde-de": "Zitat von Ann Smith <ann@example.com>:",
+    "gmail-iso-wrapped": "2017-11-24 16:32 GMT+01:00 Ann Smith <\nann@example.com>:",
+    "gmail-old": "2024/1/1 Ann Smith <ann@example.com>",
+    "android": "---- Ann Smith wrote ----",
+    "sent": "On Mon, Jan 1, 2024 at 10:00 AM, Ann Smith <ann@example.com> sent:",
+    "vi": "Vào 10:00 1 tháng 1, 2024, Ann Smith <ann@example.com> đã viết:",
 }
 
 
@@ -77,6 +89,13 @@ BLOCKS = {
     "Aan: Bob\nOnderwerp: Ship?",
     "outlook-ru": "От: Ann Smith <ann@example.com>\nОтправлено: 1 января 2024 г. 10:00\n"
     "Кому: Bob\nТема: Ship?",
+    "outlook-ko": "보낸사람: Ann Smith <ann@example.com>\n보낸날짜: 2024년 1월 1일 10:00\n"
+    "받는사람: Bob\n제목: Ship?",
+    "outlook-vi": "Từ: Ann Smith <ann@example.com>\nĐã gửi: Thứ Hai, 1 tháng 1, 2024 10:00\n"
+    "Đến: Bob\nChủ đề: Ship?",
+    "outlook-flat-cs": "Od: Ann Smith Odesláno: pondělí 1. ledna 2024 Komu: Bob Předmět: Ship?",
+    "outlook-flat-pl": "Od: Ann Smith Wysłano: poniedziałek, 1 stycznia 2024 Do: Bob Temat: Ship?",
+    "outlook-flat-sv": "Från: Ann Smith Skickat: den 1 januari 2024 Till: Bob Ämne: Ship?",
     "outlook-flat": "From: Ann Smith Sent: Monday, January 1, 2024 To: Bob Subject: Ship?",
     "original-fr": "-------- Message d'origine --------",
     "original-es": "-------- Mensaje original --------",
@@ -138,6 +157,7 @@ def test_body_lines_that_only_look_like_headers_are_kept() -> None:
         "Sent: Monday, 1 January 2024\nFrom: Ann <ann@example.com>\nSubject: Ship?",
         "To: Bob <bob@example.com>\nSubject: Ship?\nDate: Mon, 1 Jan 2024",
         "Betreff: Ship?\nDatum: Mo., 1. Jan. 2024\nAn: Bob",
+        "Date: Mon, 1 Jan 2024 10:00\n\nFrom: Ann <ann@example.com>\n\nTo: Bob\n\nSubject: Ship?",
     ],
 )
 def test_an_embedded_mail_is_cut_at_its_headers_whatever_their_order(block: str) -> None:
@@ -183,3 +203,72 @@ def test_a_forward_of_a_forward_passes_on_the_innermost_mail() -> None:
 def test_a_reply_above_this_line_marker_cuts_the_history(marker: str) -> None:
     mail = f"{ANSWER}\n\n{marker}\n\nYour request #42 was updated.\nAnn: shall we ship?\n"
     assert strip_reply(mail) == ANSWER
+
+
+#: quote headers a client wrapped over two to four lines, in the languages that do it
+WRAPPED = {
+    "en": "On Mon, Jan 1, 2024 at 10:00 AM Ann Smith <ann@example.com>\nwrote:",
+    "en-angle": "On Mon, Jan 1, 2024 at 10:00 AM Ann Smith <\nann@example.com> wrote:",
+    "en-3": "On Mon, Jan 1, 2024 at 10:00 AM,\nAnn Smith <ann@example.com>\nwrote:",
+    "de": "Am 01.01.2024 um 10:00 schrieb Ann Smith\n<ann@example.com>:",
+    "fr": "Le lun. 1 janv. 2024 à 10:00,\nAnn Smith <ann@example.com>\na écrit :",
+    "es": "El lun., 1 ene. 2024 a las 10:00,\nAnn Smith (<ann@example.com>)\nescribió:",
+    "it": "Il giorno lun 1 gen 2024 alle ore 10:00\nAnn Smith <ann@example.com>\nha scritto:",
+    "nl": "Op 1 jan. 2024, om 10:00\nheeft Ann Smith <ann@example.com>\nhet volgende geschreven:",
+    "en-4": "On Mon, Jan 1, 2024 at 10:00 AM, Ann Smith (Ops) via\nShip Group <\n"
+    "ship-group+unsubscribe@example.com\n> wrote:",
+}
+OLDER = "On Sun, Dec 31, 2023 at 9:00 AM Bob <bob@example.com> wrote:"
+
+
+@pytest.mark.parametrize("shape", sorted(WRAPPED))
+def test_older_history_under_a_wrapped_header_is_not_kept_as_an_answer(shape: str) -> None:
+    header = WRAPPED[shape]
+    stacked = f"{ANSWER}\n\n> Shall we?\n\n{header}\n\nFriday works.\n\n{OLDER}\n\nShall we?\n"
+    assert strip_reply(stacked) == ANSWER  # a stacked thread below a bare quote
+    quoted = f"{ANSWER}\n\n> Shall we?\n\n{header}\n> Friday works.\n>> Shall we?\n"
+    assert strip_reply(quoted) == ANSWER  # the same thread, quoted
+    assert strip_reply(f"> Ship on Friday?\n\nYes.\n\n{header}\n\nOlder.\n") == "Yes."
+
+
+def test_answers_below_quotes_under_wrapped_headers_are_kept_whole() -> None:
+    header = WRAPPED["en-angle"]
+    assert strip_reply(f"Hi Ann,\n\n{header}\n{QUOTE}\n{ANSWER}\n") == f"Hi Ann,\n\n{ANSWER}"
+    mail = f"{header}\n> Ship on Friday?\n\nYes.\n\n{WRAPPED['de']}\n> Docs?\n\nDone.\n"
+    assert strip_reply(mail) == "Yes.\n\nDone."
+
+
+def test_a_zoho_forward_with_no_comment_keeps_its_headers() -> None:
+    rule = "============ Forwarded message ============"
+    head = f"{rule}\nFrom : Ann <ann@example.com>\nDate : Mon, 01 Jan 2024 10:00\nSubject : Ship?"
+    text = strip_reply(f"{head}\n{rule}\n\nShall we ship on Friday?\n")
+    assert text == f"{FORWARDED}\n{head}\n{rule}\n\nShall we ship on Friday?"
+
+
+def test_a_forward_under_only_a_signature_or_a_greeting_is_passed_on() -> None:
+    rule = "---------- Forwarded message ---------"
+    forward = f"{rule}\nFrom: Ann <ann@example.com>\nSubject: Ship?\n\nShall we ship on Friday?"
+    assert strip_reply(f"\n\n-- \nBob Jones\nACME\n\n{forward}\n") == f"{FORWARDED}\n{forward}"
+    assert strip_reply(f"Hi Carol,\n\n{forward}\n") == f"Hi Carol,\n\n{FORWARDED}\n{forward}"
+    assert strip_reply(f"FYI, see below.\n\n{forward}\n") == "FYI, see below."
+
+
+def test_a_bare_quote_under_a_loose_intro_keeps_the_answers_below_it() -> None:
+    mail = "I agree with most of it.\n\nAnn wrote\n> Ship on Friday?\n\nYes.\n"
+    assert strip_reply(mail) == "I agree with most of it.\n\nYes."
+
+
+def _html_mail(html: str) -> bytes:
+    head = "From: Bob <bob@example.com>\r\nSubject: Re: Ship?\r\nContent-Type: text/html\r\n\r\n"
+    return (head + html).encode()
+
+
+def test_an_html_forward_and_an_html_signature_read_like_plain_ones() -> None:
+    forward = (
+        "<div>-- <br>Bob</div><div>---------- Forwarded message ---------<br>"
+        "From: Ann &lt;ann@example.com&gt;<br>Subject: Ship?</div><div>Shall we ship?</div>"
+    )
+    text = parse_mail(_html_mail(forward), 20_000).text
+    assert text.startswith(FORWARDED) and text.endswith("\n\nShall we ship?")
+    signed = f"<div>{ANSWER}</div><div>-- <br>Bob Jones<br>ACME</div>"
+    assert parse_mail(_html_mail(signed), 20_000).text == ANSWER
