@@ -18,6 +18,7 @@ from collections.abc import Callable
 import psycopg
 
 from bot.store.migrations import CHANNEL
+from bot.store.postgres import LIBPQ
 
 log = logging.getLogger(__name__)
 #: how often the thread looks up from its wait to see whether it should stop
@@ -47,7 +48,7 @@ class Listener:
     def _run(self, hand: Callable[[str], None]) -> None:
         while not self._stop.is_set():
             try:
-                with psycopg.connect(self.url, autocommit=True, connect_timeout=5) as conn:
+                with psycopg.connect(self.url, autocommit=True, **LIBPQ) as conn:
                     conn.execute(f"LISTEN {CHANNEL}")
                     hand("all")  # anything announced while nobody listened
                     self._hear(conn, hand)

@@ -30,7 +30,16 @@ from psycopg.adapt import Loader
 
 log = logging.getLogger(__name__)
 
-CONNECT_TIMEOUT_SECONDS = 5
+#: a server that vanishes (a cut network, not a refused port) is noticed in seconds, not
+#: after the kernel's TCP timeout of minutes, while the event loop waits on it
+LIBPQ: dict[str, Any] = {
+    "connect_timeout": 5,
+    "keepalives": 1,
+    "keepalives_idle": 5,
+    "keepalives_interval": 2,
+    "keepalives_count": 2,
+    "tcp_user_timeout": 10_000,
+}
 #: the column `lastrowid` reads, per table a statement inserts into
 RETURNING = {"inbound": "id", "mail": "id", "quarantine": "id", "llm_usage": "id", "audit": "seq"}
 _INSERT = re.compile(r"INSERT INTO (\w+)")
@@ -94,9 +103,7 @@ class Connection:
 
     def _open(self) -> psycopg.Connection[Any]:
         with _errors():
-            conn = psycopg.connect(
-                self.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_SECONDS
-            )
+            conn = psycopg.connect(self.url, autocommit=True, **LIBPQ)
         conn.adapters.register_loader("numeric", _Numeric)
         for statement in self._setup:
             conn.execute(statement)
