@@ -308,6 +308,7 @@ class App:
         await asyncio.gather(*self._tasks, return_exceptions=True)
         if self.leading:
             self.store.set_kv(RUNTIME_KEY, json.dumps({"pid": None, "stopped_at": time.time()}))
+        self.node.release()  # only now: nothing of this node acts any more
         await self.llm.close()
         self.memory.close()
         self.events.close()

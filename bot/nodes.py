@@ -151,10 +151,14 @@ class Node:
         return {"id": self.id, "role": self.role, "leader": leader.node, "since": leader.since}
 
     async def stop(self) -> None:
+        """Campaign no more; the lease is kept until the leader's parts have stopped."""
         if self._task is not None:
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)
         if self.listener is not None:
             self.listener.stop()
+
+    def release(self) -> None:
+        """Let another node lead at once (a clean stop), not after the TTL."""
         if self.lease is not None:
             self.lease.release()
