@@ -72,7 +72,8 @@ async def test_lines_are_answered_in_order_with_who_speaks(
     assert lines[asks + 1] == "  (answer with a plain line, or @Bob ...)"
     relay = lines.index("[coordinator] relay: region is eu-west")
     assert echo < status < zed < asks < relay
-    assert lines[status + 2] == "Agents" and lines[status + 5].startswith("coordinator")
+    assert lines[status + 1].startswith("leader: ")  # this process, as the status runs in it
+    assert lines[status + 3] == "Agents" and lines[status + 6].startswith("coordinator")
     assert [w.status for w in store.workers()] == ["done"]
     assert sum(1 for c in fake.calls if c.agent == "coordinator" and "hello" in c.last_text) == 1
     assert [h[:2] for h in store.health()] == [("terminal", "stopped")]
