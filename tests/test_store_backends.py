@@ -155,7 +155,7 @@ def test_an_approval_is_decided_once_and_runs_once(store: Store) -> None:
 def test_the_audit_log_refuses_update_and_delete(store: Store) -> None:
     store.audit.add({"at": 1.0, "type": "tool", "agent": "coordinator"})
     for sql in ("UPDATE audit SET agent = 'x'", "DELETE FROM audit"):
-        with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+        with pytest.raises(sqlite3.IntegrityError, match="append-only"):
             store.execute(sql)
     [line] = store.audit.since(0)
     assert (line.seq, line.agent) == (1, "coordinator")
