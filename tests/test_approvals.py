@@ -137,9 +137,7 @@ async def test_approve_with_nothing_pending_is_a_short_note(
         assert not fake.calls  # no agent read it
 
 
-def _chat(
-    tmp_path: Path, fake: FakeAnthropic, config: Path, **database_env: str
-) -> Switchboard:
+def _chat(tmp_path: Path, fake: FakeAnthropic, config: Path, **database_env: str) -> Switchboard:
     env = {**fake.env(), "SWITCHBOARD_DATA_DIR": str(tmp_path / "data"), **database_env}
     return Switchboard(["--config", str(config), "chat"], env, tmp_path)
 
