@@ -298,3 +298,12 @@ def test_the_job_store_adds_updates_removes_and_finds_due_jobs(database: Databas
     assert store.triggers.next_run_times() == {}
     again.shutdown()
     store.close()
+
+
+def test_a_missing_table_reads_as_nothing_and_raises_as_sqlite_does(store: Store) -> None:
+    assert store.triggers.job_ids() == set()  # the job store has not made its table yet
+    assert store.triggers.next_run_times() == {}
+    with pytest.raises(sqlite3.OperationalError):
+        store.execute("SELECT * FROM no_such_table")
+    with pytest.raises(sqlite3.OperationalError):
+        store.execute("SELECT no_such_column FROM kv")

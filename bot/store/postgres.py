@@ -2,9 +2,9 @@
 
 `connect(url)` gives a `Connection` with sqlite3's `execute`, `executemany` and
 `executescript`, cursors with `fetchone`, `fetchall`, `rowcount` and `lastrowid`, and
-sqlite3's exceptions (a unique key is an `sqlite3.IntegrityError`, a lost server an
-`sqlite3.OperationalError`), so the store's modules stay one set of SQL. Each statement
-is translated once (cached): `?` placeholders, `INSERT OR IGNORE`, `BEGIN IMMEDIATE`,
+sqlite3's exceptions (a unique key is an `sqlite3.IntegrityError`, a lost server or a
+missing table an `sqlite3.OperationalError`), so the store's modules stay one set of SQL.
+Each statement is translated once (cached): `?` placeholders, `INSERT OR IGNORE`, `BEGIN IMMEDIATE`,
 `CAST(x AS INTEGER)` (SQLite truncates, PostgreSQL rounds), and a `RETURNING` clause
 where the store reads `lastrowid`. The connection is in autocommit mode: the store's own
 `BEGIN`/`COMMIT` make its transactions, as on SQLite.
@@ -147,7 +147,8 @@ def _errors() -> Iterator[None]:
         yield
     except psycopg.errors.IntegrityError as exc:
         raise sqlite3.IntegrityError(str(exc)) from exc
-    except psycopg.OperationalError as exc:
+    except (psycopg.OperationalError, psycopg.ProgrammingError) as exc:
+        # a missing table or column, bad SQL: SQLite's OperationalError ("no such table")
         raise sqlite3.OperationalError(str(exc).strip()) from exc
     except psycopg.Error as exc:
         raise sqlite3.DatabaseError(str(exc).strip()) from exc
