@@ -5,6 +5,7 @@ rolled-back transaction and a newer schema are handled alike. One set of SQL
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -307,3 +308,47 @@ def test_a_missing_table_reads_as_nothing_and_raises_as_sqlite_does(store: Store
         store.execute("SELECT * FROM no_such_table")
     with pytest.raises(sqlite3.OperationalError):
         store.execute("SELECT no_such_column FROM kv")
+
+
+def test_the_outbox_lifecycle_and_the_operator_views(store: Store) -> None:
+    msgs = [Outbound("coordinator", Target("slack", "C1"), f"m{i}") for i in range(3)]
+    for msg in msgs:
+        store.enqueue(msg)
+    seqs = [seq for seq, _ in store.new_outbox_rows(0, 10)]
+    store.set_attempt(msgs[0].id, AttemptRow("0", "posted", {}, 1.0))
+    store.outbox_sent(seqs[0], {"ts": "1.1"})
+    store.outbox_retry(seqs[1], 0.0, "503")
+    store.outbox_failed(seqs[2], "gone")
+    assert store.attempts(msgs[0].id) == []  # dropped with the delivered row
+    assert store.outbox_counts() == {"sent": 1, "pending": 1, "failed": 1}
+    assert store.pending_outbox("slack:C1", 10)[0].attempts == 1
+    assert store.views.outbox_pending()[0] == store.outbox_pending_count("slack:C1") == 1
+    [(_, sent)] = store.sent_to(["slack:C1", "terminal"], 0, 10)
+    assert sent.text == "m0" and [m.text for _, m in store.sent_between(0, 2e9)] == ["m0"]
+    said = store.views.said_to("slack:C1", 0, 10)
+    assert [(status, m.text) for status, m in said] == [
+        ("sent", "m0"), ("pending", "m1"), ("failed", "m2"),
+    ]  # fmt: skip
+    for name, status, at in (("a", "done", 3.0), ("b", "parked", 1.0), ("c", "running", 2.0)):
+        store.upsert_worker(WorkerRow(name, name, "t", status, None, None))
+        store.execute("UPDATE workers SET updated_at = ? WHERE id = ?", (at, name))
+    assert [w.id for w in store.views.workers_page(0, 10)] == ["c", "b", "a"]
+    assert [w.id for w in store.views.workers_page(1, 1)] == ["b"]
+    messages = [{"role": "user", "content": "é"}]
+    store.save_conversation("coordinator", "k", messages, None)
+    [info] = store.views.conversations_page(0, 10)
+    size = len(json.dumps(messages))
+    assert (info.key, info.size, store.views.conversation_count()) == ("k", size, 1)
+
+
+def test_the_journal_read_by_time_and_channel(store: Store) -> None:
+    for n, channel in enumerate(("terminal", "slack", "terminal")):
+        msg = inbound(f"t{n}", channel=channel)
+        msg.received_at = 100.0 + n
+        store.journal(msg)
+    assert [m.text for m in store.recent_inbound("terminal", 0, 200, 1)] == ["t2"]
+    assert [m.text for m in store.inbound_between(100.5, 102)] == ["t1"]
+    assert store.views.inbound_message("slack", store.inbound_between(101, 102)[0].message_id)
+    first = store.pending_inbound()[0][0]
+    store.mark_inbound(first, "routed")
+    assert [m.text for _, m in store.pending_inbound()] == ["t1", "t2"]
