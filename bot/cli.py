@@ -175,12 +175,15 @@ def audit(settings: Settings, since: str | None, as_json: bool) -> int:
 def backup_or_restore(settings: Settings, command: str, where: Path) -> int:
     from bot.store import backup
 
+    sqlite = settings.database_url is None
     if command == "backup":
-        count = backup.backup(settings.data_dir, where)
+        count = backup.backup(settings.data_dir, where, sqlite=sqlite)
         print(f"Backed up {settings.data_dir} to {where} ({count} files).")
     else:
-        count = backup.restore(where, settings.data_dir)
+        count = backup.restore(where, settings.data_dir, sqlite=sqlite)
         print(f"Restored {where} into {settings.data_dir} ({count} files).")
+    if not sqlite:
+        print(backup.pg_line(command, where, str(settings.database)))
     return 0
 
 
