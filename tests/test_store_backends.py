@@ -6,9 +6,11 @@ rolled-back transaction and a newer schema are handled alike. One set of SQL
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 from apscheduler.job import Job
@@ -17,11 +19,13 @@ from apscheduler.schedulers.blocking import BlockingScheduler
 from apscheduler.triggers.date import DateTrigger
 
 from bot.core.messages import BusMessage, Outbound, Target
+from bot.store import core as store_core
 from bot.store import migrations
 from bot.store.approvals import ApprovalRow
 from bot.store.core import AttemptRow, QuestionRow, Store, WorkerRow
 from bot.store.migrations import VERSION, SchemaTooNew
 from bot.store.usage import UsageRow
+from bot.triggers import jobstore
 from bot.triggers.jobstore import BatchedJobStore
 from config.settings import Database
 from tests.kit import inbound
@@ -352,3 +356,11 @@ def test_the_journal_read_by_time_and_channel(store: Store) -> None:
     first = store.pending_inbound()[0][0]
     store.mark_inbound(first, "routed")
     assert [m.text for _, m in store.pending_inbound()] == ["t1", "t2"]
+
+
+def test_the_store_speaks_sql_both_backends_run() -> None:
+    """SQLite-only forms (`INSERT OR IGNORE`/`REPLACE`) are not translated for PostgreSQL:
+    the store writes `ON CONFLICT` instead."""
+    sources = [*Path(store_core.__file__).parent.glob("*.py"), Path(jobstore.__file__)]
+    found = [p.name for p in sources if re.search(r"[\"']INSERT\s+OR\s", p.read_text())]
+    assert found == [], f"SQLite-only INSERT OR ... in {found}: write ON CONFLICT"

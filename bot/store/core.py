@@ -216,9 +216,9 @@ class Store(AgentTables):
     def journal(self, msg: Inbound, status: InboundStatus = "pending") -> int | None:
         """Record a message from a person; None when it was journaled before."""
         cur = self._x(
-            "INSERT OR IGNORE INTO inbound"
+            "INSERT INTO inbound"
             " (channel, message_id, conversation, payload, status, received_at)"
-            " VALUES (?, ?, ?, ?, ?, ?)",
+            " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
             (
                 msg.channel,
                 msg.message_id,
@@ -289,8 +289,8 @@ class Store(AgentTables):
     def enqueue(self, msg: Outbound) -> None:
         now = time.time()
         self._x(
-            "INSERT OR IGNORE INTO outbox (id, target, payload, next_at, created_at)"
-            " VALUES (?, ?, ?, ?, ?)",
+            "INSERT INTO outbox (id, target, payload, next_at, created_at)"
+            " VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
             (msg.id, str(msg.target), json.dumps(msg.to_json()), now, now),
         )
 
