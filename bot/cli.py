@@ -184,17 +184,15 @@ def audit(settings: Settings, since: str | None, as_json: bool) -> int:
 def backup_or_restore(settings: Settings, command: str, where: Path) -> int:
     from bot.store import backup
 
-    url = settings.database_url.get_secret_value() if settings.database_url else None
+    sqlite = settings.database_url is None
     if command == "backup":
-        count = backup.backup(settings.data_dir, where, postgres=url is not None)
+        count = backup.backup(settings.data_dir, where, sqlite=sqlite)
         print(f"Backed up {settings.data_dir} to {where} ({count} files).")
     else:
-        count = backup.restore(where, settings.data_dir, postgres=url is not None)
+        count = backup.restore(where, settings.data_dir, sqlite=sqlite)
         print(f"Restored {where} into {settings.data_dir} ({count} files).")
-    if url is not None:
-        verb = "put back" if command == "restore" else "saved"
-        print(f"The tables are in PostgreSQL: they are {verb} by")
-        print("  " + backup.pg_dump_line(url, where, restore=command == "restore"))
+    if not sqlite:
+        print(backup.pg_line(command, where, str(settings.database)))
     return 0
 
 

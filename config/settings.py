@@ -17,7 +17,7 @@ import socket
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from croniter import croniter
 from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
@@ -361,7 +361,16 @@ def load_settings(
     try:
         return Settings(**values)
     except ValidationError as exc:
-        raise SettingsError(one_line(exc)) from exc
+        raise SettingsError(one_line(exc, secret_fields())) from exc
+
+
+def secret_fields() -> set[str]:
+    """The settings whose values are secrets (`SecretStr`): never echoed in a message."""
+    return {
+        name
+        for name, info in Settings.model_fields.items()
+        if SecretStr in (info.annotation, *get_args(info.annotation))
+    }
 
 
 def require_llm(settings: Settings) -> None:

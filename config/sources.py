@@ -7,7 +7,7 @@ Imports nothing of the project but `config.entries`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -67,7 +67,9 @@ def from_environ(environ: Mapping[str, str], fields: Iterable[str]) -> dict[str,
     return values
 
 
-def one_line(exc: ValidationError) -> str:
+def one_line(exc: ValidationError, secret: Collection[str] = ()) -> str:
+    """The first error in one line naming its variable; the value it got is shown, unless
+    the field is in `secret` (a token, a password, a URL holding one)."""
     error = exc.errors()[0]
     loc = [str(part) for part in error["loc"]]
     ctx = error.get("ctx") or {}
@@ -83,6 +85,8 @@ def one_line(exc: ValidationError) -> str:
         return f"config file [{where}]: {error['msg']}."
     name = env_name(loc[0]) if loc else "settings"
     message = str(problem) if problem else error["msg"]
+    if loc and loc[0] in secret:
+        return f"{name}: {message}."
     return f"{name}: {message} (got {error.get('input')!r})."
 
 

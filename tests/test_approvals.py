@@ -16,6 +16,7 @@ from bot.ledger import status
 from bot.ledger.report import full_status
 from bot.store.core import Store
 from bot.triggers import build_spec
+from config.settings import Database
 from tests.fakes.anthropic_api import FakeAnthropic, text, tool, unwrap
 from tests.kit import Recorder, events, eventually, inbound, running_app
 from tests.proc import Switchboard
@@ -35,10 +36,12 @@ async def request(app: Any, rec: Recorder, line: str = RESTART, **kw: Any) -> No
     await rec.wait_text("Approval needed", 30)
 
 
-async def test_approved_in_the_terminal_runs_once(tmp_path: Path, fake: FakeAnthropic) -> None:
+async def test_approved_in_the_terminal_runs_once(
+    tmp_path: Path, fake: FakeAnthropic, database_env: dict[str, str]
+) -> None:
     fake.responder = caller
     calls_file = tmp_path / "calls.jsonl"
-    settings = tools_settings(tmp_path, fake, [gated(calls_file)])
+    settings = tools_settings(tmp_path, fake, [gated(calls_file)], **database_env)
     rec = Recorder()
     async with running_app(settings, [rec]) as app:
         await app.mcp.wait_connected(30)
@@ -62,10 +65,12 @@ async def test_approved_in_the_terminal_runs_once(tmp_path: Path, fake: FakeAnth
         assert "Pending approvals: none" in full_status(app.store)
 
 
-async def test_denied_with_a_reason(tmp_path: Path, fake: FakeAnthropic) -> None:
+async def test_denied_with_a_reason(
+    tmp_path: Path, fake: FakeAnthropic, database_env: dict[str, str]
+) -> None:
     fake.responder = caller
     calls_file = tmp_path / "calls.jsonl"
-    settings = tools_settings(tmp_path, fake, [gated(calls_file)])
+    settings = tools_settings(tmp_path, fake, [gated(calls_file)], **database_env)
     rec = Recorder()
     async with running_app(settings, [rec]) as app:
         await app.mcp.wait_connected(30)
@@ -132,8 +137,8 @@ async def test_approve_with_nothing_pending_is_a_short_note(
         assert not fake.calls  # no agent read it
 
 
-def _chat(tmp_path: Path, fake: FakeAnthropic, config: Path) -> Switchboard:
-    env = {**fake.env(), "SWITCHBOARD_DATA_DIR": str(tmp_path / "data")}
+def _chat(tmp_path: Path, fake: FakeAnthropic, config: Path, **database_env: str) -> Switchboard:
+    env = {**fake.env(), "SWITCHBOARD_DATA_DIR": str(tmp_path / "data"), **database_env}
     return Switchboard(["--config", str(config), "chat"], env, tmp_path)
 
 
@@ -145,7 +150,7 @@ async def test_kill_9_while_waiting_then_approved_after_restart(
     config = write_config(tmp_path / "s.toml", [gated(calls_file)])
     bot = _chat(tmp_path, fake, config)
     try:
-        await eventually(lambda: _status(tmp_path, fake, config, "connected"), 30)
+        await eventually(lambda: _connected(tmp_path / "data" / "switchboard.db"), 30)
         bot.send(RESTART)
         bot.expect("Approval needed", 30)
         assert _server_line(_rendered(tmp_path)).split()[2] == "connected"  # live
@@ -162,7 +167,7 @@ async def test_kill_9_while_waiting_then_approved_after_restart(
     monkeypatch.undo()
     bot = _chat(tmp_path, fake, config)
     try:
-        await eventually(lambda: _status(tmp_path, fake, config, "connected"), 30)
+        await eventually(lambda: _connected(tmp_path / "data" / "switchboard.db"), 30)
         bot.send("approve")
         bot.expect("result: api restarted", 30)
     finally:
@@ -171,14 +176,15 @@ async def test_kill_9_while_waiting_then_approved_after_restart(
 
 
 async def test_kill_9_while_the_approved_call_runs_is_not_rerun(
-    tmp_path: Path, fake: FakeAnthropic
+    tmp_path: Path, fake: FakeAnthropic, database: Database, database_env: dict[str, str]
 ) -> None:
     fake.responder = caller
     calls_file = tmp_path / "calls.jsonl"
     config = write_config(tmp_path / "s.toml", [gated(calls_file, env={"SLOW_RESTART": "5"})])
-    bot = _chat(tmp_path, fake, config)
+    bot = _chat(tmp_path, fake, config, **database_env)
+    where = tmp_path / "data" / "switchboard.db" if isinstance(database, Path) else database
     try:
-        await eventually(lambda: _status(tmp_path, fake, config, "connected"), 30)
+        await eventually(lambda: _connected(where), 30)
         bot.send(RESTART)
         bot.expect("Approval needed", 30)
         bot.send("approve")
@@ -186,7 +192,7 @@ async def test_kill_9_while_the_approved_call_runs_is_not_rerun(
         bot.kill()
     finally:
         _stop(bot)
-    bot = _chat(tmp_path, fake, config)
+    bot = _chat(tmp_path, fake, config, **database_env)
     try:
         bot.expect("result ERROR: Error: the outcome of ops__restart_service is unknown", 30)
     finally:
@@ -211,11 +217,14 @@ def _stop(bot: Switchboard) -> None:
         bot.quit()
 
 
-def _status(tmp_path: Path, fake: FakeAnthropic, config: Path, word: str) -> bool:
-    db = tmp_path / "data" / "switchboard.db"
-    if not db.exists():
+def _connected(db: Database, word: str = "connected") -> bool:
+    """The MCP server `ops` is `word` in the store at `db` (once the bot created it)."""
+    if isinstance(db, Path) and not db.exists():
         return False
-    store = Store(db, readonly=True)
+    try:
+        store = Store(db, readonly=True)
+    except sqlite3.Error:  # PostgreSQL: the schema is still being created
+        return False
     try:
         return word in (store.get_kv("mcp:ops") or "")
     except sqlite3.Error:  # the database is still being created
@@ -225,14 +234,14 @@ def _status(tmp_path: Path, fake: FakeAnthropic, config: Path, word: str) -> boo
 
 
 def test_two_pending_in_one_thread_a_reply_takes_the_latest_a_button_its_own(
-    tmp_path: Path,
+    database: Database,
 ) -> None:
     from bot.approvals.desk import ApprovalDesk, Decider
     from bot.core.events import EventLog
     from bot.core.messages import Outbound
     from bot.store.approvals import ApprovalRow
 
-    store = Store(tmp_path / "db.sqlite")
+    store = Store(database)
     said: list[Outbound] = []
     desk = ApprovalDesk(store, EventLog(None), said.append)
     for n, at in (("older", 1.0), ("newer", 2.0)):

@@ -25,16 +25,18 @@ slack = slack_fake_fixture
 SECRET = "payroll-db-7"
 
 
-def settings_for(tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack) -> Any:
+def settings_for(tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack, **env: str) -> Any:
     entry = stdio_entry("ops", tmp_path / "calls.jsonl", approval=["restart_*", "run_*"])
-    return tools_settings(tmp_path, fake, [entry], **slack.env("socket"), SLACK_PACE_SECONDS="0.02")
+    return tools_settings(
+        tmp_path, fake, [entry], **slack.env("socket"), SLACK_PACE_SECONDS="0.02", **env
+    )
 
 
 async def test_every_step_of_a_gated_call_is_audited_with_platform_ids_and_no_content(
-    tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack
+    tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack, database_env: dict[str, str]
 ) -> None:
     fake.responder = caller
-    settings = settings_for(tmp_path, fake, slack)
+    settings = settings_for(tmp_path, fake, slack, **database_env)
     async with slack_app(settings) as (app, _):
         await app.mcp.wait_connected(30)
         slack.post(f'{MENTION} call ops__restart_service {{"service": "{SECRET}"}}', channel="C1")
@@ -71,17 +73,17 @@ async def test_every_step_of_a_gated_call_is_audited_with_platform_ids_and_no_co
 
 
 async def test_the_log_is_append_only_and_survives_a_restart(
-    tmp_path: Path, fake: FakeAnthropic
+    tmp_path: Path, fake: FakeAnthropic, database_env: dict[str, str]
 ) -> None:
     fake.responder = caller
     entry = stdio_entry("ops", tmp_path / "calls.jsonl")
-    settings = tools_settings(tmp_path, fake, [entry])
+    settings = tools_settings(tmp_path, fake, [entry], **database_env)
     rec = Recorder()
     async with running_app(settings, [rec]) as app:
         await app.mcp.wait_connected(30)
         app.human.accept(inbound('call ops__echo {"text": "one"}'))
         await rec.wait_text("result: one", 30)
-    store = Store(settings.db_path)
+    store = Store(settings.database)
     try:
         (line,) = store.audit.since(0)
         assert (line.type, line.tool, line.person_id, line.outcome) == (
@@ -132,7 +134,8 @@ def test_durations() -> None:
 
 
 def _env(settings: Any) -> dict[str, str]:
-    return {"SWITCHBOARD_DATA_DIR": str(settings.data_dir)}
+    url = {"SWITCHBOARD_DATABASE_URL": settings.database} if settings.database_url else {}
+    return {"SWITCHBOARD_DATA_DIR": str(settings.data_dir), **url}
 
 
 def test_an_older_approvals_table_gains_the_new_columns(tmp_path: Path) -> None:

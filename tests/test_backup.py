@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import fcntl
 import sqlite3
+import subprocess
 from pathlib import Path
 
 from bot.store import migrations
 from bot.store.core import Store
+from tests import pgcluster
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.proc import Switchboard, chat
 from tests.script import TeamScript
@@ -109,3 +111,25 @@ def test_a_bot_does_not_start_while_a_restore_holds_the_data_dir(tmp_path: Path)
         code, lines = _command(tmp_path, "chat", env=env)
     assert code == 2 and len(lines) == 1 and "a restore into" in lines[0], lines
     assert not (tmp_path / "data" / "switchboard.db").exists()
+
+
+def test_on_postgresql_the_files_are_backed_up_and_restored_with_the_pg_dump_line(
+    tmp_path: Path, pg_url: str
+) -> None:
+    url = pg_url.replace("postgres@", "postgres:s3cret-pw@")
+    Store(url).close()
+    (tmp_path / "data" / "agents").mkdir(parents=True)
+    (tmp_path / "data" / "agents" / "MEMORY.md").write_text("- likes tea\n")
+    env = {"SWITCHBOARD_DATABASE_URL": url}
+    code, lines = _command(tmp_path, "backup", "bk", env=env)
+    assert code == 0 and lines[0].startswith(f"Backed up {tmp_path / 'data'} to bk"), lines
+    assert (tmp_path / "bk" / "agents" / "MEMORY.md").read_text() == "- likes tea\n"
+    dump = lines[1].split("`")[1]
+    assert dump.startswith("pg_dump ") and "s3cret-pw" not in "\n".join(lines)
+    bindir = pgcluster.bindir()
+    subprocess.run(f"{bindir}/{dump}", shell=True, cwd=tmp_path, check=True)
+    assert (tmp_path / "bk" / "switchboard.pgdump").stat().st_size > 0
+    code, lines = _command(tmp_path, "restore", "bk", data="elsewhere", env=env)
+    assert code == 0 and (tmp_path / "elsewhere" / "agents" / "MEMORY.md").is_file(), lines
+    assert lines[1].split("`")[1].startswith("pg_restore --clean --if-exists --dbname=")
+    assert "s3cret-pw" not in "\n".join(lines)

@@ -2,33 +2,33 @@
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 from bot.store.core import Store
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.kit import Recorder, events, eventually, inbound, make_settings, running_app
 
+CORRUPT = (
+    "INSERT INTO mail (recipient, payload, created_at) VALUES ('coordinator', '{not json', 0)",
+    "INSERT INTO inbound (channel, message_id, conversation, payload, status, received_at)"
+    """ VALUES ('terminal', 'x', 'c', '{"channel": 1}', 'pending', 0)""",
+    "INSERT INTO outbox (id, target, payload, next_at, created_at)"
+    """ VALUES ('o1', 'terminal', '{"agent": "a", "target": "irc:#x"}', 0, 0)""",
+    "INSERT INTO questions (id, worker, question, target, refs, status, asked_at)"
+    " VALUES ('q1', 'alice', '?', 'terminal', 'nope', 'open', 0)",
+    "INSERT INTO workers (id, name, task, status, turns, state, created_at, updated_at)"
+    " VALUES ('bob', 'Bob', 't', 'parked', 0, '{broken', 0, 0)",
+)
+
 
 async def test_corrupt_rows_are_quarantined_and_reported(
-    tmp_path: Path, fake: FakeAnthropic
+    tmp_path: Path, fake: FakeAnthropic, database_env: dict[str, str]
 ) -> None:
-    settings = make_settings(tmp_path, fake)
-    Store(settings.db_path).close()  # create the schema
-    db = sqlite3.connect(settings.db_path)
-    db.executescript("""
-        INSERT INTO mail (recipient, payload, created_at) VALUES ('coordinator', '{not json', 0);
-        INSERT INTO inbound (channel, message_id, conversation, payload, status, received_at)
-            VALUES ('terminal', 'x', 'c', '{"channel": 1}', 'pending', 0);
-        INSERT INTO outbox (id, target, payload, next_at, created_at)
-            VALUES ('o1', 'terminal', '{"agent": "a", "target": "irc:#x"}', 0, 0);
-        INSERT INTO questions (id, worker, question, target, refs, status, asked_at)
-            VALUES ('q1', 'alice', '?', 'terminal', 'nope', 'open', 0);
-        INSERT INTO workers (id, name, task, status, turns, state, created_at, updated_at)
-            VALUES ('bob', 'Bob', 't', 'parked', 0, '{broken', 0, 0);
-    """)
-    db.commit()
-    db.close()
+    settings = make_settings(tmp_path, fake, **database_env)
+    store = Store(settings.database)
+    for statement in CORRUPT:
+        store.execute(statement)
+    store.close()
     rec = Recorder()
     async with running_app(settings, [rec]) as app:
         app.human.accept(inbound("still working?"))
@@ -43,7 +43,8 @@ async def test_corrupt_rows_are_quarantined_and_reported(
         "questions",
         "workers",
     ]
-    db = sqlite3.connect(settings.db_path)
-    sources = sorted(r[0] for r in db.execute("SELECT source FROM quarantine"))
+    store = Store(settings.database)
+    sources = sorted(r[0] for r in store.execute("SELECT source FROM quarantine"))
     assert sources == ["inbound", "mail", "outbox", "questions", "workers"]
-    assert db.execute("SELECT status FROM outbox WHERE id = 'o1'").fetchone() == ("corrupt",)
+    assert store.execute("SELECT status FROM outbox WHERE id = 'o1'").fetchone()[0] == "corrupt"
+    store.close()

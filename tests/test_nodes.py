@@ -11,12 +11,10 @@ from pathlib import Path
 import pytest
 
 from bot.app import App
-from bot.cli import backup_or_restore
 from bot.ledger.report import full_status
 from bot.ops.health import LLMHealth, health
 from bot.store import migrations
 from bot.store.core import Store
-from config.settings import load_settings
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.kit import Recorder, eventually, inbound, make_settings, running_app
 from tests.pgcluster import PgCluster
@@ -161,22 +159,6 @@ async def test_a_node_stops_acting_when_a_newer_version_migrates_the_database(
             Store(pg_url)
     finally:
         await a.stop()
-
-
-def test_a_backup_on_postgresql_keeps_the_files_and_names_pg_dump_without_the_password(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    data = tmp_path / "data"
-    (data / "files").mkdir(parents=True)
-    (data / "files" / "a.txt").write_text("kept")
-    url = "postgresql://bot:s3cret-pw@db.example:5433/switchboard"
-    settings = load_settings(None, {"SWITCHBOARD_DATA_DIR": str(data),
-                                    "SWITCHBOARD_DATABASE_URL": url})  # fmt: skip
-    assert backup_or_restore(settings, "backup", tmp_path / "b1") == 0
-    out = capsys.readouterr().out
-    assert (tmp_path / "b1" / "files" / "a.txt").read_text() == "kept"
-    assert "pg_dump --format=custom" in out and "bot@db.example:5433/switchboard" in out
-    assert "s3cret-pw" not in out
 
 
 async def test_an_approval_clicked_on_a_follower_runs_the_call_once_on_the_leader(

@@ -35,9 +35,11 @@ class Flaky(BaseChannel):
         return DeliveryReceipt(platform_id=msg.id)
 
 
-async def test_transient_failures_are_retried_in_order(tmp_path: Path, fake: FakeAnthropic) -> None:
+async def test_transient_failures_are_retried_in_order(
+    tmp_path: Path, fake: FakeAnthropic, database_env: dict[str, str]
+) -> None:
     flaky = Flaky([TransientDeliveryError("503"), TransientDeliveryError("timeout")])
-    settings = make_settings(tmp_path, fake)
+    settings = make_settings(tmp_path, fake, **database_env)
     async with running_app(settings, [Recorder(), flaky]) as app:
         for i in range(3):
             app.human.say(Outbound("coordinator", Target.parse("discord:1"), f"m{i}"))
@@ -46,9 +48,11 @@ async def test_transient_failures_are_retried_in_order(tmp_path: Path, fake: Fak
     assert len(events(tmp_path, "outbox.retry")) == 2
 
 
-async def test_retry_after_is_honoured(tmp_path: Path, fake: FakeAnthropic) -> None:
+async def test_retry_after_is_honoured(
+    tmp_path: Path, fake: FakeAnthropic, database_env: dict[str, str]
+) -> None:
     flaky = Flaky([TransientDeliveryError("429", retry_after=0.4)])
-    settings = make_settings(tmp_path, fake)
+    settings = make_settings(tmp_path, fake, **database_env)
     async with running_app(settings, [Recorder(), flaky]) as app:
         start = time.monotonic()
         app.human.say(Outbound("coordinator", Target.parse("discord:1"), "hello"))
@@ -56,10 +60,12 @@ async def test_retry_after_is_honoured(tmp_path: Path, fake: FakeAnthropic) -> N
     assert flaky.sent[0][0] - start >= 0.4
 
 
-async def test_permanent_failure_is_reported_to_home(tmp_path: Path, fake: FakeAnthropic) -> None:
+async def test_permanent_failure_is_reported_to_home(
+    tmp_path: Path, fake: FakeAnthropic, database_env: dict[str, str]
+) -> None:
     flaky = Flaky([PermanentDeliveryError("unknown channel")])
     home = Recorder()
-    settings = make_settings(tmp_path, fake, SWITCHBOARD_HOME="terminal")
+    settings = make_settings(tmp_path, fake, SWITCHBOARD_HOME="terminal", **database_env)
     async with running_app(settings, [home, flaky]) as app:
         app.human.say(Outbound("Alice", Target.parse("discord:9"), "result"))
         sent = await home.wait_count(1)
@@ -67,8 +73,10 @@ async def test_permanent_failure_is_reported_to_home(tmp_path: Path, fake: FakeA
     assert events(tmp_path, "outbox.failed")[0]["data"]["error"] == "unknown channel"
 
 
-async def test_a_target_without_a_channel_fails_once(tmp_path: Path, fake: FakeAnthropic) -> None:
-    settings = make_settings(tmp_path, fake)
+async def test_a_target_without_a_channel_fails_once(
+    tmp_path: Path, fake: FakeAnthropic, database_env: dict[str, str]
+) -> None:
+    settings = make_settings(tmp_path, fake, **database_env)
     async with running_app(settings, [Recorder()]) as app:
         app.human.say(Outbound("coordinator", Target.parse("email:a@b.c"), "hi"))
         await eventually(lambda: bool(events(tmp_path, "outbox.failed")))
@@ -100,17 +108,17 @@ class Slow(BaseChannel):
 
 
 async def test_a_stop_lets_a_post_under_way_finish_and_starts_no_other(
-    tmp_path: Path, fake: FakeAnthropic
+    tmp_path: Path, fake: FakeAnthropic, database_env: dict[str, str]
 ) -> None:
     # Cancelled mid-request, a post may have reached the platform and would be sent
     # again at the next start.
     slow = Slow(0.3)
-    settings = make_settings(tmp_path, fake)
+    settings = make_settings(tmp_path, fake, **database_env)
     async with running_app(settings, [Recorder(), slow]) as app:
         for text in ("first", "second"):
             app.human.say(Outbound("coordinator", Target.parse("discord:1"), text))
         await eventually(lambda: slow.started == ["first"])
     assert slow.sent == ["first"]
-    store = Store(settings.db_path)
+    store = Store(settings.database)
     assert store.outbox_counts() == {"sent": 1, "pending": 1}  # "second" waits for the next start
     store.close()

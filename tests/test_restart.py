@@ -29,10 +29,12 @@ def test_terminal_chat_through_real_stdin_stdout(tmp_path: Path, fake: FakeAnthr
         assert sb.quit() == 0
 
 
-def test_parked_worker_survives_kill_and_resumes(tmp_path: Path, fake: FakeAnthropic) -> None:
+def test_parked_worker_survives_kill_and_resumes(
+    tmp_path: Path, fake: FakeAnthropic, database_env: dict[str, str]
+) -> None:
     script = TeamScript()
     fake.responder = script
-    first = chat(tmp_path, fake.env())
+    first = chat(tmp_path, {**fake.env(), **database_env})
     try:
         first.send("please research GPUs")
         first.expect("[Alice asks] Data center or consumer GPUs?")
@@ -40,7 +42,7 @@ def test_parked_worker_survives_kill_and_resumes(tmp_path: Path, fake: FakeAnthr
     finally:
         first.kill()
 
-    second = chat(tmp_path, fake.env())
+    second = chat(tmp_path, {**fake.env(), **database_env})
     try:
         second.expect("you are talking to the coordinator")
         second.send("Data center only")
@@ -54,10 +56,10 @@ def test_parked_worker_survives_kill_and_resumes(tmp_path: Path, fake: FakeAnthr
 
 
 def test_message_journaled_before_a_crash_is_answered_once(
-    tmp_path: Path, fake: FakeAnthropic
+    tmp_path: Path, fake: FakeAnthropic, database_env: dict[str, str]
 ) -> None:
     fake.responder = lambda call: Reply([text("too late")], delay=30)
-    first = chat(tmp_path, fake.env())
+    first = chat(tmp_path, {**fake.env(), **database_env})
     try:
         first.expect("you are talking to the coordinator")
         first.send("what is the status of the build?")
@@ -66,7 +68,7 @@ def test_message_journaled_before_a_crash_is_answered_once(
         first.kill()
 
     fake.responder = lambda call: [text(f"answer #{len(fake.calls)}")]
-    second = chat(tmp_path, fake.env())
+    second = chat(tmp_path, {**fake.env(), **database_env})
     try:
         second.expect("[coordinator] answer #2")
         lines = second.settle(1.0)

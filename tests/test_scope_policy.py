@@ -15,6 +15,7 @@ from bot.inbox.people import People
 from bot.inbox.scope import FileOwners, Scope
 from bot.store.core import Store
 from config.entries import PersonConfig
+from config.settings import Database
 
 
 class Members:
@@ -40,8 +41,8 @@ CONV = "slack:C1/1700.1"
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    s = Store(tmp_path / "db.sqlite")
+def store(database: Database) -> Iterator[Store]:
+    s = Store(database)
     yield s
     s.close()
 

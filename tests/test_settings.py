@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from config.settings import SettingsError, load_settings, require_llm
+from tests.pgcluster import free_port
 from tests.proc import Switchboard
 
 
@@ -108,3 +109,30 @@ def test_status_reads_the_data_dir_while_nothing_runs(tmp_path: Path) -> None:
     assert "Switchboard: not running" in out
     assert "Alice        worker       parked  2" in out
     assert "slack    connected  socket mode" in out
+
+
+def test_a_database_url_of_another_scheme_names_the_variable_not_the_password() -> None:
+    with pytest.raises(SettingsError) as info:
+        load_settings(None, {"SWITCHBOARD_DATABASE_URL": "mysql://bob:s3cret-pw@db/x"})
+    message = str(info.value)
+    assert message.startswith("SWITCHBOARD_DATABASE_URL: must be a PostgreSQL URL")
+    assert "s3cret-pw" not in message and "\n" not in message
+
+
+@pytest.mark.parametrize("command", ["run", "status"])
+def test_an_unreachable_database_is_one_line_naming_it_without_the_password(
+    tmp_path: Path, command: str
+) -> None:
+    env = {
+        "ANTHROPIC_API_KEY": "k",
+        "SLACK_BOT_TOKEN": "xoxb-1",
+        "SLACK_APP_TOKEN": "xapp-1",
+        "SWITCHBOARD_DATA_DIR": str(tmp_path),
+        "SWITCHBOARD_DATABASE_URL": f"postgresql://bob:s3cret-pw@127.0.0.1:{free_port()}/x",
+    }
+    code, out = Switchboard([command], env, tmp_path).finish()
+    assert code != 0
+    assert len(out) == 1, out
+    assert out[0].startswith("switchboard: SWITCHBOARD_DATABASE_URL: cannot reach the database")
+    written = [p.read_text() for p in tmp_path.rglob("*") if p.is_file()]
+    assert not [text for text in [*out, *written] if "s3cret-pw" in text]

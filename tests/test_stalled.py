@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.triggers import heartbeat
+from config.settings import Database
 from tests.fakes.anthropic_api import Call, FakeAnthropic, Reply, text, tool
 from tests.kit import Recorder, events, eventually, inbound, make_settings, running_app
 from tests.script import TeamScript
@@ -23,12 +24,14 @@ HOME = {"SWITCHBOARD_HOME": "email:lead@example.com"}
 
 
 async def test_an_open_question_is_reminded_then_daily_and_escalated_once(
-    tmp_path: Path, fake: FakeAnthropic
+    tmp_path: Path, fake: FakeAnthropic, database_env: dict[str, str]
 ) -> None:
     script = TeamScript()
     fake.responder = script
     rec, home = Recorder(), EmailRecorder()
-    async with running_app(make_settings(tmp_path, fake, **HOME), [rec, home]) as app:
+    async with running_app(
+        make_settings(tmp_path, fake, **HOME, **database_env), [rec, home]
+    ) as app:
         app.human.accept(inbound("please research GPUs"))
         await rec.wait_kind("question")
         [q] = app.human.directory.questions.values()
@@ -54,12 +57,12 @@ async def test_an_open_question_is_reminded_then_daily_and_escalated_once(
 
 
 async def test_a_pending_approval_is_reminded_in_its_thread(
-    tmp_path: Path, fake: FakeAnthropic
+    tmp_path: Path, fake: FakeAnthropic, database_env: dict[str, str]
 ) -> None:
     fake.responder = caller
     entry = stdio_entry("ops", tmp_path / "calls.jsonl", approval=["restart_*"])
     rec = Recorder()
-    async with running_app(tools_settings(tmp_path, fake, [entry]), [rec]) as app:
+    async with running_app(tools_settings(tmp_path, fake, [entry], **database_env), [rec]) as app:
         await app.mcp.wait_connected(30)
         app.human.accept(inbound('call ops__restart_service {"service": "api"}'))
         await rec.wait_text("Approval needed", 30)
@@ -102,13 +105,13 @@ async def test_a_worker_in_model_retries_too_long_is_reported_once(
 
 
 def test_the_heartbeat_sees_old_questions_stuck_workers_and_only_routed_messages(
-    tmp_path: Path,
+    tmp_path: Path, database: Database
 ) -> None:
     from bot.core.events import EventLog
     from bot.store.core import QuestionRow, Store
 
     now = time.time()
-    store = Store(tmp_path / "db.sqlite")
+    store = Store(database)
     store.add_question(QuestionRow("q1", "alice", "Which?", "terminal", "c", [], "open", now))
     store.close()
     log = EventLog(tmp_path / "events.jsonl")
@@ -116,12 +119,12 @@ def test_the_heartbeat_sees_old_questions_stuck_workers_and_only_routed_messages
              error="There is no worker called Bob.")  # fmt: skip
     log.close()
     watch = ["messages", "workers", "questions"]
-    first = heartbeat.look(tmp_path / "db.sqlite", tmp_path / "events.jsonl",
+    first = heartbeat.look(database, tmp_path / "events.jsonl",
                            {"last_run": now - 60}, watch, now + 1)  # fmt: skip
     assert first.changes == ["open question from alice (just asked): Which?"]
-    later = heartbeat.look(tmp_path / "db.sqlite", tmp_path / "events.jsonl",
+    later = heartbeat.look(database, tmp_path / "events.jsonl",
                            first.state, watch, now + 4 * HOUR + 5)  # fmt: skip
     assert later.changes == ["question from alice still unanswered after 4 h: Which?"]
-    again = heartbeat.look(tmp_path / "db.sqlite", tmp_path / "events.jsonl",
+    again = heartbeat.look(database, tmp_path / "events.jsonl",
                            later.state, watch, now + 5 * HOUR)  # fmt: skip
     assert again.quiet

@@ -33,9 +33,9 @@ def schedules_on(trigger: str, args: dict[str, Any], reply: str = "scheduled"): 
 
 
 async def test_delayed_reminder_is_sent_in_the_creating_conversation(
-    tmp_path: Path, fake: FakeAnthropic
+    tmp_path: Path, fake: FakeAnthropic, database_env: dict[str, str]
 ) -> None:
-    settings = trigger_settings(tmp_path / "data", fake)
+    settings = trigger_settings(tmp_path / "data", fake, **database_env)
     fake.responder = schedules_on(
         "remind me",
         {
@@ -61,9 +61,9 @@ async def test_delayed_reminder_is_sent_in_the_creating_conversation(
 
 
 async def test_at_time_wakes_the_coordinator_who_answers_in_that_thread(
-    tmp_path: Path, fake: FakeAnthropic
+    tmp_path: Path, fake: FakeAnthropic, database_env: dict[str, str]
 ) -> None:
-    settings = trigger_settings(tmp_path / "data", fake)
+    settings = trigger_settings(tmp_path / "data", fake, **database_env)
     at = (datetime.now(UTC) + timedelta(seconds=0.5)).isoformat()
     fake.responder = schedules_on(
         "at", {"type": "at_time", "config": {"at": at}, "action": "Run the weekly analysis"}
@@ -80,11 +80,11 @@ async def test_at_time_wakes_the_coordinator_who_answers_in_that_thread(
 
 
 async def test_scheduled_trigger_fires_and_delivers_to_deliver_to(
-    tmp_path: Path, fake: FakeAnthropic
+    tmp_path: Path, fake: FakeAnthropic, database_env: dict[str, str]
 ) -> None:
     # the ops mailbox is a target the config names (SWITCHBOARD_TARGETS): open to schedules
     settings = trigger_settings(
-        tmp_path / "data", fake, SWITCHBOARD_TARGETS="email:ops@example.com"
+        tmp_path / "data", fake, SWITCHBOARD_TARGETS="email:ops@example.com", **database_env
     )
     fake.responder = schedules_on(
         "every",
@@ -116,9 +116,11 @@ async def test_scheduled_trigger_fires_and_delivers_to_deliver_to(
 
 
 async def test_send_message_without_conversation_goes_home(
-    tmp_path: Path, fake: FakeAnthropic
+    tmp_path: Path, fake: FakeAnthropic, database_env: dict[str, str]
 ) -> None:
-    settings = trigger_settings(tmp_path / "data", fake, SWITCHBOARD_HOME="email:home@example.com")
+    settings = trigger_settings(
+        tmp_path / "data", fake, SWITCHBOARD_HOME="email:home@example.com", **database_env
+    )
     rec, mail = Recorder(), EmailRecorder()
     async with running_app(settings, [rec, mail]) as app:
         spec = build_spec("delayed", {"delay_seconds": 0.1, "action_type": "send_message"}, "hi")
@@ -128,8 +130,10 @@ async def test_send_message_without_conversation_goes_home(
     assert rec.sent == [] and row.conversation is None
 
 
-async def test_named_worker_is_spawned_with_the_task(tmp_path: Path, fake: FakeAnthropic) -> None:
-    settings = trigger_settings(tmp_path / "data", fake)
+async def test_named_worker_is_spawned_with_the_task(
+    tmp_path: Path, fake: FakeAnthropic, database_env: dict[str, str]
+) -> None:
+    settings = trigger_settings(tmp_path / "data", fake, **database_env)
 
     def responder(call: Call) -> list[dict[str, Any]]:
         if call.agent == "Bob":
@@ -148,8 +152,10 @@ async def test_named_worker_is_spawned_with_the_task(tmp_path: Path, fake: FakeA
     assert relay.conversation == "c5" and relay.agent == "coordinator"
 
 
-async def test_on_event_fires_when_a_worker_publishes(tmp_path: Path, fake: FakeAnthropic) -> None:
-    settings = trigger_settings(tmp_path / "data", fake)
+async def test_on_event_fires_when_a_worker_publishes(
+    tmp_path: Path, fake: FakeAnthropic, database_env: dict[str, str]
+) -> None:
+    settings = trigger_settings(tmp_path / "data", fake, **database_env)
 
     def responder(call: Call) -> list[dict[str, Any]]:
         last = call.last_text
@@ -187,9 +193,9 @@ async def test_on_event_fires_when_a_worker_publishes(tmp_path: Path, fake: Fake
 
 
 async def test_on_idle_fires_after_the_idle_time_and_rearms(
-    tmp_path: Path, fake: FakeAnthropic
+    tmp_path: Path, fake: FakeAnthropic, database_env: dict[str, str]
 ) -> None:
-    settings = trigger_settings(tmp_path / "data", fake)
+    settings = trigger_settings(tmp_path / "data", fake, **database_env)
     rec = Recorder()
     async with running_app(settings, [rec]) as app:
         spec = build_spec(
@@ -212,9 +218,9 @@ async def test_on_idle_fires_after_the_idle_time_and_rearms(
 
 
 async def test_heartbeat_is_quiet_until_something_changes(
-    tmp_path: Path, fake: FakeAnthropic
+    tmp_path: Path, fake: FakeAnthropic, database_env: dict[str, str]
 ) -> None:
-    settings = trigger_settings(tmp_path / "data", fake)
+    settings = trigger_settings(tmp_path / "data", fake, **database_env)
     fake.responder = lambda call: [
         text("beat: " + call.last_text.split("What changed")[-1])
         if "[Scheduled task]" in call.last_text
@@ -244,9 +250,9 @@ async def test_heartbeat_is_quiet_until_something_changes(
 
 
 async def test_tools_list_cancel_and_report_bad_arguments(
-    tmp_path: Path, fake: FakeAnthropic
+    tmp_path: Path, fake: FakeAnthropic, database_env: dict[str, str]
 ) -> None:
-    settings = trigger_settings(tmp_path / "data", fake)
+    settings = trigger_settings(tmp_path / "data", fake, **database_env)
     script = [
         [tool("schedule", type="weekly", config={}, action="x")],
         [tool("schedule", type="scheduled", config={"cron": "99 9 * * *"}, action="x")],
@@ -293,8 +299,10 @@ async def test_tools_list_cancel_and_report_bad_arguments(
     assert results[8].endswith("cancelled.")
 
 
-async def test_a_fire_time_is_acted_on_once(tmp_path: Path, fake: FakeAnthropic) -> None:
-    settings = trigger_settings(tmp_path / "data", fake)
+async def test_a_fire_time_is_acted_on_once(
+    tmp_path: Path, fake: FakeAnthropic, database_env: dict[str, str]
+) -> None:
+    settings = trigger_settings(tmp_path / "data", fake, **database_env)
     rec = Recorder()
     async with running_app(settings, [rec]) as app:
         spec = build_spec("heartbeat", {"interval_seconds": 3600}, "x")
@@ -309,9 +317,11 @@ async def test_a_fire_time_is_acted_on_once(tmp_path: Path, fake: FakeAnthropic)
 
 
 async def test_a_failing_action_does_not_undo_the_others_in_its_batch(
-    tmp_path: Path, fake: FakeAnthropic
+    tmp_path: Path, fake: FakeAnthropic, database_env: dict[str, str]
 ) -> None:
-    settings = trigger_settings(tmp_path / "data", fake, SWITCHBOARD_MAX_WORKERS="1")
+    settings = trigger_settings(
+        tmp_path / "data", fake, SWITCHBOARD_MAX_WORKERS="1", **database_env
+    )
     fake.responder = lambda call: Reply([text("still busy")], delay=30)  # Busy never ends
     rec = Recorder()
     async with running_app(settings, [rec]) as app:

@@ -10,7 +10,7 @@ import pytest
 from bot.app import App
 from bot.ledger.report import full_status
 from bot.store.core import Store
-from config.settings import SettingsError, load_settings
+from config.settings import Database, SettingsError, load_settings
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.kit import Recorder, eventually, running_app
 from tests.trigger_kit import set_next_run, trigger_settings
@@ -28,9 +28,9 @@ def test_a_bad_schedule_in_the_config_file_is_one_line(tmp_path: Path) -> None:
 
 
 async def test_internal_job_keeps_its_schedule_and_catches_up_once(
-    tmp_path: Path, fake: FakeAnthropic
+    tmp_path: Path, fake: FakeAnthropic, database_env: dict[str, str]
 ) -> None:
-    settings = trigger_settings(tmp_path / "data", fake)
+    settings = trigger_settings(tmp_path / "data", fake, **database_env)
     runs: list[float] = []
 
     async def distil() -> None:
@@ -47,7 +47,7 @@ async def test_internal_job_keeps_its_schedule_and_catches_up_once(
     async with running_app(settings, [Recorder()], [register]) as app:
         assert app.triggers.scheduler is not None
         assert app.triggers.scheduler.get_job("internal:probe").next_run_time == first  # type: ignore[union-attr]
-    set_next_run(settings.db_path, "internal:probe", datetime.now(UTC) - timedelta(minutes=1))
+    set_next_run(settings.database, "internal:probe", datetime.now(UTC) - timedelta(minutes=1))
     async with running_app(settings, [Recorder()], [register]) as app:
         await eventually(lambda: len(runs) == 1)
         assert app.triggers.scheduler is not None
@@ -61,8 +61,8 @@ async def test_internal_job_keeps_its_schedule_and_catches_up_once(
     assert len(runs) == 1
 
 
-def test_status_without_any_trigger(tmp_path: Path) -> None:
-    store = Store(tmp_path / "switchboard.db")
+def test_status_without_any_trigger(database: Database) -> None:
+    store = Store(database)
     try:
         assert "Triggers: none" in full_status(store)
     finally:

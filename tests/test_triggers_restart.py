@@ -27,11 +27,13 @@ async def test_cron_run_missed_while_down_is_caught_up_once_or_skipped(
     tmp_path: Path,
     fake: FakeAnthropic,
     capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    database_env: dict[str, str],
     missed: str,
     grace: int,
     expected: list[str],
 ) -> None:
-    settings = trigger_settings(tmp_path / "data", fake)
+    settings = trigger_settings(tmp_path / "data", fake, **database_env)
     due = (datetime.now(UTC) - timedelta(minutes=2)).replace(second=0, microsecond=0)
     cron = f"{due.minute} {due.hour} * * *"  # its latest fire time was about 2 minutes ago
     config = {"cron": cron, "action_type": "send_message", "missed": missed, "grace_seconds": grace}
@@ -40,7 +42,7 @@ async def test_cron_run_missed_while_down_is_caught_up_once_or_skipped(
             build_spec("scheduled", config, "Daily digest"), "coordinator", None, "terminal"
         )
     # as if the bot had been down for a day: two fire times passed, the latest 2 minutes ago
-    set_next_run(settings.db_path, row.job_id, due - timedelta(days=1))
+    set_next_run(settings.database, row.job_id, due - timedelta(days=1))
     rec = Recorder()
     async with running_app(settings, [rec]) as app:
         await _settled(app, row.id)
@@ -54,6 +56,8 @@ async def test_cron_run_missed_while_down_is_caught_up_once_or_skipped(
         (event,) = events(settings.data_dir, "trigger.missed")
         assert event["data"]["policy"] == missed and event["data"]["late_by"] > 60
         capsys.readouterr()
+        for name, value in database_env.items():  # `status` reads the environment
+            monkeypatch.setenv(name, value)
         assert cli_main(["--data-dir", str(settings.data_dir), "status"]) == 0
         status = capsys.readouterr().out
         line = next(ln for ln in status.splitlines() if ln.startswith(row.id))
@@ -80,8 +84,10 @@ def _config(tmp_path: Path, cron: str | None) -> Path:
     return path
 
 
-def _settings(tmp_path: Path, fake: FakeAnthropic, cron: str | None) -> Settings:
-    env = {**fake.env(), "SWITCHBOARD_DATA_DIR": str(tmp_path / "data")}
+def _settings(
+    tmp_path: Path, fake: FakeAnthropic, cron: str | None, database_env: dict[str, str]
+) -> Settings:
+    env = {**fake.env(), "SWITCHBOARD_DATA_DIR": str(tmp_path / "data"), **database_env}
     return load_settings(_config(tmp_path, cron), env)
 
 
@@ -94,12 +100,14 @@ def summarizer(call: Call) -> list[dict[str, Any]]:
 
 
 async def test_config_summary_reaches_its_target_and_reconciles_at_start(
-    tmp_path: Path, fake: FakeAnthropic
+    tmp_path: Path, fake: FakeAnthropic, database_env: dict[str, str]
 ) -> None:
     fake.responder = summarizer
     job = "trigger:config:daily-summary"
     rec, mail = Recorder(), EmailRecorder()
-    async with running_app(_settings(tmp_path, fake, "0 9 * * 1-5"), [rec, mail]) as app:
+    async with running_app(
+        _settings(tmp_path, fake, "0 9 * * 1-5", database_env), [rec, mail]
+    ) as app:
         app.human.accept(inbound("the deploy failed at 3am", conversation="ops-thread"))
         await rec.wait_count(1)
         assert app.triggers.scheduler is not None
@@ -112,20 +120,24 @@ async def test_config_summary_reaches_its_target_and_reconciles_at_start(
     assert "Ann: the deploy failed at 3am" in summary.text
     assert "coordinator -> terminal: noted" in summary.text
 
-    async with running_app(_settings(tmp_path, fake, "0 9 * * 1-5"), [Recorder()]) as app:
+    async with running_app(
+        _settings(tmp_path, fake, "0 9 * * 1-5", database_env), [Recorder()]
+    ) as app:
         assert next_run(app, "config:daily-summary") == first  # unchanged: not re-added
         assert next_run(app, "config:heartbeat") == beat
-    async with running_app(_settings(tmp_path, fake, "30 7 * * *"), [Recorder()]) as app:
+    async with running_app(
+        _settings(tmp_path, fake, "30 7 * * *", database_env), [Recorder()]
+    ) as app:
         moved = next_run(app, "config:daily-summary")
         assert moved is not None and (moved.hour, moved.minute) == (7, 30)
-    async with running_app(_settings(tmp_path, fake, None), [Recorder()]) as app:
+    async with running_app(_settings(tmp_path, fake, None, database_env), [Recorder()]) as app:
         assert next_run(app, "config:daily-summary") is None
         assert app.triggers.table.get("config:daily-summary").status == "removed"  # type: ignore[union-attr]
         assert next_run(app, "config:heartbeat") == beat
 
 
 def test_delayed_trigger_pending_across_a_restart_fires_after_it(
-    tmp_path: Path, fake: FakeAnthropic
+    tmp_path: Path, fake: FakeAnthropic, database_env: dict[str, str]
 ) -> None:
     def responder(call: Call) -> list[dict[str, Any]]:
         if call.tool_results():
@@ -142,7 +154,7 @@ def test_delayed_trigger_pending_across_a_restart_fires_after_it(
         return [text("hm")]
 
     fake.responder = responder
-    first = chat(tmp_path, fake.env())
+    first = chat(tmp_path, {**fake.env(), **database_env})
     try:
         first.expect("you are talking to the coordinator")
         first.send("remind me to check the build")
@@ -151,7 +163,7 @@ def test_delayed_trigger_pending_across_a_restart_fires_after_it(
         first.kill()
     assert not any("check the build." in line for line in first.lines)
 
-    second = chat(tmp_path, fake.env())
+    second = chat(tmp_path, {**fake.env(), **database_env})
     try:
         assert second.expect("Time to check the build.") == "[coordinator] Time to check the build."
         lines = second.settle(0.5)

@@ -10,7 +10,7 @@ from apscheduler.schedulers.blocking import BlockingScheduler
 
 from bot.app import App
 from bot.triggers.jobstore import BatchedJobStore
-from config.settings import Settings
+from config.settings import Database, Settings
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.kit import Recorder, make_settings
 
@@ -25,10 +25,10 @@ def trigger_settings(data_dir: Path, fake: FakeAnthropic, **env: str) -> Setting
     return make_settings(data_dir, fake, SWITCHBOARD_TRIGGER_MIN_INTERVAL_SECONDS="0.1", **env)
 
 
-def set_next_run(db_path: Path, job_id: str, when: datetime) -> None:
+def set_next_run(database: Database, job_id: str, when: datetime) -> None:
     """Move a persisted job's next run time, as if the clock had moved while the bot
     was down: APScheduler's job store API, with no scheduler running that could act."""
-    store = BatchedJobStore(db_path)
+    store = BatchedJobStore(database)
     store.start(BlockingScheduler(), "default")  # never started; only lends its config
     try:
         job = store.lookup_job(job_id)

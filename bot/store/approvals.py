@@ -75,7 +75,8 @@ class ApprovalRows:
 
     def add(self, row: ApprovalRow) -> None:
         self.store.execute(
-            f"INSERT OR IGNORE INTO approvals ({_COLUMNS}) VALUES ({','.join('?' * 21)})",
+            f"INSERT INTO approvals ({_COLUMNS}) VALUES ({','.join('?' * 21)})"
+            " ON CONFLICT DO NOTHING",
             (
                 row.id, row.agent, row.conversation, row.speaker, row.tool,
                 json.dumps(row.args), row.tool_use_id, row.target, json.dumps(row.refs),

@@ -6,14 +6,15 @@ it refuses while any bot runs there, and a bot does not start during a restore.
 A backup is the data dir's tree: every SQLite file copied by SQLite's online backup (a
 consistent copy while the bot writes; the WAL's pages included), append-only logs
 (`*.jsonl`, `*.log`) up to their last complete line, every other file as it is; derived
-search indexes and the copies kept before migrations are left out. On PostgreSQL the
-tables are saved by pg_dump (the command is printed, the password left out) and the
-backup holds the data dir's files.
+search indexes and the copies kept before migrations are left out. With the state in
+PostgreSQL, backup and restore carry the files only, and say the `pg_dump` / `pg_restore`
+line that carries the database (`pg_line`: the URL without its password).
 """
 
 from __future__ import annotations
 
 import fcntl
+import shlex
 import shutil
 import sqlite3
 from collections.abc import Iterator
@@ -57,10 +58,10 @@ def _lock(handle: IO[str], kind: int) -> bool:
     return True
 
 
-def backup(data_dir: Path, dest: Path, postgres: bool = False) -> int:
+def backup(data_dir: Path, dest: Path, *, sqlite: bool = True) -> int:
     """Copy the data dir's state into `dest` (created; must not exist); files copied.
-    `postgres`: the tables are in PostgreSQL (`pg_dump_line` says how to save them)."""
-    if not postgres and not (data_dir / DB).exists():
+    `sqlite`: the state's database is the data dir's file (False: PostgreSQL's, not here)."""
+    if sqlite and not (data_dir / DB).exists():
         raise BackupError(f"no Switchboard data in {data_dir} (no {DB}): nothing to back up")
     if dest.resolve().is_relative_to(data_dir.resolve()):
         raise BackupError(f"{dest} is inside the data dir {data_dir}: give a directory outside")
@@ -107,28 +108,14 @@ def _sqlite_copy(src: Path, dest: Path) -> None:
         db.close()
 
 
-def pg_dump_line(url: str, dest: Path, restore: bool = False) -> str:
-    """The command that saves (or puts back) the PostgreSQL tables, the password left
-    out of it (pg_dump reads it from PGPASSWORD or ~/.pgpass)."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    where = f"{host}:{parts.port}" if parts.port else host
-    safe = urlunsplit((parts.scheme, f"{parts.username}@{where}" if parts.username else where,
-                       parts.path, parts.query, ""))  # fmt: skip
-    dump = dest / PG_DUMP
-    if restore:
-        return f"pg_restore --clean --if-exists --dbname '{safe}' '{dump}'"
-    return f"pg_dump --format=custom --file '{dump}' '{safe}'"
-
-
-def restore(source: Path, data_dir: Path, postgres: bool = False) -> int:
+def restore(source: Path, data_dir: Path, *, sqlite: bool = True) -> int:
     """Put a backup back into `data_dir` (created if missing); files restored. The data
-    dir's database, if any, is kept as `switchboard.db.before-restore.bak`.
-    `postgres`: the tables come back with pg_restore (`pg_dump_line`), the files here."""
-    if not postgres and not (source / DB).is_file():
-        raise BackupError(f"{source} is not a Switchboard backup (no {DB} in it)")
-    if not postgres:
-        migrations.connect(source / DB, readonly=True).close()  # refuses a newer version's
+    dir's database, if any, is kept as `switchboard.db.before-restore.bak`. `sqlite`:
+    as for `backup` (False: the files only)."""
+    if sqlite:
+        _check_backup(source)
+    elif not source.is_dir():
+        raise BackupError(f"{source} is not a Switchboard backup (no such directory)")
     data_dir.mkdir(parents=True, exist_ok=True)
     with (data_dir / LOCK).open("a+") as handle:
         if not _lock(handle, fcntl.LOCK_EX):
@@ -139,6 +126,36 @@ def restore(source: Path, data_dir: Path, postgres: bool = False) -> int:
         for src in files:
             _put(src, data_dir / src.relative_to(source))
     return len(files)
+
+
+def _check_backup(source: Path) -> None:
+    if not (source / DB).is_file():
+        raise BackupError(f"{source} is not a Switchboard backup (no {DB} in it)")
+    migrations.connect(source / DB, readonly=True).close()  # refuses a newer version's
+
+
+def pg_line(command: str, where: Path, url: str) -> str:
+    """What carries a PostgreSQL database into `where` (or back): a line to run."""
+    dump = shlex.quote(str(where / PG_DUMP))
+    if command == "backup":
+        return (
+            "The state is in PostgreSQL, not in these files: dump it with "
+            f"`pg_dump --format=custom --file={dump} {shlex.quote(without_password(url))}`"
+        )
+    return (
+        "The state is in PostgreSQL: with every node stopped, load it with "
+        f"`pg_restore --clean --if-exists --dbname={shlex.quote(without_password(url))} {dump}`"
+    )
+
+
+def without_password(url: str) -> str:
+    """`url` with no password (pg_dump asks for it, or reads PGPASSWORD / ~/.pgpass)."""
+    parts = urlsplit(url)
+    user = parts.netloc.rpartition("@")[0].split(":", 1)[0]
+    host = parts.netloc.rpartition("@")[2]
+    netloc = f"{user}@{host}" if user else host
+    query = "&".join(q for q in parts.query.split("&") if not q.lower().startswith("password="))
+    return urlunsplit(parts._replace(netloc=netloc, query=query))
 
 
 def _set_aside(db_path: Path) -> None:

@@ -221,9 +221,9 @@ class Store(AgentTables, OutboxTables):
     def journal(self, msg: Inbound, status: InboundStatus = "pending") -> int | None:
         """Record a message from a person; None when it was journaled before."""
         cur = self._x(
-            "INSERT OR IGNORE INTO inbound"
+            "INSERT INTO inbound"
             " (channel, message_id, conversation, payload, status, received_at)"
-            " VALUES (?, ?, ?, ?, ?, ?)",
+            " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
             (
                 msg.channel,
                 msg.message_id,
@@ -303,10 +303,14 @@ class Store(AgentTables, OutboxTables):
         )
 
     def kv_prefixed(self, prefix: str) -> dict[str, str]:
-        """Every key/value row whose key starts with `prefix`, the prefix cut off."""
-        rows = self._x(
-            "SELECT key, value FROM kv WHERE key >= ? AND key < ?", (prefix, prefix + "\uffff")
-        )
+        """Every key/value row whose key starts with `prefix`, the prefix cut off. A range
+        of the key (the primary key's index), both backends comparing it by bytes."""
+        if not prefix:
+            rows = self._x("SELECT key, value FROM kv")
+        else:
+            rows = self._x(
+                "SELECT key, value FROM kv WHERE key >= ? AND key < ?", (prefix, _after(prefix))
+            )
         return {row[0][len(prefix) :]: row[1] for row in rows}
 
     def delete_kv(self, key: str) -> None:
@@ -324,3 +328,11 @@ class Store(AgentTables, OutboxTables):
         return list(
             self._x("SELECT channel, state, detail, updated_at FROM health ORDER BY channel")
         )
+
+
+def _after(prefix: str) -> str:
+    """The first string past every one that starts with `prefix`, by code points (UTF-8's
+    byte order): its last character moved one on (`prefix + "\\uffff"` misses the
+    characters past U+FFFF)."""
+    nxt = ord(prefix[-1]) + 1
+    return prefix[:-1] + chr(0xE000 if 0xD800 <= nxt < 0xE000 else nxt)  # no lone surrogate

@@ -94,7 +94,8 @@ CREATE TABLE IF NOT EXISTS audit (
     outcome TEXT);
 CREATE INDEX IF NOT EXISTS audit_at ON audit (at);
 CREATE OR REPLACE FUNCTION audit_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
-    BEGIN RAISE EXCEPTION 'the audit log is append-only'; END $$;
+    BEGIN RAISE EXCEPTION 'the audit log is append-only'
+        USING ERRCODE = 'integrity_constraint_violation'; END $$;
 DROP TRIGGER IF EXISTS audit_no_change ON audit;
 CREATE TRIGGER audit_no_change BEFORE UPDATE OR DELETE ON audit
     FOR EACH ROW EXECUTE FUNCTION audit_append_only();

@@ -37,8 +37,8 @@ class OutboxTables:
     def enqueue(self, msg: Outbound) -> None:
         now = time.time()
         self._x(
-            "INSERT OR IGNORE INTO outbox (id, target, payload, next_at, created_at)"
-            " VALUES (?, ?, ?, ?, ?)",
+            "INSERT INTO outbox (id, target, payload, next_at, created_at)"
+            " VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
             (msg.id, str(msg.target), json.dumps(msg.to_json()), now, now),
         )
         self.notify("outbox")

@@ -2,12 +2,13 @@
 
 `connect(url)` gives a `Connection` with sqlite3's `execute`, `executemany` and
 `executescript`, cursors with `fetchone`, `fetchall`, `rowcount` and `lastrowid`, and
-sqlite3's exceptions (a unique key is an `sqlite3.IntegrityError`, a lost server an
-`sqlite3.OperationalError`), so the store's modules stay one set of SQL. Each statement
-is translated once (cached): `?` placeholders, `INSERT OR IGNORE`, `BEGIN IMMEDIATE`,
-`CAST(x AS INTEGER)` (SQLite truncates, PostgreSQL rounds), and a `RETURNING` clause
-where the store reads `lastrowid`. The connection is in autocommit mode: the store's own
-`BEGIN`/`COMMIT` make its transactions, as on SQLite.
+sqlite3's exceptions (a unique key is an `sqlite3.IntegrityError`, a lost server or a
+missing table an `sqlite3.OperationalError`), so the store's modules stay one set of SQL.
+The SQL is written to run on both (`ON CONFLICT DO NOTHING`, not SQLite's `INSERT OR
+IGNORE`); what cannot be is translated once per statement (cached): `?` placeholders,
+`BEGIN IMMEDIATE`, `CAST(x AS INTEGER)` (SQLite truncates, PostgreSQL rounds), and a
+`RETURNING` clause where the store reads `lastrowid`. The connection is in autocommit
+mode: the store's own `BEGIN`/`COMMIT` make its transactions, as on SQLite.
 
 A connection that is lost is opened again at the next statement, unless it was
 fenced (`fence()`): a node that led through it has lost its lease, and nothing may be
@@ -52,8 +53,6 @@ def translate(sql: str) -> tuple[str, bool]:
     q = sql.strip()
     if q == "BEGIN IMMEDIATE":
         return "BEGIN", False
-    if q.startswith("INSERT OR IGNORE INTO"):
-        q = "INSERT INTO" + q.removeprefix("INSERT OR IGNORE INTO") + " ON CONFLICT DO NOTHING"
     q = _CAST.sub(r"FLOOR(\1)::BIGINT", q).replace("%", "%%").replace("?", "%s")
     table = _INSERT.match(q)
     if table is not None and table.group(1) in RETURNING:
@@ -154,7 +153,8 @@ def _errors() -> Iterator[None]:
         yield
     except psycopg.errors.IntegrityError as exc:
         raise sqlite3.IntegrityError(str(exc)) from exc
-    except psycopg.OperationalError as exc:
+    except (psycopg.OperationalError, psycopg.ProgrammingError) as exc:
+        # a missing table or column, bad SQL: SQLite's OperationalError ("no such table")
         raise sqlite3.OperationalError(str(exc).strip()) from exc
     except psycopg.Error as exc:
         raise sqlite3.DatabaseError(str(exc).strip()) from exc

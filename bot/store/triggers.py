@@ -110,8 +110,8 @@ class TriggerRows:
     def claim(self, trigger_id: str, fire_key: str, outcome: RunOutcome, detail: str = "") -> bool:
         """Record a run; False when this fire key was run (or missed) before."""
         cur = self.store.execute(
-            "INSERT OR IGNORE INTO trigger_runs (trigger_id, fire_key, outcome, at, detail)"
-            " VALUES (?, ?, ?, ?, ?)",
+            "INSERT INTO trigger_runs (trigger_id, fire_key, outcome, at, detail)"
+            " VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
             (trigger_id, fire_key, outcome, time.time(), detail[:500]),
         )
         return cur.rowcount == 1

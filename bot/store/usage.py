@@ -57,7 +57,8 @@ class UsageTotals:
 _SUMS = (
     "COUNT(*), COALESCE(SUM(input_tokens), 0), COALESCE(SUM(output_tokens), 0),"
     " COALESCE(SUM(cache_read_tokens), 0), COALESCE(SUM(cache_write_tokens), 0),"
-    " COALESCE(SUM(cost_usd), 0), COALESCE(SUM(CASE WHEN cost_usd IS NULL THEN 1 ELSE 0 END), 0)"
+    " COALESCE(SUM(cost_usd), 0.0),"  # 0.0: a float on both backends when nothing is priced
+    " COALESCE(SUM(CASE WHEN cost_usd IS NULL THEN 1 ELSE 0 END), 0)"
 )
 
 

@@ -88,7 +88,7 @@ class StoreViews:
     def usage_per_hour(self, since: float, until: float) -> dict[int, tuple[int, float]]:
         """Model calls and priced cost per hour in [since, until): {epoch hour: (calls, usd)}."""
         rows = self.store.execute(
-            "SELECT CAST(at / 3600 AS INTEGER), COUNT(*), COALESCE(SUM(cost_usd), 0)"
+            "SELECT CAST(at / 3600 AS INTEGER), COUNT(*), COALESCE(SUM(cost_usd), 0.0)"
             " FROM llm_usage WHERE at >= ? AND at < ? GROUP BY 1",
             (since, until),
         )
