@@ -97,7 +97,7 @@ def open_postgres(url: str, readonly: bool) -> Connection:
             f"SWITCHBOARD_DATABASE_URL: cannot reach the database ({_first_line(exc)})"
         ) from exc
     if readonly:
-        check_postgres(db, _pg_version(db))
+        check_postgres(db, _pg_version(db, create=False))
     else:
         migrate_postgres(db)
     return db
@@ -107,8 +107,12 @@ def _first_line(exc: Exception) -> str:
     return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
 
 
-def _pg_version(db: Connection) -> int:
-    db.executescript(migrations_pg.SCHEMA_VERSION_TABLE)
+def _pg_version(db: Connection, create: bool = True) -> int:
+    """The database's version (0: none yet); a reader creates nothing."""
+    if create:
+        db.executescript(migrations_pg.SCHEMA_VERSION_TABLE)
+    elif db.execute("SELECT to_regclass('schema_version')").fetchone()[0] is None:
+        return 0
     row = db.execute("SELECT MAX(version) FROM schema_version").fetchone()
     return int(row[0] or 0)
 
