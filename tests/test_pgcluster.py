@@ -143,3 +143,26 @@ def test_a_killed_test_session_leaves_no_server_and_no_dir() -> None:
     session.send_signal(signal.SIGKILL)
     session.wait(timeout=10)
     wait_until(lambda: gone(Path(base), int(pid)))
+
+
+def durability(cluster: PgCluster) -> dict[str, str]:
+    with cluster.connect() as conn:
+        rows = conn.execute(
+            "SELECT name, setting FROM pg_settings"
+            " WHERE name IN ('fsync', 'full_page_writes', 'synchronous_commit')"
+        ).fetchall()
+    return dict(rows)
+
+
+def test_a_durable_cluster_syncs_as_production_does_and_the_default_does_not(
+    pg_cluster: PgCluster,
+) -> None:
+    assert durability(pg_cluster) == {
+        "fsync": "off",
+        "full_page_writes": "off",
+        "synchronous_commit": "on",
+    }
+    with pg_running(durable=True) as durable:
+        assert durability(durable) == dict.fromkeys(
+            ("fsync", "full_page_writes", "synchronous_commit"), "on"
+        )
