@@ -5,31 +5,36 @@
 Runs bench_core's measures (tests/bench/bench_core.py) on both backends in the same
 run: routed messages/s (journal + route, one transaction a message) and pickup latency
 p50/p99 at 0 and 1,000 parked workers, and the restart of one node over 1,000 parked
-workers (time to ready, resident memory). PostgreSQL is a private cluster
-(tests/pgcluster.py) with production's durability (fsync, full-page writes and
-synchronous_commit on; the output says so), on the same host: every commit waits for
-its WAL flush, as SQLite's commits in WAL mode with synchronous=NORMAL do not. Each
-measure gets a fresh database. Then it counts the statements (each one a round trip)
-that one routed message sends to PostgreSQL, by a counter around
-`bot.store.postgres.Connection.execute`. Targets on PostgreSQL: >= 2,000 msg/s and
-pickup p99 <= 20 ms at 1,000 parked. Prints figures; asserts nothing about time.
+workers (time to ready, resident memory); each the median of 3 runs (1 with --quick),
+each run on a fresh database. PostgreSQL is a private cluster on this host
+(tests/pgcluster.py) with production's durability: fsync, full-page writes and
+synchronous_commit on (the output says so, with the median time of one commit), so
+every commit waits for its WAL flush, which SQLite's commits (WAL, synchronous=NORMAL)
+do not. Then it counts the statements, each one round trip, that one routed message
+sends to PostgreSQL (a counter around `bot.store.postgres.Connection.execute`).
+Targets on PostgreSQL: >= 2,000 msg/s and pickup p99 <= 20 ms at 1,000 parked. The
+host's load average is printed before and after: on a shared machine the figures move
+with it. Prints figures; asserts nothing about time.
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
+import os
+import statistics
 import sys
 import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
+import time
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from bot.store import postgres  # noqa: E402
+from bot.store.postgres import Connection as Adapter  # noqa: E402
 from tests.bench.bench_core import database_env, pickup, restart, routing  # noqa: E402
 from tests.fakes.anthropic_api import FakeAnthropic, text  # noqa: E402
 from tests.kit import Recorder, inbound, make_settings, running_app  # noqa: E402
@@ -49,24 +54,27 @@ def durability(cluster: PgCluster) -> str:
 
 @contextmanager
 def counting() -> Iterator[collections.Counter[str]]:
-    """Every statement the PostgreSQL adapter sends, counted by its text."""
+    """The statements the store hands the PostgreSQL adapter, counted by their text."""
     sent: collections.Counter[str] = collections.Counter()
-    execute, executemany = postgres.Connection.execute, postgres.Connection.executemany
-
-    def count(method: Any) -> Any:
-        def wrapper(self: postgres.Connection, sql: str, *args: Any) -> Any:
-            sent[" ".join(sql.split())[:90]] += 1
-            return method(self, sql, *args)
-
-        return wrapper
-
-    postgres.Connection.execute = count(execute)  # type: ignore[method-assign]
-    postgres.Connection.executemany = count(executemany)  # type: ignore[method-assign]
-    try:
+    with ExitStack() as stack:
+        for name in ("execute", "executemany"):
+            stack.enter_context(_counted(name, sent))
         yield sent
+
+
+@contextmanager
+def _counted(name: str, sent: collections.Counter[str]) -> Iterator[None]:
+    method = getattr(Adapter, name)
+
+    def wrapper(self: Adapter, sql: str, *args: Any) -> Any:
+        sent[" ".join(sql.split())[:90]] += 1
+        return method(self, sql, *args)
+
+    setattr(Adapter, name, wrapper)
+    try:
+        yield
     finally:
-        postgres.Connection.execute = execute  # type: ignore[method-assign]
-        postgres.Connection.executemany = executemany  # type: ignore[method-assign]
+        setattr(Adapter, name, method)
 
 
 async def round_trips(url: str, n: int = 500) -> tuple[collections.Counter[str], int | None]:
@@ -88,25 +96,66 @@ async def round_trips(url: str, n: int = 500) -> tuple[collections.Counter[str],
     return sent, threshold
 
 
-def database(cluster: PgCluster, backend: str) -> str | None:
-    """A fresh PostgreSQL database's URL; None for SQLite (a file in a fresh data dir)."""
-    return None if backend == "SQLite" else cluster.url(cluster.create_database())
+def median_of(runs: int, figures: Callable[[], Any]) -> list[float]:
+    """Each figure's median over `runs` runs (this host is shared: one run can be off)."""
+    results = []
+    for _ in range(runs):
+        result = figures()
+        results.append(result if isinstance(result, tuple) else (result,))
+    return [statistics.median(column) for column in zip(*results, strict=True)]
 
 
-def measure(cluster: PgCluster, quick: bool) -> dict[str, list[str]]:
+class Backend:
+    """bench_core's measures on one backend, each on a fresh database, median of `runs`."""
+
+    def __init__(self, cluster: PgCluster, name: str, runs: int, quick: bool) -> None:
+        self.cluster, self.name, self.runs = cluster, name, runs
+        self.samples, self.messages = (120, 3000) if quick else (300, 10000)
+
+    def fresh(self) -> str | None:
+        """A fresh PostgreSQL database's URL; None for SQLite (a file in a fresh data dir)."""
+        return None if self.name == "SQLite" else self.cluster.url(self.cluster.create_database())
+
+    def pickup(self, parked: int) -> str:
+        p50, p99 = median_of(
+            self.runs, lambda: asyncio.run(pickup(parked, self.samples, self.fresh()))
+        )
+        return f"{p50:.2f} / {p99:.2f}"
+
+    def routing(self, parked: int) -> str:
+        (rate,) = median_of(
+            self.runs, lambda: asyncio.run(routing(self.messages, parked, self.fresh()))
+        )
+        return f"{rate:,.0f}"
+
+    def restart(self) -> str:
+        ready, rss = median_of(self.runs, lambda: restart(1000, self.fresh()))
+        return f"{ready:.2f} / {rss:.0f}"
+
+
+def measure(cluster: PgCluster, runs: int, quick: bool) -> dict[str, list[str]]:
     """Each row of the table: its label, then the figure on each backend."""
-    samples, n = (120, 3000) if quick else (300, 10000)
     rows: dict[str, list[str]] = collections.defaultdict(list)
-    for backend in BACKENDS:
+    for name in BACKENDS:
+        backend = Backend(cluster, name, runs, quick)
         for parked in (0, 1000):
-            p50, p99 = asyncio.run(pickup(parked, samples, database(cluster, backend)))
-            rows[f"pickup p50 / p99, {parked:,} parked (ms)"].append(f"{p50:.2f} / {p99:.2f}")
-            rate = asyncio.run(routing(n, parked, database(cluster, backend)))
-            rows[f"routed msg/s, {parked:,} parked"].append(f"{rate:,.0f}")
-        ready, rss = restart(1000, database(cluster, backend))
-        rows["restart, 1,000 parked: ready (s) / RSS (MB)"].append(f"{ready:.2f} / {rss:.0f}")
-        print(f"  ({backend} done)", flush=True)
+            rows[f"pickup p50 / p99, {parked:,} parked (ms)"].append(backend.pickup(parked))
+            rows[f"routed msg/s, {parked:,} parked"].append(backend.routing(parked))
+        rows["restart, 1,000 parked: ready (s) / RSS (MB)"].append(backend.restart())
+        print(f"  ({name} done)", flush=True)
     return rows
+
+
+def commit_latency(cluster: PgCluster, n: int = 500) -> float:
+    """The median time of one single-row commit (its WAL flush included), in ms."""
+    times = []
+    with cluster.connect(cluster.create_database()) as conn:
+        conn.execute("CREATE TABLE t (k int PRIMARY KEY)")
+        for i in range(n):
+            t0 = time.perf_counter()
+            conn.execute("INSERT INTO t VALUES (%s)", (i,))
+            times.append(time.perf_counter() - t0)
+    return statistics.median(times) * 1000
 
 
 def table(rows: dict[str, list[str]]) -> str:
@@ -121,20 +170,26 @@ def table(rows: dict[str, list[str]]) -> str:
 
 
 def report_round_trips(sent: collections.Counter[str], threshold: int | None, n: int = 500) -> None:
-    total = sum(sent.values())
     print(
-        f"\nround trips per routed message on PostgreSQL: {total / n:.2f}"
-        f" (prepare_threshold={threshold})"
+        f"\nper routed message on PostgreSQL: {sum(sent.values()) / n:.2f} statements, each"
+        f" one round trip (psycopg's prepare_threshold={threshold}: repeated ones are prepared)"
     )
     for statement, count in sent.most_common():
         print(f"  {count / n:5.2f}  {statement}")
 
 
+def load() -> str:
+    return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
 def main() -> None:
     quick = "--quick" in sys.argv
+    runs = 1 if quick else 3
     with pg_running(durable=True) as cluster:
-        print(f"PostgreSQL on this host: {durability(cluster)}", flush=True)
-        rows = measure(cluster, quick)
+        print(f"PostgreSQL on this host: {durability(cluster)}")
+        print(f"one commit: {commit_latency(cluster):.3f} ms (median); {load()}", flush=True)
+        rows = measure(cluster, runs, quick)
+        print(f"median of {runs} run(s) each; {load()}")
         print(table(rows))
         report_round_trips(*asyncio.run(round_trips(cluster.url(cluster.create_database()))))
 
