@@ -151,7 +151,10 @@ class PgCluster:
         path = self.base / "log"
         return path.read_text(errors="replace")[-4000:] if path.exists() else ""
 
-    def url(self, db: str = "postgres") -> str:
+    def url(self, db: str = "postgres", *, unix: bool = False) -> str:
+        """Over TCP on 127.0.0.1, or (`unix`) over the cluster's unix socket."""
+        if unix:
+            return f"postgresql://{SUPERUSER}@/{db}?host={self.base}&port={self.port}"
         return f"postgresql://{SUPERUSER}@127.0.0.1:{self.port}/{db}"
 
     def connect(self, db: str = "postgres") -> psycopg.Connection[Any]:

@@ -7,7 +7,9 @@ run: routed messages/s (journal + route, one transaction a message) and pickup l
 p50/p99 at 0 and 1,000 parked workers, and the restart of one node over 1,000 parked
 workers (time to ready, resident memory); each the median of 3 runs (1 with --quick),
 each run on a fresh database. PostgreSQL is a private cluster on this host
-(tests/pgcluster.py) with production's durability: fsync, full-page writes and
+(tests/pgcluster.py), reached over TCP (127.0.0.1, as a node on another host would,
+less the network) and over its unix socket, with production's durability: fsync,
+full-page writes and
 synchronous_commit on (the output says so, with the median time of one commit), so
 every commit waits for its WAL flush, which SQLite's commits (WAL, synchronous=NORMAL)
 do not. Then it counts the statements, each one round trip, that one routed message
@@ -40,7 +42,9 @@ from tests.fakes.anthropic_api import FakeAnthropic, text  # noqa: E402
 from tests.kit import Recorder, inbound, make_settings, running_app  # noqa: E402
 from tests.pgcluster import PgCluster, pg_running  # noqa: E402
 
-BACKENDS = ("SQLite", "PostgreSQL")
+#: PostgreSQL over TCP (as from another host, here 127.0.0.1) and over the unix socket
+#: (a node on the database's host)
+BACKENDS = ("SQLite", "PostgreSQL", "PostgreSQL, unix socket")
 
 
 def durability(cluster: PgCluster) -> str:
@@ -114,7 +118,9 @@ class Backend:
 
     def fresh(self) -> str | None:
         """A fresh PostgreSQL database's URL; None for SQLite (a file in a fresh data dir)."""
-        return None if self.name == "SQLite" else self.cluster.url(self.cluster.create_database())
+        if self.name == "SQLite":
+            return None
+        return self.cluster.url(self.cluster.create_database(), unix="unix" in self.name)
 
     def pickup(self, parked: int) -> str:
         p50, p99 = median_of(
@@ -163,7 +169,8 @@ def table(rows: dict[str, list[str]]) -> str:
         "pickup p50 / p99, 1,000 parked (ms)": "p99 <= 20",
         "routed msg/s, 1,000 parked": ">= 2,000",
     }
-    lines = ["| measure | SQLite | PostgreSQL | target (PostgreSQL) |", "|---|---|---|---|"]
+    lines = [f"| measure | {' | '.join(BACKENDS)} | target (PostgreSQL) |"]
+    lines.append("|---" * (len(BACKENDS) + 2) + "|")
     for label, figures in rows.items():
         lines.append(f"| {label} | {' | '.join(figures)} | {targets.get(label, '')} |")
     return "\n".join(lines)
