@@ -3,8 +3,9 @@
 `PgCluster` runs a private cluster from Debian's `postgresql` package (the binaries in
 /usr/lib/postgresql/<N>/bin, the newest N; else `initdb` on PATH) under a fresh dir in
 /tmp: listening on a free port of 127.0.0.1 and on a unix socket in that dir, trust auth,
-durability off (fsync, full-page writes: a test's disk is not under test). As root it
-runs as `nobody` (initdb and postgres refuse root), owning the dir.
+durability off (fsync, full-page writes: a test's disk is not under test), or on as in
+production with `PgCluster(durable=True)` (the benchmarks). As root it runs as `nobody`
+(initdb and postgres refuse root), owning the dir.
 
 Cleanup does not rely on the test session ending well: a reaper process (its own
 session, so Ctrl-C and a CI timeout's kill of the process group miss it) waits for
@@ -49,6 +50,8 @@ SETTINGS = {
     "synchronous_commit": "on",
     "log_min_messages": "warning",
 }
+#: production's durability (PostgreSQL's defaults), for figures that mean something
+DURABLE = {"fsync": "on", "full_page_writes": "on", "synchronous_commit": "on"}
 INITDB = ["--no-sync", "--no-instructions", "-E", "UTF8", "--locale=C"]
 # runs as "$0" = the cluster dir, "$@" = pg_ctl (behind runuser when root)
 REAPER = 'cat >/dev/null; "$@" stop -D "$0/data" -m immediate >/dev/null 2>&1; rm -rf "$0"'
@@ -86,8 +89,9 @@ def _env() -> dict[str, str]:
 class PgCluster:
     """One private cluster: `create()` it (initdb + start), `close()` it (stop, remove)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, durable: bool = False) -> None:
         self.bin = bindir()
+        self.settings = SETTINGS | DURABLE if durable else SETTINGS
         # /tmp, not $TMPDIR: `nobody` must reach it, and unix socket paths stay short
         self.base = Path(tempfile.mkdtemp(prefix="pg", dir="/tmp"))
         self.data = self.base / "data"
@@ -122,7 +126,7 @@ class PgCluster:
 
     def _configure(self) -> None:
         self.port = free_port()
-        lines = [f"{k} = {v}" for k, v in SETTINGS.items()]
+        lines = [f"{k} = {v}" for k, v in self.settings.items()]
         lines += [f"port = {self.port}", f"unix_socket_directories = '{self.base}'"]
         with (self.data / "postgresql.conf").open("a") as conf:
             conf.write("\n".join(lines) + "\n")
@@ -147,7 +151,10 @@ class PgCluster:
         path = self.base / "log"
         return path.read_text(errors="replace")[-4000:] if path.exists() else ""
 
-    def url(self, db: str = "postgres") -> str:
+    def url(self, db: str = "postgres", *, unix: bool = False) -> str:
+        """Over TCP on 127.0.0.1, or (`unix`) over the cluster's unix socket."""
+        if unix:
+            return f"postgresql://{SUPERUSER}@/{db}?host={self.base}&port={self.port}"
         return f"postgresql://{SUPERUSER}@127.0.0.1:{self.port}/{db}"
 
     def connect(self, db: str = "postgres") -> psycopg.Connection[Any]:
@@ -193,8 +200,8 @@ class PgCluster:
 
 
 @contextlib.contextmanager
-def pg_running() -> Iterator[PgCluster]:
-    cluster = PgCluster()
+def pg_running(*, durable: bool = False) -> Iterator[PgCluster]:
+    cluster = PgCluster(durable=durable)
     try:
         yield cluster.create()
     finally:

@@ -143,3 +143,37 @@ def test_a_killed_test_session_leaves_no_server_and_no_dir() -> None:
     session.send_signal(signal.SIGKILL)
     session.wait(timeout=10)
     wait_until(lambda: gone(Path(base), int(pid)))
+
+
+def durability(cluster: PgCluster) -> dict[str, str]:
+    with cluster.connect() as conn:
+        rows = conn.execute(
+            "SELECT name, setting FROM pg_settings"
+            " WHERE name IN ('fsync', 'full_page_writes', 'synchronous_commit')"
+        ).fetchall()
+    return dict(rows)
+
+
+def test_a_durable_cluster_syncs_as_production_does_and_the_default_does_not(
+    pg_cluster: PgCluster,
+) -> None:
+    assert durability(pg_cluster) == {
+        "fsync": "off",
+        "full_page_writes": "off",
+        "synchronous_commit": "on",
+    }
+    with pg_running(durable=True) as durable:
+        assert durability(durable) == dict.fromkeys(
+            ("fsync", "full_page_writes", "synchronous_commit"), "on"
+        )
+
+
+def test_the_unix_socket_url_reaches_the_same_database(pg_cluster: PgCluster, pg_url: str) -> None:
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("CREATE TABLE t (v text)")
+        conn.execute("INSERT INTO t VALUES ('over tcp')")
+    unix = pg_cluster.url(db_of(pg_url), unix=True)
+    assert "127.0.0.1" not in unix
+    with psycopg.connect(unix) as conn:
+        assert conn.info.host == str(pg_cluster.base)
+        assert conn.execute("SELECT v FROM t").fetchall() == [("over tcp",)]

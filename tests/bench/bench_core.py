@@ -8,6 +8,8 @@ Messages API (an idle conversation, the fake answering at once); routed messages
 per second with journaling on; and the restart time and resident memory of a new
 process over a data dir with 1,000 parked workers. Targets (issue 2): pickup p99
 <= 5 ms at 1,000 parked; >= 5,000 routed msg/s; restart <= 2 s and <= 200 MB.
+Each measure takes `url`: a PostgreSQL database to run on instead of SQLite
+(tests/bench/bench_postgres.py runs them on both).
 """
 
 from __future__ import annotations
@@ -30,9 +32,14 @@ from tests.fakes.anthropic_api import FakeAnthropic, text  # noqa: E402
 from tests.kit import Recorder, inbound, make_settings, running_app  # noqa: E402
 
 
-def seed_parked(data_dir: Path, n: int) -> None:
+def database_env(url: str | None) -> dict[str, str]:
+    """The settings that put the store in PostgreSQL at `url` (None: SQLite)."""
+    return {} if url is None else {"SWITCHBOARD_DATABASE_URL": url}
+
+
+def seed_parked(data_dir: Path, n: int, url: str | None = None) -> None:
     """n workers parked on an open question each, as a crash would leave them."""
-    store = Store(data_dir / "switchboard.db")
+    store = Store(url or data_dir / "switchboard.db")
     now = time.time()
     with store.tx():
         for i in range(n):
@@ -121,11 +128,11 @@ class FastFake:
         self.proc.wait()
 
 
-async def pickup(parked: int, samples: int = 300) -> tuple[float, float]:
+async def pickup(parked: int, samples: int = 300, url: str | None = None) -> tuple[float, float]:
     fake = FastFake()
     data_dir = Path(tempfile.mkdtemp())
-    seed_parked(data_dir, parked)
-    settings = make_settings(data_dir, fake)  # type: ignore[arg-type]
+    seed_parked(data_dir, parked, url)
+    settings = make_settings(data_dir, fake, **database_env(url))  # type: ignore[arg-type]
     rec = Recorder()
     accepted = []
     async with running_app(settings, [rec]) as app:
@@ -140,9 +147,12 @@ async def pickup(parked: int, samples: int = 300) -> tuple[float, float]:
     return statistics.median(ms), pct(ms, 99)
 
 
-async def routing(n: int = 20000) -> float:
+async def routing(n: int = 20000, parked: int = 0, url: str | None = None) -> float:
     fake = FakeAnthropic(lambda call: [text("ok")]).start()
-    settings = make_settings(Path(tempfile.mkdtemp()), fake)
+    data_dir = Path(tempfile.mkdtemp())
+    seed_parked(data_dir, parked, url)
+    room = {"SWITCHBOARD_MAX_WORKERS": str(parked + 8)}  # parked workers count as active
+    settings = make_settings(data_dir, fake, **room, **database_env(url))
     async with running_app(settings, [Recorder()]) as app:
         await app.llm.warm()
         app.team.spawn("Parker", "sit", "x", "terminal")  # a worker to route to
@@ -155,10 +165,11 @@ async def routing(n: int = 20000) -> float:
     return n / elapsed
 
 
-def restart(parked: int = 1000) -> tuple[float, float]:
+def restart(parked: int = 1000, url: str | None = None) -> tuple[float, float]:
     fake = FakeAnthropic().start()
     data_dir = Path(tempfile.mkdtemp())
-    seed_parked(data_dir, parked)
+    seed_parked(data_dir, parked, url)
+    env = fake.env() | database_env(url)
     code = (
         "import asyncio, json, resource, time, sys\n"
         f"sys.path.insert(0, {str(ROOT)!r})\n"
@@ -178,7 +189,7 @@ def restart(parked: int = 1000) -> tuple[float, float]:
         "    await app.stop()\n"
         "asyncio.run(main())\n"
     )
-    code = code.replace("FAKE", f"type('F', (), {{'env': lambda self: {fake.env()!r}}})()")
+    code = code.replace("FAKE", f"type('F', (), {{'env': lambda self: {env!r}}})()")
     code = code.replace("PARKED", str(parked))
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
