@@ -77,6 +77,8 @@ class Node:
         self.lease = Lease(store.db, self.id, self.app.settings.leader_ttl_seconds)
         store.announce = True
         self.app.human.routing = False
+        if self.lease.beat():  # nobody leads: start as the leader, as on SQLite
+            await self._lead()
         self._task = asyncio.create_task(self._campaign(), name="lease")
 
     async def _campaign(self) -> None:
