@@ -9,10 +9,10 @@ the TTL, whatever any node's clock says: the server's own timers decide. Another
 next `beat` then takes the lock and raises the generation in the `leader` row.
 
 Fencing: a stale leader's writes cannot land, because they go through the session the
-server ended; its store connection is then fenced (`Connection.fence`: every statement
-refused) instead of quietly reconnecting, and `check()` (asked before every post to a
-platform) compares the generation it won with the row's. The node then starts over as a
-follower (bot/nodes.py).
+server ended, and a session that held the lock is never opened again (`Connection.hold`):
+its connection is fenced instead (`Connection.fence`: every statement refused). And
+`check()` (asked before every post to a platform) compares the generation it won with the
+row's. The node then starts over as a follower (bot/nodes.py).
 """
 
 from __future__ import annotations
@@ -52,8 +52,10 @@ class Lease:
         #: the generation this node won; None while it follows
         self.generation: int | None = None
         millis = int(ttl * 1000)
-        db.execute(f"SET idle_session_timeout = {millis}")
-        db.execute(f"SET idle_in_transaction_session_timeout = {millis}")
+        # on this session and on any opened again for it: a follower's session, lost and
+        # opened anew, must still end when the node that may lead through it is frozen
+        db.configure(f"SET idle_session_timeout = {millis}")
+        db.configure(f"SET idle_in_transaction_session_timeout = {millis}")
 
     @property
     def leads(self) -> bool:
@@ -73,6 +75,7 @@ class Lease:
         if not row[0]:
             return False
         self.generation = self._take()
+        self.db.hold("the leader's lock")  # lost, it is not opened again: fenced
         log.warning("this node (%s) leads, generation %d", self.node, self.generation)
         return True
 
@@ -115,6 +118,7 @@ class Lease:
         if self.generation is None:
             return
         self.generation = None
+        self.db.hold(None)
         try:
             self.db.execute("SELECT pg_advisory_unlock(?)", (LOCK_KEY,))
         except sqlite3.Error:
