@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import json
 import signal
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -84,10 +85,15 @@ async def test_a_leader_frozen_past_its_lease_is_replaced_and_acts_no_more(
 ) -> None:
     with slack_nodes(fake, pg_url, tmp_path) as (slack, nodes):
         old, new = await nodes.up(slack)
+        frozen_at = time.time()
         old.signal(signal.SIGSTOP)
         try:
             mention(slack, "t001")  # to either connection: the frozen one does not ack
             await new.until("leader", timeout=15)
+            body = await new.health()
+            assert body is not None
+            took = body["node"]["since"] - frozen_at  # the database's clock: this host's
+            assert took <= float(TTL) + 0.25, f"{new.name} led {took:.2f} s after the freeze"
             await slack.until(lambda s: answers(s, "t001") == 1, 30)
         finally:
             old.signal(signal.SIGCONT)

@@ -2,11 +2,12 @@
 
 The leader holds a session-level advisory lock (`pg_try_advisory_lock`) on the very
 session its store writes through. That session is set to end on the server after
-`ttl` seconds of silence (`idle_session_timeout`, `idle_in_transaction_session_timeout`),
+`0.9 ttl` seconds of silence (`idle_session_timeout`, `idle_in_transaction_session_timeout`),
 and the leader speaks on it at least every `ttl / 4` (`beat`). A leader that dies, is
 frozen (SIGSTOP) or is cut off from the database loses its session, so its lock, within
-the TTL, whatever any node's clock says: the server's own timers decide. Another node's
-next `beat` then takes the lock and raises the generation in the `leader` row.
+that, whatever any node's clock says: the server's own timers decide (a killed one at
+once: its socket closes). A follower tries for the lock every `ttl / 10`, so it leads
+within the TTL, and raises the generation in the `leader` row.
 
 Fencing: a stale leader's writes cannot land, because they go through the session the
 server ended, and a session that held the lock is never opened again (`Connection.hold`):
@@ -29,6 +30,9 @@ log = logging.getLogger(__name__)
 
 #: the advisory lock's key: one bot per database
 LOCK_KEY = 0x5357_4C44
+#: how often a follower tries for the lease, as a share of the TTL (and how much sooner
+#: than the TTL a silent session ends)
+FOLLOWER_SHARE = 0.1
 
 
 @dataclass(slots=True)
@@ -51,7 +55,9 @@ class Lease:
         self.ttl = ttl
         #: the generation this node won; None while it follows
         self.generation: int | None = None
-        millis = int(ttl * 1000)
+        # a frozen leader's session ends this much before the TTL: the follower's next
+        # try (every FOLLOWER_SHARE of it) takes the lock within the TTL
+        millis = int(ttl * (1 - FOLLOWER_SHARE) * 1000)
         # on this session and on any opened again for it: a follower's session, lost and
         # opened anew, must still end when the node that may lead through it is frozen
         db.configure(f"SET idle_session_timeout = {millis}")
@@ -63,7 +69,9 @@ class Lease:
 
     @property
     def interval(self) -> float:
-        return self.ttl / 4
+        """Seconds to the next beat: a leader speaks four times a TTL, a follower tries
+        for the lease every FOLLOWER_SHARE of it."""
+        return self.ttl / 4 if self.leads else self.ttl * FOLLOWER_SHARE
 
     def beat(self) -> bool:
         """Speak on the session; as a follower, try to lead. True when this node leads.
