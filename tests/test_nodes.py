@@ -8,6 +8,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import psycopg
 import pytest
 
 from bot.app import App
@@ -102,3 +103,22 @@ async def test_a_leader_cut_off_from_the_database_is_fenced_and_another_leads(
     finally:
         await b.stop()
         await a.stop()
+
+
+async def test_a_node_that_fails_to_start_leading_lets_go_and_starts_over(
+    tmp_path: Path, fake: FakeAnthropic, pg_url: str, pg_cluster: PgCluster
+) -> None:
+    fake.responder = TeamScript()
+    a, _ = await node(tmp_path, fake, pg_url, "a")
+    await eventually(lambda: a.node.role == "leader")
+    b, _ = await node(tmp_path, fake, pg_url, "b")
+    try:
+        with psycopg.connect(pg_url, autocommit=True) as conn:  # the database refuses
+            conn.execute("ALTER TABLE workers RENAME TO workers_gone")  # what b restores
+        await a.stop()
+        await eventually(lambda: b.node.lost is not None, timeout=5)
+        assert b.node.role == "follower" and not b.leading
+        with pytest.raises(sqlite3.OperationalError, match="fenced"):
+            b.store.set_kv("half", "started")  # nothing more from a half-started leader
+    finally:
+        await b.stop()

@@ -109,9 +109,14 @@ class Lease:
             self._lose(f"generation {self.generation} was superseded")
 
     def _lose(self, why: str) -> None:
+        self.abandon(why)
+        raise Lost(why)
+
+    def abandon(self, why: str) -> None:
+        """Lead no more: the connection is fenced (its session, with the lock, ends with
+        the process that starts over)."""
         self.db.fence(f"node {self.node} no longer leads: {why}")
         self.generation = None
-        raise Lost(why)
 
     def leader(self) -> Leader:
         """Who leads now, as the database says (any node may ask)."""
