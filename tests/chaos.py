@@ -47,7 +47,7 @@ from tests.fakes import discord_payloads as dp
 from tests.fakes.anthropic_api import Call, FakeAnthropic, text, tool
 from tests.fakes.discord_api import FakeDiscord
 from tests.fakes.slack_api import BOT_USER, FakeSlack
-from tests.proc import Switchboard
+from tests.proc import Run
 
 TAG = re.compile(r"\bt\d{3}\b")
 QUESTION = "Data center or consumer GPUs?"
@@ -271,31 +271,22 @@ class Bot:
     """The `switchboard run` subprocess, started and killed over one data dir."""
 
     def __init__(self, world: World) -> None:
-        self.world = world
-        self.proc: Switchboard | None = None
+        self.run = Run(world.env, world.workdir)
         self.starts = 0
         self.log: list[str] = []  # when each process started and was killed
 
     def start(self) -> None:
-        data = ["--data-dir", str(self.world.workdir / "data")]
-        self.proc = Switchboard([*data, "run"], self.world.env, self.world.workdir)
+        self.run.start()
         self.starts += 1
-        self.log.append(f"{time.time():.3f} start pid {self.proc.proc.pid}")
+        self.log.append(f"{time.time():.3f} start pid {self.run.pid}")
 
     async def kill(self) -> None:
-        if self.proc is not None:
-            self.log.append(f"{time.time():.3f} kill pid {self.proc.proc.pid}")
-            self.proc.kill()
-            self.proc = None
+        if self.run.proc is not None:
+            self.log.append(f"{time.time():.3f} kill pid {self.run.pid}")
+            self.run.kill()
 
     def stop(self) -> None:
-        if self.proc is not None:
-            self.proc.proc.terminate()
-            try:
-                self.proc.proc.wait(15)
-            except Exception:
-                self.proc.proc.kill()
-            self.proc = None
+        self.run.stop()
 
 
 async def run_chaos(

@@ -23,46 +23,24 @@ import aiohttp
 from tests.chaos import TAG
 from tests.fakes.slack_api import BOT_USER, FakeSlack
 from tests.pgcluster import free_port
-from tests.proc import Switchboard
+from tests.proc import Run
 
 NAMES = ("n1", "n2")
 
 
-class Node:
+class Node(Run):
     """One `switchboard run` process: its node id and its HTTP port (`/healthz`)."""
 
     def __init__(self, name: str, env: dict[str, str], workdir: Path) -> None:
         self.name = name
         self.port = free_port()
-        self.env = env | {"SWITCHBOARD_NODE_ID": name, "SWITCHBOARD_HTTP_PORT": str(self.port)}
-        self.workdir = workdir
-        self.proc: Switchboard | None = None
-
-    @property
-    def pid(self) -> int | None:
-        return self.proc.proc.pid if self.proc is not None else None
-
-    def start(self) -> None:
-        data = ["--data-dir", str(self.workdir / "data")]
-        self.proc = Switchboard([*data, "run"], self.env, self.workdir)
+        super().__init__(
+            env | {"SWITCHBOARD_NODE_ID": name, "SWITCHBOARD_HTTP_PORT": str(self.port)}, workdir
+        )
 
     def signal(self, sig: signal.Signals) -> None:
         assert self.proc is not None
         self.proc.proc.send_signal(sig)
-
-    def kill(self) -> None:
-        if self.proc is not None:
-            self.proc.kill()
-            self.proc = None
-
-    def stop(self) -> None:
-        if self.proc is not None:
-            self.proc.proc.terminate()
-            try:
-                self.proc.proc.wait(15)
-            except Exception:
-                self.proc.proc.kill()
-            self.proc = None
 
     async def health(self) -> dict[str, Any] | None:
         """Its `/healthz` JSON; None while it does not answer (down, starting over)."""

@@ -36,13 +36,20 @@ async def node(tmp_path: Path, fake: FakeAnthropic, url: str, name: str) -> tupl
     return app, rec
 
 
+async def a_leads_b_follows(
+    tmp_path: Path, fake: FakeAnthropic, url: str
+) -> tuple[tuple[App, Recorder], tuple[App, Recorder]]:
+    """Node a, once it leads, and node b beside it."""
+    a = await node(tmp_path, fake, url, "a")
+    await eventually(lambda: a[0].node.role == "leader")
+    return a, await node(tmp_path, fake, url, "b")
+
+
 async def test_one_node_leads_and_a_follower_wakes_it_with_what_it_journals(
     tmp_path: Path, fake: FakeAnthropic, pg_url: str
 ) -> None:
     fake.responder = TeamScript()
-    a, rec_a = await node(tmp_path, fake, pg_url, "a")
-    await eventually(lambda: a.node.role == "leader")
-    b, _ = await node(tmp_path, fake, pg_url, "b")
+    (a, rec_a), (b, _) = await a_leads_b_follows(tmp_path, fake, pg_url)
     try:
         assert b.node.role == "follower" and b.node.to_json()["leader"] == "a"
         assert b.human.accept(inbound("hello from b's channel", conversation="c1"))
@@ -64,9 +71,7 @@ async def test_a_stopped_leader_hands_over_and_the_parked_worker_carries_on(
 ) -> None:
     script = TeamScript()
     fake.responder = script
-    a, rec_a = await node(tmp_path, fake, pg_url, "a")
-    await eventually(lambda: a.node.role == "leader")
-    b, rec_b = await node(tmp_path, fake, pg_url, "b")
+    (a, rec_a), (b, rec_b) = await a_leads_b_follows(tmp_path, fake, pg_url)
     try:
         a.human.accept(inbound("research please", conversation="c1"))
         await rec_a.wait_kind("question")
@@ -87,9 +92,7 @@ async def test_a_leader_cut_off_from_the_database_is_fenced_and_another_leads(
     tmp_path: Path, fake: FakeAnthropic, pg_url: str, pg_cluster: PgCluster
 ) -> None:
     fake.responder = TeamScript()
-    a, _ = await node(tmp_path, fake, pg_url, "a")
-    await eventually(lambda: a.node.role == "leader")
-    b, rec_b = await node(tmp_path, fake, pg_url, "b")
+    (a, _), (b, rec_b) = await a_leads_b_follows(tmp_path, fake, pg_url)
     try:
         pid = a.store.db.raw.info.backend_pid
         assert pg_cluster.terminate(pid)  # the server ends the leader's session
@@ -109,9 +112,7 @@ async def test_a_node_that_fails_to_start_leading_lets_go_and_starts_over(
     tmp_path: Path, fake: FakeAnthropic, pg_url: str, pg_cluster: PgCluster
 ) -> None:
     fake.responder = TeamScript()
-    a, _ = await node(tmp_path, fake, pg_url, "a")
-    await eventually(lambda: a.node.role == "leader")
-    b, _ = await node(tmp_path, fake, pg_url, "b")
+    (a, _), (b, _) = await a_leads_b_follows(tmp_path, fake, pg_url)
     try:
         with psycopg.connect(pg_url, autocommit=True) as conn:  # the database refuses
             conn.execute("ALTER TABLE workers RENAME TO workers_gone")  # what b restores
