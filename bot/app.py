@@ -202,6 +202,8 @@ class App:
             if self.node.runs(channel.kind):
                 await self._start_channel(channel)
         await self.node.start()
+        if not self.leading:  # a follower loads the model's SDK now, not at its failover
+            self._spawn(self.llm.warm(), "warm-model")
 
     async def _start_channel(self, channel: Channel) -> None:
         if channel not in self._running:

@@ -92,9 +92,22 @@ class Node:
             except sqlite3.Error as exc:  # a follower cut off from the database: retry
                 log.warning("node %s cannot reach the database: %s", self.id, exc)
                 leads = False
-            if leads and self.role == "follower":
-                await self._lead()
+            if leads and self.role == "follower" and not await self._took_lead():
+                return
             await asyncio.sleep(self.lease.interval)
+
+    async def _took_lead(self) -> bool:
+        """Start leading; a start that fails (the database, a part that raised) leaves no
+        half-started leader: the lease is let go, fenced, and the node starts over."""
+        try:
+            await self._lead()
+        except Exception as exc:
+            log.exception("node %s could not start leading", self.id)
+            assert self.lease is not None
+            self.lease.abandon(f"starting to lead failed: {exc}")
+            self._lost(f"starting to lead failed: {exc}")
+            return False
+        return True
 
     async def _lead(self) -> None:
         self.role = "leader"

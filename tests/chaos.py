@@ -22,28 +22,32 @@ every tag is answered, or a deadline), `Tally` counts per tag:
   thread by In-Reply-To/References);
 - the worker's question posted once, and its result delivered once.
 
-Used by tests/test_chaos.py (few kills in CI, many with --kills) and
-tests/bench/bench_chaos.py (20 kills over several seeds).
+Used by tests/test_chaos.py (few kills in CI, many with --kills), bench_chaos.py (20
+kills, several seeds), and with two nodes on PostgreSQL (tests/chaos_nodes.py).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 import random
 import re
 import time
 from collections import Counter
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from email.message import EmailMessage
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from tests.email.person import Person, body_text
+from tests.email.servers import Dovecot, RelayHandler, SmtpRelay
 from tests.fakes import discord_payloads as dp
 from tests.fakes.anthropic_api import Call, FakeAnthropic, text, tool
 from tests.fakes.discord_api import FakeDiscord
 from tests.fakes.slack_api import BOT_USER, FakeSlack
-from tests.proc import Switchboard
+from tests.proc import Run
 
 TAG = re.compile(r"\bt\d{3}\b")
 QUESTION = "Data center or consumer GPUs?"
@@ -253,49 +257,55 @@ def tally(world: World, workload: Workload, mails: list[EmailMessage]) -> Tally:
     return result
 
 
+class Processes(Protocol):
+    """What the run starts and kills: `Bot`, or tests/chaos_nodes.py's `Nodes`."""
+
+    log: list[str]
+
+    def start(self) -> None: ...
+    async def kill(self) -> Any: ...
+    def stop(self) -> None: ...
+
+
 class Bot:
     """The `switchboard run` subprocess, started and killed over one data dir."""
 
     def __init__(self, world: World) -> None:
-        self.world = world
-        self.proc: Switchboard | None = None
+        self.run = Run(world.env, world.workdir)
         self.starts = 0
         self.log: list[str] = []  # when each process started and was killed
 
     def start(self) -> None:
-        data = ["--data-dir", str(self.world.workdir / "data")]
-        self.proc = Switchboard([*data, "run"], self.world.env, self.world.workdir)
+        self.run.start()
         self.starts += 1
-        self.log.append(f"{time.time():.3f} start pid {self.proc.proc.pid}")
+        self.log.append(f"{time.time():.3f} start pid {self.run.pid}")
 
-    def kill(self) -> None:
-        if self.proc is not None:
-            self.log.append(f"{time.time():.3f} kill pid {self.proc.proc.pid}")
-            self.proc.kill()
-            self.proc = None
+    async def kill(self) -> None:
+        if self.run.proc is not None:
+            self.log.append(f"{time.time():.3f} kill pid {self.run.pid}")
+            self.run.kill()
 
     def stop(self) -> None:
-        if self.proc is not None:
-            self.proc.proc.terminate()
-            try:
-                self.proc.proc.wait(15)
-            except Exception:
-                self.proc.proc.kill()
-            self.proc = None
+        self.run.stop()
 
 
 async def run_chaos(
-    world: World, seed: int, kills: int, messages: int, deadline: float = 90.0
+    world: World,
+    seed: int,
+    kills: int,
+    messages: int,
+    deadline: float = 90.0,
+    bot: Processes | None = None,
 ) -> Tally:
-    """The workload over `kills` SIGKILLs at random moments; then wait for every answer."""
+    """The workload over `kills` SIGKILLs of `bot` (one process by default) at random
+    moments; then wait for every answer."""
     rng = random.Random(seed)
     workload = Workload(world, rng, messages)
-    bot = Bot(world)
+    bot = bot or Bot(world)
     bot.start()
     await _up(world)  # a deployment's first start is no gap: the bot was running
     await workload.warm_up()
-    # moments (message indexes) after which the process is killed
-    kill_after = sorted(rng.sample(range(1, messages + 1), min(kills, messages)))
+    kill_after = sorted(rng.sample(range(1, messages + 1), min(kills, messages)))  # indexes
     answered = False
     try:
         await asyncio.sleep(rng.uniform(0.5, 2.0))
@@ -308,7 +318,7 @@ async def run_chaos(
             while kill_after and kill_after[0] == i:
                 kill_after.pop(0)
                 await asyncio.sleep(rng.uniform(0.0, 1.5))  # anywhere in what follows
-                bot.kill()
+                await bot.kill()
                 await asyncio.sleep(rng.uniform(0.0, 1.0))  # down for a moment
                 bot.start()
         end = time.monotonic() + deadline
@@ -346,17 +356,36 @@ def _settled(world: World, workload: Workload, mails: list[EmailMessage]) -> boo
     return done and any("Report based on" in str(p.get("text")) for p in world.slack.messages)
 
 
+#: the bot's pacing and retries, quick for a test
+QUICK = {
+    "SLACK_PACE_SECONDS": "0.02",
+    "SWITCHBOARD_OUTBOX_RETRY_BASE_SECONDS": "0.2",
+    "SWITCHBOARD_LLM_RETRY_BASE_SECONDS": "0.05",
+    "SWITCHBOARD_LLM_RETRY_MAX_SECONDS": "0.5",
+    "IMAP_IDLE_SECONDS": "60",
+}
+
+
 def world_env(
     slack: FakeSlack, discord: FakeDiscord, anthropic: FakeAnthropic, mail_env: dict[str, str]
 ) -> dict[str, str]:
-    return {
-        **anthropic.env(),
-        **slack.env(),
-        **discord.env(),
-        **mail_env,
-        "SLACK_PACE_SECONDS": "0.02",
-        "SWITCHBOARD_OUTBOX_RETRY_BASE_SECONDS": "0.2",
-        "SWITCHBOARD_LLM_RETRY_BASE_SECONDS": "0.05",
-        "SWITCHBOARD_LLM_RETRY_MAX_SECONDS": "0.5",
-        "IMAP_IDLE_SECONDS": "60",
-    }
+    return {**anthropic.env(), **slack.env(), **discord.env(), **mail_env, **QUICK}
+
+
+@contextlib.asynccontextmanager
+async def chaos_world(
+    dovecot: Dovecot, fake: FakeAnthropic, workdir: Path, seed: int, env: dict[str, str]
+) -> AsyncIterator[World]:
+    """The fakes, an SMTP relay to dovecot, Ann; `env` added to the bot's."""
+    fake.responder = respond
+    relay = await SmtpRelay(RelayHandler(dovecot)).start()
+    bot_address = f"chaos{os.getpid()}x{seed}@localhost"
+    ann = Person(f"ann{os.getpid()}x{seed}@localhost", dovecot, relay.port)
+    try:
+        with FakeSlack() as slack, FakeDiscord() as discord:
+            slack.rng.seed(seed)  # which Socket Mode connection gets each event
+            mail_env = dovecot.env(bot_address, relay.port, ann.address)
+            bot_env = world_env(slack, discord, fake, mail_env) | env
+            yield World(slack, discord, fake, ann, bot_address, bot_env, workdir)
+    finally:
+        await relay.stop()

@@ -4,6 +4,7 @@ PostgreSQL (`pg_cluster`, `pg_url`: tests/pgcluster.py)."""
 from __future__ import annotations
 
 import os
+import random
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,13 +19,24 @@ __all__ = ["pg_cluster", "pg_url"]  # fixtures of tests/pgcluster.py, for every 
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("chaos", "the kill -9 test (tests/test_chaos.py)")
+    group = parser.getgroup("chaos", "the kill -9 tests (tests/test_chaos*.py)")
     group.addoption("--kills", default=3, type=int, help="SIGKILLs in the chaos test (3)")
     group.addoption("--seed", default=None, help="the chaos test's seed (default: random)")
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "chaos: kills the bot at random moments (--kills/--seed)")
+
+
+@pytest.fixture
+def chaos_plan(request: pytest.FixtureRequest) -> tuple[int, int]:
+    """A chaos test's (kills, seed), from --kills and --seed (default: a random seed);
+    printed, so a failure can be replayed."""
+    kills = int(request.config.getoption("--kills"))
+    seed = request.config.getoption("--seed")
+    seed = int(seed) if seed is not None else random.randrange(1_000_000)
+    print(f"\n{request.node.name}: seed={seed} kills={kills}")
+    return kills, seed
 
 
 _OURS = ("SWITCHBOARD_", "ANTHROPIC_", "SLACK_", "DISCORD_", "EMAIL_", "IMAP_", "SMTP_")

@@ -108,6 +108,38 @@ class Switchboard:
             return self.proc.wait(5)
 
 
+class Run:
+    """`switchboard run` over `<workdir>/data`, started again and again: killed (SIGKILL,
+    no chance to clean up) or stopped (SIGTERM)."""
+
+    def __init__(self, env: dict[str, str], workdir: Path) -> None:
+        self.env = env
+        self.workdir = workdir
+        self.proc: Switchboard | None = None
+
+    @property
+    def pid(self) -> int | None:
+        return self.proc.proc.pid if self.proc is not None else None
+
+    def start(self) -> None:
+        data = ["--data-dir", str(self.workdir / "data")]
+        self.proc = Switchboard([*data, "run"], self.env, self.workdir)
+
+    def kill(self) -> None:
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc = None
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            self.proc.proc.terminate()
+            try:
+                self.proc.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.proc.kill()
+            self.proc = None
+
+
 def chat(workdir: Path, env: dict[str, str], root: Path = ROOT, data: str = "data") -> Switchboard:
     """`switchboard chat` over `<workdir>/<data>`, run from `workdir` (the code of `root`)."""
     return Switchboard(["--data-dir", str(workdir / data), "chat"], env, workdir, root)

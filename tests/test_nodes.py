@@ -8,6 +8,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import psycopg
 import pytest
 
 from bot.app import App
@@ -41,13 +42,20 @@ async def node(tmp_path: Path, fake: FakeAnthropic, url: str, name: str) -> tupl
     return app, rec
 
 
+async def a_leads_b_follows(
+    tmp_path: Path, fake: FakeAnthropic, url: str
+) -> tuple[tuple[App, Recorder], tuple[App, Recorder]]:
+    """Node a, once it leads, and node b beside it."""
+    a = await node(tmp_path, fake, url, "a")
+    await eventually(lambda: a[0].node.role == "leader")
+    return a, await node(tmp_path, fake, url, "b")
+
+
 async def test_one_node_leads_and_a_follower_wakes_it_with_what_it_journals(
     tmp_path: Path, fake: FakeAnthropic, pg_url: str
 ) -> None:
     fake.responder = TeamScript()
-    a, rec_a = await node(tmp_path, fake, pg_url, "a")
-    await eventually(lambda: a.node.role == "leader")
-    b, _ = await node(tmp_path, fake, pg_url, "b")
+    (a, rec_a), (b, _) = await a_leads_b_follows(tmp_path, fake, pg_url)
     try:
         assert b.node.role == "follower" and b.node.to_json()["leader"] == "a"
         assert b.human.accept(inbound("hello from b's channel", conversation="c1"))
@@ -69,9 +77,7 @@ async def test_a_stopped_leader_hands_over_and_the_parked_worker_carries_on(
 ) -> None:
     script = TeamScript()
     fake.responder = script
-    a, rec_a = await node(tmp_path, fake, pg_url, "a")
-    await eventually(lambda: a.node.role == "leader")
-    b, rec_b = await node(tmp_path, fake, pg_url, "b")
+    (a, rec_a), (b, rec_b) = await a_leads_b_follows(tmp_path, fake, pg_url)
     try:
         a.human.accept(inbound("research please", conversation="c1"))
         await rec_a.wait_kind("question")
@@ -92,9 +98,7 @@ async def test_a_leader_cut_off_from_the_database_is_fenced_and_another_leads(
     tmp_path: Path, fake: FakeAnthropic, pg_url: str, pg_cluster: PgCluster
 ) -> None:
     fake.responder = TeamScript()
-    a, _ = await node(tmp_path, fake, pg_url, "a")
-    await eventually(lambda: a.node.role == "leader")
-    b, rec_b = await node(tmp_path, fake, pg_url, "b")
+    (a, _), (b, rec_b) = await a_leads_b_follows(tmp_path, fake, pg_url)
     try:
         pid = a.store.db.raw.info.backend_pid
         assert pg_cluster.terminate(pid)  # the server ends the leader's session
@@ -114,9 +118,7 @@ async def test_healthz_and_status_say_which_node_leads_and_since_when(
     tmp_path: Path, fake: FakeAnthropic, pg_url: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     fake.responder = TeamScript()
-    a, _ = await node(tmp_path, fake, pg_url, "a")
-    await eventually(lambda: a.node.role == "leader")
-    b, _ = await node(tmp_path, fake, pg_url, "b")
+    (a, _), (b, _) = await a_leads_b_follows(tmp_path, fake, pg_url)
     try:
         code, body = health(b, LLMHealth())
         assert body["node"]["id"] == "b" and body["node"]["role"] == "follower"
@@ -192,3 +194,20 @@ async def test_an_approval_clicked_on_a_follower_runs_the_call_once_on_the_leade
     finally:
         await b.stop()
         await a.stop()
+
+
+async def test_a_node_that_fails_to_start_leading_lets_go_and_starts_over(
+    tmp_path: Path, fake: FakeAnthropic, pg_url: str, pg_cluster: PgCluster
+) -> None:
+    fake.responder = TeamScript()
+    (a, _), (b, _) = await a_leads_b_follows(tmp_path, fake, pg_url)
+    try:
+        with psycopg.connect(pg_url, autocommit=True) as conn:  # the database refuses
+            conn.execute("ALTER TABLE workers RENAME TO workers_gone")  # what b restores
+        await a.stop()
+        await eventually(lambda: b.node.lost is not None, timeout=5)
+        assert b.node.role == "follower" and not b.leading
+        with pytest.raises(sqlite3.OperationalError, match="fenced"):
+            b.store.set_kv("half", "started")  # nothing more from a half-started leader
+    finally:
+        await b.stop()

@@ -2,17 +2,18 @@
 
 The leader holds a session-level advisory lock (`pg_try_advisory_lock`) on the very
 session its store writes through. That session is set to end on the server after
-`ttl` seconds of silence (`idle_session_timeout`, `idle_in_transaction_session_timeout`),
+`0.9 ttl` seconds of silence (`idle_session_timeout`, `idle_in_transaction_session_timeout`),
 and the leader speaks on it at least every `ttl / 4` (`beat`). A leader that dies, is
 frozen (SIGSTOP) or is cut off from the database loses its session, so its lock, within
-the TTL, whatever any node's clock says: the server's own timers decide. Another node's
-next `beat` then takes the lock and raises the generation in the `leader` row.
+that, whatever any node's clock says: the server's own timers decide (a killed one at
+once: its socket closes). A follower tries for the lock every `ttl / 10`, so it leads
+within the TTL, and raises the generation in the `leader` row.
 
 Fencing: a stale leader's writes cannot land, because they go through the session the
-server ended; its store connection is then fenced (`Connection.fence`: every statement
-refused) instead of quietly reconnecting, and `check()` (asked before every post to a
-platform) compares the generation it won with the row's. The node then starts over as a
-follower (bot/nodes.py).
+server ended, and a session that held the lock is never opened again (`Connection.hold`):
+its connection is fenced instead (`Connection.fence`: every statement refused). And
+`check()` (asked before every post to a platform) compares the generation it won with the
+row's. The node then starts over as a follower (bot/nodes.py).
 """
 
 from __future__ import annotations
@@ -31,6 +32,9 @@ log = logging.getLogger(__name__)
 
 #: the advisory lock's key: one bot per database
 LOCK_KEY = 0x5357_4C44
+#: how often a follower tries for the lease, as a share of the TTL (and how much sooner
+#: than the TTL a silent session ends)
+FOLLOWER_SHARE = 0.1
 
 
 @dataclass(slots=True)
@@ -53,9 +57,13 @@ class Lease:
         self.ttl = ttl
         #: the generation this node won; None while it follows
         self.generation: int | None = None
-        millis = int(ttl * 1000)
-        db.execute(f"SET idle_session_timeout = {millis}")
-        db.execute(f"SET idle_in_transaction_session_timeout = {millis}")
+        # a frozen leader's session ends this much before the TTL: the follower's next
+        # try (every FOLLOWER_SHARE of it) takes the lock within the TTL
+        millis = int(ttl * (1 - FOLLOWER_SHARE) * 1000)
+        # on this session and on any opened again for it: a follower's session, lost and
+        # opened anew, must still end when the node that may lead through it is frozen
+        db.configure(f"SET idle_session_timeout = {millis}")
+        db.configure(f"SET idle_in_transaction_session_timeout = {millis}")
 
     @property
     def leads(self) -> bool:
@@ -63,7 +71,9 @@ class Lease:
 
     @property
     def interval(self) -> float:
-        return self.ttl / 4
+        """Seconds to the next beat: a leader speaks four times a TTL, a follower tries
+        for the lease every FOLLOWER_SHARE of it."""
+        return self.ttl / 4 if self.leads else self.ttl * FOLLOWER_SHARE
 
     def beat(self) -> bool:
         """Speak on the session; as a follower, try to lead. True when this node leads.
@@ -78,6 +88,7 @@ class Lease:
         if not row[0]:
             return False
         self.generation = self._take()
+        self.db.hold("the leader's lock")  # lost, it is not opened again: fenced
         log.warning("this node (%s) leads, generation %d", self.node, self.generation)
         return True
 
@@ -110,9 +121,14 @@ class Lease:
             self._lose(f"generation {self.generation} was superseded")
 
     def _lose(self, why: str) -> None:
+        self.abandon(why)
+        raise Lost(why)
+
+    def abandon(self, why: str) -> None:
+        """Lead no more: the connection is fenced (its session, with the lock, ends with
+        the process that starts over)."""
         self.db.fence(f"node {self.node} no longer leads: {why}")
         self.generation = None
-        raise Lost(why)
 
     def leader(self) -> Leader:
         """Who leads now, as the database says (any node may ask)."""
@@ -127,6 +143,7 @@ class Lease:
         if self.generation is None:
             return
         self.generation = None
+        self.db.hold(None)
         try:
             self.db.execute("SELECT pg_advisory_unlock(?)", (LOCK_KEY,))
         except sqlite3.Error:

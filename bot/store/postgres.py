@@ -10,9 +10,13 @@ IGNORE`); what cannot be is translated once per statement (cached): `?` placehol
 `RETURNING` clause where the store reads `lastrowid`. The connection is in autocommit
 mode: the store's own `BEGIN`/`COMMIT` make its transactions, as on SQLite.
 
-A connection that is lost is opened again at the next statement, unless it was
-fenced (`fence()`): a node that led through it has lost its lease, and nothing may be
-written through it any more (bot/store/lease.py).
+A session that is lost (the server restarted, an administrator or a timeout ended it)
+is opened again at the next statement, its `configure`d settings with it; not inside a
+transaction (the rest of it would land alone: its statements fail until its COMMIT or
+ROLLBACK), not once `hold()` says the session holds something (the leader's advisory
+lock: that session lost, the lock is gone, and the connection is fenced), and never
+once fenced (`fence()`): a node that led through it has lost its lease, and nothing may
+be written through it any more (bot/store/lease.py).
 """
 
 from __future__ import annotations
@@ -45,6 +49,8 @@ LIBPQ: dict[str, Any] = {
 RETURNING = {"inbound": "id", "mail": "id", "quarantine": "id", "llm_usage": "id", "audit": "seq"}
 _INSERT = re.compile(r"INSERT INTO (\w+)")
 _CAST = re.compile(r"CAST\(([^()]*) AS INTEGER\)")
+_BEGIN = re.compile(r"BEGIN\b", re.IGNORECASE)
+_END = re.compile(r"(COMMIT|ROLLBACK)\s*$", re.IGNORECASE)
 
 
 @lru_cache(maxsize=1024)
@@ -95,9 +101,13 @@ class Connection:
 
     def __init__(self, url: str, *, setup: Sequence[str] = ()) -> None:
         self.url = url
-        self._setup = setup
+        self._setup = list(setup)
         self._lock = threading.RLock()
         self._fenced: str | None = None
+        #: what this session holds that a new one would not (None: nothing)
+        self._holds: str | None = None
+        #: a transaction is open (BEGIN ran, its COMMIT or ROLLBACK not yet)
+        self._tx = False
         self.raw = self._open()
         #: one cursor for every statement: its rows are copied out at once (`Cursor`), and
         #: a cursor made per statement costs ~3 us each (bench_postgres: 4 a routed message)
@@ -111,9 +121,14 @@ class Connection:
             conn.execute(statement)
         return conn
 
-    @property
-    def in_transaction(self) -> bool:
-        return self.raw.info.transaction_status != psycopg.pq.TransactionStatus.IDLE
+    def configure(self, statement: str) -> None:
+        """Run a setting on this session now and on every session opened again."""
+        self.execute(statement)
+        self._setup.append(statement)
+
+    def hold(self, what: str | None) -> None:
+        """This session holds `what` (None: nothing any more): lost, it is fenced."""
+        self._holds = what
 
     def fence(self, why: str) -> None:
         """Refuse every statement from now on (the lease behind this session is lost)."""
@@ -121,8 +136,13 @@ class Connection:
 
     def execute(self, sql: str, args: Sequence[Any] = ()) -> Cursor:
         q, returning = translate(sql)
+        if _END.match(q):
+            self._tx = False  # over, whether it lands or the session is gone
         with self._session() as cur:
-            return Cursor(cur.execute(q, args or None), returning)
+            cursor = Cursor(cur.execute(q, args or None), returning)
+        if _BEGIN.match(q):
+            self._tx = True
+        return cursor
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> Cursor:
         q, _ = translate(sql)
@@ -140,13 +160,23 @@ class Connection:
     @contextmanager
     def _session(self) -> Iterator[psycopg.Cursor[Any]]:
         with self._lock:
+            if self.raw.closed:
+                self._reopen()
             if self._fenced is not None:
                 raise sqlite3.OperationalError(f"fenced: {self._fenced}")
-            if self.raw.closed:  # lost: its transaction, if any, is gone with it
-                self.raw = self._open()
-                self._cur = self.raw.cursor()
             with _errors():
                 yield self._cur
+
+    def _reopen(self) -> None:
+        """A new session for the lost one, where nothing of the old one is missed."""
+        if self._holds is not None:
+            self.fence(f"the session that held {self._holds} ended")
+        if self._fenced is not None:
+            return
+        if self._tx:
+            raise sqlite3.OperationalError("the database session ended inside a transaction")
+        self.raw = self._open()
+        self._cur = self.raw.cursor()
 
 
 @contextmanager

@@ -1,10 +1,14 @@
 """The fake Slack's events out (a mixin of `FakeSlack`): Socket Mode or HTTP Events.
 
-An event goes out as an envelope: over the newest open Socket Mode websocket (queued
-while none is open, acked by envelope id), or, when `http_endpoint` is set, POSTed
-there signed as Slack signs it (`deliver_http`; the 200 is the ack). An envelope sent
-but not acked is redelivered on the next socket (`retry_attempt` + 1, at most
-`MAX_RETRIES`, as Slack does); `expire()` drops what Slack would have given up on
+An event goes out as an envelope: over ONE of the open Socket Mode websockets, chosen
+at random (Slack spreads an app's events over its connections, up to 10; `rng` is
+seeded, so a chaos run replays), queued while none is open, acked by envelope id; or,
+when `http_endpoint` is set, POSTed there signed as Slack signs it (`deliver_http`; the
+200 is the ack). An envelope sent but not acked is redelivered (`retry_attempt` + 1, at
+most `MAX_RETRIES`, as Slack does) on the next socket that opens, and, when the socket
+it went out on closes, on another open one; with `retry_seconds` set, also when no ack
+came in time (on another socket; the n-th retry `retry_seconds * 4**n` after the last
+send, Slack's retries scaled down). `expire()` drops what Slack would have given up on
 after its retry window. The bot's own posts come back as `message` events (`_echo`).
 `drop()` closes every socket, as Slack does when it rotates connections; `silence()`
 kills the network without a word until `revive()`.
@@ -18,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import random
 import time
 import uuid
 from dataclasses import dataclass
@@ -34,6 +39,7 @@ if TYPE_CHECKING:
     from tests.fakes.slack_api import FakeSlack
 
 MAX_RETRIES = 3  # Slack retries an unacked event 3 times (at once, after 1 and 5 minutes)
+RETRY_BACKOFF = 4  # the next timed retry waits this many times longer
 
 
 @dataclass
@@ -54,6 +60,7 @@ class EventsApi:
     signing_secret: str
     http_statuses: list[int]
     silent: bool
+    rng: random.Random
     _sockets: list[web.WebSocketResponse]
     _queue: list[Envelope]
     _event_id: int
@@ -65,6 +72,13 @@ class EventsApi:
         self.signing_secret = "fake-signing-secret"
         self.http_statuses = []
         self._sockets = []
+        #: picks the socket of each event: `fake.rng.seed(n)` replays a run
+        self.rng = random.Random(0)
+        #: the socket each envelope last went out on (redelivered elsewhere if it closes)
+        self._sent_on: dict[str, web.WebSocketResponse] = {}
+        #: an envelope not acked this long after it went out is sent again (None: only
+        #: when its socket closes or another opens)
+        self.retry_seconds: float | None = None
         #: the network to Slack is cut without a word: open sockets stop answering
         #: pings (no close frame), new sockets are refused (`silence()` / `revive()`)
         self.silent = False
@@ -169,7 +183,7 @@ class EventsApi:
         if self.http_endpoint is not None:
             asyncio.get_running_loop().create_task(self._send_http(envelope))
         elif self._sockets:
-            await self._transmit(self._sockets[-1], envelope)
+            await self._transmit(self.rng.choice(self._sockets), envelope)
         else:
             self._queue.append(envelope)
         return envelope
@@ -184,7 +198,22 @@ class EventsApi:
             "payload": envelope.body,
         }
         envelope.sent_at = time.monotonic()
+        self._sent_on[envelope.id] = ws
+        if self.retry_seconds is not None:
+            wait = self.retry_seconds * RETRY_BACKOFF**envelope.retries
+            asyncio.get_running_loop().call_later(wait, self._retry, envelope, ws)
         await ws.send_str(json.dumps(frame))
+
+    def _retry(self, envelope: Envelope, ws: web.WebSocketResponse) -> None:
+        """No ack in time for what went out on `ws` (and not since): on another socket."""
+        unanswered = envelope.acked_at is None and envelope.retries < MAX_RETRIES
+        if not unanswered or self._sent_on.get(envelope.id) is not ws or self.silent:
+            return
+        others = [s for s in self._sockets if s is not ws] or self._sockets
+        if others:
+            envelope.retries += 1
+            again = self._transmit(self.rng.choice(others), envelope)
+            asyncio.get_running_loop().create_task(again)
 
     async def _send_http(self: FakeSlack, envelope: Envelope) -> None:
         assert self.http_endpoint is not None
@@ -225,8 +254,16 @@ class EventsApi:
         finally:
             if ws in self._sockets:
                 self._sockets.remove(ws)
+            await self._redeliver_from(ws)
             self._notify()
         return ws
+
+    async def _redeliver_from(self, closed: web.WebSocketResponse) -> None:
+        """What went out on a socket now closed and was never acked: again on another."""
+        for envelope in self._unanswered():
+            if self._sent_on.get(envelope.id) is closed and self._sockets and not self.silent:
+                envelope.retries += 1
+                await self._transmit(self.rng.choice(self._sockets), envelope)
 
     def _unanswered(self) -> list[Envelope]:
         return [
@@ -238,6 +275,7 @@ class EventsApi:
     def _acked(self: FakeSlack, data: dict[str, Any]) -> None:
         envelope = self.envelopes.get(str(data.get("envelope_id")))
         if envelope is not None and envelope.acked_at is None:
+            self._sent_on.pop(envelope.id, None)
             envelope.acked_at = time.monotonic()
             envelope.response = data.get("payload")
             self._notify()
