@@ -15,8 +15,9 @@ from __future__ import annotations
 import logging
 import sqlite3
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from bot.store import migrations_pg
 from bot.store import migrations_sql as sql
@@ -128,8 +129,10 @@ def check_postgres(db: Connection, found: int) -> None:
 
 def migrate_postgres(db: Connection) -> None:
     """Bring a PostgreSQL database to VERSION in one transaction, one node at a time."""
-    db.execute("BEGIN")
-    try:
+    with _all_or_nothing(db, "BEGIN", lambda exc: (
+        f"SWITCHBOARD_DATABASE_URL: the migration to schema version {VERSION} failed "
+        f"({_first_line(exc)}); nothing was changed"
+    )):  # fmt: skip
         db.execute("SELECT pg_advisory_xact_lock(?)", (MIGRATION_LOCK,))
         old = _pg_version(db)
         check_postgres(db, old)
@@ -137,17 +140,23 @@ def migrate_postgres(db: Connection) -> None:
             db.executescript(script)
         db.execute("DELETE FROM schema_version")
         db.execute("INSERT INTO schema_version (version) VALUES (?)", (VERSION,))
+    if old != VERSION:
+        log.info("schema migrated from version %d to %d (PostgreSQL)", old, VERSION)
+
+
+@contextmanager
+def _all_or_nothing(db: Any, begin: str, failed: Callable[[Exception], str]) -> Iterator[None]:
+    """The migrations and the new version land together, or nothing does: a database
+    error is MigrationFailed, its one line made by `failed`."""
+    db.execute(begin)
+    try:
+        yield
     except BaseException as exc:
         db.execute("ROLLBACK")
         if isinstance(exc, sqlite3.Error):
-            raise MigrationFailed(
-                f"SWITCHBOARD_DATABASE_URL: the migration to schema version {VERSION} failed "
-                f"({_first_line(exc)}); nothing was changed"
-            ) from exc
+            raise MigrationFailed(failed(exc)) from exc
         raise
     db.execute("COMMIT")
-    if old != VERSION:
-        log.info("schema migrated from version %d to %d (PostgreSQL)", old, VERSION)
 
 
 def version(db: sqlite3.Connection) -> int:
@@ -191,20 +200,13 @@ def migrate(db: sqlite3.Connection, path: Path) -> None:
         return
     if _has_tables(db):
         keep_copy(db, path.with_name(f"{path.name}.v{old}.bak"))
-    db.execute("BEGIN IMMEDIATE")
-    try:
+    with _all_or_nothing(db, "BEGIN IMMEDIATE", lambda exc: (
+        f"{path}: the migration from schema version {old} to {VERSION} failed "
+        f"({exc}); nothing was changed"
+    )):  # fmt: skip
         for step in MIGRATIONS[check(db, path) :]:  # again: another process may have won
             step(db)
         db.execute(f"PRAGMA user_version = {VERSION}")
-    except BaseException as exc:
-        db.execute("ROLLBACK")
-        if isinstance(exc, sqlite3.Error):
-            raise MigrationFailed(
-                f"{path}: the migration from schema version {old} to {VERSION} failed "
-                f"({exc}); nothing was changed"
-            ) from exc
-        raise
-    db.execute("COMMIT")
     log.info("schema migrated from version %d to %d (%s)", old, VERSION, path)
 
 
