@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from bot.approvals.text import decision_text, request_text
+from bot.core import notices
 from bot.core.events import EventLog
 from bot.core.messages import Inbound, Outbound, Sender, Target, TargetError
 from bot.inbox.people import platform_id
@@ -205,7 +206,7 @@ class ApprovalDesk:
         message itself (Discord's answer)."""
         row = self.store.approvals.get(approval_id)
         if row is None:
-            return "unknown", ALREADY_DECIDED
+            return "unknown", notices.APPROVAL_TAKEN
         if not posted_in(row, decider.platform_id.split(":", 1)[0], where):
             return "refused", NOT_HERE
         why = self.refused(decider, row)
@@ -214,7 +215,7 @@ class ApprovalDesk:
         outcome = self.decide(approval_id, approve, decider.name, None, shown=shown,
                               decider_id=decider.platform_id, how=decider.how)  # fmt: skip
         if outcome != "decided":
-            return outcome, ALREADY_DECIDED
+            return outcome, notices.APPROVAL_TAKEN
         row = self.store.approvals.get(approval_id)
         return outcome, decision_text(row) if row is not None else ""
 
@@ -331,7 +332,6 @@ NOT_YOUR_OWN = (
     "SWITCHBOARD_APPROVERS); nothing was changed."
 )
 NOT_HERE = "This button belongs to a request in another conversation; nothing was changed."
-ALREADY_DECIDED = "This was already decided; nothing was changed."
 NOT_THE_REQUEST_MAIL = (
     "To decide by email, reply to the approval request mail itself, keeping {} in the "
     "subject; nothing was changed."
