@@ -20,7 +20,7 @@ from tests.chaos_nodes import Node, Nodes, answers, faketime, mention
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.slack_api import BOT_USER, FakeSlack
 from tests.proc import Switchboard
-from tests.test_chaos_nodes import TTL, nodes_env
+from tests.test_chaos_nodes import TTL, events, nodes_env
 
 #: a row left pending by a killed leader goes out within this of the kill, not a minute on
 PROMPT = 10.0
@@ -99,5 +99,8 @@ async def test_a_node_whose_clock_is_off_by_a_minute_leads_and_follows_on_the_se
             tags = [answers(slack, t) for t in ("t001", "t002", "t003", "t004")]
             assert tags == [1, 1, 1, 1]
             assert (said(slack, QUESTION), said(slack, "Report based on")) == (1, 1)
+            said_clock = events(tmp_path, "node.clock")  # n2, at each of its starts
+            assert {e["node"] for e in said_clock} == {"n2"}
+            assert all(abs(float(str(e["offset"])) - float(skew[:-1])) < 5 for e in said_clock)
         finally:
             nodes.stop()
