@@ -276,7 +276,7 @@ class App:
                         "pid": os.getpid(),
                         "node": self.node.id,
                         "started_at": self.started_at,
-                        "beat": time.time(),
+                        "beat": self.store.now(),  # read by `status` on any node
                         "llm_in_flight": self.llm.in_flight,
                         "llm_waiting": self.llm.waiting,
                         "sessions": len(self.coordinator.sessions),

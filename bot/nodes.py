@@ -36,6 +36,8 @@ log = logging.getLogger(__name__)
 EVERY_NODE = frozenset({"slack"})
 #: set in the environment of a node that starts over: it waits for the database
 REJOIN_VARIABLE = "SWITCHBOARD_REJOIN"
+#: seconds this host's clock may be off the database's before the node says so
+CLOCK_TOLERANCE = 5.0
 Role = Literal["leader", "follower"]
 
 
@@ -74,12 +76,26 @@ class Node:
             await self._lead()
             return
         store = self.app.store
+        self._check_clock()
         self.lease = Lease(store.db, self.id, self.app.settings.leader_ttl_seconds)
         store.announce = True
         self.app.human.routing = False
         if self.lease.beat():  # nobody leads: start as the leader, as on SQLite
             await self._lead()
         self._task = asyncio.create_task(self._campaign(), name="lease")
+
+    def _check_clock(self) -> None:
+        """Say so when this host's clock is off the database's: the lease does not depend
+        on it, but the scheduler of the node that leads fires by its own clock."""
+        offset = time.time() - self.app.store.now()
+        if abs(offset) > CLOCK_TOLERANCE:
+            log.warning(
+                "node %s: this host's clock is %+.0f s off the database's; leadership does"
+                " not depend on it, but schedules fire by the leading node's clock (use NTP)",
+                self.id,
+                offset,
+            )
+            self.app.events.emit("node.clock", "runtime", node=self.id, offset=round(offset, 1))
 
     async def _campaign(self) -> None:
         assert self.lease is not None
@@ -116,6 +132,8 @@ class Node:
         store.announce = False
         if self.shared:
             from bot.store.listen import Listener
+
+            store.outbox_due_now()  # retry times another node's clock wrote
 
             self.listener = Listener(str(store.where), self._heard)
             self.listener.start(asyncio.get_running_loop())

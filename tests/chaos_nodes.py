@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import signal
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -72,8 +73,16 @@ class Node(Run):
 class Nodes:
     """The nodes of one bot, started, killed (the leader) and stopped together."""
 
-    def __init__(self, env: dict[str, str], workdir: Path, names: tuple[str, ...] = NAMES):
-        self.nodes = [Node(name, env, workdir) for name in names]
+    def __init__(
+        self,
+        env: dict[str, str],
+        workdir: Path,
+        names: tuple[str, ...] = NAMES,
+        own: Mapping[str, dict[str, str]] | None = None,
+    ) -> None:
+        """`own`: more environment for some nodes, by name (a skewed clock: `faketime`)."""
+        own = own or {}
+        self.nodes = [Node(name, env | own.get(name, {}), workdir) for name in names]
         self.log: list[str] = []  # when each process started and was killed
         self.starts = 0
 
@@ -113,6 +122,14 @@ class Nodes:
     def stop(self) -> None:
         for node in self.nodes:
             node.stop()
+
+
+def faketime(offset: str) -> dict[str, str]:
+    """The environment that sets a process's wall clock `offset` ("+60s") off this host's
+    (libfaketime, Debian's `faketime`); its monotonic clock, asyncio's, is left alone."""
+    found = sorted(Path("/usr/lib").glob("*/faketime/libfaketime.so.1"))
+    assert found, "libfaketime is not installed (scripts/test installs `faketime`)"
+    return {"LD_PRELOAD": str(found[0]), "FAKETIME": offset, "FAKETIME_DONT_FAKE_MONOTONIC": "1"}
 
 
 def mention(slack: FakeSlack, tag: str) -> str:

@@ -64,7 +64,7 @@ def runtime_live(store: Store) -> bool:
     """Whether the live process beat recently: what it wrote about live connections
     (MCP servers, channels) is current only then."""
     beat = _beat(store)
-    return bool(beat.get("pid")) and time.time() - beat.get("beat", 0) < STALE_AFTER
+    return bool(beat.get("pid")) and store.now() - beat.get("beat", 0) < STALE_AFTER
 
 
 def _leader(store: Store, this_node: Callable[[str], bool] | None) -> str:
@@ -89,7 +89,7 @@ def _runtime(store: Store) -> str:
             f"{beat['llm_waiting']}, open conversations {beat['sessions']}"
         )
     return "Switchboard: not running" + (
-        f" (last seen {ago(beat['beat'])})" if beat.get("beat") else ""
+        f" (last seen {ago(beat['beat'], store.now())})" if beat.get("beat") else ""
     )
 
 

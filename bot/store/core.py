@@ -119,6 +119,13 @@ class Store(AgentTables, OutboxTables):
         assert not self.postgres, "a PostgreSQL store has no file"
         return Path(self.where)
 
+    def now(self) -> float:
+        """Unix seconds by the database's clock on PostgreSQL (one clock for every node,
+        whatever a node's own says), by this host's on SQLite."""
+        if not self.postgres:
+            return time.time()
+        return float(self._x("SELECT EXTRACT(EPOCH FROM clock_timestamp())").fetchone()[0])
+
     def leader(self) -> tuple[str | None, float | None]:
         """PostgreSQL: (the leading node's id, since when); SQLite: (None, None)."""
         if not self.postgres:

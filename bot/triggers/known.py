@@ -89,6 +89,7 @@ KNOWN_EVENTS: dict[str, tuple[str, ...]] = {
     ),
     "message.refused": ("channel", "reason"),
     "message.sent": ("id", "kind", "target"),
+    "node.clock": ("node", "offset"),
     "node.leads": ("node", "role"),
     "node.lost": ("node", "reason"),
     "operator.action": ("action", "conversation", "decider", "how", "outcome"),
