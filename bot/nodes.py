@@ -134,7 +134,6 @@ class Node:
             from bot.store.listen import Listener
 
             store.outbox_due_now()  # retry times another node's clock wrote
-
             self.listener = Listener(str(store.where), self._heard)
             self.listener.start(asyncio.get_running_loop())
         await self.app.lead()
@@ -165,9 +164,14 @@ class Node:
 
     def check(self) -> None:
         """Before an act the leader alone may do (a post to a platform): raises Lost when
-        this node no longer leads."""
-        if self.lease is not None:
+        this node no longer leads (and the node starts over, as when a beat finds it)."""
+        if self.lease is None:
+            return
+        try:
             self.lease.check()
+        except Lost as exc:
+            self._lost(str(exc))
+            raise
 
     def leader(self) -> Leader:
         """Who leads, as the database says (this node, on SQLite)."""

@@ -16,6 +16,7 @@ from bot.ledger.report import full_status
 from bot.ops.health import LLMHealth, health
 from bot.store import migrations
 from bot.store.core import Store
+from bot.store.lease import Lost
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.kit import Recorder, eventually, inbound, make_settings, running_app
 from tests.pgcluster import PgCluster
@@ -211,3 +212,21 @@ async def test_a_node_that_fails_to_start_leading_lets_go_and_starts_over(
             b.store.set_kv("half", "started")  # nothing more from a half-started leader
     finally:
         await b.stop()
+
+
+async def test_a_leader_that_finds_itself_superseded_before_a_post_starts_over(
+    tmp_path: Path, fake: FakeAnthropic, pg_url: str
+) -> None:
+    fake.responder = TeamScript()
+    (a, _), (b, _) = await a_leads_b_follows(tmp_path, fake, pg_url)
+    restarts: list[str] = []
+    a.node.restart = lambda: restarts.append("a")
+    try:
+        with psycopg.connect(pg_url, autocommit=True) as conn:  # another generation leads
+            conn.execute("UPDATE leader SET generation = generation + 1")
+        with pytest.raises(Lost):
+            a.node.check()  # what the outbox asks before each post
+        assert restarts == ["a"] and a.node.role == "follower" and a.node.lost
+    finally:
+        await b.stop()
+        await a.stop()
