@@ -17,7 +17,6 @@ records on a worker's open question so the person's reply finds that worker.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import time
@@ -59,6 +58,10 @@ def conversation_of(mail: ParsedMail) -> str:
     return f"{KIND}:{mail.root}"
 
 
+#: how long a stop waits for the IMAP task before it cancels it again
+STOP_RECHECK_SECONDS = 1.0
+
+
 class EmailChannel(BaseChannel):
     kind = KIND
     pace_seconds = 0.0
@@ -84,11 +87,13 @@ class EmailChannel(BaseChannel):
         self._task = asyncio.create_task(self.watcher.run(), name="email-imap")
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        task, self._task = self._task, None
+        while task is not None and not task.done():
+            # again until it ends: a library's wait_for (Python 3.11) can swallow one
+            task.cancel()
+            await asyncio.wait({task}, timeout=STOP_RECHECK_SECONDS)
+        if task is not None and not task.cancelled() and task.exception() is not None:
+            log.error("the IMAP task had ended: %r", task.exception())
         self._health("stopped", "")
 
     async def probe(self) -> tuple[str, str] | None:

@@ -241,7 +241,10 @@ class ImapClient:
 async def _answer(awaitable: Awaitable[T], what: str) -> T:
     """The server's answer to `what` within ANSWER_SECONDS, else ImapError."""
     try:
-        return await asyncio.wait_for(awaitable, ANSWER_SECONDS)
+        # asyncio.timeout, not wait_for: Python 3.11's wait_for returns the answer when a
+        # cancellation arrives with it, and the cancelled IMAP task then idles on
+        async with asyncio.timeout(ANSWER_SECONDS):
+            return await awaitable
     except TimeoutError:
         raise ImapError(f"{what}: no answer from the server in {ANSWER_SECONDS:g}s") from None
 

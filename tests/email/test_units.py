@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from email import message_from_bytes, policy
 from pathlib import Path
 
 import pytest
 
+from bot.app import App
 from bot.core.messages import Outbound, Target
 from channels.email.compose import Thread, compose, reply_subject, speaker
 from channels.email.parse import parse_mail, strip_reply
 from channels.email.safety import RateGuard, allowed
 from config.settings import SettingsError, load_settings
+from tests.fakes.anthropic_api import FakeAnthropic
+from tests.kit import make_settings
 
 
 def test_quoted_history_and_signature_are_stripped() -> None:
@@ -99,3 +104,31 @@ def test_email_settings_errors_name_the_variable(tmp_path: Path) -> None:
         load_settings(None, {**base, "IMAP_TLS": "tls"})
     conf = load_settings(None, {**base, "EMAIL_ALLOWED_SENDERS": "Ann@X.org, @Team.org"})
     assert conf.email_allowed_senders == ["ann@x.org", "@team.org"]
+
+
+async def test_a_stop_ends_an_imap_task_that_swallowed_its_first_cancellation(
+    tmp_path: Path, fake: FakeAnthropic
+) -> None:
+    """Python 3.11's wait_for (aioimaplib's too) returns an answer that arrives with a
+    cancellation and drops the cancellation: the IMAP task then idles on. A stop asks
+    again until the task has ended, instead of waiting on it for ever."""
+    settings = make_settings(
+        tmp_path / "data", fake, EMAIL_ADDRESS="bot@localhost", IMAP_HOST="127.0.0.1",
+        IMAP_USER="bot", IMAP_PASSWORD="x", SMTP_HOST="127.0.0.1",
+    )  # fmt: skip
+    app = App(settings, ["email"])
+    app.build()
+    (channel,) = app.channels
+
+    async def stubborn() -> None:
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.sleep(3600)  # the cancellation a wait_for swallowed
+        await asyncio.sleep(3600)
+
+    imap = channel._task = asyncio.create_task(stubborn())
+    stopping = asyncio.create_task(channel.stop())
+    done, _ = await asyncio.wait({stopping}, timeout=15)  # asyncio.wait: never swallows
+    for task in (stopping, imap):
+        task.cancel()
+    app.store.close()
+    assert stopping in done and imap.done(), "the stop waited on the IMAP task for ever"
