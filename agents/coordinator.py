@@ -30,6 +30,7 @@ from agents.turns import dangling_calls
 from bot.core.bus import Mail
 from bot.core.messages import COORDINATOR, Outbound
 from bot.core.notices import SESSION_FAILED, SHOWN, STOPPED, TERMINAL, turn_limit
+from bot.core.tasks import cancel_all
 
 log = logging.getLogger(__name__)
 
@@ -109,10 +110,7 @@ class Coordinator:
             del self.sessions[session.key]
 
     async def shutdown(self) -> None:
-        tasks = [s.task for s in self.sessions.values() if s.task is not None]
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await cancel_all([s.task for s in self.sessions.values() if s.task is not None])
 
 
 class Session(NodeLoop):

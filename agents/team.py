@@ -18,6 +18,7 @@ from agents.worker import TASK_KEY, Worker
 from bot.core.bus import Mail
 from bot.core.messages import BROADCAST, COORDINATOR, HUMAN, BusMessage, Outbound
 from bot.core.notices import SHOWN, SYSTEM_SPEAKER, where_to, worker_failed
+from bot.core.tasks import cancel_all
 from bot.store.core import ACTIVE_WORKER_STATES, WorkerRow, WorkerStatus
 
 log = logging.getLogger(__name__)
@@ -128,8 +129,7 @@ class Team:
             raise ToolError(f"no active worker called {name!r}")
         task = self._tasks.get(worker.row.id)
         if task is not None:
-            task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
+            await cancel_all([task])
         worker.row.status = "stopped"
         self.services.store.upsert_worker(worker.row)
         self.services.events.emit("worker.stopped", worker.row.id, status="stopped")
@@ -177,7 +177,4 @@ class Team:
         return "\n".join(lines)
 
     async def shutdown(self) -> None:
-        tasks = list(self._tasks.values())
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await cancel_all(list(self._tasks.values()))

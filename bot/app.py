@@ -37,6 +37,7 @@ from bot.core.bus import Bus
 from bot.core.channel import Channel
 from bot.core.events import EventLog
 from bot.core.messages import Target
+from bot.core.tasks import cancel_all
 from bot.inbox.channel_context import ChannelContext
 from bot.inbox.files import FileStore
 from bot.inbox.human import HumanNode
@@ -305,9 +306,7 @@ class App:
         await self.coordinator.shutdown()
         await self.team.shutdown()
         await self.mcp.stop()
-        for task in self._tasks:
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await cancel_all(self._tasks)
         if self.leading:
             self.store.set_kv(RUNTIME_KEY, json.dumps({"pid": None, "stopped_at": time.time()}))
         self.node.release()  # only now: nothing of this node acts any more

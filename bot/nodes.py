@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
+from bot.core.tasks import cancel_all
 from bot.store.lease import Leader, Lease, Lost
 
 if TYPE_CHECKING:
@@ -190,8 +191,7 @@ class Node:
     async def stop(self) -> None:
         """Campaign no more; the lease is kept until the leader's parts have stopped."""
         if self._task is not None:
-            self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)
+            await cancel_all([self._task])
         if self.listener is not None:
             self.listener.stop()
 

@@ -26,6 +26,7 @@ from agents.services import AgentInfo
 from agents.step import Step
 from agents.tools import Tool, ToolResult, ToolSpec
 from bot.core.events import EventLog
+from bot.core.tasks import cancel_all
 from bot.store.core import Store
 from config.tools import McpServerConfig
 
@@ -71,9 +72,7 @@ class McpRegistry:
             self._tasks.append(asyncio.create_task(client.run(), name=f"mcp:{client.name}"))
 
     async def stop(self) -> None:
-        for task in self._tasks:
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await cancel_all(self._tasks)
         self._tasks.clear()
         for client in self.clients.values():
             client.state = "stopped"

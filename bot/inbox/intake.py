@@ -21,6 +21,7 @@ from typing import Protocol
 from bot.core.events import EventLog
 from bot.core.messages import HUMAN, Attachment, Inbound
 from bot.core.notices import unread_files
+from bot.core.tasks import cancel_all
 from bot.inbox.files import FileStore
 from bot.outbox.sender import backoff
 from bot.store.core import InboundStatus, Store
@@ -108,10 +109,7 @@ class FileIntake:
         return len(rows)
 
     async def stop(self) -> None:
-        tasks = list(self._last.values())
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await cancel_all(list(self._last.values()))
 
     def _forget(self, conversation: str, task: asyncio.Task[None]) -> None:
         if self._last.get(conversation) is task:

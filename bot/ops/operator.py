@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from aiohttp import web
 
 from agents.llm import CallRecord
+from bot.core.tasks import cancel_all
 from bot.ledger.budget import Budget
 from bot.ledger.usage import Ledger, Tokens
 from bot.ops.actions import Actions
@@ -196,9 +197,7 @@ class Operator:
         if self.server is not None:
             await self.server.stop()
             self.server = None
-        for task in self._tasks:
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await cancel_all(self._tasks)
 
     def _audience(self, request: web.Request) -> str:
         """`full` for a token holder (or the loopback Host without a token), `public`

@@ -22,6 +22,7 @@ from typing import Any
 from bot.core.channel import Channel, PermanentDeliveryError, TransientDeliveryError
 from bot.core.events import EventLog
 from bot.core.messages import DeliveryReceipt, Outbound
+from bot.core.tasks import cancel_all
 from bot.store.core import OutboxRow, Store
 
 log = logging.getLogger(__name__)
@@ -126,9 +127,7 @@ class Outbox:
             task.cancel()
         if self._sending:
             await asyncio.wait(set(self._sending), timeout=grace)
-        for task in list(self._tasks):
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await cancel_all(list(self._tasks))
 
     def _new_targets(self) -> tuple[list[str], bool]:
         """Targets of rows queued since the last look that nothing is draining or

@@ -10,7 +10,6 @@ rate-limit buckets from the response headers, so the outbox adds no pause of its
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 from collections.abc import Coroutine
 from typing import Any
@@ -19,6 +18,7 @@ import discord
 
 from bot.core.channel import BaseChannel, TransientDeliveryError
 from bot.core.messages import DeliveryReceipt, Outbound, Target
+from bot.core.tasks import cancel_all
 from bot.inbox.channel_context import ChannelContext
 from bot.inbox.reading import Page
 from channels.discord import approvals
@@ -79,9 +79,7 @@ class DiscordChannel(BaseChannel):
         await self.client.close()
         await self.fetcher.close()
         if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+            await cancel_all([self._task])
         self.client.health("stopped")
 
     def _on_message(self, message: discord.Message, me: discord.ClientUser) -> None:

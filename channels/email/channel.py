@@ -25,6 +25,7 @@ from email.message import EmailMessage
 
 from bot.core.channel import BaseChannel, PermanentDeliveryError
 from bot.core.messages import Attachment, DeliveryReceipt, Inbound, Outbound, Sender, Target
+from bot.core.tasks import cancel_all
 from bot.inbox.channel_context import ChannelContext
 from bot.inbox.files import guess_type, human_size, safe_name
 from bot.inbox.reading import Line, Page, ReadRefused
@@ -58,10 +59,6 @@ def conversation_of(mail: ParsedMail) -> str:
     return f"{KIND}:{mail.root}"
 
 
-#: how long a stop waits for the IMAP task before it cancels it again
-STOP_RECHECK_SECONDS = 1.0
-
-
 class EmailChannel(BaseChannel):
     kind = KIND
     pace_seconds = 0.0
@@ -88,12 +85,8 @@ class EmailChannel(BaseChannel):
 
     async def stop(self) -> None:
         task, self._task = self._task, None
-        while task is not None and not task.done():
-            # again until it ends: a library's wait_for (Python 3.11) can swallow one
-            task.cancel()
-            await asyncio.wait({task}, timeout=STOP_RECHECK_SECONDS)
-        if task is not None and not task.cancelled() and task.exception() is not None:
-            log.error("the IMAP task had ended: %r", task.exception())
+        if task is not None:  # asked again until it ends: aioimaplib's wait_for can swallow one
+            await cancel_all([task])
         self._health("stopped", "")
 
     async def probe(self) -> tuple[str, str] | None:
