@@ -10,7 +10,6 @@ variable, and leaves the other channels running.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
@@ -21,6 +20,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.core.channel import BaseChannel
 from bot.core.messages import DeliveryReceipt, Outbound, Target
+from bot.core.tasks import cancel_all
 from bot.inbox.channel_context import ChannelContext
 from bot.inbox.reading import Page
 from bot.outbox.sender import backoff
@@ -131,14 +131,7 @@ class SlackChannel(BaseChannel):
         self._starting = asyncio.create_task(self._connect(), name="slack-connect")
 
     async def stop(self) -> None:
-        if self._starting is not None:
-            self._starting.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._starting
-        if self._catching_up is not None:
-            self._catching_up.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._catching_up
+        await cancel_all(task for task in (self._starting, self._catching_up) if task is not None)
         if self.ready.is_set():
             await self.connection.stop()
         await self.fetcher.close()
