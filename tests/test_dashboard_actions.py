@@ -18,6 +18,7 @@ from tests.fakes.anthropic_api import FakeAnthropic
 from tests.kit import events, inbound
 from tests.ops_kit import get, served_app
 from tests.script import TeamScript
+from tests.test_nodes import node
 
 TOKEN = "a-dashboard-token-for-tests-0123"
 ENV = {"SWITCHBOARD_DASHBOARD_TOKEN": TOKEN}
@@ -198,3 +199,22 @@ async def test_an_operator_starts_a_conversation_afresh(
     assert list((tmp_path / "agents" / "coordinator" / "archive").glob("terminal-*.jsonl"))
     audit = events(tmp_path, "operator.action")[-1]["data"]
     assert audit["action"] == "new" and audit["outcome"] == "fresh"
+
+
+async def test_a_followers_dashboard_names_the_leader_for_actions_on_the_agents(
+    tmp_path: Path, fake: FakeAnthropic, session: aiohttp.ClientSession, pg_url: str
+) -> None:
+    fake.responder = TeamScript()
+    leader, _ = await node(tmp_path, fake, pg_url, "a")
+    try:
+        env = {**ENV, "SWITCHBOARD_DATABASE_URL": pg_url, "SWITCHBOARD_NODE_ID": "b"}
+        async with served_app(tmp_path / "b", fake, **env) as (app, _channel, url):
+            assert app.node.role == "follower"
+            csrf = await sign_in(session, url)
+            form = {"conversation": "terminal", "csrf": csrf}
+            status, text = await post(session, url + "/actions/new", form)
+            assert status == 409 and "node a" in text
+        audit = events(tmp_path / "b", "operator.action")[-1]["data"]
+        assert audit["outcome"] == "refused: follower"
+    finally:
+        await leader.stop()
