@@ -179,7 +179,7 @@ class Node:
         if self.lease is None:
             return Leader(self.id, self.since, 0)
         try:
-            return self.lease.leader()
+            return self.app.store.leader()
         except sqlite3.Error:
             return Leader(None, None, 0)
 

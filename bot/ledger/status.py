@@ -70,7 +70,8 @@ def runtime_live(store: Store) -> bool:
 def _leader(store: Store, this_node: Callable[[str], bool] | None) -> str:
     """`leader: <id> (this node), since <when>`: the lease's holder on PostgreSQL, the
     running process on SQLite."""
-    node, since = store.leader()
+    leader = store.leader()
+    node, since = leader.node, leader.since
     if not store.postgres and runtime_live(store):
         beat = _beat(store)
         node, since = beat.get("node") or f"pid {beat['pid']}", beat.get("started_at")

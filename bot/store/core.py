@@ -29,6 +29,7 @@ from bot.store import migrations
 from bot.store.agents import AgentTables
 from bot.store.approvals import ApprovalRows
 from bot.store.audit import AuditRows
+from bot.store.lease import Leader
 from bot.store.migrations import CHANNEL
 from bot.store.outbox import OutboxTables
 from bot.store.schema import (
@@ -126,12 +127,12 @@ class Store(AgentTables, OutboxTables):
             return time.time()
         return float(self._x("SELECT EXTRACT(EPOCH FROM clock_timestamp())").fetchone()[0])
 
-    def leader(self) -> tuple[str | None, float | None]:
-        """PostgreSQL: (the leading node's id, since when); SQLite: (None, None)."""
+    def leader(self) -> Leader:
+        """Who leads, as the `leader` row of PostgreSQL says (SQLite: nobody recorded)."""
         if not self.postgres:
-            return None, None
-        row = self._x("SELECT node, since FROM leader WHERE name = 'bot'").fetchone()
-        return (row[0], row[1]) if row else (None, None)
+            return Leader(None, None, 0)
+        row = self._x("SELECT node, since, generation FROM leader WHERE name = 'bot'").fetchone()
+        return Leader(row[0], row[1], int(row[2])) if row else Leader(None, None, 0)
 
     def notify(self, topic: str) -> None:
         """Inside a transaction, on PostgreSQL with `announce` on: wake the leader at the

@@ -130,14 +130,6 @@ class Lease:
         self.db.fence(f"node {self.node} no longer leads: {why}")
         self.generation = None
 
-    def leader(self) -> Leader:
-        """Who leads now, as the database says (any node may ask)."""
-        row = self.db.execute("SELECT node, since, generation FROM leader WHERE name = 'bot'")
-        found = row.fetchone()
-        if found is None:
-            return Leader(None, None, 0)
-        return Leader(found[0], found[1], int(found[2]))
-
     def release(self) -> None:
         """A clean stop: let another node lead at once, not after the TTL."""
         if self.generation is None:
