@@ -114,12 +114,6 @@ class Store(AgentTables, OutboxTables):
             migrations.migrate(db, path)
         return db
 
-    @property
-    def path(self) -> Path:
-        """The SQLite file (a PostgreSQL store has none)."""
-        assert not self.postgres, "a PostgreSQL store has no file"
-        return Path(self.where)
-
     def now(self) -> float:
         """Unix seconds by the database's clock on PostgreSQL (one clock for every node,
         whatever a node's own says), by this host's on SQLite."""
