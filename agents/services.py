@@ -19,8 +19,8 @@ from bot.inbox.human import HumanNode
 from bot.store.core import Store
 
 if TYPE_CHECKING:
-    from agents.llm import Provider
-    from agents.tools import Guard, Tool, Toolbox, ToolSource
+    from agents.model.llm import Provider
+    from agents.tools.toolbox import Guard, Tool, Toolbox, ToolSource
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,7 +40,7 @@ class AgentInfo:
     kind: str  # coordinator | worker
     #: the conversation the tools serve (a coordinator session's key, a worker's origin)
     conversation: str | None = None
-    #: the workspace directory name below <data_dir>/workspaces (agents/files_tools.py)
+    #: the workspace directory name below <data_dir>/workspaces (agents/tools/files.py)
     workspace: str | None = None
 
 
@@ -93,9 +93,9 @@ class Services:
     tool_sources: list[SourceFactory] = field(default_factory=list)
     prompt_parts: list[PromptPart] = field(default_factory=list)
     memory: MemoryHooks | None = None
-    #: gated tool calls (agents/approvals.py), when MCP servers are configured
+    #: gated tool calls (agents/tools/approvals.py), when MCP servers are configured
     approvals: Any = None
-    #: the scope check each agent's toolbox runs before a call (agents/scope_guard.py)
+    #: the scope check each agent's toolbox runs before a call (agents/tools/scope_guard.py)
     guard_for: Callable[[AgentInfo], Guard] | None = None
 
     @property

@@ -19,20 +19,20 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from agents.approvals import Approvals
-from agents.attachments import Expander
-from agents.coordinator import Coordinator
-from agents.files_tools import file_tools
-from agents.llm import Provider
 from agents.mcp import install_mcp
 from agents.memory import install_memory
-from agents.read_channel import read_channel_tools
-from agents.scope_guard import ScopeGuard, listing_filter
+from agents.model.attachments import Expander
+from agents.model.llm import Provider
 from agents.services import Limits, Services
-from agents.stop import Stopper
-from agents.team import Team
-from agents.trigger_tools import trigger_tools
-from agents.web_fetch import FetchLimits, WebFetch
+from agents.team.coordinator import Coordinator
+from agents.team.stop import Stopper
+from agents.team.team import Team
+from agents.tools.approvals import Approvals
+from agents.tools.files import file_tools
+from agents.tools.read_channel import read_channel_tools
+from agents.tools.scope_guard import ScopeGuard, listing_filter
+from agents.tools.triggers import trigger_tools
+from agents.tools.web_fetch import FetchLimits, WebFetch
 from bot.core.bus import Bus
 from bot.core.channel import Channel
 from bot.core.events import EventLog

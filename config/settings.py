@@ -111,7 +111,7 @@ class Settings(BaseSettings):
     memory_inline_bytes: int = Field(default=20_000, ge=0)
     memory_rescan_seconds: float = Field(default=2.0, ge=0)
 
-    # Files people send and agents write (bot/inbox/files.py, agents/files_tools.py)
+    # Files people send and agents write (bot/inbox/files.py, agents/tools/files.py)
     file_max_bytes: int = Field(default=20_000_000, ge=1_024)
 
     # Slack

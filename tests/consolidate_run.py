@@ -7,9 +7,9 @@ from __future__ import annotations
 import asyncio
 import os
 
-from agents.llm import Provider
 from agents.memory.consolidate import Consolidator
 from agents.memory.shared import Shared
+from agents.model.llm import Provider
 from bot.app import anthropic_client
 from bot.core.events import EventLog
 from bot.store.core import Store

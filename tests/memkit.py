@@ -8,7 +8,7 @@ from typing import Any
 
 from agents.memory import Memory
 from agents.services import AgentInfo
-from agents.tools import Toolbox, ToolResult
+from agents.tools.toolbox import Toolbox, ToolResult
 from bot.core.events import EventLog
 from config.settings import load_settings
 from tests.fakes.anthropic_api import Call, unwrap

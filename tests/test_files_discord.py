@@ -6,7 +6,7 @@ from __future__ import annotations
 import base64
 from pathlib import Path
 
-from agents.files_tools import workspace_for
+from agents.tools.files import workspace_for
 from tests.discord_kit import (  # noqa: F401
     MENTION,
     discord_app,

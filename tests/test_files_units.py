@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agents.attachments import Expander, blocks
+from agents.model.attachments import Expander, blocks
 from bot.core.messages import Attachment
 from bot.inbox.files import FileStore, model_note, safe_name
 from tests.test_files_slack import png

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from agents.files_tools import Workspace
-from agents.tools import ToolError
+from agents.tools.files import Workspace
+from agents.tools.toolbox import ToolError
 from bot.app import App
 from bot.inbox.channel_context import ChannelContext
 from channels.terminal import TerminalChannel

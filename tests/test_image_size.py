@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agents.attachments import Expander, blocks
+from agents.model.attachments import Expander, blocks
 from bot.core.image_size import pixel_size
 from bot.core.messages import Attachment
 from bot.inbox.files import FileStore, model_note

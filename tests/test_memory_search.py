@@ -8,7 +8,7 @@ from pathlib import Path
 
 from agents.memory.search import split_sections
 from agents.services import AgentInfo
-from agents.tools import Toolbox
+from agents.tools.toolbox import Toolbox
 from tests.memkit import call, memory_at, toolbox
 
 

@@ -12,11 +12,11 @@ from typing import Any
 import jsonschema
 import pytest
 
-from agents.marking import neutralise, untrusted
+from agents.loop.marking import neutralise, untrusted
+from agents.loop.transcript import render
 from agents.memory.compaction import FLUSH, SUMMARISE
-from agents.tools import ToolSpec
-from agents.transcript import render
-from agents.trigger_tools import SCHEDULE
+from agents.tools.toolbox import ToolSpec
+from agents.tools.triggers import SCHEDULE
 from bot.core.bus import Mail
 from bot.core.messages import BusMessage, Inbound, Target
 from config.settings import Settings

@@ -1,13 +1,13 @@
-"""How a response is read and a refused conversation repaired (agents/turns.py), and
+"""How a response is read and a refused conversation repaired (agents/loop/turns.py), and
 the fake's strict validator itself: each rule refuses what the real API refuses."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from agents import turns
-from agents.llm import ModelError
+from agents.loop import turns
 from agents.memory.compaction import estimate_tokens
+from agents.model.llm import ModelError
 from tests.fakes.anthropic_rules import problems
 
 IMAGE = {"type": "image", "source": {"type": "saved_file", "media_type": "image/png", "path": "a"}}
@@ -60,7 +60,7 @@ def test_clean_keeps_what_the_api_accepts_back() -> None:
 
 
 class StatusError(Exception):
-    """Stands for the SDK's APIStatusError: what agents/llm.py raises ModelError from."""
+    """Stands for the SDK's APIStatusError: what agents/model/llm.py raises ModelError from."""
 
     def __init__(self, status_code: int) -> None:
         self.status_code = status_code

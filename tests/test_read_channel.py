@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from agents.read_channel import since_of
+from agents.tools.read_channel import since_of
 from config.settings import load_settings
 from tests.discord_kit import MENTION as DISCORD_MENTION
 from tests.discord_kit import (  # noqa: F401

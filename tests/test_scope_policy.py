@@ -144,7 +144,7 @@ def test_crossings_are_events_with_the_audit_fields(store: Store, tmp_path: Path
 async def test_a_listing_of_the_shared_areas_shows_only_the_conversations_own(
     store: Store, tmp_path: Path
 ) -> None:
-    from agents.files_tools import Workspace
+    from agents.tools.files import Workspace
 
     scope, _ = make(store, tmp_path)
     made = ["files/aaaa/report.csv", "files/bbbb/payroll.csv"]

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from agents.services import AgentInfo
-from agents.tools import ToolError
-from agents.trigger_tools import TriggerTools
+from agents.tools.toolbox import ToolError
+from agents.tools.triggers import TriggerTools
 from bot.triggers import TriggerError, build_spec
 from bot.triggers.known import KNOWN_EVENTS, OPEN_FIELDS
 from config.settings import load_settings

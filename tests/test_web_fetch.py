@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 
-from agents import web_fetch
-from agents.tools import ToolError
-from agents.web_fetch import FetchLimits, WebFetch
+from agents.tools import web_fetch
+from agents.tools.toolbox import ToolError
+from agents.tools.web_fetch import FetchLimits, WebFetch
 from config.settings import SettingsError
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.kit import Recorder, inbound, make_settings, running_app

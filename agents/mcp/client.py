@@ -28,7 +28,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import CONNECTION_CLOSED
 
 from agents.mcp.results import to_result
-from agents.tools import ToolResult
+from agents.tools.toolbox import ToolResult
 from bot.outbox.sender import backoff
 from config.tools import McpServerConfig
 

@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING, Any
 
 import jsonschema
 
+from agents.loop.step import Step
 from agents.services import AgentInfo
-from agents.step import Step
-from agents.tools import Tool, ToolResult, ToolSpec
+from agents.tools.toolbox import Tool, ToolResult, ToolSpec
 from bot.core.events import EventLog
 from bot.core.tasks import cancel_all
 from bot.store.core import Store

@@ -6,7 +6,7 @@ older clients; a plain-text rendering, like the SDK's for a returned string, is
 kept as the more readable of the two); images become
 image blocks for the model; resources are named; `isError` becomes an error text.
 Everything is cut at `max_chars` with a note saying so, so one chatty tool cannot
-fill the context, and the text is an `<untrusted>` block (agents/marking.py).
+fill the context, and the text is an `<untrusted>` block (agents/loop/marking.py).
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from agents.marking import untrusted
-from agents.tools import ToolResult
+from agents.loop.marking import untrusted
+from agents.tools.toolbox import ToolResult
 
 if TYPE_CHECKING:  # content is told apart by its `type`: the MCP SDK loads with a server
     from mcp import types

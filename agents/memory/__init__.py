@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agents.loop.prompts import agent_dir
 from agents.memory.agent import AgentMemory
 from agents.memory.capture import captures
 from agents.memory.compaction import Compactor
@@ -27,15 +28,14 @@ from agents.memory.prompt import PromptCache, turn_context
 from agents.memory.search import MemoryIndex
 from agents.memory.shared import Shared
 from agents.memory.tools import memory_tools
-from agents.prompts import agent_dir
 from agents.services import AgentInfo, Services
-from agents.tools import Tool, Toolbox
+from agents.tools.toolbox import Tool, Toolbox
 from bot.core.messages import FROM_PERSON, BusMessage
 from bot.inbox.people import People
 from config.settings import Settings
 
 if TYPE_CHECKING:
-    from agents.llm import Provider
+    from agents.model.llm import Provider
     from bot.core.events import EventLog
 
 __all__ = ["AgentMemory", "Memory", "install_memory"]

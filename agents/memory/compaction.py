@@ -21,17 +21,17 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from agents.llm import CallLabel, ModelError, ModelUnavailable
+from agents.loop.turns import media_tokens
 from agents.memory.agent import AgentMemory
 from agents.memory.prompt import CHARS_PER_TOKEN
 from agents.memory.tools import NAMES as MEMORY_TOOLS
+from agents.model.llm import CallLabel, ModelError, ModelUnavailable
 from agents.services import Messages
-from agents.tools import Toolbox, ToolResult, result_block
-from agents.turns import media_tokens
+from agents.tools.toolbox import Toolbox, ToolResult, result_block
 from bot.core.events import EventLog
 
 if TYPE_CHECKING:
-    from agents.llm import Provider
+    from agents.model.llm import Provider
 
 log = logging.getLogger(__name__)
 

@@ -32,15 +32,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agents.llm import ModelError, ModelUnavailable
 from agents.memory.files import MemoryRefused, _atomic_write, topic_name
 from agents.memory.search import transcript_turn
 from agents.memory.shared import Shared
+from agents.model.llm import ModelError, ModelUnavailable
 from bot.core.events import EventLog
 from bot.store.core import Store
 
 if TYPE_CHECKING:
-    from agents.llm import Provider
+    from agents.model.llm import Provider
 
 log = logging.getLogger(__name__)
 

@@ -25,7 +25,7 @@ from agents.memory.agent import AgentMemory
 from agents.memory.files import MEMORY_FILE, _atomic_write
 
 if TYPE_CHECKING:
-    from agents.llm import Provider
+    from agents.model.llm import Provider
 
 STATE_FILE = "memory/.distilled"
 INPUT_CHARS = 60_000

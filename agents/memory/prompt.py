@@ -1,7 +1,7 @@
-"""The memory part of every system prompt (after SOUL.md, which `agents/prompts.py`
+"""The memory part of every system prompt (after SOUL.md, which `agents/loop/prompts.py`
 seeds): MEMORY.md, the last two days of the daily log and memory/index.md, in that
 order, within a token budget. A conversation keeps the prompt it was built with
-(`agents/prompts.py`); `turn_context` gives what its turns add: the speaking person's
+(`agents/loop/prompts.py`); `turn_context` gives what its turns add: the speaking person's
 profile (shared by every agent) and memory written since, as marked data.
 
 The text depends only on those files and the date, never on the clock or the
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agents.marking import neutralise, untrusted
+from agents.loop.marking import neutralise, untrusted
 from agents.memory.agent import AgentMemory
 from agents.memory.files import INDEX_FILE, LOG_DIR, MEMORY_FILE
 from agents.memory.search import split_sections

@@ -15,9 +15,9 @@ import asyncio
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from agents.marking import untrusted
+from agents.loop.marking import untrusted
 from agents.memory.files import MemoryRefused
-from agents.tools import INT, STR, Tool, ToolError, ToolSpec, arg, schema
+from agents.tools.toolbox import INT, STR, Tool, ToolError, ToolSpec, arg, schema
 
 if TYPE_CHECKING:
     from agents.memory.agent import AgentMemory

@@ -63,7 +63,7 @@ class Bus:
         self.store = store
         self._boxes: dict[str, Mailbox] = {}
         self._held: dict[str, list[Mail]] = {}
-        #: asked in turn before any mail is handed over (agents/stop.py adds one)
+        #: asked in turn before any mail is handed over (agents/team/stop.py adds one)
         self.catchers: list[Catcher] = []
 
     def register(self, node_id: str) -> Mailbox:

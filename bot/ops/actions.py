@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from aiohttp import web
 from multidict import MultiDictProxy
 
-from agents.tools import ToolError
+from agents.tools.toolbox import ToolError
 from bot.core import notices
 from bot.core.messages import COORDINATOR, HUMAN, BusMessage, Outbound, Target
 from bot.core.notices import SYSTEM_SPEAKER

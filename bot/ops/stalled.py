@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from agents.llm import CallRecord
+from agents.model.llm import CallRecord
 from bot.core import notices
 from bot.core.events import Event
 from bot.core.messages import Outbound, Target

@@ -97,7 +97,7 @@ class SlackEvents:
             self._stop_button(event)
 
     def _stop_button(self, event: SlackMessage) -> None:
-        """Slack's stop button: the person's `stop` in that thread (agents/stop.py)."""
+        """Slack's stop button: the person's `stop` in that thread (agents/team/stop.py)."""
         user, channel = event.get("user") or "", event["channel"]
         if self.allowed and user not in self.allowed:
             self.ctx.refuse(KIND, "user not in SLACK_ALLOWED_USERS", user=user)

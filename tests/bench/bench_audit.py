@@ -2,7 +2,7 @@
 
     .venv/bin/python tests/bench/bench_audit.py
 
-A tool call's bookkeeping is the `tool.called` event agents/node.py emits after the
+A tool call's bookkeeping is the `tool.called` event agents/loop/loop.py emits after the
 call: a line in events.jsonl and the in-process subscribers (trigger watchers,
 metrics). With the audit log, the event also carries a digest of the arguments and
 becomes a row in the store's append-only `audit` table (an autocommitted INSERT in

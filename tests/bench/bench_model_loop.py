@@ -13,8 +13,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from agents.coordinator import ROLE
-from agents.worker_tools import WORKER_ROLE
+from agents.team.coordinator import ROLE
+from agents.tools.worker import WORKER_ROLE
 from bot.settle import settle
 from tests.fakes import model_habits as habit
 from tests.fakes.anthropic_api import Call, FakeAnthropic, Reply, text, tool

@@ -23,12 +23,12 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from agents.llm import LLMResponse
 from agents.memory.agent import AgentMemory
 from agents.memory.consolidate import Consolidator
 from agents.memory.files import AgentFiles
 from agents.memory.search import MemoryIndex
 from agents.memory.shared import Shared
+from agents.model.llm import LLMResponse
 from bot.core.events import EventLog
 from bot.store.core import Store
 from tests.bench.bench_memory import generate, percentile, timed, words

@@ -4,7 +4,7 @@
 
 The app is built as `switchboard run` builds it (store, people, file owners, the
 scope policy from the settings). One agent's toolbox is made twice over the same
-tools: once with the scope guard (agents/scope_guard.py) in front of every call, once
+tools: once with the scope guard (agents/tools/scope_guard.py) in front of every call, once
 without. Both run the same calls, alternating in rounds: reading a file of the
 agent's own workspace, a file a person sent in this conversation (an ownership row in
 the store), a listing of the shared files area (filtered by ownership), and the
@@ -27,9 +27,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from agents.loop.step import Effects, Step  # noqa: E402
 from agents.services import AgentInfo  # noqa: E402
-from agents.step import Effects, Step  # noqa: E402
-from agents.tools import Toolbox  # noqa: E402
+from agents.tools.toolbox import Toolbox  # noqa: E402
 from bot.core.messages import Target  # noqa: E402
 from tests.fakes.anthropic_api import FakeAnthropic, text  # noqa: E402
 from tests.kit import Recorder, make_settings, running_app  # noqa: E402

@@ -32,10 +32,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
+from agents.loop.step import Effects, Step
 from agents.mcp.registry import McpRegistry
 from agents.services import AgentInfo
-from agents.step import Effects, Step
-from agents.tools import Toolbox
+from agents.tools.toolbox import Toolbox
 from bot.core.events import EventLog
 from bot.core.messages import Target
 from bot.store.core import Store

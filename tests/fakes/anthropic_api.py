@@ -32,8 +32,8 @@ from tests.fakes.threaded import ThreadedServer
 
 _ids = itertools.count(1)
 CLOCK = "[Now: "  # how the runtime's date-and-time line starts (bot/core/clock.py)
-CONTEXT = "[Context for this turn]"  # profiles, memory since (agents/transcript.py)
-#: the delimiter lines of an untrusted block (agents/marking.py), left out of `last_text`
+CONTEXT = "[Context for this turn]"  # profiles, memory since (agents/loop/transcript.py)
+#: the delimiter lines of an untrusted block (agents/loop/marking.py), left out of `last_text`
 DELIMITER = re.compile(r"^(?:<untrusted source=\"[^\n]*\">|</untrusted>)(?:\n|$)", re.MULTILINE)
 
 

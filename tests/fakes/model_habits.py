@@ -13,7 +13,7 @@ from typing import Any
 
 from tests.fakes.anthropic_api import Call, Reply, text, tool
 
-#: how the runtime's own lines to the model start (agents/turns.py)
+#: how the runtime's own lines to the model start (agents/loop/turns.py)
 CONTINUE_MARK = "Continue exactly where it stopped"
 REPEAT_MARK = "was cut off by the output limit (max_tokens) and was not run"
 REMINDER_MARK = "your task is still open"

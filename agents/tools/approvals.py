@@ -26,10 +26,10 @@ import uuid
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from agents.loop.step import Step
 from agents.mcp.registry import SEPARATOR, McpRegistry, McpTool
 from agents.services import AgentInfo, Services
-from agents.step import Step
-from agents.tools import ToolResult, result_block
+from agents.tools.toolbox import ToolResult, result_block
 from bot.approvals.desk import request_text
 from bot.approvals.text import arguments_file, file_name, needs_file, ordered, timeout_reason
 from bot.core.bus import Mail
@@ -40,7 +40,7 @@ from bot.ledger.audit import args_digest
 from bot.store.approvals import ApprovalRow
 
 if TYPE_CHECKING:
-    from agents.node import Conversation, NodeLoop
+    from agents.loop.loop import Conversation, NodeLoop
 
 log = logging.getLogger(__name__)
 

@@ -16,17 +16,17 @@ from collections import deque
 from collections.abc import Coroutine
 from typing import Any
 
-from agents.files_tools import workspace_for
-from agents.fresh import start_afresh
-from agents.messaging import send_message_tool
-from agents.node import Conversation, NodeLoop
-from agents.prompts import system_prompt
+from agents.loop.loop import Conversation, NodeLoop
+from agents.loop.prompts import system_prompt
+from agents.loop.step import Step
+from agents.loop.turns import dangling_calls
 from agents.services import AgentInfo, Services
-from agents.step import Step
-from agents.stop import TurnStopped, close_turn
-from agents.team import Team
-from agents.tools import STR, Tool, Toolbox, ToolSpec, arg, schema
-from agents.turns import dangling_calls
+from agents.team.fresh import start_afresh
+from agents.team.stop import TurnStopped, close_turn
+from agents.team.team import Team
+from agents.tools.files import workspace_for
+from agents.tools.messaging import send_message_tool
+from agents.tools.toolbox import STR, Tool, Toolbox, ToolSpec, arg, schema
 from bot.core.bus import Mail
 from bot.core.messages import COORDINATOR, Outbound
 from bot.core.notices import SESSION_FAILED, SHOWN, STOPPED, TERMINAL, turn_limit
@@ -85,7 +85,7 @@ class Coordinator:
 
     def _fresh(self, key: str, mail: Mail) -> None:
         """`new`: the session under way finishes with what it has; a new one serves
-        what comes after, once the transcript is archived (agents/fresh.py)."""
+        what comes after, once the transcript is archived (agents/team/fresh.py)."""
         old = self.sessions.pop(key, None)
         session = self.sessions[key] = Session(self, key)
         session.before = start_afresh(self.services, key, mail, old.task if old else None)

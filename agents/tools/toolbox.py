@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 import jsonschema
 
-from agents.step import Step
+from agents.loop.step import Step
 
 log = logging.getLogger(__name__)
 
@@ -45,13 +45,13 @@ class ToolResult:
     end: bool = False  # the worker's task is over (publish)
     #: content blocks after the text (images from an MCP tool), as the API takes them
     blocks: list[dict[str, Any]] = field(default_factory=list)
-    #: a gated call's request (agents/approvals.py): the node waits for a person's yes
+    #: a gated call's request (agents/tools/approvals.py): the node waits for a person's yes
     approval: Any = None
 
 
 Handler = Callable[[dict[str, Any]], Awaitable[ToolResult | str]]
 StepHandler = Callable[[dict[str, Any], Step], Awaitable[ToolResult | str]]
-#: a check before a call's handler (the scope, agents/scope_guard.py): a result stops it
+#: a check before a call's handler (the scope, agents/tools/scope_guard.py): a result stops it
 Guard = Callable[[str, dict[str, Any], Step], Awaitable[ToolResult | None]]
 
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from agents.loop.step import Step
 from agents.services import Services
-from agents.step import Step
-from agents.tools import ToolResult
+from agents.tools.toolbox import ToolResult
 from bot.ledger.audit import args_digest
 
 

@@ -33,7 +33,7 @@ class Step:
     #: where `human` is for this step: the conversation's target, else the home target
     human: Target
     effects: Effects
-    #: the agent's workspace below <data_dir>/workspaces (agents/files_tools.py)
+    #: the agent's workspace below <data_dir>/workspaces (agents/tools/files.py)
     workspace: str | None = None
     #: a person approved this call's reach outside its conversation (bot/inbox/scope.py)
     crossing_approved: bool = False

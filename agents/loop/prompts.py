@@ -19,7 +19,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Protocol
 
-from agents.marking import RULE
+from agents.loop.marking import RULE
 from agents.services import AgentInfo, Services
 
 _KEY = "prompt:"

@@ -9,7 +9,7 @@ people sent, as the message names it) and `workspaces/...` (another workspace, w
 someone gave the agent that path). Paths are checked like memory paths: no `..`, no
 absolute path, no symlink out; sizes are capped; every refusal is a `ToolError`
 whose text tells the model what to do instead. Which shared files belong to the
-agent's conversation is the scope's question (bot/inbox/scope.py, agents/scope_guard.py):
+agent's conversation is the scope's question (bot/inbox/scope.py, agents/tools/scope_guard.py):
 a listing of a shared area shows only those (`visible`).
 """
 
@@ -20,10 +20,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from agents.marking import untrusted
+from agents.loop.marking import untrusted
+from agents.loop.step import Step
 from agents.services import AgentInfo, Services, ToolFactory
-from agents.step import Step
-from agents.tools import INT, STR, Tool, ToolError, ToolSpec, arg, schema
+from agents.tools.toolbox import INT, STR, Tool, ToolError, ToolSpec, arg, schema
 from bot.core.messages import Attachment
 from bot.inbox.files import FILES_DIR, guess_type, human_size, safe_name, write_atomic
 

@@ -13,9 +13,9 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
-from agents.marking import untrusted
+from agents.loop.marking import untrusted
 from agents.services import AgentInfo, Services, ToolFactory
-from agents.tools import INT, STR, Tool, ToolError, ToolSpec, arg, schema
+from agents.tools.toolbox import INT, STR, Tool, ToolError, ToolSpec, arg, schema
 from bot.core.messages import Target, TargetError
 from bot.inbox.reading import MAX_LINES, Reader, ReadRefused, render
 

@@ -27,7 +27,7 @@ import httpx2
 
 from agents.mcp.results import marked
 from agents.services import AgentInfo
-from agents.tools import STR, Tool, ToolError, ToolResult, ToolSpec, arg, schema
+from agents.tools.toolbox import STR, Tool, ToolError, ToolResult, ToolSpec, arg, schema
 from bot.core.html_text import to_text
 
 MAX_REDIRECTS = 5

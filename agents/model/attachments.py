@@ -6,7 +6,7 @@ a document block; anything else is named with its type, size and the path
 `read_file` opens. Image and document blocks are kept in the conversation as a
 reference to the saved file (`source.type` = `saved_file`), so the stored
 conversation and its token estimate stay small; `expand` turns them into base64
-blocks when the request is built (`agents/llm.py`).
+blocks when the request is built (`agents/model/llm.py`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agents.marking import untrusted
+from agents.loop.marking import untrusted
 from bot.core.image_size import pixel_size
 from bot.core.messages import Attachment
 from bot.inbox.files import IMAGE_TYPES, human_size

@@ -12,16 +12,16 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
-from agents.tools import ToolResult, result_block
+from agents.tools.toolbox import ToolResult, result_block
 from bot.core.bus import Mail
 from bot.core.messages import COORDINATOR, FROM_PERSON, Outbound, Target
 from bot.core.notices import NOTHING_TO_STOP, SYSTEM_SPEAKER
 from bot.inbox.router import is_stop
 
 if TYPE_CHECKING:
-    from agents.coordinator import Coordinator
-    from agents.node import Conversation
-    from agents.team import Team
+    from agents.loop.loop import Conversation
+    from agents.team.coordinator import Coordinator
+    from agents.team.team import Team
 
 
 class Stopper:

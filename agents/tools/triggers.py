@@ -14,9 +14,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from agents.marking import untrusted
+from agents.loop.marking import untrusted
 from agents.services import AgentInfo
-from agents.tools import STR, Tool, ToolError, ToolSpec, arg, schema
+from agents.tools.toolbox import STR, Tool, ToolError, ToolSpec, arg, schema
 from bot.core.messages import COORDINATOR, Target, TargetError
 from bot.core.notices import where_to
 from bot.ledger.status import when

@@ -7,7 +7,7 @@ it). It reads what the call reaches from the arguments the contract names: a fil
 via), or every conversation's journal (`read_activity`, open only to a trigger's own
 step, where no person asks). Within scope it returns None and the tool runs. A
 crossing returns the tool's result instead: an approval request through the gated-tool
-flow (agents/approvals.py), whose approval runs the same call again with
+flow (agents/tools/approvals.py), whose approval runs the same call again with
 `Step.crossing_approved`, or a refusal under `SWITCHBOARD_CROSS_SCOPE=deny`. A tool
 that parks the agent (`ask_human`) cannot run inside the approval's settling: its
 approval is a grant, and the model is told to call it again. Tools never know about scope.
@@ -19,10 +19,10 @@ from collections.abc import Callable
 from pathlib import PurePosixPath
 from typing import Any
 
-from agents.files_tools import SHARED, workspace_for
+from agents.loop.step import Step
 from agents.services import AgentInfo, Services
-from agents.step import Step
-from agents.tools import ToolResult
+from agents.tools.files import SHARED, workspace_for
+from agents.tools.toolbox import ToolResult
 from bot.core.messages import Target, TargetError
 from bot.inbox.scope import Asker, Crossing, Scope
 

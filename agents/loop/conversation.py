@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from agents.turns import has_results
+from agents.loop.turns import has_results
 
 
 @dataclass(slots=True)

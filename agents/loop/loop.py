@@ -17,16 +17,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from agents import calls
-from agents import turns as turns_mod
-from agents.attachments import blocks as attachment_blocks
-from agents.conversation import Conversation
-from agents.llm import CallLabel, LLMResponse, ModelError, ModelUnavailable
-from agents.prompts import snapshot
+from agents.loop import calls
+from agents.loop import turns as turns_mod
+from agents.loop.conversation import Conversation
+from agents.loop.prompts import snapshot
+from agents.loop.step import Effects, Step
+from agents.loop.transcript import CONTEXT, context_texts, person_of, render
+from agents.model.attachments import blocks as attachment_blocks
+from agents.model.llm import CallLabel, LLMResponse, ModelError, ModelUnavailable
 from agents.services import Services
-from agents.step import Effects, Step
-from agents.tools import Toolbox, ToolResult, result_block
-from agents.transcript import CONTEXT, context_texts, person_of, render
+from agents.tools.toolbox import Toolbox, ToolResult, result_block
 from bot.core.bus import Mail
 from bot.core.clock import now_line
 from bot.core.messages import COORDINATOR, BusMessage, Outbound, Target
@@ -295,7 +295,7 @@ class NodeLoop:
         later: list[Mail],
     ) -> None:
         """A gated call: checkpoint the request, wait for the decision (this conversation
-        only; others go on), then the same tool_use gets its result (agents/approvals.py)."""
+        only; others go on), then the same tool_use gets its result (agents/tools/approvals.py)."""
         approvals = self.services.approvals
         assert approvals is not None
         call, ask = gated

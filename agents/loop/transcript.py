@@ -1,7 +1,7 @@
 """How messages read inside an agent's conversation with the model.
 
 A person's words arrive in an `<untrusted>` block under a speaker line naming them
-(agents/marking.py): a listed person by name, anyone else by handle plus platform id.
+(agents/loop/marking.py): a listed person by name, anyone else by handle plus platform id.
 The runtime's and the agents' own messages keep their labels, their bodies
 neutralised so nothing inside passes for one. Each turn may carry a context block
 (`CONTEXT`): profiles and memory written since the conversation's prompt was built.
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agents.marking import neutralise, speaker_name, untrusted
+from agents.loop.marking import neutralise, speaker_name, untrusted
 from bot.core.bus import Mail
 from bot.core.messages import FROM_PERSON, BusMessage
 
@@ -21,7 +21,7 @@ CONTEXT = "[Context for this turn]"
 
 def render(mail: Mail) -> str:
     """How a bus message reads inside an agent's conversation: a person's words in an
-    `<untrusted>` block under a speaker line (agents/marking.py); the runtime's and the
+    `<untrusted>` block under a speaker line (agents/loop/marking.py); the runtime's and the
     agents' own messages under their label, with nothing inside that passes for one."""
     msg = mail.msg
     if msg.kind in FROM_PERSON:

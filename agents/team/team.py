@@ -13,8 +13,8 @@ import re
 from dataclasses import replace
 
 from agents.services import Services
-from agents.tools import ToolError
-from agents.worker import TASK_KEY, Worker
+from agents.team.worker import TASK_KEY, Worker
+from agents.tools.toolbox import ToolError
 from bot.core.bus import Mail
 from bot.core.messages import BROADCAST, COORDINATOR, HUMAN, BusMessage, Outbound
 from bot.core.notices import SHOWN, SYSTEM_SPEAKER, where_to, worker_failed

@@ -3,7 +3,7 @@ content cleaned so the stored conversation stays acceptable to the API, and the
 runtime's own lines to the model (continue a cut answer, repeat a cut call, the task
 is still open, a restart cut a call off).
 
-Pure functions on content blocks and message lists; the node loop (agents/node.py)
+Pure functions on content blocks and message lists; the node loop (agents/loop/loop.py)
 decides what to do with them.
 """
 
@@ -288,7 +288,7 @@ def _refused_before(messages: Messages) -> bool:
 
 
 def _status(exc: Exception) -> int | None:
-    """The HTTP status of the API error behind `exc` (agents/llm.py raises from it)."""
+    """The HTTP status of the API error behind `exc` (agents/model/llm.py raises from it)."""
     status = getattr(exc.__cause__, "status_code", None)
     return status if isinstance(status, int) else None
 

@@ -15,17 +15,17 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from agents.files_tools import workspace_for, workspace_of
-from agents.llm import LLMResponse
-from agents.messaging import send_message_tool
-from agents.node import Conversation, NodeLoop, Outcome
-from agents.prompts import system_prompt
+from agents.loop.loop import Conversation, NodeLoop, Outcome
+from agents.loop.prompts import system_prompt
+from agents.loop.step import Effects, Step
+from agents.loop.transcript import answer_text, render
+from agents.loop.turns import ANSWERED, CONTINUED, REMINDER, last_words, reminded, stop_of
+from agents.model.llm import LLMResponse
 from agents.services import AgentInfo, Services
-from agents.step import Effects, Step
-from agents.tools import Tool, Toolbox, ToolError, ToolResult
-from agents.transcript import answer_text, render
-from agents.turns import ANSWERED, CONTINUED, REMINDER, last_words, reminded, stop_of
-from agents.worker_tools import ASK_HUMAN, PUBLISH, SUGGEST_NEXT, WORKER_ROLE
+from agents.tools.files import workspace_for, workspace_of
+from agents.tools.messaging import send_message_tool
+from agents.tools.toolbox import Tool, Toolbox, ToolError, ToolResult
+from agents.tools.worker import ASK_HUMAN, PUBLISH, SUGGEST_NEXT, WORKER_ROLE
 from bot.core.bus import Mail, Mailbox
 from bot.core.messages import (
     COORDINATOR,

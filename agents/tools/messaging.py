@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from agents.files_tools import FILES_ARG, step_workspace
+from agents.loop.step import Step
 from agents.services import Services
-from agents.step import Step
-from agents.tools import STR, Tool, ToolError, ToolSpec, arg, schema
+from agents.tools.files import FILES_ARG, step_workspace
+from agents.tools.toolbox import STR, Tool, ToolError, ToolSpec, arg, schema
 from bot.core.messages import COORDINATOR, HUMAN, BusMessage, Outbound
 
 

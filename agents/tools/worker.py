@@ -1,12 +1,12 @@
 """What a worker is told and the tools only workers have: its fixed role text (turns,
 how a task ends) and the specs of `ask_human`, `publish` and `suggest_next`. The handlers
-live with the worker (agents/worker.py); these texts are part of its cached prefix.
+live with the worker (agents/team/worker.py); these texts are part of its cached prefix.
 """
 
 from __future__ import annotations
 
-from agents.files_tools import FILES_ARG
-from agents.tools import STR, ToolSpec, arg, schema
+from agents.tools.files import FILES_ARG
+from agents.tools.toolbox import STR, ToolSpec, arg, schema
 
 WORKER_ROLE = (
     "You have at most {turns} turns (model calls) for this task. Your task ends only when "

@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from agents.attachments import Expander
+from agents.model.attachments import Expander
 from bot.core.lazy import lazy, preload
 
 if TYPE_CHECKING:
@@ -87,7 +87,7 @@ class CallRecord:
 
 
 Observer = Callable[[CallRecord], None]
-#: hears the model's text as it streams (agents/node.py passes the progress feed)
+#: hears the model's text as it streams (agents/loop/loop.py passes the progress feed)
 TextSink = Callable[[str], None]
 Gate = Callable[[], Awaitable[None]]
 
