@@ -133,7 +133,17 @@ class App:
         )
         self.human.progress.streaming = s.streaming == "on"
         self.human.progress.reactions = s.ack_reactions == "on"
-        self.llm = Provider(lambda: anthropic_client(s), s.model, s.max_tokens, s.max_llm_calls)
+        self.llm = Provider(
+            lambda: anthropic_client(s),
+            s.model,
+            s.max_tokens,
+            s.max_llm_calls,
+            efforts={
+                "coordinator": s.effort_of("coordinator"),
+                "worker": s.effort_of("workers"),
+                "memory": s.effort_of("background"),
+            },
+        )
         self.llm.expander = Expander(s.data_dir)
         limits = Limits(
             s.max_workers,

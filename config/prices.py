@@ -4,7 +4,8 @@
 and optionally `cache_read` / `cache_write`, which default to Anthropic's ratios:
 0.1x and 1.25x the input price for 5-minute cache writes). A dated snapshot name
 (`claude-sonnet-4-5-20250929`) finds its family's entry by prefix. A model with no
-entry has no price: its cost is shown as unknown, never as zero.
+entry has no price: its cost is shown as unknown, never as zero. The list prices
+are in the capability map (config/models.py, `DEFAULT_PRICES`).
 Imports nothing of the project.
 """
 
@@ -46,35 +47,6 @@ class ModelPrice(BaseModel):
             + cache_write * self.cache_write
         )
         return per_token / 1_000_000
-
-
-def _p(input: float, output: float) -> ModelPrice:
-    return ModelPrice(input=input, output=output)
-
-
-#: Anthropic's list prices (USD per million tokens, standard API, 5-minute cache writes)
-#: as published in Nov 2026. A model not listed is priced in the config
-#: (`[prices."<model>"]`) until this table learns it; until then its cost is unknown.
-DEFAULT_PRICES: dict[str, ModelPrice] = {
-    "claude-sonnet-5": _p(2.0, 10.0),
-    "claude-opus-5": _p(5.0, 25.0),
-    "claude-fable-5": _p(10.0, 50.0),
-    "claude-mythos-5": _p(10.0, 50.0),
-    "claude-opus-4-8": _p(5.0, 25.0),
-    "claude-opus-4-7": _p(5.0, 25.0),
-    "claude-opus-4-6": _p(5.0, 25.0),
-    "claude-sonnet-4-6": _p(3.0, 15.0),
-    "claude-opus-4-5": _p(5.0, 25.0),
-    "claude-opus-4-1": _p(15.0, 75.0),
-    "claude-opus-4": _p(15.0, 75.0),
-    "claude-sonnet-4-5": _p(3.0, 15.0),
-    "claude-sonnet-4": _p(3.0, 15.0),
-    "claude-3-7-sonnet": _p(3.0, 15.0),
-    "claude-3-5-sonnet": _p(3.0, 15.0),
-    "claude-haiku-4-5": _p(1.0, 5.0),
-    "claude-3-5-haiku": _p(0.8, 4.0),
-    "claude-3-haiku": _p(0.25, 1.25),
-}
 
 
 def price_of(model: str, table: Mapping[str, ModelPrice]) -> ModelPrice | None:

@@ -35,7 +35,8 @@ from config.entries import (
     expand_names,
     split_csv,
 )
-from config.prices import DEFAULT_PRICES, ModelPrice, price_of
+from config.models import DEFAULT_PRICES
+from config.prices import ModelPrice, price_of
 from config.sources import FieldProblem, default_config_path, flatten_toml, from_environ, one_line
 from config.tools import McpServerConfig, MissingVariable, interpolate, unique_servers
 
@@ -46,6 +47,17 @@ POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 
 def is_postgres(where: Database) -> bool:
     return isinstance(where, str) and where.startswith(POSTGRES_SCHEMES)
+
+
+Effort = Literal["off", "low", "medium", "high", "xhigh", "max"]
+#: whose model calls: the coordinator's, a worker's, or the background's (heartbeats,
+#: scheduled tasks, compaction and memory upkeep)
+Role = Literal["coordinator", "workers", "background"]
+DEFAULT_EFFORT: dict[Role, Effort] = {
+    "coordinator": "low",
+    "workers": "medium",
+    "background": "low",
+}
 
 
 class SettingsError(Exception):
@@ -61,9 +73,15 @@ class Settings(BaseSettings):
     anthropic_api_key: SecretStr | None = None
     anthropic_base_url: str | None = None
     model: str = "claude-sonnet-5"
-    # room for a whole chat answer on current Claude models, under the SDK's limit for a
-    # non-streaming request (it refuses a max_tokens whose answer could take over 10 min)
-    max_tokens: int = Field(default=16000, ge=256)
+    # thinking and the answer share it; every call streams, so any value up to the
+    # model's output limit works (a larger one is cut to that limit)
+    max_tokens: int = Field(default=32_000, ge=256)
+    #: how much the model thinks (config/models.py EFFORTS): the coordinator's, and the
+    #: workers' and background calls' unless they have their own; unset: quick answers
+    #: for the coordinator (low), deeper work for workers (medium), low in the background
+    effort: Effort | None = None
+    effort_workers: Effort | None = None
+    effort_background: Effort | None = None
     max_llm_calls: int = Field(default=8, ge=1)
     llm_retry_base_seconds: float = Field(default=2.0, gt=0)
     llm_retry_max_seconds: float = Field(default=300.0, gt=0)
@@ -302,6 +320,12 @@ class Settings(BaseSettings):
         return (
             "PORT" if self.http_port is None and self.port is not None else "SWITCHBOARD_HTTP_PORT"
         )
+
+    def effort_of(self, role: Role) -> Effort:
+        """The effort for a role's calls: its own setting, else SWITCHBOARD_EFFORT, else
+        the role's default."""
+        own = {"workers": self.effort_workers, "background": self.effort_background}
+        return own.get(role) or self.effort or DEFAULT_EFFORT[role]
 
     def price(self, model: str) -> ModelPrice | None:
         """USD per million tokens for `model` (the config's table over the defaults)."""

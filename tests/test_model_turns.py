@@ -50,13 +50,54 @@ def test_stop_reasons_are_read_and_unknown_ones_are_end_turn() -> None:
     assert turns.stop_of("max_tokens") == "max_tokens"
     assert turns.stop_of("pause_turn") == "pause_turn"
     assert turns.stop_of("refusal") == "refusal"
+    assert turns.stop_of("model_context_window_exceeded") == "context_full"  # not continued
     assert turns.stop_of("tool_use") == turns.stop_of("stop_sequence") == "end_turn"
     assert turns.stop_of("something_new") == "end_turn"
 
 
-def test_clean_keeps_what_the_api_accepts_back() -> None:
-    cleaned = turns.clean([text(" "), text("Hi"), {**USE, "input": "oops"}, {"type": "thinking"}])
-    assert cleaned == [text("Hi"), {**USE, "input": {}}]
+THOUGHT = {"type": "thinking", "thinking": "plan", "signature": "c2ln"}
+REDACTED = {"type": "redacted_thinking", "data": "b3BhcXVl"}
+
+
+def test_clean_keeps_what_the_api_accepts_back_and_thinking_verbatim() -> None:
+    unsigned = {"type": "thinking", "thinking": "cut before its signature"}
+    content = [THOUGHT, REDACTED, text(" "), text("Hi"), {**USE, "input": "oops"}, unsigned]
+    assert turns.clean(content) == [THOUGHT, REDACTED, text("Hi"), {**USE, "input": {}}]
+
+
+def test_a_reply_that_says_nothing_is_not_stored_and_silence_has_tokens() -> None:
+    messages = [user(text("hi")), assistant(THOUGHT, USE), user(RESULT)]
+    turns.add_reply(messages, [THOUGHT])  # thinking only: nothing for the person
+    turns.add_reply(messages, [])
+    assert len(messages) == 3
+    assert turns.silent("NO_REPLY") and turns.silent(" (no reply) ") and turns.silent("")
+    assert not turns.silent("No reply from the server yet.")
+
+
+def test_a_declined_turn_leaves_the_context_and_the_next_one_works() -> None:
+    messages = [user(text("hi")), assistant(text("hello")), user(text("exploit CVE?"))]
+    messages += [assistant(THOUGHT, USE), user(RESULT)]
+    turns.decline(messages)
+    assert "exploit" not in str(messages) and THOUGHT not in messages[-1]["content"]
+    assert messages[:2] == [user(text("hi")), assistant(text("hello"))]
+    assert turns.closed(messages[-1]) and messages[-1]["content"][0]["text"].startswith("[Switch")
+    messages[-1]["content"].append(text("how do we patch it?"))  # the next message joins it
+    assert problems(body(*messages)) == []
+
+
+def test_a_declined_turn_after_tool_results_keeps_the_results() -> None:
+    messages = [user(text("hi")), assistant(USE), user(RESULT, text("now this"))]
+    turns.decline(messages)
+    assert messages[-1]["content"][0] == RESULT and "now this" not in str(messages)
+    assert turns.closed(messages[-1])
+
+
+def test_thinking_before_the_current_cycle_can_be_left_out_after_a_compaction() -> None:
+    messages = [user(text("a")), assistant(THOUGHT, text("b")), user(text("c"))]
+    messages += [assistant(REDACTED, USE), user(RESULT)]
+    turns.drop_thinking(messages)
+    assert messages[1] == assistant(text("b"))
+    assert messages[3] == assistant(REDACTED, USE)  # the open cycle's stays
 
 
 class StatusError(Exception):
@@ -88,8 +129,10 @@ def test_an_unrepairable_turn_is_replaced_by_a_note_so_the_next_one_works() -> N
     turns.refused(messages, refused(400, "cannot process"))
     assert "POISON" not in str(messages)
     assert messages[2]["content"][0]["tool_use_id"] == "toolu_1"
-    assert messages[-1]["role"] == "assistant"
-    assert problems(body(*messages, user(text("next")))) == []
+    assert turns.closed(messages[-1])  # nothing waits for the model after a restart
+    assert "assistant" not in str(messages[2:])  # no words put in the model's mouth
+    messages[-1]["content"].append(text("next"))
+    assert problems(body(*messages)) == []
 
 
 def test_a_prompt_too_long_drops_the_oldest_half_at_a_persons_turn() -> None:
@@ -120,7 +163,7 @@ def test_an_answer_cut_before_a_restart_is_still_sent_whole() -> None:
         user(text(turns.CONTINUE)),
     ]
     assert "".join(turns.held_text(messages)) == "Once upon a time, "
-    cut_call = [user(text("go")), assistant(text(turns.CUT_NOTE)), user(text(turns.REPEAT_CALL))]
+    cut_call = [user(text("go")), assistant(text("(cut off)")), user(text(turns.REPEAT_CALL))]
     assert turns.held_text(cut_call) == [""]
     assert turns.held_text([user(text("hi"))]) == []
 
@@ -129,7 +172,7 @@ def test_refused_again_after_a_refused_turn_the_history_is_left_out() -> None:
     messages = [user(text("old poison")), assistant(text("ok")), user(text("hi"))]
     assert not turns.repair(messages, refused(400, "bad"))
     turns.refused(messages, refused(400, "bad"))
-    messages.append(user(text("hello?")))
+    messages[-1]["content"].append(text("hello?"))
     assert turns.repair(messages, refused(400, "bad"))  # tried again without the history
     assert "old poison" not in str(messages) and "hello?" in str(messages)
     assert problems(body(*messages)) == []

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from agents.loop.turns import has_results
+from agents.loop.turns import closed, has_results
 
 
 @dataclass(slots=True)
@@ -38,11 +38,15 @@ class Conversation:
         """The `[Now: ...]` line, unless the trailing user turn holds tool results: text
         right after a tool_result teaches the model to end its turn there (the next
         person's turn carries the clock instead)."""
-        if not (
-            self.messages and self.messages[-1]["role"] == "user" and has_results(self.messages[-1])
-        ):
+        last = self.messages[-1] if self.messages else None
+        if not (last and last["role"] == "user" and has_results(last) and not closed(last)):
             self.add_text(line)
 
     @property
     def awaits_model(self) -> bool:
-        return bool(self.messages) and self.messages[-1]["role"] == "user"
+        """A user turn is last, and no runtime note closed it (agents/loop/turns.py)."""
+        return (
+            bool(self.messages)
+            and self.messages[-1]["role"] == "user"
+            and not closed(self.messages[-1])
+        )

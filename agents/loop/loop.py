@@ -31,12 +31,13 @@ from bot.core.bus import Mail
 from bot.core.clock import now_line
 from bot.core.messages import COORDINATOR, BusMessage, Outbound, Target
 from bot.core.notices import (
-    MODEL_DECLINED,
+    CONTEXT_FULL,
     MODEL_UNAVAILABLE,
     SYSTEM_SPEAKER,
     WAITING_FOR_APPROVAL,
     doing,
     media_left_out,
+    model_declined,
     model_refused,
     where_to,
 )
@@ -51,8 +52,8 @@ NOT_RUN_APPROVAL = (
 
 #: How thinking ended: `done` (the model stopped calling tools), `parked` (a call waits
 #: for a person), `ended` (a call ended the task), `limit` (out of turns), `failed`
-#: (the model refused the request).
-OutcomeKind = Literal["done", "parked", "ended", "limit", "failed"]
+#: (the API refused the request), `declined` (the model declined: `stop_reason: refusal`).
+OutcomeKind = Literal["done", "parked", "ended", "limit", "failed", "declined"]
 
 
 @dataclass(slots=True)
@@ -174,23 +175,63 @@ class NodeLoop:
         content = turns_mod.clean(response.content)
         if stop == "pause_turn" and turns_mod.calls_of(content):
             stop = "end_turn"  # our own tools to run: that is how the turn goes on
+        if stop == "context_full":
+            return await self._make_room(conv, held)
         if stop in turns_mod.CONTINUED:
             self._carry_on(conv, content, held, stop)
             return None
         if stop == "refusal":
-            turns_mod.add_reply(conv.messages, content, turns_mod.DECLINED_NOTE)
-            self._speak_held(conv, held)
-            self.tell(conv, MODEL_DECLINED)
-            return Outcome("done")
+            return self._declined(conv, response, held)
         turns_mod.add_reply(conv.messages, content)
         text = "".join([*held, turns_mod.raw_text(content)]).strip()
         held.clear()
-        if text:
+        if not turns_mod.silent(text):
             self.speak(conv, text)
         if not turns_mod.calls_of(content):
             return Outcome("done", text)
         self.checkpoint(conv)  # what the model said is on its way before the tools run
         return await self._act(conv, inbox, LLMResponse(content, response.stop_reason))
+
+    def _declined(self, conv: Conversation, response: LLMResponse, held: list[str]) -> Outcome:
+        """The model declined: the turn that led there leaves the context (else the next
+        request is declined too), with what was held of its answer; the person hears why."""
+        held.clear()
+        details = response.stop_details or {}
+        log.warning(
+            "%s declined a turn in %s (category %s)",
+            self.agent_id,
+            conv.key,
+            details.get("category") or "none given",
+        )
+        self.services.events.emit(
+            "llm.declined", self.agent_id, conversation=conv.key, category=details.get("category")
+        )
+        turns_mod.decline(conv.messages)
+        self.tell(conv, model_declined(details.get("explanation")))
+        self.checkpoint(conv)
+        return Outcome("declined")
+
+    async def _make_room(self, conv: Conversation, held: list[str]) -> Outcome | None:
+        """The context window is full (`model_context_window_exceeded`): the cut answer is
+        dropped, the conversation compacted (else its older half left out), and the
+        model asked again; with nothing left to cut, the person is told."""
+        held.clear()
+        self.services.events.emit("llm.context_full", self.agent_id, conversation=conv.key)
+        before = len(conv.messages)
+        memory = self.services.memory
+        if memory is not None:
+            system = self.system_prompt(conv)
+            conv.messages = await memory.compact(
+                self.agent_id, conv.key, system, self.toolbox, conv.messages
+            )
+        if len(conv.messages) >= before and not turns_mod.drop_oldest(conv.messages):
+            self.tell(conv, CONTEXT_FULL)
+            turns_mod.close(conv.messages, turns_mod.FULL_NOTE)
+            self.checkpoint(conv)
+            return Outcome("failed")
+        turns_mod.drop_thinking(conv.messages)
+        self.checkpoint(conv)
+        return None
 
     def _carry_on(
         self, conv: Conversation, content: list[dict[str, Any]], held: list[str], stop: str
@@ -201,10 +242,10 @@ class NodeLoop:
         content = turns_mod.without_calls(content)
         held.append(turns_mod.raw_text(content))
         if stop == "pause_turn" and not calls:
-            if content:  # the next request ends with it: the API goes on from there
-                turns_mod.add_reply(conv.messages, turns_mod.rstripped(content))
+            # the next request ends with it: the API goes on from there
+            turns_mod.add_reply(conv.messages, turns_mod.rstripped(content))
         else:
-            turns_mod.add_reply(conv.messages, content, turns_mod.CUT_NOTE)
+            turns_mod.add_reply(conv.messages, content)  # nothing said: nothing stored
             names = ", ".join(sorted({c["name"] for c in calls}))
             note = turns_mod.REPEAT_CALL.format(names=names) if calls else turns_mod.CONTINUE
             conv.add_text(note)
@@ -222,7 +263,7 @@ class NodeLoop:
         note, so a restart does not run it again."""
         self._speak_held(conv, held)
         if conv.awaits_model:
-            turns_mod.add_reply(conv.messages, [], turns_mod.LIMIT_NOTE)
+            turns_mod.close(conv.messages, turns_mod.LIMIT_NOTE)
 
     def speak(self, conv: Conversation, text: str) -> None:
         """Hook: the model wrote `text` in a response (the coordinator's is for its person)."""
@@ -234,9 +275,12 @@ class NodeLoop:
         memory = self.services.memory
         if memory is None or not memory.over_budget(system, self.toolbox.specs, conv.messages):
             return system
+        if turns_mod.in_tool_cycle(conv.messages):
+            return system  # thinking is bound to an unchanged history: after the cycle
         conv.messages = await memory.compact(
             self.agent_id, conv.key, system, self.toolbox, conv.messages
         )
+        turns_mod.drop_thinking(conv.messages)  # its prefix changed: older thinking goes
         self.checkpoint(conv)
         return self.system_prompt(conv)  # the flush turn may have changed memory
 
@@ -359,6 +403,8 @@ class NodeLoop:
                 await asyncio.sleep(delay)
             except ModelError as exc:
                 self.services.events.emit("llm.error", self.agent_id, error=str(exc))
+                log.warning("%s: the model's API refused a request in %s: %s",
+                            self.agent_id, conv.key, exc)  # fmt: skip
                 if not repaired and turns_mod.repair(conv.messages, exc):
                     repaired = True  # the offending images or documents are notes now
                     self.tell(conv, media_left_out(exc))

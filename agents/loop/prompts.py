@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import time
 from importlib import resources
 from pathlib import Path
@@ -22,7 +23,17 @@ from typing import Any, Protocol
 from agents.loop.marking import RULE
 from agents.services import AgentInfo, Services
 
+log = logging.getLogger(__name__)
+
 _KEY = "prompt:"
+#: sha256 (first 16 hex digits) of every SOUL.md this project seeded before the current
+#: one: a file that still equals one of them was never edited, so it is upgraded (the
+#: older ones carry behavioural rules that now live in the code-owned role texts)
+EARLIER_SOULS = {
+    "coordinator": {"a1185a4b892b3a1b", "e14168798f328862"},
+    "worker": {"1dc3f1091bdde2be", "bcda0de111f6646d"},
+}
+_told: set[Path] = set()  # hand-edited souls already named in the log
 
 
 class Conv(Protocol):
@@ -36,13 +47,34 @@ def agent_dir(data_dir: Path, agent_id: str) -> Path:
 
 
 def soul(data_dir: Path, info: AgentInfo) -> str:
-    """The agent's SOUL.md, seeded from the defaults on first use; an operator may edit it."""
+    """The agent's SOUL.md (who it is, its tone), seeded from the defaults on first use
+    and upgraded while it still equals an earlier default; an operator may edit it, and
+    an edited one is left as it is."""
     path = agent_dir(data_dir, info.agent_id) / "SOUL.md"
+    default = resources.files("agents").joinpath(f"souls/{info.kind}.md").read_text("utf-8")
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
-        default = resources.files("agents").joinpath(f"souls/{info.kind}.md").read_text("utf-8")
         path.write_text(default, encoding="utf-8")
-    return path.read_text(encoding="utf-8")
+        return default
+    text = path.read_text(encoding="utf-8")
+    if text == default:
+        return text
+    if _digest(text) in EARLIER_SOULS.get(info.kind, set()):
+        path.write_text(default, encoding="utf-8")
+        log.info("%s: SOUL.md upgraded from an earlier default", info.agent_id)
+        return default
+    if path not in _told:
+        _told.add(path)
+        log.info(
+            "%s: SOUL.md is edited by hand and left as it is; the rules of how agents "
+            "work live in the code's role texts, so it needs only identity and tone",
+            info.agent_id,
+        )
+    return text
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
 def build(services: Services, info: AgentInfo, role: str) -> str:

@@ -3,6 +3,14 @@ content cleaned so the stored conversation stays acceptable to the API, and the
 runtime's own lines to the model (continue a cut answer, repeat a cut call, the task
 is still open, a restart cut a call off).
 
+Nothing the runtime writes is stored as the model's own words: an empty reply is not
+stored at all, and a turn the runtime closes (stopped, out of turns, refused by the
+API, declined by the model) ends with a runtime note in the user's turn, which also
+tells a restart that nothing waits for the model. The history only grows at its end,
+so thinking blocks stay bound to an unchanged prefix, except where the API refused
+the conversation (then it is repaired) or the model declined (then the declined turn
+is taken out, as Anthropic asks).
+
 Pure functions on content blocks and message lists; the node loop (agents/loop/loop.py)
 decides what to do with them.
 """
@@ -17,16 +25,20 @@ log = logging.getLogger(__name__)
 Messages = list[dict[str, Any]]
 Blocks = list[dict[str, Any]]
 #: how a response ended, as the loop acts on it
-Stop = Literal["end_turn", "max_tokens", "refusal", "pause_turn"]
+Stop = Literal["end_turn", "max_tokens", "refusal", "pause_turn", "context_full"]
 _KNOWN: dict[str, Stop] = {
     "end_turn": "end_turn",
     "tool_use": "end_turn",  # the calls in the content say it; nothing else to do
     "stop_sequence": "end_turn",
     "max_tokens": "max_tokens",
-    "model_context_window_exceeded": "max_tokens",
+    # the context window is full: the answer is cut, and continuing would only add to
+    # the context; the loop compacts the conversation and asks again
+    "model_context_window_exceeded": "context_full",
     "refusal": "refusal",
     "pause_turn": "pause_turn",
 }
+#: the blocks of a response kept as they came (the API checks them, signed)
+THINKING = ("thinking", "redacted_thinking")
 
 #: the stops whose next response goes on with the same answer
 CONTINUED = ("max_tokens", "pause_turn")
@@ -47,14 +59,21 @@ ANSWERED = (
     "and publish when done.]"
 )
 INTERRUPTED = "Not run: Switchboard restarted before this call ran. Call it again if needed."
-LIMIT_NOTE = "(Stopped here: the turn limit was reached.)"
-EMPTY_NOTE = "(no reply)"
-DECLINED_NOTE = "(declined)"
-CUT_NOTE = "(cut off)"
 MEDIA_NOTE = "[{kind} left out: the model's API refused it ({error})]"
-REFUSAL_MARK = "(The model refused the request: "
 HISTORY_NOTE = "[The earlier conversation was left out: the model's API refused it.]"
-REFUSED_NOTE = "[This part could not be sent to the model: the API refused it ({error})]"
+#: how the runtime's notes that close a turn start: after one, nothing waits for the
+#: model (`Conversation.awaits_model`), and a person's next message follows it
+CLOSED = "[Switchboard: "
+LIMIT_NOTE = CLOSED + "the turn limit was reached; this turn ended here.]"
+REFUSED_NOTE = CLOSED + "this part could not be sent to the model: the API refused it ({error})]"
+DECLINED_NOTE = CLOSED + "a message here was declined by the model and taken out.]"
+FULL_NOTE = CLOSED + "the context window was full and nothing more could be cut.]"
+#: what older versions stored as the model's words (still read in old conversations),
+#: and the tokens of silence a model writes: a reply that is only one of them is silence
+PLACEHOLDERS = ("(no reply)", "(declined)", "(cut off)", "(no result)")
+SILENCE = frozenset(
+    p.casefold() for p in (*PLACEHOLDERS, "NO_REPLY", "NO REPLY", "HEARTBEAT_OK", "(silence)")
+)
 
 
 def stop_of(reason: str | None) -> Stop:
@@ -67,17 +86,35 @@ def stop_of(reason: str | None) -> Stop:
 
 
 def clean(content: Blocks) -> Blocks:
-    """The response as it may be stored: no empty or whitespace-only text blocks, and
-    every tool call's input a JSON object (the API refuses anything else in history)."""
+    """The response as it may be stored: no empty or whitespace-only text blocks, every
+    tool call's input a JSON object (the API refuses anything else in history), and
+    thinking blocks exactly as they came, but one cut before its signature (the API
+    takes none without)."""
     out: Blocks = []
     for block in content:
-        if block.get("type") == "text":
+        kind = block.get("type")
+        if kind == "text":
             if str(block.get("text", "")).strip():
                 out.append({"type": "text", "text": block["text"]})
-        elif block.get("type") == "tool_use":
+        elif kind == "tool_use":
             args = block.get("input")
             out.append({**block, "input": args if isinstance(args, dict) else {}})
+        elif kind == "thinking" and block.get("signature"):
+            out.append({"type": "thinking", "thinking": block.get("thinking", ""),
+                        "signature": block["signature"]})  # fmt: skip
+        elif kind == "redacted_thinking" and block.get("data"):
+            out.append({"type": "redacted_thinking", "data": block["data"]})
     return out
+
+
+def said(content: Blocks) -> bool:
+    """Whether a response says or does anything (text or a call), beyond thinking."""
+    return any(b.get("type") in ("text", "tool_use") for b in content)
+
+
+def silent(text: str) -> bool:
+    """A reply that is empty or only a token of silence (`NO_REPLY`, a placeholder)."""
+    return text.strip().casefold() in SILENCE or not text.strip()
 
 
 def text_of(content: Blocks) -> str:
@@ -110,13 +147,57 @@ def text_block(text: str) -> dict[str, Any]:
     return {"type": "text", "text": text}
 
 
-def add_reply(messages: Messages, content: Blocks, placeholder: str = EMPTY_NOTE) -> None:
-    """Store a response: extend a trailing assistant message (a paused or continued
-    turn), else append one; never an empty one (the API refuses it)."""
+def add_reply(messages: Messages, content: Blocks) -> None:
+    """Store a response: extend a trailing assistant message (a paused turn), else
+    append one. A response that says nothing (empty, or thinking only) is not stored:
+    the API refuses an empty message, and a placeholder would teach the model to say it."""
+    if not said(content):
+        return
     if messages and messages[-1]["role"] == "assistant":
         messages[-1]["content"] = [*_blocks(messages[-1]["content"]), *content]
         return
-    messages.append({"role": "assistant", "content": content or [text_block(placeholder)]})
+    messages.append({"role": "assistant", "content": content})
+
+
+def close(messages: Messages, note: str) -> None:
+    """End a turn the runtime closes with its note in the user's turn (after the tool
+    results of any call still open), so nothing waits for the model."""
+    if messages and messages[-1]["role"] == "user":
+        messages[-1]["content"] = [*_blocks(messages[-1]["content"]), text_block(note)]
+    else:
+        messages.append({"role": "user", "content": [text_block(note)]})
+
+
+def closed(message: dict[str, Any]) -> bool:
+    """Whether a user turn ends with a runtime note that closed it."""
+    blocks = _blocks(message["content"])
+    return bool(blocks) and str(blocks[-1].get("text", "")).startswith(CLOSED)
+
+
+def decline(messages: Messages) -> None:
+    """The model declined (`stop_reason: refusal`): Anthropic's docs ask to reset the
+    context, else every later request is declined too. The turn that led to it (from
+    the newest message that brought new words, not only tool results) is taken out, a
+    note says so; the tool results before it stay, their calls were made."""
+    start = _turn_start(messages)
+    if start is None:
+        return
+    results = [b for b in _blocks(messages[start]["content"]) if b.get("type") == "tool_result"]
+    del messages[start:]
+    if results:
+        messages.append({"role": "user", "content": results})
+    close(messages, DECLINED_NOTE)
+
+
+def _turn_start(messages: Messages) -> int | None:
+    """The newest user message that holds more than tool results."""
+    for i in range(len(messages) - 1, -1, -1):
+        message = messages[i]
+        if message["role"] == "user" and any(
+            b.get("type") != "tool_result" for b in _blocks(message["content"])
+        ):
+            return i
+    return None
 
 
 def held_text(messages: Messages) -> list[str]:
@@ -126,7 +207,7 @@ def held_text(messages: Messages) -> list[str]:
     i = len(messages) - 1
     while i >= 1 and messages[i]["role"] == "user" and _is_continue(messages[i]):
         reply = _blocks(messages[i - 1]["content"])
-        pieces.insert(0, raw_text([b for b in reply if b.get("text") != CUT_NOTE]))
+        pieces.insert(0, raw_text([b for b in reply if b.get("text") not in PLACEHOLDERS]))
         i -= 2
     return pieces
 
@@ -152,6 +233,22 @@ def interrupted_results(messages: Messages) -> Blocks:
     ]
 
 
+def in_tool_cycle(messages: Messages) -> bool:
+    """Whether the newest user turn answers tool calls (the model is mid-task)."""
+    return bool(messages) and messages[-1]["role"] == "user" and has_results(messages[-1])
+
+
+def drop_thinking(messages: Messages) -> None:
+    """Leave out thinking blocks before the current tool-use cycle (allowed: only the
+    cycle's own must come back), after the history before them changed."""
+    last = len(messages) - 2 if in_tool_cycle(messages) else len(messages)
+    for message in messages[:last]:
+        if message["role"] == "assistant":
+            kept = [b for b in _blocks(message["content"]) if b.get("type") not in THINKING]
+            if kept:  # a stored reply always says something (add_reply)
+                message["content"] = kept
+
+
 def has_results(message: dict[str, Any]) -> bool:
     return any(b.get("type") == "tool_result" for b in _blocks(message["content"]))
 
@@ -170,7 +267,7 @@ def last_words(messages: Messages) -> str:
         if messages[i]["role"] != "assistant":
             continue
         text = "".join([*held_text(messages[:i]), raw_text(_blocks(messages[i]["content"]))])
-        if text.strip() not in ("", EMPTY_NOTE, DECLINED_NOTE, CUT_NOTE):
+        if not silent(text):
             return text.strip()
     return ""
 
@@ -225,14 +322,14 @@ def _strip(content: Blocks, error: str) -> tuple[Blocks, int]:
 
 
 def drop_newest_turn(messages: Messages, error: str) -> bool:
-    """Replace what the newest user turn carries by a note (tool results keep their ids);
-    False when there is no user turn to repair."""
+    """Replace what the newest user turn carries by a note that closes it (tool results
+    keep their ids); False when there is no user turn to repair."""
     if not messages or messages[-1]["role"] != "user":
         return False
     note = REFUSED_NOTE.format(error=error[:200])
     content = _blocks(messages[-1]["content"])
     results = [{**b, "content": note} for b in content if b.get("type") == "tool_result"]
-    messages[-1]["content"] = results or [text_block(note)]
+    messages[-1]["content"] = [*results, text_block(note)]
     return True
 
 
@@ -262,29 +359,29 @@ def repair(messages: Messages, exc: Exception) -> bool:
 
 
 def refused(messages: Messages, exc: Exception) -> None:
-    """Nothing to repair: a request error replaces the refused turn by a note, and the
-    refusal closes the turn, so the conversation goes on."""
-    if _status(exc) in (400, 413):
-        drop_newest_turn(messages, str(exc))
-    add_reply(messages, [text_block(f"{REFUSAL_MARK}{exc})")])
+    """Nothing to repair: a request error replaces the refused turn by a note that
+    closes it, so the conversation goes on."""
+    if not (_status(exc) in (400, 413) and drop_newest_turn(messages, str(exc))):
+        close(messages, REFUSED_NOTE.format(error=str(exc)[:200]))
 
 
 def drop_history(messages: Messages) -> bool:
     """Refused again right after a refused turn was replaced: the cause is older, so the
-    history before the newest person's turn is left out (a note says so)."""
-    if not _refused_before(messages) or has_results(messages[-1]):
+    history before the newest words (after that note) is left out, a note says so."""
+    if not messages or messages[-1]["role"] != "user":
         return False
-    newest = _blocks(messages[-1]["content"])
+    blocks = _blocks(messages[-1]["content"])
+    notes = [i for i, b in enumerate(blocks) if _is_refused_note(b)]
+    newest = [b for b in blocks[notes[-1] + 1 :] if b.get("type") != "tool_result"] if notes else []
+    if not newest:
+        return False
     messages[:] = [{"role": "user", "content": [text_block(HISTORY_NOTE), *newest]}]
     return True
 
 
-def _refused_before(messages: Messages) -> bool:
-    if len(messages) < 2 or messages[-2]["role"] != "assistant":
-        return False
-    return any(
-        str(b.get("text", "")).startswith(REFUSAL_MARK) for b in _blocks(messages[-2]["content"])
-    )
+def _is_refused_note(block: dict[str, Any]) -> bool:
+    text = block.get("text") or block.get("content")
+    return isinstance(text, str) and text.startswith(REFUSED_NOTE.split("{", 1)[0])
 
 
 def _status(exc: Exception) -> int | None:

@@ -6,6 +6,12 @@ byte-identical between turns. A global semaphore caps calls in flight; waiting f
 it is counted for `switchboard status`. SDK errors are mapped here, once:
 `ModelUnavailable` after the SDK's own retries (429, 529, 5xx, connection), and
 `ModelError` for a request the API refuses.
+
+How much the model thinks is each role's effort (SWITCHBOARD_EFFORT...), sent the way
+the model takes it (agents/model/capabilities.py reads the capability map). Every call
+streams, so any `max_tokens` the model allows works (the SDK refuses a long
+non-streamed one), and the answer's blocks are kept as they came: thinking and
+redacted-thinking blocks go back to the API unchanged within a tool-use cycle.
 """
 
 from __future__ import annotations
@@ -19,7 +25,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from agents.model.attachments import Expander
+from agents.model.capabilities import Capabilities, thinking_params
 from bot.core.lazy import lazy, preload
+from config.settings import DEFAULT_EFFORT, Effort
 
 if TYPE_CHECKING:
     import anthropic
@@ -28,6 +36,10 @@ else:  # ~1 s and ~60 MB: preloaded in a thread by App.start, or loaded at the f
 
 log = logging.getLogger(__name__)
 CACHE = {"type": "ephemeral"}
+#: the blocks of a response the runtime keeps (thinking ones verbatim, for the API)
+KEPT_BLOCKS = ("text", "tool_use", "thinking", "redacted_thinking")
+THINKING_BLOCKS = ("thinking", "redacted_thinking")
+_unknown_blocks: set[str] = set()  # block types already named in the log
 
 
 class ModelUnavailable(Exception):
@@ -44,6 +56,8 @@ class Usage:
     output_tokens: int = 0
     cache_read_input_tokens: int = 0
     cache_creation_input_tokens: int = 0
+    #: the part of output_tokens spent thinking (billed as output)
+    thinking_tokens: int = 0
 
 
 @dataclass(slots=True)
@@ -51,6 +65,8 @@ class LLMResponse:
     content: list[dict[str, Any]]
     stop_reason: str | None
     usage: Usage = field(default_factory=Usage)
+    #: why the model declined (`stop_reason: refusal`): `category`, `explanation`
+    stop_details: dict[str, Any] | None = None
 
     @property
     def text(self) -> str:
@@ -102,11 +118,19 @@ class Provider:
         model: str,
         max_tokens: int,
         max_calls: int,
+        efforts: dict[str, Effort] | None = None,
     ) -> None:
         self._connect = connect
         self._client: anthropic.AsyncAnthropic | None = None
         self.model = model
         self.max_tokens = max_tokens
+        #: the effort of each call kind (CallLabel.kind), from the settings
+        self.efforts: dict[str, Effort] = efforts or {
+            "coordinator": DEFAULT_EFFORT["coordinator"],
+            "worker": DEFAULT_EFFORT["workers"],
+            "memory": DEFAULT_EFFORT["background"],
+        }
+        self.capabilities = Capabilities(model, max_tokens)
         self._slots = asyncio.Semaphore(max_calls)
         self.in_flight = 0
         self.waiting = 0
@@ -139,7 +163,8 @@ class Provider:
         on_text: TextSink | None = None,
     ) -> LLMResponse:
         """One model call; `on_text` (when given) hears the text as the model writes it."""
-        request = self.request(system, tools, messages)
+        await self.capabilities.learn(lambda: self.client)
+        request = self.request(system, tools, messages, label)
         if self.gate is not None:
             await self.gate()
         self.waiting += 1
@@ -167,14 +192,12 @@ class Provider:
         return response
 
     async def _create(self, request: dict[str, Any], on_text: TextSink | None = None) -> Any:
-        """The SDK call, its errors mapped to ours: streamed when someone reads along
-        (`on_text` hears each text delta; text blocks after the first start after a
-        blank line), else one request and its whole answer."""
+        """The SDK call, streamed (`on_text`, when given, hears each text delta; text
+        blocks after the first start after a blank line), its errors mapped to ours."""
         try:
-            if on_text is None:
-                return await self.client.messages.create(**request)
             async with self.client.messages.stream(**request) as stream:
-                await _read_along(stream, on_text)
+                if on_text is not None:
+                    await _read_along(stream, on_text)
                 return await stream.get_final_message()
         except (
             anthropic.APIConnectionError,
@@ -186,6 +209,8 @@ class Provider:
             if exc.status_code in (408, 409) or exc.status_code >= 500:
                 raise ModelUnavailable(_describe(exc)) from exc
             raise ModelError(_describe(exc)) from exc
+        except anthropic.APIError as exc:  # an error event in the stream, a broken body
+            raise ModelUnavailable(_describe(exc)) from exc
 
     def _observe(self, record: CallRecord) -> None:
         for observer in self.observers:
@@ -195,15 +220,22 @@ class Provider:
                 log.exception("LLM call observer failed")
 
     def request(
-        self, system: str, tools: list[dict[str, Any]], messages: list[dict[str, Any]]
+        self,
+        system: str,
+        tools: list[dict[str, Any]],
+        messages: list[dict[str, Any]],
+        label: CallLabel = UNLABELLED,
     ) -> dict[str, Any]:
-        """The request body, with cache breakpoints on system, tools and the last turn."""
+        """The request body, with cache breakpoints on system, tools and the last turn,
+        and thinking as the label's role wants it and the model takes it."""
+        spec = self.capabilities.spec
         cached_tools = [*tools[:-1], {**tools[-1], "cache_control": CACHE}] if tools else []
         request: dict[str, Any] = {
             "model": self.model,
-            "max_tokens": self.max_tokens,
+            "max_tokens": min(self.max_tokens, spec.max_output),
             "system": [{"type": "text", "text": system, "cache_control": CACHE}],
             "messages": _mark_last(self.expander.expand(messages) if self.expander else messages),
+            **thinking_params(spec, self.efforts.get(label.kind, "low")),
         }
         if cached_tools:
             request["tools"] = cached_tools
@@ -223,30 +255,48 @@ async def _read_along(stream: Any, on_text: TextSink) -> None:
 
 
 def _mark_last(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """A breakpoint on the newest message, so the next turn reads the history from cache."""
+    """A breakpoint on the newest message, so the next turn reads the history from cache
+    (on its last block that may carry one: never a thinking block)."""
     if not messages:
         return messages
     last = copy.deepcopy(messages[-1])
     content = last["content"]
     if isinstance(content, str):
         content = [{"type": "text", "text": content}]
-    if content:
-        content[-1] = {**content[-1], "cache_control": CACHE}
+    marked = [i for i, b in enumerate(content) if b.get("type") not in THINKING_BLOCKS]
+    if marked:
+        content[marked[-1]] = {**content[marked[-1]], "cache_control": CACHE}
     last["content"] = content
     return [*messages[:-1], last]
 
 
 def _response(reply: Any) -> LLMResponse:
+    """The SDK's message as the runtime keeps it: text, tool calls and thinking blocks
+    (verbatim: the API wants them back unchanged); another block type is left out and
+    named in the log once."""
     blocks = [b.model_dump(exclude_none=True) for b in reply.content]
-    blocks = [b for b in blocks if b.get("type") in ("text", "tool_use")]
-    u = reply.usage
-    usage = Usage(
+    for kind in {b.get("type") for b in blocks} - set(KEPT_BLOCKS) - _unknown_blocks:
+        _unknown_blocks.add(str(kind))
+        log.warning("the model answered with a %r block; it is left out", kind)
+    blocks = [b for b in blocks if b.get("type") in KEPT_BLOCKS]
+    details = getattr(reply, "stop_details", None)
+    return LLMResponse(
+        blocks,
+        reply.stop_reason,
+        _usage(reply.usage),
+        details.model_dump(exclude_none=True) if details is not None else None,
+    )
+
+
+def _usage(u: Any) -> Usage:
+    details = getattr(u, "output_tokens_details", None)
+    return Usage(
         u.input_tokens,
         u.output_tokens,
         getattr(u, "cache_read_input_tokens", None) or 0,
         getattr(u, "cache_creation_input_tokens", None) or 0,
+        getattr(details, "thinking_tokens", None) or 0,
     )
-    return LLMResponse(blocks, reply.stop_reason, usage)
 
 
 def _describe(exc: Exception) -> str:

@@ -35,12 +35,19 @@ from bot.core.tasks import cancel_all
 log = logging.getLogger(__name__)
 
 HOME_KEY = "home"
-ROLE = (
-    "Everything you write is sent to the person of this conversation, including text "
-    "beside tool calls; do not repeat it afterwards. When a heartbeat, a scheduled task, "
-    "a worker's suggestion or a Switchboard notice needs no word to the person, reply "
-    "with nothing at all: an empty reply posts nothing."
-)
+ROLE = """\
+- Answer short questions yourself, directly and briefly. Spawn a worker for work that \
+needs several steps, research or a person's decision: give it a short name no person \
+of the team has (Alice, Bob, ...) and a self-contained task. People can address a \
+worker by name (@Alice ...). When a worker publishes, tell the person what matters in \
+a few lines.
+- Everything you write is sent to the person of this conversation, including text \
+beside tool calls; do not repeat it afterwards. Use send_message only for other \
+recipients.
+- When a heartbeat, a scheduled task, a worker's suggestion or a Switchboard notice \
+needs no word to the person, reply with nothing at all (or just NO_REPLY): nothing is \
+posted.
+- Write in Markdown; channels convert it to their own formatting."""
 
 SPAWN_WORKER = ToolSpec(
     "spawn_worker",

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
+from agents.loop.turns import CLOSED, close
 from agents.tools.toolbox import ToolResult, result_block
 from bot.core.bus import Mail
 from bot.core.messages import COORDINATOR, FROM_PERSON, Outbound, Target
@@ -73,13 +74,13 @@ class TurnStopped(Exception):
     """Raised at a yield point of a turn a person stopped."""
 
 
-STOPPED_NOTE = "(Stopped: the person said stop before this turn was done.)"
+STOPPED_NOTE = CLOSED + "the person said stop before this turn was done.]"
 INTERRUPTED = "Interrupted: the person said stop (this call may have run)."
 
 
 def close_turn(conv: Conversation) -> None:
     """Leave a stopped turn's conversation as the API accepts it and as a finished turn
-    (so a restart does not resume it): every tool call answered, an assistant line last."""
+    (so a restart does not resume it): every tool call answered, a runtime note last."""
     last = conv.messages[-1] if conv.messages else None
     if last is not None and last["role"] == "assistant":
         uses = [b for b in last["content"] if b.get("type") == "tool_use"]
@@ -87,6 +88,4 @@ def close_turn(conv: Conversation) -> None:
             [result_block(u["id"], ToolResult(INTERRUPTED, is_error=True)) for u in uses]
         )
     if conv.awaits_model:
-        conv.messages.append(
-            {"role": "assistant", "content": [{"type": "text", "text": STOPPED_NOTE}]}
-        )
+        close(conv.messages, STOPPED_NOTE)

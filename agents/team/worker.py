@@ -49,6 +49,8 @@ from bot.store.core import ParkedState, QuestionRow, WorkerRow, WorkerStatus
 log = logging.getLogger(__name__)
 
 TASK_KEY = "task"
+#: what the coordinator hears of a task the model declined (the person was told why)
+DECLINED = "{name} could not do this task: the model declined it."
 PENDING = "(waiting for the person's answer)"
 
 
@@ -154,6 +156,8 @@ class Worker(NodeLoop):
         if outcome.kind == "done":  # a second text-only reply in a row: that is its result
             self._publish_now(last_words(conv.messages) or "(no result)", self.effects)
             outcome = Outcome("ended")
+        if outcome.kind == "declined":  # its turn is gone from the context: so is the task
+            self._publish_now(DECLINED.format(name=self.row.name), self.effects)
         if outcome.kind == "limit":
             self._report(worker_turn_limit(self.row.name, self.max_turns))
         status: WorkerStatus = "done" if outcome.kind == "ended" else "failed"

@@ -8,12 +8,16 @@ from __future__ import annotations
 from agents.tools.files import FILES_ARG
 from agents.tools.toolbox import STR, ToolSpec, arg, schema
 
-WORKER_ROLE = (
-    "You have at most {turns} turns (model calls) for this task. Your task ends only when "
-    "you call publish (or are stopped); text you write without a tool call does not end it. "
-    "When a person speaks to you (@your name), your text reply goes to that person, in "
-    "their conversation, and you keep working."
-)
+WORKER_ROLE = """\
+- Do your task, then call publish(result) with a complete, self-contained result. You \
+have at most {turns} turns (model calls). Your task ends only when you call publish \
+(or are stopped); text you write without a tool call does not end it.
+- If you need a decision only a person can make, call ask_human(question) and wait for \
+the answer; ask one clear question at a time.
+- Messages from people or the coordinator may arrive while you work; follow them. When \
+a person speaks to you (@your name), your text reply goes to that person, in their \
+conversation, and you keep working.
+- Use send_message for short progress notes only when they help. Write in Markdown."""
 
 ASK_HUMAN = ToolSpec(
     "ask_human",

@@ -58,12 +58,25 @@ MODEL_UNAVAILABLE = "The model is unavailable right now; I will answer as soon a
 
 
 def model_refused(error: object) -> str:
-    return f"The model refused this request: {error}"
+    """The API refused a request the runtime could not repair; that part is left out."""
+    return (
+        "The model refused this request, so I left that part out of our conversation; "
+        f"your next message is answered as usual. ({error})"
+    )
 
 
-MODEL_DECLINED = (
-    "The model declined to answer that. You can rephrase it or ask something else; "
-    "the conversation goes on."
+def model_declined(explanation: str | None) -> str:
+    """The model declined (`stop_reason: refusal`); its turn was taken out."""
+    why = f" It said: {explanation.strip()}" if explanation and explanation.strip() else ""
+    return (
+        f"The model declined to answer that.{why} I took it out of this conversation, so "
+        "you can rephrase it or ask something else."
+    )
+
+
+CONTEXT_FULL = (
+    "This conversation no longer fits the model's context window, even after summarising "
+    "it. Say `new` to start a fresh one (memory stays)."
 )
 
 
