@@ -181,6 +181,11 @@ def _bare(value: Any) -> Any:
     return value
 
 
+def _blocks_in_order(messages: list[dict[str, Any]]) -> list[tuple[str, Any]]:
+    """The request as the cache sees it: blocks in order (a turn may grow at its end)."""
+    return [(m["role"], b) for m in messages for b in m["content"]]
+
+
 async def test_the_cached_prefix_holds_across_speakers_and_memory_writes_in_a_thread(
     tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack
 ) -> None:
@@ -205,7 +210,7 @@ async def test_the_cached_prefix_holds_across_speakers_and_memory_writes_in_a_th
     assert len({json.dumps(c.body["system"]) for c in calls}) == 1
     assert len({json.dumps(c.body["tools"]) for c in calls}) == 1
     for before, after in itertools.pairwise(calls):
-        old, new = _bare(before.messages), _bare(after.messages)
+        old, new = _blocks_in_order(_bare(before.messages)), _blocks_in_order(_bare(after.messages))
         assert new[: len(old)] == old  # each request extends the one before: a cache read
     assert all(c.body["system"][-1].get("cache_control") for c in calls)
     assert all(c.messages[-1]["content"][-1].get("cache_control") for c in calls)

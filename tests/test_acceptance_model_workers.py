@@ -23,6 +23,12 @@ from tests.slack_kit import (  # noqa: F401
 )
 from tests.test_acceptance_model import coordinator_spawning_alice
 
+REFUSAL = {
+    "type": "refusal",
+    "category": "cyber",
+    "explanation": "This looks like exploit development.",
+}
+
 
 async def test_a_workers_answer_cut_at_max_tokens_reaches_the_asker_whole(
     tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack
@@ -104,29 +110,33 @@ async def test_a_workers_text_result_cut_at_max_tokens_is_taken_whole(
     ]
 
 
-async def test_a_worker_the_model_declines_for_is_told_once_and_the_task_goes_on(
+async def test_a_task_the_model_declines_ends_once_told_and_is_not_asked_again(
     tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack
 ) -> None:
-    def alice(call: Call) -> Reply | list[dict[str, Any]]:
-        if len([c for c in fake.calls if c.agent == "Alice"]) == 1:
-            return habit.refusal()
-        return [tool("publish", result="GPUs are pricey.")]
+    """Anthropic: after a refusal the context must be reset, or every request is declined
+    again. A worker's declined turn is its task: the task ends, the person hears why
+    once, and the coordinator is told the task could not be done."""
 
     def respond(call: Call) -> Reply | list[dict[str, Any]]:
         if call.agent != "coordinator":
-            return alice(call)
-        if "published its result" in call.last_text:
-            return [text("Alice finished: GPUs are pricey.")]
+            return Reply([], stop_reason="refusal", stop_details=REFUSAL)
+        if "could not do this task" in call.last_text:
+            return [text("Alice could not do that one.")]
         return coordinator_spawning_alice(call) or habit.empty()
 
     fake.responder = respond
     async with slack_app(slack_settings(tmp_path, fake, slack)) as (app, _):
         ts = slack.post(f"{MENTION} research GPUs", channel="C1")
-        await slack.until(posted("Alice finished"))
+        await slack.until(posted("Alice could not do that one."))
         await eventually(lambda: not app.team.workers and not app.coordinator.sessions)
+        assert [w.status for w in app.store.workers()] == ["failed"]
     said = texts(slack)
-    assert sum("declined" in t for t in said) == 1, said
-    assert said.count("*coordinator:* Alice finished: GPUs are pricey.") == 1, said
+    assert [t for t in said if "declined" in t] == [
+        "*switchboard:* The model declined to answer that. It said: This looks like exploit "
+        "development. I took it out of this conversation, so you can rephrase it or ask "
+        "something else."
+    ], said
+    assert len([c for c in fake.calls if c.agent == "Alice"]) == 1  # never asked again
     assert all(p.get("thread_ts") == ts for p in slack.posts)
 
 

@@ -162,6 +162,7 @@ class NodeLoop:
             self.on_turn(turns, response)
             if response is None:
                 return Outcome("failed")
+            self._thought(conv, response)
             outcome = await self._respond(conv, inbox, response, held)
             if outcome is not None:
                 return outcome
@@ -191,6 +192,15 @@ class NodeLoop:
             return Outcome("done", text)
         self.checkpoint(conv)  # what the model said is on its way before the tools run
         return await self._act(conv, inbox, LLMResponse(content, response.stop_reason))
+
+    def _thought(self, conv: Conversation, response: LLMResponse) -> None:
+        """Say in the event log that a turn thought, and how much (never what)."""
+        tokens = response.usage.thinking_tokens
+        blocks = sum(1 for b in response.content if b.get("type") in turns_mod.THINKING)
+        if tokens or blocks:
+            self.services.events.emit(
+                "llm.thought", self.agent_id, conversation=conv.key, tokens=tokens, blocks=blocks
+            )
 
     def _declined(self, conv: Conversation, response: LLMResponse, held: list[str]) -> Outcome:
         """The model declined: the turn that led there leaves the context (else the next

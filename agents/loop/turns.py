@@ -254,10 +254,14 @@ def has_results(message: dict[str, Any]) -> bool:
 
 
 def reminded(messages: Messages) -> bool:
-    """Whether the user turn before the last response was the open-task reminder."""
-    if len(messages) < 2 or messages[-1]["role"] != "assistant":
+    """Whether the newest user turn, answered or not (an empty answer is not stored),
+    was the open-task reminder."""
+    i = len(messages) - 1
+    if i >= 0 and messages[i]["role"] == "assistant":
+        i -= 1
+    if i < 0 or messages[i]["role"] != "user":
         return False
-    return any(b.get("text") == REMINDER for b in _blocks(messages[-2]["content"]))
+    return any(b.get("text") == REMINDER for b in _blocks(messages[i]["content"]))
 
 
 def last_words(messages: Messages) -> str:

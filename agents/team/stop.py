@@ -74,7 +74,7 @@ class TurnStopped(Exception):
     """Raised at a yield point of a turn a person stopped."""
 
 
-STOPPED_NOTE = CLOSED + "the person said stop before this turn was done.]"
+STOPPED_NOTE = CLOSED + "the person ended this turn before it was done.]"
 INTERRUPTED = "Interrupted: the person said stop (this call may have run)."
 
 

@@ -72,4 +72,7 @@ def reminded(call: Call) -> bool:
 
 
 def after_tool_result(call: Call) -> bool:
-    return bool(call.tool_results())
+    """The newest turn ends with a tool result (a person's words after it in the same
+    turn, as the runtime joins them after an empty reply, ask for an answer)."""
+    blocks = call.blocks()
+    return bool(blocks) and blocks[-1].get("type") == "tool_result"
