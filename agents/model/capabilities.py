@@ -84,8 +84,8 @@ def from_info(model: str, info: Any, max_output: int) -> ModelSpec:
 def thinking_params(spec: ModelSpec, effort: str) -> dict[str, Any]:
     """`thinking` and `output_config` for a call at `effort` (config/models.py EFFORTS),
     as the model takes them: adaptive thinking with an effort where it thinks adaptively;
-    `off` as `disabled` where allowed, else `between_tools` (Claude Sonnet 5.5), else the
-    lowest effort. A model without adaptive thinking (older ones, unknown ones) is sent
+    `off` as `disabled` where allowed, else `between_tools` (Claude Sonnet 5.5), else
+    nothing where the model does not think by default, else the lowest effort. A model without adaptive thinking (older ones, unknown ones) is sent
     neither: it runs as it does by default, without thinking."""
     if "adaptive" not in spec.thinking:
         return {}
@@ -94,6 +94,8 @@ def thinking_params(spec: ModelSpec, effort: str) -> dict[str, Any]:
         return {"thinking": {"type": "disabled"}}
     if effort == "off" and "between_tools" in spec.thinking:
         return {"thinking": {"type": "between_tools"}, "output_config": {"effort": "low"}}
+    if effort == "off" and not spec.thinks_by_default:
+        return {}  # a request that says nothing runs without thinking
     if level != effort:
         _note(spec.name, effort, level)
     params: dict[str, Any] = {"thinking": {"type": "adaptive"}}
