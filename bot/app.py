@@ -43,8 +43,8 @@ from bot.inbox.files import FileStore
 from bot.inbox.human import HumanNode
 from bot.inbox.people import People
 from bot.inbox.scope import Scope
+from bot.leadership import Node
 from bot.ledger.audit import AuditLog
-from bot.nodes import Node
 from bot.ops.operator import Operator
 from bot.store.core import Store, StoreError
 from bot.triggers.engine import TriggerEngine
@@ -97,7 +97,7 @@ class App:
         self.extensions = extensions or []
         self.channels: list[Channel] = []
         self._running: list[Channel] = []
-        #: this process runs the agents (bot/nodes.py: at once on SQLite)
+        #: this process runs the agents (bot/leadership.py: at once on SQLite)
         self.leading = False
         self._tasks: list[asyncio.Task[Any]] = []
         self.started_at = time.time()
@@ -204,7 +204,7 @@ class App:
 
     async def start(self) -> None:
         """Serve, then lead at once (SQLite) or run as a follower until this node leads
-        (PostgreSQL, bot/nodes.py)."""
+        (PostgreSQL, bot/leadership.py)."""
         self.build()
         if self.serve_http and self.settings.serves_http:
             await self.ops.serve()  # first: a port in use stops the start, nothing else ran

@@ -233,9 +233,9 @@ async def serve(
 
 
 async def _build(app: App) -> None:
-    """Build the app; a node starting over after losing its lease (bot/nodes.py) waits
+    """Build the app; a node starting over after losing its lease (bot/leadership.py) waits
     for the database instead of giving up, and restarts the same way when it loses it."""
-    from bot.nodes import REJOIN_VARIABLE, restart_process
+    from bot.leadership import REJOIN_VARIABLE, restart_process
     from bot.store.migrations import DatabaseUnreachable
 
     while True:

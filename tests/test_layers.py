@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-COMPOSITION = ("bot.app", "bot.cli", "bot.settle", "bot.nodes", "bot.__main__", "bot.ops")
+COMPOSITION = ("bot.app", "bot.cli", "bot.settle", "bot.leadership", "bot.__main__", "bot.ops")
 #: who may import whom, by floor
 ALLOWED = {
     "config": {"config"},

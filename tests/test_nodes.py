@@ -1,4 +1,4 @@
-"""Several nodes on one PostgreSQL database (bot/nodes.py, bot/store/lease.py): one
+"""Several nodes on one PostgreSQL database (bot/leadership.py, bot/store/lease.py): one
 leads, a follower journals and wakes it, a stopped or cut-off leader is replaced and
 fenced, and `/healthz` says who leads. In one process, each node an `App` of its own;
 tests/test_chaos_nodes.py runs them as processes and kills the leader."""

@@ -85,8 +85,9 @@ def thinking_params(spec: ModelSpec, effort: str) -> dict[str, Any]:
     """`thinking` and `output_config` for a call at `effort` (config/models.py EFFORTS),
     as the model takes them: adaptive thinking with an effort where it thinks adaptively;
     `off` as `disabled` where allowed, else `between_tools` (Claude Sonnet 5.5), else
-    nothing where the model does not think by default, else the lowest effort. A model without adaptive thinking (older ones, unknown ones) is sent
-    neither: it runs as it does by default, without thinking."""
+    nothing where the model does not think by default, else the lowest effort. A model
+    without adaptive thinking (older ones, unknown ones) is sent neither: it runs as it
+    does by default, without thinking."""
     if "adaptive" not in spec.thinking:
         return {}
     level = spec.effort(effort)

@@ -42,7 +42,7 @@ class LLMHealth:
 
 def health(app: App, llm: LLMHealth) -> tuple[int, dict[str, Any]]:
     """A leader is healthy when its channels, scheduler and store are up; a follower
-    (bot/nodes.py) when what it runs is: its Slack connection and the database."""
+    (bot/leadership.py) when what it runs is: its Slack connection and the database."""
     node = app.node
     states = {channel: state for channel, state, _detail, _at in app.store.health()}
     channels = {

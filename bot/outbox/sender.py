@@ -83,7 +83,7 @@ class Outbox:
         self._on_delivered = on_delivered
         self._on_failed = on_failed
         #: asked before every post: raises when this node may no longer send (a leader
-        #: that lost its lease, bot/nodes.py)
+        #: that lost its lease, bot/leadership.py)
         self.fence: Callable[[], None] = lambda: None
         self._wake = asyncio.Event()
         self._stopping = False

@@ -13,7 +13,7 @@ Fencing: a stale leader's writes cannot land, because they go through the sessio
 server ended, and a session that held the lock is never opened again (`Connection.hold`):
 its connection is fenced instead (`Connection.fence`: every statement refused). And
 `check()` (asked before every post to a platform) compares the generation it won with the
-row's. The node then starts over as a follower (bot/nodes.py).
+row's. The node then starts over as a follower (bot/leadership.py).
 """
 
 from __future__ import annotations

@@ -77,7 +77,7 @@ class OutboxTables:
 
     def outbox_due_now(self) -> None:
         """Every pending row due at once: a new leader's, whose retry times were written
-        by another node's clock, maybe a minute off (bot/nodes.py)."""
+        by another node's clock, maybe a minute off (bot/leadership.py)."""
         self._x("UPDATE outbox SET next_at = 0 WHERE status = 'pending' AND next_at > 0")
 
     def outbox_failed(self, seq: int, error: str) -> None:
