@@ -136,7 +136,11 @@ class Compactor:
     async def _summarise(self, agent_id: str, old: Messages) -> str:
         transcript = render_transcript(old)[-self.compact_at * CHARS_PER_TOKEN :]
         response = await self.llm.complete(
-            SUMMARISE, [], [{"role": "user", "content": transcript}], CallLabel(agent_id, "memory")
+            SUMMARISE,
+            [],
+            [{"role": "user", "content": transcript}],
+            CallLabel(agent_id, "memory"),
+            once=True,
         )
         return response.text or "(the model gave no summary)"
 

@@ -163,7 +163,7 @@ class Consolidator:
         prompt = self._prompt(batch)
         try:
             response = await self.llm.complete(
-                CONSOLIDATE, [], [{"role": "user", "content": prompt}]
+                CONSOLIDATE, [], [{"role": "user", "content": prompt}], once=True
             )
         except (ModelUnavailable, ModelError) as exc:
             raise ConsolidationFailed(f"the model call failed: {exc}") from exc

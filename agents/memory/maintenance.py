@@ -78,7 +78,7 @@ async def distil(memory: AgentMemory, llm: Provider) -> str:
         f"<distilled_section>\n{owned or '(empty)'}\n</distilled_section>\n\n"
         f"<daily_logs>\n{logs}\n</daily_logs>"
     )
-    response = await llm.complete(DISTIL, [], [{"role": "user", "content": prompt}])
+    response = await llm.complete(DISTIL, [], [{"role": "user", "content": prompt}], once=True)
     new = response.text.strip()
     if not new:
         return "The model returned nothing; MEMORY.md unchanged."

@@ -161,10 +161,13 @@ class Provider:
         messages: list[dict[str, Any]],
         label: CallLabel = UNLABELLED,
         on_text: TextSink | None = None,
+        once: bool = False,
     ) -> LLMResponse:
-        """One model call; `on_text` (when given) hears the text as the model writes it."""
+        """One model call; `on_text` (when given) hears the text as the model writes it.
+        `once`: a one-off request (a summary) whose messages nothing reads again, so they
+        get no cache breakpoint (a cache write costs 1.25 times the input)."""
         await self.capabilities.learn(lambda: self.client)
-        request = self.request(system, tools, messages, label)
+        request = self.request(system, tools, messages, label, once)
         if self.gate is not None:
             await self.gate()
         self.waiting += 1
@@ -225,16 +228,18 @@ class Provider:
         tools: list[dict[str, Any]],
         messages: list[dict[str, Any]],
         label: CallLabel = UNLABELLED,
+        once: bool = False,
     ) -> dict[str, Any]:
-        """The request body, with cache breakpoints on system, tools and the last turn,
-        and thinking as the label's role wants it and the model takes it."""
+        """The request body, with cache breakpoints on system, tools and (unless `once`)
+        the last turn, and thinking as the label's role wants it and the model takes it."""
         spec = self.capabilities.spec
+        expanded = self.expander.expand(messages) if self.expander else messages
         cached_tools = [*tools[:-1], {**tools[-1], "cache_control": CACHE}] if tools else []
         request: dict[str, Any] = {
             "model": self.model,
             "max_tokens": min(self.max_tokens, spec.max_output),
             "system": [{"type": "text", "text": system, "cache_control": CACHE}],
-            "messages": _mark_last(self.expander.expand(messages) if self.expander else messages),
+            "messages": expanded if once else _mark_last(expanded),
             **thinking_params(spec, self.efforts.get(label.kind, "low")),
         }
         if cached_tools:
