@@ -111,14 +111,15 @@ class NodeLoop:
         if blocks:
             conv.add_text("\n\n".join([CONTEXT, *blocks]))
 
-    def now(self, mail: list[Mail] | None = None) -> str:
+    def now(self, mail: list[Mail] | None = None, conversation: str | None = None) -> str:
         """`[Now: YYYY-MM-DD HH:MM <zone> ...]` in the zone of the first person speaking,
-        else of the person of the mail's conversation (a reminder firing there), else
-        SWITCHBOARD_TIMEZONE."""
+        else of the person of the mail's conversation (a reminder firing there) or of
+        `conversation` (where a worker's task was asked), else SWITCHBOARD_TIMEZONE."""
         people = self.services.human.people
         zones = [m.msg.meta.get("timezone") for m in mail or [] if m.msg.meta.get("timezone")]
-        for item in mail or []:
-            speaker = people.speaker_of(item.msg.conversation)
+        places = [item.msg.conversation for item in mail or []] + [conversation]
+        for place in places:
+            speaker = people.speaker_of(place) if place else None
             if speaker is not None:
                 zones.append(speaker.timezone)
         return now_line(zones[0] if zones else people.default_zone, fallback=people.default_zone)

@@ -142,7 +142,7 @@ class Worker(NodeLoop):
         conv = Conversation(self.row.id, TASK_KEY, self.row.origin_target, messages)
         self._asker = self.services.store.asker_of(self.row.id)  # heard before a restart
         if not conv.messages:
-            conv.add_text(self.now())
+            conv.add_text(self.now(conversation=self.row.origin_conversation))
             conv.add_text(f"Your task: {self.row.task}")
             self.add_context(conv, [self.person] if self.person else [])
         return conv
