@@ -10,7 +10,14 @@ in `calls`.
 Every request is checked against what the real API refuses (tests/fakes/anthropic_rules.py):
 a request it would refuse gets a 400 here too and is kept in `violations`, which the
 `fake` fixture turns into a test failure. A `Reply` may set `stop_reason` (`max_tokens`,
-`refusal`, `pause_turn`...) to script the model's habits (tests/fakes/model_habits.py).
+`refusal`, `pause_turn`...) and `stop_details` to script the model's habits
+(tests/fakes/model_habits.py).
+
+The fake plays each model as it behaves today (`models`, tests/fakes/anthropic_models.py;
+`GET /v1/models/{id}` describes them): a thinking model's answer opens with a signed
+thinking block, which must come back unmodified within a tool-use cycle
+(tests/fakes/anthropic_thinking.py). A test that scripts its own thinking uses
+`thinking` and `redacted`; one about something else may set `thinks = False`.
 """
 
 from __future__ import annotations
@@ -27,7 +34,10 @@ from typing import Any
 
 from aiohttp import web
 
+from tests.fakes.anthropic_models import MODELS, ModelSpec, model_info, spec_for
 from tests.fakes.anthropic_rules import problems
+from tests.fakes.anthropic_stream import stream
+from tests.fakes.anthropic_thinking import Answer, Ledger
 from tests.fakes.threaded import ThreadedServer
 
 _ids = itertools.count(1)
@@ -50,6 +60,17 @@ def tool(name: str, /, **args: Any) -> dict[str, Any]:
     return {"type": "tool_use", "id": f"toolu_{next(_ids):06d}", "name": name, "input": args}
 
 
+def thinking(s: str) -> dict[str, Any]:
+    """A scripted thinking block; the fake signs it (and empties it when `display` is
+    `omitted`) as the model would."""
+    return {"type": "thinking", "thinking": s}
+
+
+def redacted() -> dict[str, Any]:
+    """A scripted redacted_thinking block; the fake fills its encrypted `data`."""
+    return {"type": "redacted_thinking"}
+
+
 @dataclass
 class Reply:
     content: list[dict[str, Any]]
@@ -62,6 +83,8 @@ class Reply:
     #: streamed answers: seconds between two text deltas, and characters per delta
     pace: float = 0.0
     piece: int = 20
+    #: why the model stopped, e.g. {"type": "refusal", "category": "cyber", "explanation": ...}
+    stop_details: dict[str, Any] | None = None
 
 
 @dataclass
@@ -164,6 +187,14 @@ class FakeAnthropic(ThreadedServer[list[Call]]):
         self.failures: list[tuple[int, dict[str, str]]] = []
         #: requests the real API would refuse, with its reasons (a test failure)
         self.violations: list[tuple[Call, list[str]]] = []
+        #: the models it plays, by id; a test may add one (`GET /v1/models/{id}` finds it)
+        self.models: dict[str, ModelSpec] = dict(MODELS)
+        #: the model ids looked up with `GET /v1/models/{id}`, known or not
+        self.lookups: list[str] = []
+        #: None: think as the model does; False: add no thinking block (tests of something
+        #: else that script old answers); True: think even when the request turns it off
+        self.thinks: bool | None = None
+        self._ledger = Ledger()
 
     @property
     def url(self) -> str:
@@ -180,6 +211,7 @@ class FakeAnthropic(ThreadedServer[list[Call]]):
     # -- the server (see ThreadedServer) -----------------------------------------------
     def _routes(self, app: web.Application) -> None:
         app.router.add_post("/v1/messages", self._messages)
+        app.router.add_get("/v1/models/{model_id}", self._model)
 
     def _watched(self) -> list[Call]:
         return self.calls
@@ -194,7 +226,8 @@ class FakeAnthropic(ThreadedServer[list[Call]]):
         with self._changed:
             self.calls.append(call)
             self._changed.notify_all()
-        refused = problems(body)
+        spec = spec_for(str(body.get("model", "")), self.models)
+        refused = problems(body, self.models) + self._ledger.problems(body, spec)
         if refused:
             self.violations.append((call, refused))
             return _error(400, "invalid_request_error", "; ".join(refused))
@@ -218,84 +251,53 @@ class FakeAnthropic(ThreadedServer[list[Call]]):
         if reply.status != 200:
             kind = "invalid_request_error" if reply.status == 400 else "api_error"
             return _error(reply.status, kind, reply.error)
+        message = self._answer(call, spec, reply)
         if body.get("stream"):
-            return await self._stream(request, call, self._message(body, reply), reply)
-        return web.json_response(self._message(body, reply))
+            return await stream(request, call, message, reply)
+        return web.json_response(message)
 
-    async def _stream(
-        self, request: web.Request, call: Call, message: dict[str, Any], reply: Reply
-    ) -> web.StreamResponse:
-        """The answer as server-sent events, as the API streams it: message_start, each
-        block's start / deltas / stop, message_delta (stop_reason, usage), message_stop."""
-        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
-        await response.prepare(request)
-        start = {**message, "content": [], "stop_reason": None}
-        await _event(response, "message_start", {"message": start})
-        for index, block in enumerate(message["content"]):
-            await self._stream_block(response, index, block, reply, call)
-        delta = {"stop_reason": message["stop_reason"], "stop_sequence": None}
-        usage = {"output_tokens": message["usage"]["output_tokens"]}
-        await _event(response, "message_delta", {"delta": delta, "usage": usage})
-        await _event(response, "message_stop", {})
-        await response.write_eof()
-        return response
+    async def _model(self, request: web.Request) -> web.Response:
+        model_id = request.match_info["model_id"]
+        self.lookups.append(model_id)
+        if model_id not in self.models:
+            return _error(404, "not_found_error", f"model: {model_id}")
+        return web.json_response(model_info(model_id, self.models[model_id]))
 
-    async def _stream_block(
-        self,
-        response: web.StreamResponse,
-        index: int,
-        block: dict[str, Any],
-        reply: Reply,
-        call: Call,
-    ) -> None:
-        if block["type"] == "text":
-            empty: dict[str, Any] = {"type": "text", "text": ""}
-            pieces = [
-                block["text"][i : i + reply.piece]
-                for i in range(0, len(block["text"]), reply.piece)
-            ]
-            deltas = [{"type": "text_delta", "text": p} for p in pieces]
-        else:
-            empty = {**block, "input": {}}
-            deltas = [{"type": "input_json_delta", "partial_json": json.dumps(block["input"])}]
-        await _event(response, "content_block_start", {"index": index, "content_block": empty})
-        for delta in deltas:
-            if reply.pace and block["type"] == "text":
-                await asyncio.sleep(reply.pace)
-            await _event(response, "content_block_delta", {"index": index, "delta": delta})
-            if call.first_text_at is None and delta["type"] == "text_delta":
-                call.first_text_at = time.monotonic()
-        await _event(response, "content_block_stop", {"index": index})
-
-    @staticmethod
-    def _message(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
-        content = reply.content
-        uses_tool = any(b["type"] == "tool_use" for b in content)
+    def _answer(self, call: Call, spec: ModelSpec, reply: Reply) -> dict[str, Any]:
+        """The message the model sends for `reply`, thinking as `spec` does; remembered,
+        so the thinking blocks that come back can be checked."""
+        summary = f"Considering: {call.last_text[:60]}"
+        answer = self._ledger.issue(reply.content, call.body, spec, summary, self.thinks)
+        uses_tool = any(b["type"] == "tool_use" for b in answer.content)
         stop = reply.stop_reason or ("tool_use" if uses_tool else "end_turn")
-        size = len(json.dumps(body))
-        return {
-            "id": f"msg_{next(_ids):06d}",
-            "type": "message",
-            "role": "assistant",
-            "model": body.get("model", "fake"),
-            "content": content,
-            "stop_reason": stop,
-            "stop_sequence": None,
-            "usage": {
-                "input_tokens": size // 4,
-                "output_tokens": 10,
-                "cache_creation_input_tokens": 0,
-                "cache_read_input_tokens": 0,
-            },
-        }
+        self._ledger.record(answer.content, stop)
+        return _message(call.body, answer, stop, reply.stop_details)
+
+
+def _message(
+    body: dict[str, Any], answer: Answer, stop: str, details: dict[str, Any] | None
+) -> dict[str, Any]:
+    return {
+        "id": f"msg_{next(_ids):06d}",
+        "type": "message",
+        "role": "assistant",
+        "model": body.get("model", "fake"),
+        "content": answer.content,
+        "stop_reason": stop,
+        "stop_sequence": None,
+        "stop_details": details,
+        "usage": {
+            # the same whether streamed or not, as the real count is
+            "input_tokens": len(json.dumps({k: v for k, v in body.items() if k != "stream"})) // 4,
+            "output_tokens": 10 + answer.thinking_tokens,
+            "output_tokens_details": {"thinking_tokens": answer.thinking_tokens},
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0,
+        },
+    }
 
 
 def _error(status: int, kind: str, message: str) -> web.Response:
     return web.json_response(
         {"type": "error", "error": {"type": kind, "message": message}}, status=status
     )
-
-
-async def _event(response: web.StreamResponse, kind: str, data: dict[str, Any]) -> None:
-    payload = json.dumps({"type": kind, **data})
-    await response.write(f"event: {kind}\ndata: {payload}\n\n".encode())

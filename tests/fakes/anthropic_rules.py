@@ -4,13 +4,20 @@ Anthropic API receives (tests/fakes/anthropic_api.py).
 A request the real API would refuse gets the same kind of answer here
 (`invalid_request_error`), and is recorded as a violation that fails the test (see
 the `fake` fixture in tests/conftest.py): a test must fail where production would.
-`problems(body)` lists every rule the request breaks; empty means valid.
+`problems(body)` lists every rule the request breaks; empty means valid. What depends on
+the model (its thinking, effort, sampling and limits) is in tests/fakes/anthropic_params.py;
+whether thinking blocks came back as issued needs the fake's memory
+(tests/fakes/anthropic_thinking.py).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
+
+from tests.fakes.anthropic_models import MODELS, ModelSpec, spec_for
+from tests.fakes.anthropic_params import param_problems
 
 NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 TOOL_ID = re.compile(r"^[a-zA-Z0-9_-]+$")
@@ -19,15 +26,22 @@ MANY_IMAGES = 20
 MAX_BREAKPOINTS = 4
 IMAGE_TYPES = {"image/jpeg", "image/png", "image/gif", "image/webp"}
 USER_BLOCKS = {"text", "image", "document", "tool_result"}
-ASSISTANT_BLOCKS = {"text", "tool_use"}
+THINKING_BLOCKS = {"thinking", "redacted_thinking"}
+ASSISTANT_BLOCKS = {"text", "tool_use", *THINKING_BLOCKS}
+#: the fields a thinking block sent back holds (SDK types/*thinking_block_param.py)
+THINKING_FIELDS = {
+    "thinking": {"type", "thinking", "signature"},
+    "redacted_thinking": {"type", "data"},
+}
 
 Body = dict[str, Any]
 Blocks = list[dict[str, Any]]
 
 
-def problems(body: Body) -> list[str]:
-    """Every reason the real API would refuse this request."""
-    out: list[str] = []
+def problems(body: Body, models: Mapping[str, ModelSpec] = MODELS) -> list[str]:
+    """Every reason the real API would refuse this request, for its model as `models`
+    (a name they do not hold is an old model: tests/fakes/anthropic_models.py)."""
+    out = param_problems(body, spec_for(str(body.get("model", "")), models))
     if not isinstance(body.get("max_tokens"), int) or body["max_tokens"] < 1:
         out.append("max_tokens: a positive integer is required")
     out.extend(_system(body.get("system")))
@@ -97,6 +111,8 @@ def _content(message: dict[str, Any], final: bool) -> list[str]:
         out.extend(_trailing(role, str(last.get("text", "")), final))
     if role == "user":
         out.extend(_results_first(content))
+    else:
+        out.extend(_thinking_first(content))
     return out
 
 
@@ -118,7 +134,19 @@ def _block(block: dict[str, Any]) -> list[str]:
         if isinstance(content, list):
             return [p for b in content for p in _block(b)]
         return []
+    if kind in THINKING_FIELDS:
+        return _thinking_block(kind, block)
     return []
+
+
+def _thinking_block(kind: str, block: dict[str, Any]) -> list[str]:
+    """A thinking block goes back with exactly its fields: no `cache_control` on it."""
+    fields = THINKING_FIELDS[kind]
+    out = [f"{kind}.{key}: Extra inputs are not permitted" for key in sorted(set(block) - fields)]
+    out += [f"{kind}.{key}: Field required" for key in sorted(fields - set(block))]
+    out += [f"{kind}.{key}: Input should be a valid string"
+            for key in sorted(fields & set(block)) if not isinstance(block[key], str)]  # fmt: skip
+    return out
 
 
 def _text_block(block: dict[str, Any]) -> list[str]:
@@ -139,6 +167,14 @@ def _results_first(content: Blocks) -> list[str]:
     if results and kinds[:results] != ["tool_result"] * results:
         return ["content: tool_result blocks must come first, before any other content"]
     return []
+
+
+def _thinking_first(content: Blocks) -> list[str]:
+    """In an assistant message, thinking comes before what the model said or called."""
+    kinds = [b.get("type") for b in content]
+    said = next((i for i, k in enumerate(kinds) if k not in THINKING_BLOCKS), len(kinds))
+    return [f"content.{i}.type: `{k}` blocks must come before any `text` or `tool_use` block"
+            for i, k in enumerate(kinds) if i > said and k in THINKING_BLOCKS]  # fmt: skip
 
 
 def _answered(message: dict[str, Any], after: dict[str, Any] | None) -> list[str]:
