@@ -182,7 +182,8 @@ def render_transcript(messages: Messages) -> str:
         content = message["content"]
         blocks = _blocks(content)
         for block in blocks:
-            lines.append(f"{message['role']}: {_describe(block)}")
+            if block.get("type") not in ("thinking", "redacted_thinking"):
+                lines.append(f"{message['role']}: {_describe(block)}")
     return "\n".join(lines)
 
 

@@ -243,11 +243,13 @@ class AgentFiles:
         return relative
 
     def archive(self, key: str, messages: list[dict[str, Any]]) -> str:
-        """A conversation as JSON lines under archive/ (never capped, never deleted)."""
+        """A conversation as JSON lines under archive/ (never capped, never deleted), its
+        thinking left out: that is for the API's eyes only, never an export."""
         slug = archive_slug(key)
         stamp = self.now().strftime("%Y%m%dT%H%M%S%f")
         relative = f"{ARCHIVE_DIR}/{slug}-{stamp}.jsonl"
-        _atomic_write(self.path(relative), "".join(json.dumps(m) + "\n" for m in messages))
+        lines = "".join(json.dumps(_unthought(m)) + "\n" for m in messages)
+        _atomic_write(self.path(relative), lines)
         return relative
 
     def _check_size(self, relative: str, size: int) -> None:
@@ -257,6 +259,14 @@ class AgentFiles:
                 f"{self.max_bytes:,} (SWITCHBOARD_MEMORY_FILE_MAX_BYTES); keep it shorter, "
                 "or move detail into knowledge topics with learn_fact"
             )
+
+
+def _unthought(message: dict[str, Any]) -> dict[str, Any]:
+    content = message.get("content")
+    if not isinstance(content, list):
+        return message
+    kept = [b for b in content if b.get("type") not in ("thinking", "redacted_thinking")]
+    return {**message, "content": kept}
 
 
 def _atomic_write(path: Path, content: str) -> None:

@@ -305,4 +305,6 @@ def _block(block: dict[str, Any]) -> str:
             content = json.dumps(content, ensure_ascii=False)
         error = " (error)" if block.get("is_error") else ""
         return f'<pre class="tool">\u2190 result{error}: {esc(short(content, 4000))}</pre>'
+    if kind in ("thinking", "redacted_thinking"):
+        return '<pre class="tool">(thinking, not shown)</pre>'
     return f"<pre>[{esc(kind)}]</pre>"
