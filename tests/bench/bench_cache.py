@@ -1,4 +1,5 @@
-"""Prompt-cache reads and the fixed prefix's size of two source trees, measured in one run.
+"""Prompt-cache reads, the fixed prefix's size and the cost per request of two source
+trees, measured in one run.
 
     .venv/bin/python tests/bench/bench_cache.py BEFORE_TREE [AFTER_TREE]
 
@@ -17,6 +18,13 @@ request reads from it the longest such prefix it shares. Printed: the share of i
 tokens (chars / 4) that are cache reads over the turns after each conversation's first
 (target >= 90%), how many requests changed the system prompt, and the tokens of the
 fixed prefix (system + tools) of the coordinator and a worker, with the growth.
+
+Issue 26 adds thinking: the tree's own fake answers as its models do (today's fake: the
+default `claude-sonnet-5` thinks, each answer opens with a signed thinking block that
+must come back within a tool-use cycle). Printed per request: whether it set thinking,
+its output tokens as the fake counts them (10 plus the thinking; a real model's thinking
+at effort `low` is longer, and billed as output), and its cost at Sonnet 5's prices with
+the cache model above (reads 0.1x, writes 1.25x the input price).
 """
 
 from __future__ import annotations
@@ -84,7 +92,9 @@ async def main():
                                  channel="slack", reply_to=Target("terminal")))
         await rec.wait_count({turns} + 2, timeout=30)
     fake.stop()
-    print(json.dumps([{{"agent": c.agent, "body": c.body}} for c in fake.calls]))
+    print(json.dumps([{{"agent": c.agent, "body": c.body,
+                        "output": (getattr(c, "answer", None) or {{}}).get("usage", {{}})
+                        .get("output_tokens", 10)}} for c in fake.calls]))
 
 asyncio.run(main())
 """
@@ -123,15 +133,34 @@ def cache_read(previous: list[tuple[str, bool]], current: list[tuple[str, bool]]
     return tokens(current[:best])
 
 
+#: Claude Sonnet 5, USD per million tokens: input, cache read, cache write, output
+PRICES = (2.0, 0.20, 2.50, 10.0)
+
+
+def cost(parts: list[tuple[str, bool]], read: int, output: int) -> float:
+    """One request's dollars: what it read from the cache, what its last breakpoint
+    writes beyond that, the rest as fresh input, and its output (thinking included)."""
+    marked = [i for i, (_, mark) in enumerate(parts, 1) if mark]
+    written = max(tokens(parts[: marked[-1]]) - read, 0) if marked else 0
+    fresh = tokens(parts) - read - written
+    fresh_in, cached, writes, out = PRICES
+    return (fresh * fresh_in + read * cached + written * writes + output * out) / 1e6
+
+
 def figures(calls: list[dict]) -> dict[str, float]:
     last: dict[str, list[tuple[str, bool]]] = {}
     read = total = changed = 0
+    dollars = 0.0
+    outputs = []
     for call in calls:
         parts = blocks(call["body"])
         key = call["agent"] + json.dumps(call["body"]["messages"][0]["content"][:2])
         previous = last.get(key)
+        got = cache_read(previous, parts) if previous is not None else 0
+        dollars += cost(parts, got, call["output"])
+        outputs.append(call["output"])
         if previous is not None:
-            read += cache_read(previous, parts)
+            read += got
             total += tokens(parts)
             changed += _system(previous) != _system(parts)
         last[key] = parts
@@ -139,6 +168,9 @@ def figures(calls: list[dict]) -> dict[str, float]:
     worker = next(c for c in calls if c["agent"] != "coordinator")
     return {
         "share": 100 * read / total,
+        "cost_per_request": 1000 * dollars / len(calls),
+        "output_per_request": sum(outputs) / len(outputs),
+        "thinking": 100 * sum(1 for c in calls if "thinking" in c["body"]) / len(calls),
         "changed": changed,
         "requests": len(calls),
         "coordinator_prefix": _prefix(coordinator["body"]),
@@ -196,6 +228,13 @@ def main() -> None:
         ("cache-read share of input tokens, after each first turn (%)", "share", "{:.1f}"),
         ("requests whose system prompt changed", "changed", "{:.0f}"),
         ("requests", "requests", "{:.0f}"),
+        ("requests that set thinking (%)", "thinking", "{:.0f}"),
+        (
+            "output tokens per request (the fake's count, thinking included)",
+            "output_per_request",
+            "{:.1f}",
+        ),
+        ("cost per scripted request at Sonnet 5 prices (USD / 1000)", "cost_per_request", "{:.3f}"),
         ("fixed prefix tokens, coordinator (system + tools)", "coordinator_prefix", "{:,.0f}"),
         ("fixed prefix tokens, worker (system + tools)", "worker_prefix", "{:,.0f}"),
     ]

@@ -96,6 +96,8 @@ class Call:
     at: float = field(default_factory=time.monotonic)
     #: a streamed answer: when its first text delta was written
     first_text_at: float | None = None
+    #: the message the fake answered with (its usage counts thinking), once answered
+    answer: dict[str, Any] | None = None
 
     @property
     def system(self) -> str:
@@ -252,6 +254,7 @@ class FakeAnthropic(ThreadedServer[list[Call]]):
             kind = "invalid_request_error" if reply.status == 400 else "api_error"
             return _error(reply.status, kind, reply.error)
         message = self._answer(call, spec, reply)
+        call.answer = message
         if body.get("stream"):
             return await stream(request, call, message, reply)
         return web.json_response(message)
