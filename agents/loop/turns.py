@@ -351,15 +351,19 @@ def drop_oldest(messages: Messages) -> bool:
 def repair(messages: Messages, exc: Exception) -> bool:
     """A request the API refuses (400): images and documents are the usual cause (too
     many, too large, a PDF over its page limit), then a prompt too long, then an older
-    turn refused again; whether the
-    conversation changed so that the request may be tried once more."""
+    turn refused again; whether the conversation changed so that the request may be
+    tried once more. A repair edits the history, so the thinking before the current
+    tool-use cycle goes (newer models bind it to an unchanged prefix)."""
     if _status(exc) not in (400, 413):
         return False
-    if strip_media(messages, str(exc)):
-        return True
-    if "too long" in str(exc).lower() and drop_oldest(messages):
-        return True
-    return drop_history(messages)
+    changed = (
+        strip_media(messages, str(exc)) > 0
+        or ("too long" in str(exc).lower() and drop_oldest(messages))
+        or drop_history(messages)
+    )
+    if changed:
+        drop_thinking(messages)
+    return changed
 
 
 def refused(messages: Messages, exc: Exception) -> None:
