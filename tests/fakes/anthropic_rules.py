@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import jsonschema
+
 NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 TOOL_ID = re.compile(r"^[a-zA-Z0-9_-]+$")
 MAX_IMAGES = 100
@@ -20,6 +22,19 @@ MAX_BREAKPOINTS = 4
 IMAGE_TYPES = {"image/jpeg", "image/png", "image/gif", "image/webp"}
 USER_BLOCKS = {"text", "image", "document", "tool_result"}
 ASSISTANT_BLOCKS = {"text", "tool_use"}
+#: the fields of a custom tool (anthropic 2.14, `types/tool_param.py`); any other is refused
+TOOL_FIELDS = {
+    "name",
+    "description",
+    "input_schema",
+    "input_examples",
+    "cache_control",
+    "type",
+    "strict",
+    "defer_loading",
+    "allowed_callers",
+    "eager_input_streaming",
+}
 
 Body = dict[str, Any]
 Blocks = list[dict[str, Any]]
@@ -53,9 +68,28 @@ def _tools(tools: Blocks) -> list[str]:
             out.append(f"tools.{i}.name: String should match pattern '{NAME.pattern}'")
         if (tool.get("input_schema") or {}).get("type") != "object":
             out.append(f"tools.{i}.input_schema.type: Input should be 'object'")
+        for key in sorted(set(tool) - TOOL_FIELDS):
+            out.append(f"tools.{i}.custom.{key}: Extra inputs are not permitted")
+        out.extend(_examples(i, tool))
     if len(set(names)) != len(names):
         out.append("tools: Tool names must be unique")
     return out
+
+
+def _examples(i: int, tool: dict[str, Any]) -> list[str]:
+    """`input_examples`: a list of objects, each valid against the tool's input_schema
+    (the API documents a 400 for an example that is not)."""
+    examples = tool.get("input_examples")
+    if examples is None:
+        return []
+    if not isinstance(examples, list) or not all(isinstance(e, dict) for e in examples):
+        return [f"tools.{i}.custom.input_examples: Input should be a list of objects"]
+    validator = jsonschema.Draft202012Validator(tool.get("input_schema") or {})
+    return [
+        f"tools.{i}.custom.input_examples.{n}: {error.message}"
+        for n, example in enumerate(examples)
+        for error in list(validator.iter_errors(example))[:1]
+    ]
 
 
 def _messages(messages: Any) -> list[str]:
