@@ -134,6 +134,8 @@ async def test_every_parameter_of_every_built_in_tool_has_a_description(
     assert (
         "coordinator summarises the result for the person" in seen["False:publish"]["description"]
     )
+    assert seen["True:schedule"]["input_examples"] == list(SCHEDULE.examples)
+    assert seen["False:schedule"] == seen["True:schedule"]
 
 
 @pytest.mark.parametrize(
@@ -159,7 +161,34 @@ def test_schedule_config_is_typed_per_trigger_type(type_: str, config: dict[str,
 def test_schedule_keeps_its_argument_names() -> None:
     spec: ToolSpec = SCHEDULE
     assert spec.schema["required"] == ["type", "config", "action"]
-    assert list(spec.schema["properties"]) == ["type", "config", "action", "deliver_to"]
+    # the contract's four, then what may also sit inside config, offered top-level too
+    assert list(spec.schema["properties"]) == [
+        "type",
+        "config",
+        "action",
+        "deliver_to",
+        "timezone",
+        "agent",
+        "action_type",
+    ]
+
+
+def test_schedule_examples_are_valid_inputs_of_one_shape_each() -> None:
+    """The API refuses an `input_examples` entry its schema refuses; each example also
+    shows one trigger type's config."""
+    validator = jsonschema.Draft202012Validator(SCHEDULE.schema)
+    shapes = SCHEDULE.schema["properties"]["config"]["oneOf"]
+    assert len(SCHEDULE.examples) >= 2
+    for example in SCHEDULE.examples:
+        assert list(validator.iter_errors(example)) == [], example
+        fits = [s["title"] for s in shapes if jsonschema.Draft202012Validator(s).is_valid(
+            example["config"]
+        )]  # fmt: skip
+        assert fits == [example["type"]]
+    assert {"timezone", "action_type"} <= {k for e in SCHEDULE.examples for k in e}
+    api = SCHEDULE.to_api()
+    assert api["input_examples"] == list(SCHEDULE.examples)
+    assert "additionalProperties" not in api["input_schema"]  # the check keeps refusing
 
 
 async def test_spawn_worker_refuses_the_name_of_a_person(
