@@ -20,6 +20,7 @@ from agents.tools.triggers import SCHEDULE
 from bot.core.bus import Mail
 from bot.core.messages import BusMessage, Inbound, Target
 from config.settings import Settings
+from tests.bench import bench_prefix
 from tests.fakes.anthropic_api import Call, FakeAnthropic, text, tool
 from tests.kit import Recorder, events, eventually, inbound, make_settings, running_app
 from tests.people_kit import people_settings
@@ -243,6 +244,18 @@ async def test_system_and_tools_hold_byte_for_byte_across_speakers_memory_and_a_
     assert "fact from" in last.context and "written since this conversation began" in last.context
     assert "I prefer short answers." in last.context  # Bob's profile, written by auto-capture
     assert "fact from" not in last.system
+
+
+async def test_the_fixed_prefix_of_each_role_stays_under_its_budget(
+    settings: Settings, fake: FakeAnthropic
+) -> None:
+    """System prompt and tools with empty memory: under 4,000 tokens at chars / 3.5, the
+    estimate for Claude 5 (tests/bench/bench_prefix.py prints the figures)."""
+    first = await bench_prefix.first_requests(fake, settings)
+    assert set(first) == {"coordinator", "worker"}
+    for role, body in first.items():
+        figures = bench_prefix.measure(body)
+        assert figures["est_tokens"] < bench_prefix.TARGET_TOKENS, (role, figures)
 
 
 def said(line: str, channel: str, sender: str) -> Inbound:
