@@ -1,12 +1,16 @@
-"""The five memory tools: what they write, and the error texts the model gets for bad
-topics, traversal attempts, symlinks out and full files."""
+"""The memory tools: what they write, the error texts the model gets for bad topics,
+traversal attempts, symlinks out and full files, and descriptions that tell them apart
+and say only what auto-capture really does."""
 
 from __future__ import annotations
 
+import re
 import threading
 from datetime import UTC, datetime
 from pathlib import Path
 
+from agents.memory.capture import captures
+from agents.memory.tools import LEARN_FACT, NOTE_ABOUT_PERSON, REFLECT, REMEMBER
 from config.settings import Settings
 from tests.fakes.anthropic_api import Call, FakeAnthropic, text, tool
 from tests.kit import Recorder, events, inbound, running_app
@@ -161,3 +165,15 @@ async def test_model_gets_the_error_text_for_a_traversal_attempt(
     assert result["is_error"] is True and "looks like a path" in result["content"]
     assert rec.texts()[0].startswith("tool said: Error: topic")
     assert not [e for e in events(settings.data_dir, "memory.written")]
+
+
+def test_the_descriptions_say_append_or_replace_and_what_is_captured_by_itself() -> None:
+    for spec in (REMEMBER, NOTE_ABOUT_PERSON):
+        assert spec.description.startswith("Append"), spec.name
+        assert "captured by itself" in spec.description, spec.name
+    for spec in (REFLECT, LEARN_FACT):
+        assert spec.description.startswith("Replace"), spec.name
+    quoted = re.findall(r'"([^"]+) \.\.\."', REMEMBER.description)
+    assert quoted == ["remember", "I prefer", "we decided"]
+    for phrase in quoted:  # each phrase the model is told about is one auto-capture catches
+        assert captures(f"{phrase} the deploys run on Tuesdays."), phrase

@@ -20,6 +20,7 @@ from agents.tools.triggers import SCHEDULE
 from bot.core.bus import Mail
 from bot.core.messages import BusMessage, Inbound, Target
 from config.settings import Settings
+from tests.bench import bench_prefix
 from tests.fakes.anthropic_api import Call, FakeAnthropic, text, tool
 from tests.kit import Recorder, events, eventually, inbound, make_settings, running_app
 from tests.people_kit import people_settings
@@ -134,6 +135,8 @@ async def test_every_parameter_of_every_built_in_tool_has_a_description(
     assert (
         "coordinator summarises the result for the person" in seen["False:publish"]["description"]
     )
+    assert seen["True:schedule"]["input_examples"] == list(SCHEDULE.examples)
+    assert seen["False:schedule"] == seen["True:schedule"]
 
 
 @pytest.mark.parametrize(
@@ -159,7 +162,34 @@ def test_schedule_config_is_typed_per_trigger_type(type_: str, config: dict[str,
 def test_schedule_keeps_its_argument_names() -> None:
     spec: ToolSpec = SCHEDULE
     assert spec.schema["required"] == ["type", "config", "action"]
-    assert list(spec.schema["properties"]) == ["type", "config", "action", "deliver_to"]
+    # the contract's four, then what may also sit inside config, offered top-level too
+    assert list(spec.schema["properties"]) == [
+        "type",
+        "config",
+        "action",
+        "deliver_to",
+        "timezone",
+        "agent",
+        "action_type",
+    ]
+
+
+def test_schedule_examples_are_valid_inputs_of_one_shape_each() -> None:
+    """The API refuses an `input_examples` entry its schema refuses; each example also
+    shows one trigger type's config."""
+    validator = jsonschema.Draft202012Validator(SCHEDULE.schema)
+    shapes = SCHEDULE.schema["properties"]["config"]["oneOf"]
+    assert len(SCHEDULE.examples) >= 2
+    for example in SCHEDULE.examples:
+        assert list(validator.iter_errors(example)) == [], example
+        fits = [s["title"] for s in shapes if jsonschema.Draft202012Validator(s).is_valid(
+            example["config"]
+        )]  # fmt: skip
+        assert fits == [example["type"]]
+    assert {"timezone", "action_type"} <= {k for e in SCHEDULE.examples for k in e}
+    api = SCHEDULE.to_api()
+    assert api["input_examples"] == list(SCHEDULE.examples)
+    assert "additionalProperties" not in api["input_schema"]  # the check keeps refusing
 
 
 async def test_spawn_worker_refuses_the_name_of_a_person(
@@ -214,6 +244,18 @@ async def test_system_and_tools_hold_byte_for_byte_across_speakers_memory_and_a_
     assert "fact from" in last.context and "written since this conversation began" in last.context
     assert "I prefer short answers." in last.context  # Bob's profile, written by auto-capture
     assert "fact from" not in last.system
+
+
+async def test_the_fixed_prefix_of_each_role_stays_under_its_budget(
+    settings: Settings, fake: FakeAnthropic
+) -> None:
+    """System prompt and tools with empty memory: under 4,000 tokens at chars / 3.5, the
+    estimate for Claude 5 (tests/bench/bench_prefix.py prints the figures)."""
+    first = await bench_prefix.first_requests(fake, settings)
+    assert set(first) == {"coordinator", "worker"}
+    for role, body in first.items():
+        figures = bench_prefix.measure(body)
+        assert figures["est_tokens"] < bench_prefix.TARGET_TOKENS, (role, figures)
 
 
 def said(line: str, channel: str, sender: str) -> Inbound:

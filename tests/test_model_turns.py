@@ -46,6 +46,20 @@ def test_the_validator_refuses_what_the_api_refuses() -> None:
     assert problems({**body(user(text("hi"))), "tools": [{"name": "a b", "input_schema": {}}]})
 
 
+def test_the_validator_takes_input_examples_and_refuses_other_tool_fields() -> None:
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+
+    def tools(**extra: Any) -> dict[str, Any]:
+        return {**body(user(text("hi"))), "tools": [{"name": "t", "input_schema": schema, **extra}]}
+
+    assert problems(tools(input_examples=[{"n": 1}], cache_control={"type": "ephemeral"})) == []
+    assert problems(tools(examples=[{"n": 1}])) == [
+        "tools.0.custom.examples: Extra inputs are not permitted"
+    ]
+    assert problems(tools(input_examples=[{"n": "one"}]))  # not valid against its schema
+    assert problems(tools(input_examples={"n": 1}))  # a list of objects
+
+
 def test_stop_reasons_are_read_and_unknown_ones_are_end_turn() -> None:
     assert turns.stop_of("max_tokens") == "max_tokens"
     assert turns.stop_of("pause_turn") == "pause_turn"

@@ -148,6 +148,8 @@ async def test_a_reminder_set_by_a_person_in_berlin_fires_at_the_berlin_time(
         sent = await rec.wait_text("Stand-up now!", timeout=30)
     confirmation = next(m.text for m in sent if m.text.startswith("set:"))
     assert "without an offset are in Europe/Berlin" in confirmation
+    shown = local.strftime("%Y-%m-%d %H:%M")  # her wall clock, echoed back, with UTC beside
+    assert f"next run {shown}" in confirmation and " Europe/Berlin (" in confirmation
     fired = next(e for e in events(settings.data_dir, "trigger.fired"))
     due = local.replace(tzinfo=berlin).timestamp()
     assert due - 0.01 <= fired["ts"] < due + 5  # Berlin's 10:00, not UTC's (an hour off)

@@ -1,19 +1,21 @@
 """Trigger rules: on_event filters match inside list-valued fields; patterns and filter
 fields that no event has are refused with what exists; a trigger belongs to its maker
 (others see it; only the maker or the coordinator changes it); pause_trigger and
-resume_trigger; `enabled = false` in [[schedules]]."""
+resume_trigger; `enabled = false` in [[schedules]]; `schedule`'s top-level timezone, agent
+and action_type, and the local time its result gives."""
 
 from __future__ import annotations
 
 import ast
 import pathlib
+import re
 from pathlib import Path
 
 import pytest
 
 from agents.services import AgentInfo
-from agents.tools.toolbox import ToolError
-from agents.tools.triggers import TriggerTools
+from agents.tools.toolbox import Tool, Toolbox, ToolError
+from agents.tools.triggers import SCHEDULE, TriggerTools
 from bot.triggers import TriggerError, build_spec
 from bot.triggers.known import KNOWN_EVENTS, OPEN_FIELDS
 from config.settings import load_settings
@@ -135,3 +137,38 @@ async def test_a_disabled_schedule_is_kept_paused(tmp_path: Path, fake: FakeAnth
         row = app.triggers.table.get("config:standup")
         assert row is not None and row.status == "active"
         assert app.triggers.scheduler.get_job(row.job_id) is not None
+
+
+async def test_schedule_takes_zone_agent_and_action_type_top_level_and_echoes_local_time(
+    tmp_path: Path, fake: FakeAnthropic
+) -> None:
+    settings = trigger_settings(tmp_path / "data", fake)  # the bot's own zone: UTC
+    async with running_app(settings, [Recorder()]) as app:
+        coordinator = tools(app, "coordinator")
+        at = {"at": "2030-02-12T09:00:00"}
+        base = {"action": "Review starts", "deliver_to": "terminal"}
+        top = await coordinator.schedule(
+            {**base, "type": "at_time", "config": at, "timezone": "Europe/Berlin",
+             "action_type": "send_message", "agent": "alice"}
+        )  # fmt: skip
+        assert "next run 2030-02-12 09:00 Europe/Berlin (08:00 UTC)" in top
+        assert "On firing it posts the action as written" in top
+        row = app.triggers.table.live()[-1]
+        assert (row.spec.timezone, row.spec.action_type, row.spec.agent) == (
+            "Europe/Berlin",
+            "send_message",
+            "alice",
+        )
+        # inside config, as the contract has it; top-level wins where both are given
+        inside = await coordinator.schedule(
+            {**base, "type": "scheduled", "timezone": "Asia/Tokyo",
+             "config": {"cron": "30 7 * * *", "timezone": "UTC", "agent": "alice"}}
+        )  # fmt: skip
+        assert re.search(r"next run \S+ 07:30 Asia/Tokyo \(\S+ 22:30 UTC\)", inside), inside
+        assert "wakes alice with the action as its task" in inside
+        naive = await coordinator.schedule({**base, "type": "at_time", "config": at})
+        assert "next run 2030-02-12 09:00 UTC (times without an offset are in UTC)" in naive
+        box = Toolbox([Tool(SCHEDULE, coordinator.schedule)])
+        wrong = await box.call("schedule", {**base, "type": "delayed", "action_type": "post",
+                                            "config": {"delay_seconds": 60}})  # fmt: skip
+        assert wrong.is_error and "action_type" in wrong.text and "wake_agent" in wrong.text

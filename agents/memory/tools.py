@@ -26,7 +26,9 @@ MAX_RECALL_DAYS = 30
 
 RECALL = ToolSpec(
     "recall",
-    "Read your memory: MEMORY.md, knowledge topics, recent daily logs.",
+    "Read all your memory: MEMORY.md, knowledge topics (yours, the team's), recent daily "
+    "logs. Your prompt already holds MEMORY.md and two days of log; to find one thing, "
+    "use memory_search.",
     schema(
         {},
         {
@@ -41,18 +43,22 @@ RECALL = ToolSpec(
 )
 REMEMBER = ToolSpec(
     "remember",
-    "Append a note to today's daily log, kept for good: facts, decisions, events worth "
-    "keeping beyond this conversation.",
+    "Append to today's log (yours, kept): what was said or done that is worth keeping. "
+    'What people say outright ("remember ...", "I prefer ...", "we decided ...") is '
+    "captured by itself. Preferences go to note_about_person, a topic's facts to "
+    "learn_fact, lessons to reflect.",
     schema({"content": arg(STR, "the note", minLength=1)}),
 )
 REFLECT = ToolSpec(
     "reflect",
-    "Rewrite MEMORY.md, your curated long-term memory (keep what holds, drop what is outdated).",
+    "Replace MEMORY.md, your curated memory in every prompt of yours: lessons on how to "
+    "work, standing context. Send the whole file, keeping what still holds.",
     schema({"content": arg(STR, "the whole new file", minLength=1)}),
 )
 LEARN_FACT = ToolSpec(
     "learn_fact",
-    "Write the knowledge file for a topic (replaces it).",
+    "Replace a topic's knowledge file with its whole new text: what is true about a system, "
+    "process or subject. To change one line of a team fact: update_note.",
     schema(
         {
             "topic": arg(STR, "lower-case, digits, dashes: python-asyncio", minLength=1),
@@ -61,22 +67,22 @@ LEARN_FACT = ToolSpec(
         {
             "shared": arg(
                 {"type": "boolean"},
-                "true: team/knowledge/<topic>.md, read by every agent (decisions, "
-                "conventions); false (default): your own",
+                "true: the team's, for every agent (decisions, conventions); default: yours",
             )
         },
     ),
 )
 MEMORY_SEARCH = ToolSpec(
     "memory_search",
-    "Search your memory, the team's knowledge and decisions, people's profiles and "
-    "archived conversations; returns the best sections with their files.",
+    "Search all memory: yours, team knowledge and decisions, people's profiles, archived "
+    "conversations; returns the best sections and their files. Try it before asking a person.",
     schema({"query": arg(STR, "words to find", minLength=1)}),
 )
 NOTE_ABOUT_PERSON = ToolSpec(
     "note_about_person",
-    "Add a note to a person's profile (people/<person>.md), shown to any agent they talk "
-    "to: preferences, role, how they like answers.",
+    "Append a note to a person's profile, which every agent sees when they talk: role, "
+    "preferences, how they like answers. What they say outright about themselves is "
+    "captured by itself.",
     schema(
         {
             "person": arg(STR, "their name, or platform id if unlisted", minLength=1),
@@ -84,12 +90,13 @@ NOTE_ABOUT_PERSON = ToolSpec(
         }
     ),
 )
-_OLD = {**STR, "minLength": 1, "description": "Words of the one line to change."}
+_OLD = {**STR, "minLength": 1, "description": "Words of that one line."}
 _PERSON = {**STR, "description": "Whose profile: a name or platform id."}
 _TOPIC = {**STR, "description": "Or which team fact, e.g. deploy-process."}
 UPDATE_NOTE = ToolSpec(
     "update_note",
-    "Correct a line of a person's profile or a team fact: the line saying `old` becomes `new`.",
+    "Replace one line of a person's profile or of a team fact: the line saying `old` "
+    "becomes `new`. Give person or topic.",
     schema(
         {"old": _OLD, "new": {**STR, "minLength": 1, "description": "The corrected line."}},
         {"person": _PERSON, "topic": _TOPIC},
@@ -97,7 +104,8 @@ UPDATE_NOTE = ToolSpec(
 )
 FORGET = ToolSpec(
     "forget",
-    "Remove the line saying `old` from a person's profile or a team fact.",
+    "Delete the line saying `old` from a person's profile or a team fact: wrong, outdated, "
+    "or asked to be dropped. Give person or topic.",
     schema({"old": _OLD}, {"person": _PERSON, "topic": _TOPIC}),
 )
 SPECS = {

@@ -51,18 +51,25 @@ posted.
 
 SPAWN_WORKER = ToolSpec(
     "spawn_worker",
-    "Start a worker on a longer task; its result comes back here for you to summarise.",
+    "Start a worker on a task of many steps, or one to run beside others; its result comes "
+    "back here for you to summarise. Quick lookups and short answers you do yourself. "
+    "People can talk to it as @name.",
     schema(
         {
             "name": arg(STR, "short, to address it (@Alice); never a person's name"),
-            "task": arg(STR, "self-contained"),
+            "task": arg(STR, "self-contained: the goal, what you know, what to return"),
         }
     ),
 )
-LIST_WORKERS = ToolSpec("list_workers", "List active workers and their state.", schema({}))
+LIST_WORKERS = ToolSpec(
+    "list_workers",
+    "List active workers: name, state, turns used, task.",
+    schema({}),
+)
 STOP_WORKER = ToolSpec(
     "stop_worker",
-    "Stop an active worker.",
+    "Stop an active worker at once; its task ends unpublished. For work a person cancelled "
+    "or that is no longer needed.",
     schema({"name": arg(STR, "its name")}),
 )
 

@@ -38,8 +38,8 @@ Visible = Callable[[AgentInfo, str], bool]
 
 WRITE_FILE = ToolSpec(
     "write_file",
-    "Write a text file in your workspace (created or replaced). Returns the file's full "
-    "path, which you can pass on or attach with `files`.",
+    "Write a text file in your workspace (created or replaced); returns its path, to pass "
+    "on or attach with `files`. A short answer belongs in your reply.",
     schema(
         {
             "path": arg(STR, "in your workspace: report.md, data/x.csv"),
@@ -49,9 +49,10 @@ WRITE_FILE = ToolSpec(
 )
 READ_FILE = ToolSpec(
     "read_file",
-    "Read a text file, a page of lines at a time.",
+    "Read a text file a page of lines at a time: yours, one a person sent (files/...) or "
+    "another workspace's (workspaces/...).",
     schema(
-        {"path": arg(STR, "workspace-relative, files/... (sent by a person) or workspaces/...")},
+        {"path": arg(STR, "workspace-relative, files/... or workspaces/...")},
         {
             "offset": arg(INT, "first line, 1-based", minimum=1),
             "limit": arg(INT, f"lines (default {READ_LINES})", minimum=1),
@@ -60,17 +61,8 @@ READ_FILE = ToolSpec(
 )
 LIST_FILES = ToolSpec(
     "list_files",
-    "List files with their sizes.",
-    schema(
-        {},
-        {
-            "path": arg(
-                STR,
-                "a folder of your workspace, or files/... or workspaces/... "
-                "(default: your whole workspace)",
-            )
-        },
-    ),
+    "List files with their sizes: your workspace, or a folder of files/... or workspaces/...",
+    schema({}, {"path": arg(STR, "a folder (default: your whole workspace)")}),
 )
 
 

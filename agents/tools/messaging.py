@@ -30,14 +30,15 @@ def _spec(description: str, to: str) -> ToolSpec:
 
 SEND_MESSAGE = {
     "coordinator": _spec(
-        "Message a worker. Your text is your reply to this conversation's person: never "
-        "send_message(to='human') to answer.",
+        "Message a worker by name, or '*' (every worker and the person). Your text is your "
+        "reply to this conversation's person: never send_message(to='human') to answer.",
         "a worker's name; '*': all workers and the person; 'human': an extra note",
     ),
     "worker": _spec(
-        "Send a message; it does not end your task.",
-        "'human': the person your task came from (progress, or the answer to their "
-        "question); 'coordinator'; a worker's name; '*': all",
+        "Send a message; it does not end your task. 'human': a post in your task's "
+        "conversation (progress, partial results). To answer someone who spoke to you, just "
+        "reply; to finish, publish.",
+        "'human', 'coordinator', a worker's name, or '*' (all)",
     ),
 }
 

@@ -25,7 +25,8 @@ _UNIT = {"m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
 READ_CHANNEL = ToolSpec(
     "read_channel",
-    "Read what people said in a channel or thread the bot can see, not only to you.",
+    "Read what people said in a channel or thread the bot can see, not only to you: for a "
+    "channel's summary. The bot's own conversations and work: read_activity.",
     schema(
         {
             "target": arg(

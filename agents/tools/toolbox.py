@@ -32,9 +32,23 @@ class ToolSpec:
     name: str
     description: str
     schema: dict[str, Any]
+    #: inputs shown to the model beside the schema (the API's `input_examples`); each
+    #: must be valid against `schema`, or the API refuses the request
+    examples: tuple[dict[str, Any], ...] = ()
 
     def to_api(self) -> dict[str, Any]:
-        return {"name": self.name, "description": self.description, "input_schema": self.schema}
+        """The tool as the API takes it. A closed schema's `"additionalProperties": false`
+        stays out: it costs every request tokens and tells the model nothing it acts on,
+        while the check before each call still refuses an unknown argument by name."""
+        shown = {k: v for k, v in self.schema.items() if (k, v) != ("additionalProperties", False)}
+        spec: dict[str, Any] = {
+            "name": self.name,
+            "description": self.description,
+            "input_schema": shown,
+        }
+        if self.examples:
+            spec["input_examples"] = list(self.examples)
+        return spec
 
 
 @dataclass(slots=True)
@@ -96,7 +110,7 @@ def schema(required: dict[str, Any], optional: dict[str, Any] | None = None) -> 
     return {
         "type": "object",
         "properties": props,
-        "required": list(required),
+        **({"required": list(required)} if required else {}),
         "additionalProperties": False,
     }
 

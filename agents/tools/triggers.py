@@ -4,7 +4,10 @@
 Given to every agent (coordinator sessions and workers) through
 `Services.tool_factories`. A trigger remembers the conversation it was created in:
 its output goes to `deliver_to`, else that conversation, else SWITCHBOARD_HOME.
-Every bad argument comes back to the model as an error text saying what to send.
+`schedule` takes `timezone`, `agent` and `action_type` top-level or inside `config`
+(top-level wins), and answers with the next run in the trigger's zone and in UTC, so a
+time read in the wrong zone shows at once. Every bad argument comes back to the model as
+an error text saying what to send.
 """
 
 from __future__ import annotations
@@ -12,7 +15,9 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from agents.loop.marking import untrusted
 from agents.services import AgentInfo
@@ -24,6 +29,7 @@ from bot.store.core import ACTIVE_WORKER_STATES
 from bot.triggers import TYPES, TriggerError, build_spec
 from bot.triggers.activity import period, read_activity
 from bot.triggers.engine import TriggerEngine
+from bot.triggers.model import ACTION_TYPES
 from bot.triggers.rows import TriggerRow
 
 SECONDS = {"type": "number"}
@@ -34,14 +40,20 @@ def _shape(type: str, required: dict[str, Any], optional: dict[str, Any] | None 
     return {"title": type, "properties": {**required, **(optional or {})}, "required": [*required]}
 
 
-#: `config`: one shape per trigger type (`oneOf`), and the keys any type may add
+_ZONE = arg(STR, "IANA zone for cron and times without an offset (default: the requester's)")
+_AGENT = arg(STR, "who is woken (default: you)")
+_ACTION_TYPE = arg(STR, "wake_agent (default) or send_message", enum=list(ACTION_TYPES))
+#: what `schedule` takes top-level as well as inside `config`: top-level wins
+TOP_LEVEL = ("timezone", "agent", "action_type")
+
+#: `config`: one shape per trigger type (`oneOf`), and the keys any type may add; `agent`
+#: and `action_type` are taken here too, but shown top-level only (the contract names
+#: `timezone` as a config key of `scheduled`, so it shows in both places)
 CONFIG = {
     "type": "object",
-    "description": "the shape titled like `type`; the keys here fit any type",
+    "description": "the keys of the shape titled like `type`",
     "properties": {
-        "timezone": arg(STR, "IANA zone"),
-        "agent": arg(STR, "who is woken (default: you)"),
-        "action_type": arg(STR, "wake_agent (action is a task; default) or send_message"),
+        "timezone": arg(STR, "as top-level timezone"),
         "missed": arg(STR, "after downtime: catch_up (default) or skip"),
         "grace_seconds": arg(SECONDS, "how late a catch-up may run"),
     },
@@ -78,29 +90,52 @@ CONFIG = {
 
 SCHEDULE = ToolSpec(
     "schedule",
-    "Schedule a reminder, a recurring check or a task on an event.",
+    "Make a trigger: a reminder, a recurring task, a reaction to an event. On firing, the "
+    "agent (default you) gets `action` as its task, or, with action_type send_message, "
+    "`action` is posted as written. timezone, agent and action_type go top-level, or in "
+    "config (top-level wins).",
     schema(
         {
             "type": arg(STR, "when it fires", enum=list(TYPES)),
             "config": CONFIG,
             "action": arg(STR, "task for the agent, or message to post"),
         },
-        {"deliver_to": arg(STR, "delivery target (default: this conversation, else home)")},
+        {
+            "deliver_to": arg(STR, "delivery target (default: this conversation, else home)"),
+            "timezone": _ZONE,
+            "agent": _AGENT,
+            "action_type": _ACTION_TYPE,
+        },
+    ),
+    examples=(
+        {
+            "type": "scheduled",
+            "config": {"cron": "0 9 * * 1-5"},
+            "timezone": "Europe/Berlin",
+            "action": "Collect the team's stand-up notes",
+        },
+        {
+            "type": "delayed",
+            "config": {"delay_seconds": 7200},
+            "action_type": "send_message",
+            "action": "The release review starts now.",
+        },
     ),
 )
+_TRIGGER_ID = arg(STR, "its id, from list_triggers")
 LIST_TRIGGERS = ToolSpec(
-    "list_triggers", "List the active triggers with their ids and next fire times.", schema({})
+    "list_triggers",
+    "List active and paused triggers with their ids, makers, next fires and actions.",
+    schema({}),
 )
 CANCEL_TRIGGER = ToolSpec(
     "cancel_trigger",
-    "Cancel an active trigger.",
-    schema({"trigger_id": arg(STR, "its id")}),
+    "Delete a trigger for good. To stop it for a while: pause_trigger.",
+    schema({"trigger_id": _TRIGGER_ID}),
 )
-_TRIGGER_ID = arg(STR, "the trigger's id, as list_triggers shows it")
 PAUSE_TRIGGER = ToolSpec(
     "pause_trigger",
-    "Pause a trigger: it does not fire until resume_trigger. Its maker, the coordinator "
-    "or an operator may pause it.",
+    "Pause a trigger, keeping its settings, until resume_trigger. To end it: cancel_trigger.",
     schema({"trigger_id": _TRIGGER_ID}),
 )
 RESUME_TRIGGER = ToolSpec(
@@ -111,11 +146,12 @@ RESUME_TRIGGER = ToolSpec(
 SPAN = "ISO 8601, today, yesterday or a span back like 24h"
 READ_ACTIVITY = ToolSpec(
     "read_activity",
-    "What happened in a period: conversations (people's messages and agents' replies), "
-    "worker results, open questions, event counts.",
+    "What happened in a period: conversations, worker results, open questions, event "
+    "counts; for a summary or 'what did I miss'. A whole channel, beyond the bot's talk: "
+    "read_channel.",
     schema(
         {"since": arg(STR, SPAN)},
-        {"until": arg(STR, f"default now; {SPAN}")},
+        {"until": arg(STR, "default now; same forms")},
     ),
 )
 
@@ -146,10 +182,13 @@ class TriggerTools:
         deliver_to = _target(args.get("deliver_to"))
         name, conversation, origin = self._origin()
         settings = self.engine.settings
+        config = args["config"]
+        if isinstance(config, dict):  # else build_spec says what config must be
+            config = {**config, **{k: args[k] for k in TOP_LEVEL if k in args}}
         try:
             spec = build_spec(
                 args["type"],
-                args["config"],
+                config,
                 args["action"],
                 deliver_to,
                 default_agent=name,
@@ -162,10 +201,15 @@ class TriggerTools:
         if target is None:
             raise ToolError("there is nowhere to deliver this trigger's output: give deliver_to")
         row = self.engine.create(spec, self.info.agent_id, conversation, origin)
+        fires = (
+            f"wakes {spec.agent} with the action as its task"
+            if spec.action_type == "wake_agent"
+            else "posts the action as written"
+        )
         return (
-            f"Scheduled trigger {row.id}: {spec.describe()}; next fire "
-            f"{_when(self.engine.next_fire(row), row)} (times without an offset are in "
-            f"{spec.timezone}). Output goes to {target}."
+            f"Scheduled trigger {row.id}: {spec.describe()}; next run "
+            f"{_local(self.engine.next_fire(row), row)} (times without an offset are in "
+            f"{spec.timezone}). On firing it {fires}. Output goes to {target}."
         )
 
     def _zone(self, conversation: str | None) -> str:
@@ -272,3 +316,21 @@ def _when(ts: float | None, row: TriggerRow) -> str:
     if ts is None:
         return {"on_event": "on the next matching event"}.get(row.spec.type, "not scheduled")
     return when(ts)
+
+
+def _local(ts: float | None, row: TriggerRow) -> str:
+    """The next run in the trigger's own zone, then in UTC: `2026-11-28 09:00
+    Europe/Berlin (08:00 UTC)`, so a time read in the wrong zone shows at once."""
+    if ts is None:
+        return _when(ts, row)
+    zone = row.spec.timezone
+    local, utc = datetime.fromtimestamp(ts, ZoneInfo(zone)), datetime.fromtimestamp(ts, UTC)
+    shown = f"{local:%Y-%m-%d} {_clock(local)} {zone}"
+    if local.utcoffset() == timedelta(0):
+        return shown if zone == "UTC" else f"{shown} (UTC)"
+    day = f"{utc:%Y-%m-%d} " if utc.date() != local.date() else ""
+    return f"{shown} ({day}{_clock(utc)} UTC)"
+
+
+def _clock(moment: datetime) -> str:
+    return f"{moment:%H:%M:%S}" if moment.second else f"{moment:%H:%M}"

@@ -34,8 +34,7 @@ MAX_REDIRECTS = 5
 USER_AGENT = "Switchboard web_fetch (+https://github.com/)"
 SPEC = ToolSpec(
     "web_fetch",
-    "Fetch a web page (http or https) and return it as readable text. Private and local "
-    "addresses are refused.",
+    "Fetch a web page (http or https) as readable text. Private and local addresses are refused.",
     schema({"url": arg(STR, "http(s) address")}),
 )
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address

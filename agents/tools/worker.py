@@ -21,7 +21,9 @@ conversation, and you keep working.
 
 ASK_HUMAN = ToolSpec(
     "ask_human",
-    "Ask a person a question and wait (parked) until they answer; returns their answer.",
+    "Ask a person a question and wait (parked) for the answer, which this returns. Only "
+    "when you cannot go on without it; progress goes by send_message. They see it in your "
+    "task's conversation, or at `via`.",
     schema(
         {"question": arg(STR, "one clear question")},
         {"via": arg(STR, "delivery target, e.g. email:ann@example.com (default: your task's)")},
@@ -29,8 +31,8 @@ ASK_HUMAN = ToolSpec(
 )
 PUBLISH = ToolSpec(
     "publish",
-    "Finish your task. The coordinator summarises the result for the person; files go "
-    "to the conversation your task came from.",
+    "Finish your task with its result; call it once, when done. The coordinator summarises "
+    "the result for the person; files go to the conversation your task came from.",
     schema(
         {"result": arg(STR, "complete, self-contained")},
         {"files": FILES_ARG},
@@ -38,6 +40,7 @@ PUBLISH = ToolSpec(
 )
 SUGGEST_NEXT = ToolSpec(
     "suggest_next",
-    "Suggest a next step to the coordinator, without ending your task.",
+    "Suggest a next step to the coordinator, without ending your task; it decides whether "
+    "to act or tell the person. Questions for a person: ask_human.",
     schema({"suggestion": arg(STR, "the step")}),
 )

@@ -16,6 +16,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+import jsonschema
+
 from tests.fakes.anthropic_models import MODELS, ModelSpec, spec_for
 from tests.fakes.anthropic_params import param_problems
 
@@ -32,6 +34,19 @@ ASSISTANT_BLOCKS = {"text", "tool_use", *THINKING_BLOCKS}
 THINKING_FIELDS = {
     "thinking": {"type", "thinking", "signature"},
     "redacted_thinking": {"type", "data"},
+}
+#: the fields of a custom tool (anthropic 2.14, `types/tool_param.py`); any other is refused
+TOOL_FIELDS = {
+    "name",
+    "description",
+    "input_schema",
+    "input_examples",
+    "cache_control",
+    "type",
+    "strict",
+    "defer_loading",
+    "allowed_callers",
+    "eager_input_streaming",
 }
 
 Body = dict[str, Any]
@@ -67,9 +82,28 @@ def _tools(tools: Blocks) -> list[str]:
             out.append(f"tools.{i}.name: String should match pattern '{NAME.pattern}'")
         if (tool.get("input_schema") or {}).get("type") != "object":
             out.append(f"tools.{i}.input_schema.type: Input should be 'object'")
+        for key in sorted(set(tool) - TOOL_FIELDS):
+            out.append(f"tools.{i}.custom.{key}: Extra inputs are not permitted")
+        out.extend(_examples(i, tool))
     if len(set(names)) != len(names):
         out.append("tools: Tool names must be unique")
     return out
+
+
+def _examples(i: int, tool: dict[str, Any]) -> list[str]:
+    """`input_examples`: a list of objects, each valid against the tool's input_schema
+    (the API documents a 400 for an example that is not)."""
+    examples = tool.get("input_examples")
+    if examples is None:
+        return []
+    if not isinstance(examples, list) or not all(isinstance(e, dict) for e in examples):
+        return [f"tools.{i}.custom.input_examples: Input should be a list of objects"]
+    validator = jsonschema.Draft202012Validator(tool.get("input_schema") or {})
+    return [
+        f"tools.{i}.custom.input_examples.{n}: {error.message}"
+        for n, example in enumerate(examples)
+        for error in list(validator.iter_errors(example))[:1]
+    ]
 
 
 def _messages(messages: Any) -> list[str]:
