@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Literal
 
 from config.prices import ModelPrice
 
@@ -23,6 +24,16 @@ ThinkingType = str  # "adaptive" | "enabled" | "disabled" | "between_tools"
 #: effort levels from the least to the most thinking; `off` is ours: as little as the
 #: model allows (no thinking where it may be turned off)
 EFFORTS = ("off", "low", "medium", "high", "xhigh", "max")
+Effort = Literal["off", "low", "medium", "high", "xhigh", "max"]
+#: whose model calls: the coordinator's, the workers', or the background's (compaction
+#: and memory upkeep)
+Role = Literal["coordinator", "workers", "background"]
+#: quick answers at the front desk, deeper work in tasks, little for summaries
+DEFAULT_EFFORT: dict[Role, Effort] = {
+    "coordinator": "low",
+    "workers": "medium",
+    "background": "low",
+}
 _SNAPSHOT = re.compile(r"^\d{8}$")
 
 

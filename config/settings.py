@@ -35,7 +35,7 @@ from config.entries import (
     expand_names,
     split_csv,
 )
-from config.models import DEFAULT_PRICES
+from config.models import DEFAULT_EFFORT, DEFAULT_PRICES, Effort, Role
 from config.prices import ModelPrice, price_of
 from config.sources import FieldProblem, default_config_path, flatten_toml, from_environ, one_line
 from config.tools import McpServerConfig, MissingVariable, interpolate, unique_servers
@@ -47,17 +47,6 @@ POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 
 def is_postgres(where: Database) -> bool:
     return isinstance(where, str) and where.startswith(POSTGRES_SCHEMES)
-
-
-Effort = Literal["off", "low", "medium", "high", "xhigh", "max"]
-#: whose model calls: the coordinator's, a worker's, or the background's (heartbeats,
-#: scheduled tasks, compaction and memory upkeep)
-Role = Literal["coordinator", "workers", "background"]
-DEFAULT_EFFORT: dict[Role, Effort] = {
-    "coordinator": "low",
-    "workers": "medium",
-    "background": "low",
-}
 
 
 class SettingsError(Exception):

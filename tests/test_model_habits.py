@@ -38,7 +38,8 @@ async def test_text_beside_a_tool_call_is_sent_before_the_tool_runs(
         await eventually(lambda: len(fake.calls) == 2 and not app.coordinator.sessions)
     assert rec.texts() == ["Noted: you prefer tea."]  # once, and nothing for the empty reply
     # stored once, beside its call, before the tool's result
-    assert fake.calls[1].messages[1]["content"][0] == text("Noted: you prefer tea.")
+    said = [b for b in fake.calls[1].messages[1]["content"] if b["type"] == "text"]
+    assert said == [text("Noted: you prefer tea.")]  # its thinking came first, kept
     assert fake.calls[1].all_text.count("Noted: you prefer tea.") == 1
 
 

@@ -5,8 +5,9 @@ bad arguments, unknown tools, a worker spawned, published or not).
 
 Invariants: every request is one the real API accepts (the strict validator); nothing
 crashes; what the coordinator's model wrote reaches the person once, in order, whole;
-a worker's task ends only by publish, its turn limit, or a second text-only reply
-after the reminder; and the stored conversation works again after a restart.
+a worker's task ends only by publish, its turn limit, a second text-only reply after
+the reminder, or the model declining it; and the stored conversation works again
+after a restart.
 """
 
 from __future__ import annotations
@@ -139,9 +140,11 @@ def _idle(app: Any) -> Any:
 
 
 def _task_ended_by_the_rules(data: Path, script: Script, fake: FakeAnthropic) -> None:
-    """Each task (a spawn) completes at most once, by publish or after the reminder."""
+    """Each task (a spawn) completes at most once, by publish, after the reminder, or
+    declined by the model (its task is gone from the context)."""
     completed = events(data, "worker.completed")
     assert len(completed) <= len(events(data, "worker.spawned"))
-    if not script.published:
+    declined = [e for e in events(data, "llm.declined") if e["agent_id"] == "wanda"]
+    if not script.published and not declined:
         reminded = [c for c in fake.calls if c.agent == "Wanda" and habit.reminded(c)]
         assert len(reminded) >= len(completed), "a task ended without publish or reminder"

@@ -190,3 +190,15 @@ def test_refused_again_after_a_refused_turn_the_history_is_left_out() -> None:
     assert turns.repair(messages, refused(400, "bad"))  # tried again without the history
     assert "old poison" not in str(messages) and "hello?" in str(messages)
     assert problems(body(*messages)) == []
+
+
+def test_a_cycle_stored_without_its_thinking_goes_on_as_text_on_a_thinking_model() -> None:
+    """A worker parked by a version that dropped thinking: the thinking model refuses the
+    bare cycle, so its call and result become text and the turn goes on."""
+    messages = [user(text("research")), assistant(text("Asking."), USE), user(RESULT)]
+    expected = "messages.1.content.0.type: Expected `thinking` or `redacted_thinking`, but..."
+    assert not turns.unthought_cycle(messages, refused(400, "something else"))
+    assert turns.unthought_cycle(messages, refused(400, expected))
+    assert messages[1] == assistant(text("Asking."), text("[I called remember with {}]"))
+    assert messages[2] == user(text("[Result of remember]: ok"))
+    assert problems(body(*messages)) == []

@@ -67,6 +67,10 @@ def test_last_weeks_data_dir_carries_on_its_parked_worker(
     db = tmp_path / "data" / "switchboard.db"
     assert _sql(db, "PRAGMA user_version") == [(0,)]
     assert "audit" not in _tables(db), "the first process did not run the old code"
+    # the old code dropped thinking blocks, which today's models refuse (its coordinator's
+    # tool turn); its parked worker's cycle is stored without its thinking too, which the
+    # new code must carry on from (agents/loop/turns.py `unthought_cycle`)
+    fake.violations.clear()
 
     new = chat(tmp_path, fake.env())
     try:
@@ -78,6 +82,9 @@ def test_last_weeks_data_dir_carries_on_its_parked_worker(
         assert new.quit() == 0
     assert script.answers_seen == ["Data center only"]
     assert not any("asks]" in line for line in lines), "the question was asked again"
+    refused = [(call.agent, reasons) for call, reasons in fake.violations]
+    assert len(refused) == 1 and "Expected `thinking`" in refused[0][1][0], refused
+    fake.violations.clear()  # that one 400 is how the new code learns to go on as text
     assert _sql(db, "PRAGMA user_version") == [(migrations.VERSION,)]
     kept = db.with_name("switchboard.db.v0.bak")
     assert _sql(kept, "PRAGMA user_version") == [(0,)]

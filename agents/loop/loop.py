@@ -10,38 +10,32 @@ at most the model call of the step it interrupted, never a delivered reply.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from agents.loop import calls
+from agents.loop import calling, calls
 from agents.loop import turns as turns_mod
 from agents.loop.conversation import Conversation
 from agents.loop.prompts import snapshot
 from agents.loop.step import Effects, Step
 from agents.loop.transcript import CONTEXT, context_texts, person_of, render
 from agents.model.attachments import blocks as attachment_blocks
-from agents.model.llm import CallLabel, LLMResponse, ModelError, ModelUnavailable
+from agents.model.llm import CallLabel, LLMResponse
 from agents.services import Services
 from agents.tools.toolbox import Toolbox, ToolResult, result_block
 from bot.core.bus import Mail
 from bot.core.clock import now_line
 from bot.core.messages import COORDINATOR, BusMessage, Outbound, Target
 from bot.core.notices import (
-    CONTEXT_FULL,
-    MODEL_UNAVAILABLE,
     SYSTEM_SPEAKER,
     WAITING_FOR_APPROVAL,
     doing,
-    media_left_out,
     model_declined,
-    model_refused,
     where_to,
 )
-from bot.outbox.sender import backoff
 
 log = logging.getLogger(__name__)
 
@@ -157,7 +151,7 @@ class NodeLoop:
             if turns >= self.max_turns:
                 self._stop_at_limit(conv, held)
                 return Outcome("limit")
-            system = await self._fit_context(conv)
+            system = await calling.fit(self, conv)
             response = await self._complete(conv, system)
             turns += 1
             self.on_turn(turns, response)
@@ -205,8 +199,9 @@ class NodeLoop:
 
     def _declined(self, conv: Conversation, response: LLMResponse, held: list[str]) -> Outcome:
         """The model declined: the turn that led there leaves the context (else the next
-        request is declined too), with what was held of its answer; the person hears why."""
-        held.clear()
+        request is declined too), with its answer so far (said as it was written); the
+        person hears why."""
+        self._speak_held(conv, held)
         details = response.stop_details or {}
         log.warning(
             "%s declined a turn in %s (category %s)",
@@ -223,26 +218,9 @@ class NodeLoop:
         return Outcome("declined")
 
     async def _make_room(self, conv: Conversation, held: list[str]) -> Outcome | None:
-        """The context window is full (`model_context_window_exceeded`): the cut answer is
-        dropped, the conversation compacted (else its older half left out), and the
-        model asked again; with nothing left to cut, the person is told."""
+        """The context window is full: the cut answer dropped, room made, asked again."""
         held.clear()
-        self.services.events.emit("llm.context_full", self.agent_id, conversation=conv.key)
-        before = len(conv.messages)
-        memory = self.services.memory
-        if memory is not None:
-            system = self.system_prompt(conv)
-            conv.messages = await memory.compact(
-                self.agent_id, conv.key, system, self.toolbox, conv.messages
-            )
-        if len(conv.messages) >= before and not turns_mod.drop_oldest(conv.messages):
-            self.tell(conv, CONTEXT_FULL)
-            turns_mod.close(conv.messages, turns_mod.FULL_NOTE)
-            self.checkpoint(conv)
-            return Outcome("failed")
-        turns_mod.drop_thinking(conv.messages)
-        self.checkpoint(conv)
-        return None
+        return None if await calling.make_room(self, conv) else Outcome("failed")
 
     def _carry_on(
         self, conv: Conversation, content: list[dict[str, Any]], held: list[str], stop: str
@@ -278,22 +256,6 @@ class NodeLoop:
 
     def speak(self, conv: Conversation, text: str) -> None:
         """Hook: the model wrote `text` in a response (the coordinator's is for its person)."""
-
-    async def _fit_context(self, conv: Conversation) -> str:
-        """Compact a conversation nearing its token budget (flush, summary: agents/memory);
-        the system prompt for this step, built once."""
-        system = self.system_prompt(conv)
-        memory = self.services.memory
-        if memory is None or not memory.over_budget(system, self.toolbox.specs, conv.messages):
-            return system
-        if turns_mod.in_tool_cycle(conv.messages):
-            return system  # thinking is bound to an unchanged history: after the cycle
-        conv.messages = await memory.compact(
-            self.agent_id, conv.key, system, self.toolbox, conv.messages
-        )
-        turns_mod.drop_thinking(conv.messages)  # its prefix changed: older thinking goes
-        self.checkpoint(conv)
-        return self.system_prompt(conv)  # the flush turn may have changed memory
 
     def step(self, conv: Conversation) -> Step:
         """The context a tool call of this step acts in."""
@@ -391,40 +353,7 @@ class NodeLoop:
         raise NotImplementedError(f"{self.agent_id} cannot park")
 
     async def _complete(self, conv: Conversation, system: str) -> LLMResponse | None:
-        attempt = 0
-        repaired = False
-        llm = self.services.llm
-        stream = self.services.human.progress.streamer(conv.key) if self.streams else None
-        while True:
-            try:
-                return await llm.complete(
-                    system, self.toolbox.specs, conv.messages, self.call_label(conv), stream
-                )
-            except ModelUnavailable as exc:
-                self.services.human.progress.restart(conv.key)  # the retry writes anew
-                self.services.events.emit(
-                    "llm.unavailable", self.agent_id, error=str(exc), attempt=attempt
-                )
-                if attempt == 0:
-                    self.tell(conv, MODEL_UNAVAILABLE)
-                delay = backoff(
-                    attempt, self.services.limits.llm_retry_base, self.services.limits.llm_retry_max
-                )
-                attempt += 1
-                await asyncio.sleep(delay)
-            except ModelError as exc:
-                self.services.events.emit("llm.error", self.agent_id, error=str(exc))
-                log.warning("%s: the model's API refused a request in %s: %s",
-                            self.agent_id, conv.key, exc)  # fmt: skip
-                if not repaired and turns_mod.repair(conv.messages, exc):
-                    repaired = True  # the offending images or documents are notes now
-                    self.tell(conv, media_left_out(exc))
-                    self.checkpoint(conv)
-                    continue
-                self.tell(conv, model_refused(exc))
-                turns_mod.refused(conv.messages, exc)  # the next turn is not refused again
-                self.checkpoint(conv)
-                return None
+        return await calling.complete(self, conv, system)
 
     def call_label(self, conv: Conversation) -> CallLabel:
         """Whose usage a model call of this conversation is."""

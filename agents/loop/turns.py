@@ -17,8 +17,11 @@ decides what to do with them.
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any, Literal
+
+from agents.loop.media import strip_media
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +62,6 @@ ANSWERED = (
     "and publish when done.]"
 )
 INTERRUPTED = "Not run: Switchboard restarted before this call ran. Call it again if needed."
-MEDIA_NOTE = "[{kind} left out: the model's API refused it ({error})]"
 HISTORY_NOTE = "[The earlier conversation was left out: the model's API refused it.]"
 #: how the runtime's notes that close a turn start: after one, nothing waits for the
 #: model (`Conversation.awaits_model`), and a person's next message follows it
@@ -276,55 +278,6 @@ def last_words(messages: Messages) -> str:
     return ""
 
 
-#: what an image costs the model: up to about 1,600 tokens (a ~1.15 megapixel image;
-#: larger ones are scaled down), while its stored reference is a few characters
-IMAGE_TOKENS = 1600
-#: a PDF is read page by page as text and an image (~1,500-3,000 tokens a page); the
-#: stored reference does not know its pages, so a few pages' worth is counted
-DOCUMENT_TOKENS = 10_000
-
-
-def media_tokens(messages: Messages) -> int:
-    """The tokens of the images and documents a conversation shows the model, which
-    its JSON size does not tell (they count toward compaction)."""
-    blocks = [b for m in messages for b in _blocks(m["content"])]
-    blocks += [
-        b
-        for r in blocks
-        if r.get("type") == "tool_result" and isinstance(r.get("content"), list)
-        for b in r["content"]
-    ]
-    images = sum(1 for b in blocks if b.get("type") == "image")
-    documents = sum(1 for b in blocks if b.get("type") == "document")
-    return images * IMAGE_TOKENS + documents * DOCUMENT_TOKENS
-
-
-def strip_media(messages: Messages, error: str) -> int:
-    """Replace every image and document block by a note; how many were replaced."""
-    count = 0
-    for message in messages:
-        message["content"], n = _strip(_blocks(message["content"]), error)
-        count += n
-    return count
-
-
-def _strip(content: Blocks, error: str) -> tuple[Blocks, int]:
-    out: Blocks = []
-    count = 0
-    for block in content:
-        if block.get("type") in ("image", "document"):
-            kind = "Image" if block["type"] == "image" else "Document"
-            out.append(text_block(MEDIA_NOTE.format(kind=kind, error=error[:200])))
-            count += 1
-        elif block.get("type") == "tool_result" and isinstance(block.get("content"), list):
-            inner, n = _strip(block["content"], error)
-            out.append({**block, "content": inner})
-            count += n
-        else:
-            out.append(block)
-    return out, count
-
-
 def drop_newest_turn(messages: Messages, error: str) -> bool:
     """Replace what the newest user turn carries by a note that closes it (tool results
     keep their ids); False when there is no user turn to repair."""
@@ -364,6 +317,42 @@ def repair(messages: Messages, exc: Exception) -> bool:
     if changed:
         drop_thinking(messages)
     return changed
+
+
+#: how the API says a tool-use cycle came back without the thinking it opened with
+_NO_THINKING = ("Expected `thinking` or `redacted_thinking`", "must start with a thinking block")
+
+
+def unthought_cycle(messages: Messages, exc: Exception) -> bool:
+    """A tool-use cycle stored without its thinking (by a version that dropped it, or
+    from a model that did not think) that a thinking model refuses: its calls and their
+    results become text, so the model goes on from there. Whether that was the cause."""
+    if _status(exc) != 400 or not any(m in str(exc) for m in _NO_THINKING):
+        return False
+    if not in_tool_cycle(messages) or len(messages) < 2:
+        return False
+    calls = {c["id"]: c for c in calls_of(_blocks(messages[-2]["content"]))}
+    said = [b for b in _blocks(messages[-2]["content"]) if b.get("type") == "text"]
+    messages[-2]["content"] = said + [_call_text(c) for c in calls.values()]
+    messages[-1]["content"] = [
+        _result_text(b, calls.get(b.get("tool_use_id", ""))) if b.get("type") == "tool_result"
+        else b
+        for b in _blocks(messages[-1]["content"])
+    ]  # fmt: skip
+    drop_thinking(messages)
+    return True
+
+
+def _call_text(call: dict[str, Any]) -> dict[str, Any]:
+    args = json.dumps(call.get("input") or {}, ensure_ascii=False)[:2000]
+    return text_block(f"[I called {call.get('name')} with {args}]")
+
+
+def _result_text(result: dict[str, Any], call: dict[str, Any] | None) -> dict[str, Any]:
+    content = result.get("content")
+    body = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+    name = call.get("name") if call else "a tool"
+    return text_block(f"[Result of {name}]: {body or '(empty)'}")
 
 
 def refused(messages: Messages, exc: Exception) -> None:

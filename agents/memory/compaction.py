@@ -21,7 +21,7 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from agents.loop.turns import media_tokens
+from agents.loop.media import media_tokens
 from agents.memory.agent import AgentMemory
 from agents.memory.prompt import CHARS_PER_TOKEN
 from agents.memory.tools import NAMES as MEMORY_TOOLS

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from agents.model.attachments import Expander
 from agents.model.capabilities import Capabilities, thinking_params
 from bot.core.lazy import lazy, preload
-from config.settings import DEFAULT_EFFORT, Effort
+from config.models import DEFAULT_EFFORT, Effort
 
 if TYPE_CHECKING:
     import anthropic
@@ -234,6 +234,8 @@ class Provider:
         the last turn, and thinking as the label's role wants it and the model takes it."""
         spec = self.capabilities.spec
         expanded = self.expander.expand(messages) if self.expander else messages
+        if not spec.known:  # a server that is not Anthropic's may refuse what it lacks
+            tools = [{k: v for k, v in t.items() if k != "input_examples"} for t in tools]
         cached_tools = [*tools[:-1], {**tools[-1], "cache_control": CACHE}] if tools else []
         request: dict[str, Any] = {
             "model": self.model,
@@ -305,5 +307,11 @@ def _usage(u: Any) -> Usage:
 
 
 def _describe(exc: Exception) -> str:
+    """`HTTP 400: <the API's own message>`, else the error's class and text."""
     status = getattr(exc, "status_code", None)
+    body = getattr(exc, "body", None)
+    error = body.get("error") if isinstance(body, dict) else None
+    message = error.get("message") if isinstance(error, dict) else None
+    if status and isinstance(message, str):
+        return f"HTTP {status}: {message}"[:300]
     return f"{type(exc).__name__}" + (f" (HTTP {status})" if status else "") + f": {exc}"[:300]
