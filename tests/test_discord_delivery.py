@@ -58,7 +58,7 @@ async def test_a_long_markdown_reply_arrives_in_parts_with_whole_code_blocks(
     assert parts[0].startswith("**Coordinator:** Here is the plan.")
     whole = "\n".join(parts)
     assert "**Details**" in whole and "####" not in whole
-    assert "```\n| name | price |\n|------|-------|\n| A100 | high  |\n```" in whole
+    assert "```\nname | price\n-----+------\nA100 | high\n```" in whole
     code_lines = [line for line in whole.split("\n") if line.startswith("    total_")]
     assert code_lines == CODE  # every line once, in order, across the parts
     reopened = [part for part in parts[1:] if part.startswith("```python")]

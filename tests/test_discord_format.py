@@ -22,10 +22,10 @@ def test_a_reply_that_opens_with_a_block_starts_on_its_own_line() -> None:
     assert part == "**Bob:**\n```sh\nls\n```"
 
 
-def test_deep_headings_become_bold_and_tables_go_in_a_code_block() -> None:
-    text = "# Title\n#### Small heading ####\n| a | b |\n|---|---|\n| 1 | 2 |\nafter"
+def test_deep_headings_become_bold_and_tables_aligned_code_blocks() -> None:
+    text = "# Title\n#### Small heading ####\n| a | **bb** |\n|---|--:|\n| 100 | 2 |\nafter"
     assert to_discord_markdown(text) == (
-        "# Title\n**Small heading**\n```\n| a | b |\n|---|---|\n| 1 | 2 |\n```\nafter"
+        "# Title\n**Small heading**\n```\na   | bb\n----+---\n100 |  2\n```\nafter"
     )
 
 

@@ -2,9 +2,11 @@
 
 A person's words arrive in an `<untrusted>` block under a speaker line naming them
 (agents/loop/marking.py): a listed person by name, anyone else by handle plus platform id.
-The runtime's and the agents' own messages keep their labels, their bodies
-neutralised so nothing inside passes for one. Each turn may carry a context block
-(`CONTEXT`): profiles and memory written since the conversation's prompt was built.
+A worker's result, suggestion or message comes the same way under its label (the worker
+may repeat what a hostile page told it). The runtime's notices and tasks, and the
+coordinator's messages to a worker, keep their label with the body neutralised: they
+are orders the agent should follow. Each turn may carry a context block (`CONTEXT`):
+profiles and memory written since the conversation's prompt was built.
 """
 
 from __future__ import annotations
@@ -13,28 +15,43 @@ from typing import Any
 
 from agents.loop.marking import neutralise, speaker_name, untrusted
 from bot.core.bus import Mail
-from bot.core.messages import FROM_PERSON, BusMessage
+from bot.core.messages import COORDINATOR, FROM_PERSON, BusMessage
 
 #: how the block of a turn's profile and memory context starts
 CONTEXT = "[Context for this turn]"
+#: the runtime's own messages to an agent, by kind, under their label
+RUNTIME = {"notice": "[Switchboard notice]", "task": "[Scheduled task]"}
 
 
 def render(mail: Mail) -> str:
-    """How a bus message reads inside an agent's conversation: a person's words in an
-    `<untrusted>` block under a speaker line (agents/loop/marking.py); the runtime's and the
-    agents' own messages under their label, with nothing inside that passes for one."""
+    """How a bus message reads inside an agent's conversation: a person's or a worker's
+    words in an `<untrusted>` block under their speaker line or label
+    (agents/loop/marking.py); the runtime's and the coordinator's under their label, with
+    nothing inside that passes for one."""
     msg = mail.msg
     if msg.kind in FROM_PERSON:
         who, via = speaker_of(msg), msg.meta.get("channel")
         where = f" via {via}" if via else ""
         return untrusted(msg.text, f"{via or 'a person'} message", who, f"[{who}{where}]: ")
-    label = {
+    if msg.kind in RUNTIME or msg.sender == COORDINATOR:
+        return f"{label(msg)}: {neutralise(msg.text)}"
+    return untrusted(msg.text, relayed_source(msg), head=f"{label(msg)}: ")
+
+
+def label(msg: BusMessage) -> str:
+    """The line an agent's or the runtime's message reads under."""
+    return {
         "result": f"[Worker {msg.sender} published its result]",
         "suggestion": f"[Worker {msg.sender} suggests a next step]",
-        "notice": "[Switchboard notice]",
-        "task": "[Scheduled task]",
+        **RUNTIME,
     }.get(msg.kind, f"[Message from {msg.sender}]")
-    return f"{label}: {neutralise(msg.text)}"
+
+
+def relayed_source(msg: BusMessage) -> str:
+    """What a worker's words are, as the `source` of their block: no `speaker`, so
+    nothing in them counts as a request (marking.RULE)."""
+    what = {"result": "result of", "suggestion": "suggestion of"}.get(msg.kind, "message from")
+    return f"{what} worker {msg.sender}"
 
 
 def answer_text(msg: BusMessage) -> str:

@@ -1,8 +1,8 @@
 """How an agent's message looks in Discord: who speaks, Discord's markdown, 2,000-char parts.
 
 Discord renders most markdown itself, so the text passes through except what it
-would show raw: headings deeper than `###` become bold lines and tables go in a
-code block (Discord has no tables; monospace keeps the columns). Parts are cut
+would show raw: headings deeper than `###` become bold lines and tables become aligned
+code blocks (Discord has no tables; channels/tables.py). Parts are cut
 with `channels.split.split_message`, which keeps code blocks whole across parts.
 Pure functions; no I/O.
 """
@@ -13,13 +13,13 @@ import re
 
 from bot.core.messages import Outbound
 from channels.split import split_message
+from channels.tables import tables_as_code
 
 THREAD_NAME_MAX = 100
 
 LIMIT = 2000  # Discord's maximum message length
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _DEEP_HEADING = re.compile(r"^\s*#{4,6}\s+(.+?)\s*#*\s*$")
-_TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
 
 
 def render(msg: Outbound, hint: str | None = None) -> list[str]:
@@ -39,27 +39,13 @@ def speaker(agent: str) -> str:
 
 def to_discord_markdown(text: str) -> str:
     out: list[str] = []
-    table: list[str] = []
     in_code = False
-    for line in text.split("\n"):
+    for line in tables_as_code(text).split("\n"):
         if _FENCE.match(line):
             in_code = not in_code
-        elif not in_code and _TABLE_ROW.match(line):
-            table.append(line)
-            continue
-        out.extend(_flush_table(table))
         heading = None if in_code else _DEEP_HEADING.match(line)
         out.append(f"**{heading.group(1)}**" if heading else line)
-    out.extend(_flush_table(table))
     return "\n".join(out)
-
-
-def _flush_table(rows: list[str]) -> list[str]:
-    if not rows:
-        return []
-    block = ["```", *rows, "```"] if len(rows) >= 2 else list(rows)
-    rows.clear()
-    return block
 
 
 def _starts_block(body: str) -> bool:

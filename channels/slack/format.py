@@ -2,6 +2,7 @@
 
 Conversion is slackify-markdown's (a markdown-it parser): it turns `**bold**` into
 `*bold*`, links into `<url|label>`, and escapes `&`, `<`, `>` as Slack requires.
+mrkdwn has no tables, so a table becomes an aligned code block first (channels/tables.py).
 Splitting is `channels.split.split_message` on the converted text, so a code block cut
 in two is closed and reopened and every chunk renders on its own.
 """
@@ -15,6 +16,7 @@ from slackify_markdown import slackify_markdown
 
 from bot.core.messages import Outbound
 from channels.split import split_message
+from channels.tables import tables_as_code
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +31,7 @@ _MENTION = re.compile(r"&lt;([@#][UWC][A-Z0-9]+(?:\|[^&]*)?)&gt;")
 
 
 def to_mrkdwn(markdown: str) -> str:
+    markdown = tables_as_code(markdown)
     try:
         converted = slackify_markdown(markdown)
     except Exception:  # a converter bug must not lose the message
