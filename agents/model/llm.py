@@ -262,19 +262,28 @@ async def _read_along(stream: Any, on_text: TextSink) -> None:
 
 
 def _mark_last(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """A breakpoint on the newest message, so the next turn reads the history from cache
-    (on its last block that may carry one: never a thinking block)."""
-    if not messages:
-        return messages
-    last = copy.deepcopy(messages[-1])
-    content = last["content"]
+    """Breakpoints on the newest message, so the next turn reads the history from cache,
+    and on the person's turn before it, where the previous request put its own: a turn
+    of many blocks (parallel calls, a batch of messages) would otherwise outrun the
+    cache's look-back. Never on a thinking block."""
+    marked = [*messages]
+    for i in {len(messages) - 1, len(messages) - 3}:
+        if i >= 0 and (i == len(messages) - 1 or messages[i]["role"] == "user"):
+            marked[i] = _marked(messages[i])
+    return marked
+
+
+def _marked(message: dict[str, Any]) -> dict[str, Any]:
+    """A copy of `message` with a breakpoint on its last block that may carry one."""
+    message = copy.deepcopy(message)
+    content = message["content"]
     if isinstance(content, str):
         content = [{"type": "text", "text": content}]
-    marked = [i for i, b in enumerate(content) if b.get("type") not in THINKING_BLOCKS]
-    if marked:
-        content[marked[-1]] = {**content[marked[-1]], "cache_control": CACHE}
-    last["content"] = content
-    return [*messages[:-1], last]
+    allowed = [i for i, b in enumerate(content) if b.get("type") not in THINKING_BLOCKS]
+    if allowed:
+        content[allowed[-1]] = {**content[allowed[-1]], "cache_control": CACHE}
+    message["content"] = content
+    return message
 
 
 def _response(reply: Any) -> LLMResponse:
