@@ -48,6 +48,7 @@ from bot.ledger.audit import AuditLog
 from bot.ops.operator import Operator
 from bot.store.core import Store, StoreError
 from bot.triggers.engine import TriggerEngine
+from config.models import ROLES
 from config.settings import Settings
 
 if TYPE_CHECKING:
@@ -138,11 +139,8 @@ class App:
             s.model,
             s.max_tokens,
             s.max_llm_calls,
-            efforts={
-                "coordinator": s.effort_of("coordinator"),
-                "worker": s.effort_of("workers"),
-                "memory": s.effort_of("background"),
-            },
+            efforts={role: s.effort_of(role) for role in ROLES},
+            models={role: s.model_of(role) for role in ROLES},
         )
         self.llm.expander = Expander(s.data_dir)
         limits = Limits(

@@ -28,6 +28,7 @@ Effort = Literal["off", "low", "medium", "high", "xhigh", "max"]
 #: whose model calls: the coordinator's, the workers', or the background's (compaction
 #: and memory upkeep)
 Role = Literal["coordinator", "workers", "background"]
+ROLES: tuple[Role, ...] = ("coordinator", "workers", "background")
 #: quick answers at the front desk, deeper work in tasks, little for summaries
 DEFAULT_EFFORT: dict[Role, Effort] = {
     "coordinator": "low",
@@ -147,6 +148,26 @@ DEFAULT_PRICES: dict[str, ModelPrice] = {
 #: a model nobody could tell us about: no thinking parameter, no effort (nothing a
 #: server might refuse), the output limit the settings ask for
 UNKNOWN_WINDOW = 200 * _K
+
+
+#: the providers `SWITCHBOARD_MODEL` may name; a bare model name is Anthropic's, or the
+#: Anthropic-compatible server's at ANTHROPIC_BASE_URL
+PROVIDERS = ("anthropic",)
+LATER = ("bedrock", "vertex", "openai")
+
+
+def model_name(value: str) -> str:
+    """The model of a `provider:model` setting; a ValueError (one sentence) for a
+    provider this version does not speak to yet."""
+    provider, _, name = value.strip().partition(":")
+    if provider in LATER:
+        raise ValueError(
+            f"the {provider}: provider is not supported in this version; use an Anthropic "
+            "model (or any Anthropic-compatible server through ANTHROPIC_BASE_URL)"
+        )
+    if provider in PROVIDERS and name:
+        return name
+    return value.strip()  # a bare name, colons and all (`llama3:8b` on a local server)
 
 
 def spec_of(model: str) -> ModelSpec | None:

@@ -35,8 +35,9 @@ from config.entries import (
     expand_names,
     split_csv,
 )
-from config.models import DEFAULT_EFFORT, DEFAULT_PRICES, Effort, Role
+from config.models import DEFAULT_PRICES
 from config.prices import ModelPrice, price_of
+from config.roles import RoleSettings
 from config.sources import FieldProblem, default_config_path, flatten_toml, from_environ, one_line
 from config.tools import McpServerConfig, MissingVariable, interpolate, unique_servers
 
@@ -53,7 +54,7 @@ class SettingsError(Exception):
     """A setting is missing or malformed; the message is one line naming the variable."""
 
 
-class Settings(BaseSettings):
+class Settings(RoleSettings, BaseSettings):
     """Every setting of Switchboard, validated once at start."""
 
     model_config = SettingsConfigDict(extra="ignore", validate_default=True)
@@ -61,16 +62,7 @@ class Settings(BaseSettings):
     # LLM
     anthropic_api_key: SecretStr | None = None
     anthropic_base_url: str | None = None
-    model: str = "claude-sonnet-5"
-    # thinking and the answer share it; every call streams, so any value up to the
-    # model's output limit works (a larger one is cut to that limit)
-    max_tokens: int = Field(default=32_000, ge=256)
-    #: how much the model thinks (config/models.py EFFORTS): the coordinator's, and the
-    #: workers' and background calls' unless they have their own; unset: quick answers
-    #: for the coordinator (low), deeper work for workers (medium), low in the background
-    effort: Effort | None = None
-    effort_workers: Effort | None = None
-    effort_background: Effort | None = None
+    # the model, max_tokens and effort of each role: config/roles.py
     max_llm_calls: int = Field(default=8, ge=1)
     llm_retry_base_seconds: float = Field(default=2.0, gt=0)
     llm_retry_max_seconds: float = Field(default=300.0, gt=0)
@@ -309,12 +301,6 @@ class Settings(BaseSettings):
         return (
             "PORT" if self.http_port is None and self.port is not None else "SWITCHBOARD_HTTP_PORT"
         )
-
-    def effort_of(self, role: Role) -> Effort:
-        """The effort for a role's calls: its own setting, else SWITCHBOARD_EFFORT, else
-        the role's default."""
-        own = {"workers": self.effort_workers, "background": self.effort_background}
-        return own.get(role) or self.effort or DEFAULT_EFFORT[role]
 
     def price(self, model: str) -> ModelPrice | None:
         """USD per million tokens for `model` (the config's table over the defaults)."""

@@ -89,3 +89,17 @@ def test_each_role_has_its_effort_and_a_wrong_one_names_its_variable() -> None:
     ]
     with pytest.raises(SettingsError, match=r"^SWITCHBOARD_EFFORT: "):
         load_settings(None, {"SWITCHBOARD_EFFORT": "hgh"})
+
+
+def test_each_role_has_its_model_and_a_provider_is_named_or_refused() -> None:
+    s = load_settings(None, {"SWITCHBOARD_MODEL": "anthropic:claude-sonnet-5-5",
+                             "SWITCHBOARD_MODEL_BACKGROUND": "claude-haiku-5-5"})  # fmt: skip
+    assert [s.model_of(r) for r in ("coordinator", "workers", "background")] == [
+        "claude-sonnet-5-5",
+        "claude-sonnet-5-5",
+        "claude-haiku-5-5",
+    ]
+    local = load_settings(None, {"SWITCHBOARD_MODEL": "llama3:8b"})  # a local server's name
+    assert local.model == "llama3:8b"
+    with pytest.raises(SettingsError, match=r"^SWITCHBOARD_MODEL_WORKERS: the bedrock: provider"):
+        load_settings(None, {"SWITCHBOARD_MODEL_WORKERS": "bedrock:claude-sonnet-5"})

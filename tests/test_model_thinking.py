@@ -281,3 +281,30 @@ async def test_an_api_refusal_the_runtime_cannot_repair_is_one_sentence_and_a_lo
             await rec.wait_text("Fine now.")
     assert "something we cannot repair" in caplog.text
     assert len([t for t in rec.texts() if "refused" in t]) == 1
+
+
+async def test_workers_and_one_off_calls_use_their_roles_model(
+    tmp_path: Path, fake: FakeAnthropic
+) -> None:
+    def respond(call: Call) -> list[dict[str, Any]]:
+        if call.agent != "coordinator":
+            return [tool("publish", result="done")]
+        if "published its result" in call.last_text:
+            return [text("Alice says: done")]
+        if habit.after_tool_result(call):
+            return []
+        return [tool("spawn_worker", name="Alice", task="Do it.")]
+
+    fake.responder = respond
+    env = {"SWITCHBOARD_MODEL_WORKERS": "claude-opus-5", "SWITCHBOARD_EFFORT_WORKERS": "high",
+           "SWITCHBOARD_MODEL_BACKGROUND": "anthropic:claude-haiku-5-5"}  # fmt: skip
+    rec = Recorder()
+    async with running_app(make_settings(tmp_path / "data", fake, **env), [rec]) as app:
+        app.human.accept(inbound("go"))
+        await rec.wait_text("Alice says: done")
+        summary = await app.llm.complete("Summarise.", [], [{"role": "user", "content": "x"}],
+                                         once=True)  # fmt: skip
+    models = {(c.agent, c.body["model"], c.body["output_config"]["effort"]) for c in fake.calls}
+    assert ("Alice", "claude-opus-5", "high") in models
+    assert ("coordinator", "claude-sonnet-5", "low") in models
+    assert fake.calls[-1].body["model"] == "claude-haiku-5-5" and summary.stop_reason

@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING, Any, Literal
 from agents.model.attachments import Expander
 from agents.model.capabilities import Capabilities, thinking_params
 from bot.core.lazy import lazy, preload
-from config.models import DEFAULT_EFFORT, Effort
+from bot.core.messages import COORDINATOR
+from config.models import DEFAULT_EFFORT, Effort, Role
 
 if TYPE_CHECKING:
     import anthropic
@@ -118,19 +119,19 @@ class Provider:
         model: str,
         max_tokens: int,
         max_calls: int,
-        efforts: dict[str, Effort] | None = None,
+        efforts: dict[Role, Effort] | None = None,
+        models: dict[Role, str] | None = None,
     ) -> None:
         self._connect = connect
         self._client: anthropic.AsyncAnthropic | None = None
+        #: the coordinator's model; workers and background calls may have their own
         self.model = model
+        self.models: dict[Role, str] = {"coordinator": model, "workers": model,
+                                        "background": model, **(models or {})}  # fmt: skip
         self.max_tokens = max_tokens
-        #: the effort of each call kind (CallLabel.kind), from the settings
-        self.efforts: dict[str, Effort] = efforts or {
-            "coordinator": DEFAULT_EFFORT["coordinator"],
-            "worker": DEFAULT_EFFORT["workers"],
-            "memory": DEFAULT_EFFORT["background"],
-        }
-        self.capabilities = Capabilities(model, max_tokens)
+        #: each role's effort, from the settings
+        self.efforts: dict[Role, Effort] = {**DEFAULT_EFFORT, **(efforts or {})}
+        self._capabilities = {m: Capabilities(m, max_tokens) for m in set(self.models.values())}
         self._slots = asyncio.Semaphore(max_calls)
         self.in_flight = 0
         self.waiting = 0
@@ -166,7 +167,8 @@ class Provider:
         """One model call; `on_text` (when given) hears the text as the model writes it.
         `once`: a one-off request (a summary) whose messages nothing reads again, so they
         get no cache breakpoint (a cache write costs 1.25 times the input)."""
-        await self.capabilities.learn(lambda: self.client)
+        model = self.models[role_of(label, once)]
+        await self._capabilities[model].learn(lambda: self.client)
         request = self.request(system, tools, messages, label, once)
         if self.gate is not None:
             await self.gate()
@@ -182,16 +184,12 @@ class Provider:
                     "unavailable" if isinstance(exc, ModelUnavailable) else "refused"
                 )
                 self._observe(
-                    CallRecord(
-                        label, self.model, outcome, time.monotonic() - started, Usage(), str(exc)
-                    )
+                    CallRecord(label, model, outcome, time.monotonic() - started, Usage(), str(exc))
                 )
                 raise
             finally:
                 self.in_flight -= 1
-        self._observe(
-            CallRecord(label, self.model, "ok", time.monotonic() - started, response.usage)
-        )
+        self._observe(CallRecord(label, model, "ok", time.monotonic() - started, response.usage))
         return response
 
     async def _create(self, request: dict[str, Any], on_text: TextSink | None = None) -> Any:
@@ -231,22 +229,36 @@ class Provider:
         once: bool = False,
     ) -> dict[str, Any]:
         """The request body, with cache breakpoints on system, tools and (unless `once`)
-        the last turn, and thinking as the label's role wants it and the model takes it."""
-        spec = self.capabilities.spec
+        the last turns, and the model and thinking of the label's role, as it takes them."""
+        role = role_of(label, once)
+        model = self.models[role]
+        spec = self._capabilities[model].spec
         expanded = self.expander.expand(messages) if self.expander else messages
         if not spec.known:  # a server that is not Anthropic's may refuse what it lacks
             tools = [{k: v for k, v in t.items() if k != "input_examples"} for t in tools]
         cached_tools = [*tools[:-1], {**tools[-1], "cache_control": CACHE}] if tools else []
         request: dict[str, Any] = {
-            "model": self.model,
+            "model": model,
             "max_tokens": min(self.max_tokens, spec.max_output),
             "system": [{"type": "text", "text": system, "cache_control": CACHE}],
             "messages": expanded if once else _mark_last(expanded),
-            **thinking_params(spec, self.efforts.get(label.kind, "low")),
+            **thinking_params(spec, self.efforts[role]),
         }
         if cached_tools:
             request["tools"] = cached_tools
         return request
+
+
+def role_of(label: CallLabel, once: bool) -> Role:
+    """Whose model and effort a call uses. A one-off call (a summary, consolidation) is
+    the background's; every other call is its conversation's agent's, a compaction's
+    flush turn included: it sends that conversation, whose thinking is bound to the
+    model and the effort it was written with."""
+    if once:
+        return "background"
+    if label.kind == "worker" or (label.kind == "memory" and label.agent != COORDINATOR):
+        return "workers" if label.agent else "background"
+    return "coordinator"
 
 
 async def _read_along(stream: Any, on_text: TextSink) -> None:
