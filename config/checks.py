@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from pydantic import SecretStr
 
 from config.callers import MIN_TOKEN_CHARS, api_callers
+from config.models import MODEL_VARIABLES, ROLES
 from config.sources import FieldProblem
 
 if TYPE_CHECKING:
@@ -58,13 +59,17 @@ def check_operator(s: Settings) -> None:
         )
     if s.api_token is not None:
         api_callers(_secret(s.api_token))  # raises FieldProblem naming api_token
-    if s.daily_budget_usd is not None and s.price(s.model) is None:
-        raise FieldProblem(
-            "daily_budget_usd",
-            f"needs a price for SWITCHBOARD_MODEL {s.model!r}: add "
-            f'[prices."{s.model}"] input = ... output = ... (USD per million tokens) '
-            "to the config file",
-        )
+    if s.daily_budget_usd is None:
+        return
+    for role in ROLES:
+        model, variable = s.model_of(role), MODEL_VARIABLES[role]
+        if s.price(model) is None:
+            raise FieldProblem(
+                "daily_budget_usd",
+                f"needs a price for {variable} {model!r}: add "
+                f'[prices."{model}"] input = ... output = ... (USD per million tokens) '
+                "to the config file",
+            )
 
 
 def is_loopback(host: str) -> bool:

@@ -29,6 +29,11 @@ Effort = Literal["off", "low", "medium", "high", "xhigh", "max"]
 #: and memory upkeep)
 Role = Literal["coordinator", "workers", "background"]
 ROLES: tuple[Role, ...] = ("coordinator", "workers", "background")
+MODEL_VARIABLES: dict[Role, str] = {
+    "coordinator": "SWITCHBOARD_MODEL",
+    "workers": "SWITCHBOARD_MODEL_WORKERS",
+    "background": "SWITCHBOARD_MODEL_BACKGROUND",
+}
 #: quick answers at the front desk, deeper work in tasks, little for summaries
 DEFAULT_EFFORT: dict[Role, Effort] = {
     "coordinator": "low",
