@@ -22,12 +22,13 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from agents.model.attachments import Expander
 from agents.model.capabilities import Capabilities, thinking_params
 from bot.core.lazy import lazy, preload
 from bot.core.messages import COORDINATOR
+from bot.core.model_calls import UNLABELLED, CallLabel, CallOutcome, CallRecord, Usage
 from config.models import DEFAULT_EFFORT, Effort, Role
 
 if TYPE_CHECKING:
@@ -52,16 +53,6 @@ class ModelError(Exception):
 
 
 @dataclass(slots=True)
-class Usage:
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cache_read_input_tokens: int = 0
-    cache_creation_input_tokens: int = 0
-    #: the part of output_tokens spent thinking (billed as output)
-    thinking_tokens: int = 0
-
-
-@dataclass(slots=True)
 class LLMResponse:
     content: list[dict[str, Any]]
     stop_reason: str | None
@@ -76,31 +67,6 @@ class LLMResponse:
     @property
     def tool_calls(self) -> list[dict[str, Any]]:
         return [b for b in self.content if b.get("type") == "tool_use"]
-
-
-@dataclass(frozen=True, slots=True)
-class CallLabel:
-    """Who a model call is for: usage and cost are recorded under it."""
-
-    agent: str
-    kind: Literal["coordinator", "worker", "memory"]
-    conversation: str | None = None
-
-
-UNLABELLED = CallLabel("", "memory")
-CallOutcome = Literal["ok", "unavailable", "refused"]
-
-
-@dataclass(slots=True)
-class CallRecord:
-    """One finished model call, as the provider's observers see it."""
-
-    label: CallLabel
-    model: str
-    outcome: CallOutcome
-    seconds: float
-    usage: Usage
-    error: str = ""
 
 
 Observer = Callable[[CallRecord], None]

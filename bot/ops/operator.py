@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from aiohttp import web
 
-from agents.model.llm import CallRecord
+from bot.core.model_calls import CallRecord
 from bot.core.tasks import cancel_all
 from bot.ledger.budget import Budget
 from bot.ledger.usage import Ledger, Tokens

@@ -24,10 +24,10 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from agents.model.llm import CallRecord
 from bot.core import notices
 from bot.core.events import Event
 from bot.core.messages import Outbound, Target
+from bot.core.model_calls import CallRecord
 from bot.core.notices import SYSTEM_SPEAKER, where_to
 
 if TYPE_CHECKING:
