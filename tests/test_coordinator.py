@@ -62,10 +62,14 @@ async def test_prefix_is_identical_between_turns(settings: Settings, fake: FakeA
         "text": '<untrusted source="terminal message" speaker="Ann">\n'
         "[Ann via terminal]: one\n</untrusted>",
     }
-    assert second.messages[:2] == [
-        {"role": "user", "content": [opening[0], said]},
-        first.messages and second.messages[1],
+    bare = [  # the breakpoints move with the newest turns; the blocks stay as they were
+        {
+            **m,
+            "content": [{k: v for k, v in b.items() if k != "cache_control"} for b in m["content"]],
+        }
+        for m in second.messages[:2]
     ]
+    assert bare == [{"role": "user", "content": [opening[0], said]}, bare[1]]
     # each turn carries the date and time (SWITCHBOARD_TIMEZONE, UTC here), not the prompt
     today = datetime.now(UTC).strftime("%Y-%m-%d")
     for call in (first, second):
