@@ -1,5 +1,5 @@
 """Shared fixtures: a clean environment, the fake Anthropic API, settings on tmp_path,
-PostgreSQL (`pg_cluster`, `pg_url`: tests/pgcluster.py)."""
+PostgreSQL (`pg_cluster`, `pg_url`: tests/kits/pgcluster.py)."""
 
 from __future__ import annotations
 
@@ -12,14 +12,14 @@ import pytest
 
 from config.settings import Database, Settings
 from tests.fakes.anthropic_api import FakeAnthropic
-from tests.kit import make_settings
-from tests.pgcluster import pg_cluster, pg_url
+from tests.kits.app_kit import make_settings
+from tests.kits.pgcluster import pg_cluster, pg_url
 
-__all__ = ["pg_cluster", "pg_url"]  # fixtures of tests/pgcluster.py, for every test
+__all__ = ["pg_cluster", "pg_url"]  # fixtures of tests/kits/pgcluster.py, for every test
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("chaos", "the kill -9 tests (tests/test_chaos*.py)")
+    group = parser.getgroup("chaos", "the kill -9 tests (tests/store/test_chaos*.py)")
     group.addoption("--kills", default=3, type=int, help="SIGKILLs in the chaos test (3)")
     group.addoption("--seed", default=None, help="the chaos test's seed (default: random)")
 

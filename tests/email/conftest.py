@@ -16,7 +16,7 @@ from config.settings import Settings
 from tests.email.person import Person
 from tests.email.servers import Dovecot, RelayHandler, SmtpRelay, make_ca
 from tests.fakes.anthropic_api import FakeAnthropic
-from tests.kit import make_settings
+from tests.kits.app_kit import make_settings
 
 _n = itertools.count(1)
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from tests.email.conftest import MailWorld, email_app
 from tests.fakes.anthropic_api import FakeAnthropic
-from tests.test_mcp import caller
-from tests.tools_kit import calls, stdio_entry, tools_settings
+from tests.kits.tools_kit import calls, stdio_entry, tools_settings
+from tests.tools.test_mcp import caller
 
 
 async def test_an_approval_answered_by_email_reply(
