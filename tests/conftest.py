@@ -1,5 +1,7 @@
 """Shared fixtures: a clean environment, the fake Anthropic API, settings on tmp_path,
-PostgreSQL (`pg_cluster`, `pg_url`: tests/kits/pgcluster.py)."""
+the database on each backend. The kits below register theirs here, once, for every test:
+PostgreSQL (`pg_cluster`, `pg_url`), the fake Slack (`slack`), the fake Discord
+(`discord_fake`), headless Chromium (`browser`) and dovecot (`dovecot`, `tls_material`)."""
 
 from __future__ import annotations
 
@@ -13,9 +15,14 @@ import pytest
 from config.settings import Database, Settings
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.kits.app_kit import make_settings
-from tests.kits.pgcluster import pg_cluster, pg_url
 
-__all__ = ["pg_cluster", "pg_url"]  # fixtures of tests/kits/pgcluster.py, for every test
+pytest_plugins = [
+    "tests.kits.pgcluster",
+    "tests.kits.slack_kit",
+    "tests.kits.discord_kit",
+    "tests.kits.browser_kit",
+    "tests.kits.mail_kit",
+]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

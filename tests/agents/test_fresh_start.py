@@ -13,13 +13,12 @@ from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.discord_api import FakeDiscord
 from tests.fakes.slack_api import FakeSlack
 from tests.kits.app_kit import Recorder, events, inbound, make_settings, running_app
-from tests.kits.discord_kit import (  # noqa: F401
+from tests.kits.discord_kit import (
     discord_app,
-    discord_fake_fixture,
     discord_settings,
 )
 from tests.kits.script import TeamScript
-from tests.kits.slack_kit import heard, slack_app, slack_fake_fixture, slack_settings  # noqa: F401
+from tests.kits.slack_kit import heard, slack_app, slack_settings
 
 
 def archives(data_dir: Path) -> list[Path]:

@@ -7,17 +7,12 @@ before), the real app and the fake model, and what a person would read on stdout
 
 from __future__ import annotations
 
-import functools
 import getpass
-import io
 
-from bot.app import App
-from bot.inbox.channel_context import ChannelContext
-from bot.settle import parked_report, settle
-from bot.store.core import Store
-from channels.terminal import BANNER, TerminalChannel
+from channels.terminal import BANNER
 from config.settings import Settings
 from tests.fakes.anthropic_api import Call, FakeAnthropic, text, tool
+from tests.kits.terminal_kit import chat
 
 ME = getpass.getuser()
 
@@ -34,25 +29,6 @@ def responder(call: Call) -> list[dict]:
     if "published its result" in call.last_text:
         return [text(f"relay: {call.last_text.split(']: ')[-1]}")]
     return [text(f"echo: {call.last_text}")]
-
-
-async def chat(settings: Settings, script: str) -> tuple[str, Store]:
-    """Run the chat over `script` until its input ends (or /quit): what it printed,
-    and the data dir's store (read-only) as it was left."""
-    out = io.StringIO()
-    app = App(settings, [])
-    app.build()
-    term = TerminalChannel(ChannelContext(app.human), settings, io.StringIO(script), out)
-    term.settle = functools.partial(settle, app)
-    term.leftovers = functools.partial(parked_report, app)
-    app.add_channel(term)
-    await app.start()
-    try:
-        assert [h[:2] for h in app.store.health()] == [("terminal", "connected")]
-        await term.closed.wait()
-    finally:
-        await app.stop()
-    return out.getvalue(), Store(settings.db_path, readonly=True)
 
 
 async def test_lines_are_answered_in_order_with_who_speaks(

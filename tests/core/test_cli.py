@@ -3,38 +3,18 @@ global options after the subcommand, a bad home target."""
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 from tests.fakes.anthropic_api import FakeAnthropic, text
-from tests.kits.proc import ROOT, Switchboard
+from tests.kits.proc import Switchboard, run_command
 from tests.kits.script import TeamScript
-
-TIMEOUT = 60
-
-
-def _run(
-    args: list[str], env: dict[str, str], cwd: Path, **kwargs: object
-) -> subprocess.CompletedProcess[str]:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith(("SWITCHBOARD_", "PORT"))}
-    clean.update(env, PYTHONPATH=str(ROOT))
-    return subprocess.run(  # type: ignore[call-overload,no-any-return]
-        [sys.executable, "-m", "bot", *args],
-        cwd=cwd,
-        env=clean,
-        text=True,
-        capture_output=True,
-        timeout=TIMEOUT,
-        **kwargs,
-    )
 
 
 def test_piped_chat_answers_every_line_then_exits(tmp_path: Path, fake: FakeAnthropic) -> None:
     fake.responder = lambda call: [text("answer to " + call.last_text.splitlines()[-1])]
-    done = _run(
+    done = run_command(
         ["chat", "--data-dir", str(tmp_path / "data")],
         fake.env(),
         tmp_path,
@@ -53,7 +33,7 @@ def test_a_script_from_a_file_answers_a_parked_worker(tmp_path: Path, fake: Fake
     script = tmp_path / "lines.txt"
     script.write_text("please research GPUs\nData center only\n")
     with script.open() as stdin:
-        done = _run(
+        done = run_command(
             ["--data-dir", str(tmp_path / "data"), "chat"], fake.env(), tmp_path, stdin=stdin
         )
     assert done.returncode == 0, done.stderr
@@ -63,7 +43,7 @@ def test_a_script_from_a_file_answers_a_parked_worker(tmp_path: Path, fake: Fake
 
 def test_a_script_that_leaves_a_question_open_says_so(tmp_path: Path, fake: FakeAnthropic) -> None:
     fake.responder = TeamScript()
-    done = _run(
+    done = run_command(
         ["chat", "--data-dir", str(tmp_path / "data")],
         fake.env(),
         tmp_path,
@@ -75,7 +55,7 @@ def test_a_script_that_leaves_a_question_open_says_so(tmp_path: Path, fake: Fake
 
 
 def test_chat_from_dev_null_ends_at_once(tmp_path: Path, fake: FakeAnthropic) -> None:
-    done = _run(
+    done = run_command(
         ["chat"],
         {**fake.env(), "SWITCHBOARD_DATA_DIR": str(tmp_path / "d")},
         tmp_path,
@@ -88,24 +68,26 @@ def test_chat_from_dev_null_ends_at_once(tmp_path: Path, fake: FakeAnthropic) ->
 
 def test_global_options_after_the_subcommand(tmp_path: Path, fake: FakeAnthropic) -> None:
     data = tmp_path / "var"
-    _run(["chat", "--data-dir", str(data)], fake.env(), tmp_path, input="hello\n")
+    run_command(["chat", "--data-dir", str(data)], fake.env(), tmp_path, input="hello\n")
     config = tmp_path / "sb.toml"
     config.write_text(f'data_dir = "{tmp_path / "elsewhere"}"\n')
-    after = _run(["status", "--data-dir", str(data)], {}, tmp_path)
-    before = _run(["--data-dir", str(data), "status"], {}, tmp_path)
+    after = run_command(["status", "--data-dir", str(data)], {}, tmp_path)
+    before = run_command(["--data-dir", str(data), "status"], {}, tmp_path)
     assert after.returncode == 0 and "coordinator  coordinator" in after.stdout
     assert "coordinator  coordinator" in before.stdout
     assert "terminal  stopped" in after.stdout and "terminal  stopped" in before.stdout
     # --config after the subcommand is read too, and --data-dir still wins over it
-    both = _run(["status", "--config", str(config), "--data-dir", str(data)], {}, tmp_path)
+    both = run_command(["status", "--config", str(config), "--data-dir", str(data)], {}, tmp_path)
     assert "coordinator  coordinator" in both.stdout
-    only_config = _run(["status", "--config", str(config)], {}, tmp_path)
+    only_config = run_command(["status", "--config", str(config)], {}, tmp_path)
     assert "No Switchboard data in" in only_config.stdout and "elsewhere" in only_config.stdout
 
 
 def test_a_bad_home_target_is_one_settings_line(tmp_path: Path, fake: FakeAnthropic) -> None:
     env = {**fake.env(), "SWITCHBOARD_HOME": "email:foo"}
-    done = _run(["chat", "--data-dir", str(tmp_path)], env, tmp_path, stdin=subprocess.DEVNULL)
+    done = run_command(
+        ["chat", "--data-dir", str(tmp_path)], env, tmp_path, stdin=subprocess.DEVNULL
+    )
     assert done.returncode == 2
     assert done.stdout == ""
     lines = done.stderr.splitlines()
@@ -120,22 +102,22 @@ def test_work_held_by_the_budget_resumes_when_it_is_raised(
     env = {**fake.env(), "SWITCHBOARD_MODEL": "claude-sonnet-5", "SWITCHBOARD_HOME": "terminal"}
     data = ["--data-dir", str(tmp_path / "data")]
     tight = {**env, "SWITCHBOARD_DAILY_BUDGET_USD": "0.000001"}
-    held = _run(["chat", *data], tight, tmp_path, input="first question\nsecond question\n")
+    held = run_command(["chat", *data], tight, tmp_path, input="first question\nsecond question\n")
     assert held.returncode == 0, held.stderr
     assert "answer to" in held.stdout and "first question" in held.stdout
     assert "daily LLM budget of $0.00 (SWITCHBOARD_DAILY_BUDGET_USD) is spent" in held.stdout
     assert "1 model call(s) wait for the daily budget" in held.stdout
     assert len(fake.calls) == 1
-    status = _run(["status", *data], {}, tmp_path)
+    status = run_command(["status", *data], {}, tmp_path)
     assert "EXCEEDED: new model work waits until" in status.stdout
-    raised = _run(
+    raised = run_command(
         ["chat", *data], {**env, "SWITCHBOARD_DAILY_BUDGET_USD": "50"}, tmp_path,
         stdin=subprocess.DEVNULL,
     )  # fmt: skip
     assert raised.returncode == 0, raised.stderr
     assert "second question" in raised.stdout.split("[coordinator]", 1)[1]
     assert len(fake.calls) == 2
-    assert "EXCEEDED" not in _run(["status", *data], {}, tmp_path).stdout
+    assert "EXCEEDED" not in run_command(["status", *data], {}, tmp_path).stdout
 
 
 def test_a_budget_raised_in_the_config_and_reloaded_lets_work_go_on(

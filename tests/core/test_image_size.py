@@ -16,37 +16,7 @@ from agents.model.attachments import Expander, blocks
 from bot.core.image_size import pixel_size
 from bot.core.messages import Attachment
 from bot.inbox.files import FileStore, model_note
-from tests.tools.test_files_slack import png
-
-
-def jpeg(width: int, height: int, sof: int = 0xC0, exif: bool = True) -> bytes:
-    """A real baseline grey JPEG of any size, every 8x8 block flat: one DC and one AC
-    Huffman code, both '0', so each block is the bits 00 (DC diff 0, EOB) and the scan
-    is zero bytes. An EXIF-like APP1 segment first makes the reader walk past it."""
-
-    def segment(marker: int, body: bytes) -> bytes:
-        return bytes([0xFF, marker]) + struct.pack(">H", len(body) + 2) + body
-
-    blocks_n = -(-width // 8) * -(-height // 8)
-    bits = 2 * blocks_n
-    scan = bytearray(-(-bits // 8))
-    if bits % 8:
-        scan[-1] = (1 << (8 - bits % 8)) - 1  # pad the last byte with 1 bits
-    one_code = bytes([1] + [0] * 15) + b"\x00"  # one code of length 1, symbol 0
-    parts = [
-        b"\xff\xd8",
-        segment(0xE0, b"JFIF\x00\x01\x01\x00\x00\x01\x00\x01\x00\x00"),
-        segment(0xE1, b"Exif\x00\x00" + b"\x00" * 40) if exif else b"",
-        segment(0xDB, b"\x00" + b"\x01" * 64),
-        segment(sof, struct.pack(">BHHB", 8, height, width, 1) + b"\x01\x11\x00"),
-        segment(0xC4, b"\x00" + one_code),
-        segment(0xC4, b"\x10" + one_code),
-        segment(0xDA, b"\x01\x01\x00\x00\x3f\x00"),
-        bytes(scan),
-        b"\xff\xd9",
-    ]
-    return b"".join(parts)
-
+from tests.kits.image_kit import jpeg, png
 
 # Real 1x1 WebP files (the ones browsers' feature tests decode): lossy VP8, lossless
 # VP8L, and extended VP8X with an alpha chunk.

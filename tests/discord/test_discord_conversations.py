@@ -13,10 +13,9 @@ from tests.fakes import discord_payloads as dp
 from tests.fakes.anthropic_api import Call, FakeAnthropic, text
 from tests.fakes.discord_api import FakeDiscord
 from tests.kits.app_kit import events
-from tests.kits.discord_kit import (  # noqa: F401
+from tests.kits.discord_kit import (
     MENTION,
     discord_app,
-    discord_fake_fixture,
     discord_settings,
     post_with,
     posted,

@@ -23,6 +23,7 @@ from config.settings import Settings, load_settings
 from tests.fakes.anthropic_api import FakeAnthropic
 
 _ids = itertools.count(1)
+NODE_TTL = "5"  # the default: a loop busy importing an SDK must not lose the lease
 
 
 def make_settings(data_dir: Path, fake: FakeAnthropic, **env: str) -> Settings:
@@ -132,3 +133,20 @@ async def eventually(check: Callable[[], bool], timeout: float = 10.0) -> None:
         if time.monotonic() > deadline:
             raise AssertionError("condition not met in time")
         await asyncio.sleep(0.01)
+
+
+async def node(tmp_path: Path, fake: FakeAnthropic, url: str, name: str) -> tuple[App, Recorder]:
+    """An app started as node `name` over the database at `url` (the data dir shared)."""
+    settings = make_settings(
+        tmp_path / "data",  # the data dir is shared by the nodes
+        fake,
+        SWITCHBOARD_DATABASE_URL=url,
+        SWITCHBOARD_NODE_ID=name,
+        SWITCHBOARD_LEADER_TTL_SECONDS=NODE_TTL,
+    )
+    app = App(settings, [])
+    app.build()
+    rec = Recorder()
+    app.add_channel(rec)
+    await app.start()
+    return app, rec

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import os
 import random
 import re
@@ -50,6 +51,7 @@ from tests.fakes.slack_api import BOT_USER, FakeSlack
 from tests.kits.proc import Run
 
 TAG = re.compile(r"\bt\d{3}\b")
+_worlds = itertools.count(1)  # chaos_world's, in this process
 QUESTION = "Data center or consumer GPUs?"
 ANSWER = "consumer, please"
 WORKER = "Alice"
@@ -379,8 +381,11 @@ async def chaos_world(
     """The fakes, an SMTP relay to dovecot, Ann; `env` added to the bot's."""
     fake.responder = respond
     relay = await SmtpRelay(RelayHandler(dovecot)).start()
-    bot_address = f"chaos{os.getpid()}x{seed}@localhost"
-    ann = Person(f"ann{os.getpid()}x{seed}@localhost", dovecot, relay.port)
+    # addresses of its own: the session's one dovecot serves every chaos test (and the
+    # email tests), and two of them may run with the same --seed
+    tag = f"{os.getpid()}x{seed}w{next(_worlds)}"
+    bot_address = f"chaos{tag}@localhost"
+    ann = Person(f"ann{tag}@localhost", dovecot, relay.port)
     try:
         with FakeSlack() as slack, FakeDiscord() as discord:
             slack.rng.seed(seed)  # which Socket Mode connection gets each event

@@ -13,6 +13,7 @@ Used by tests/store/test_chaos_nodes.py and tests/bench/bench_failover.py.
 from __future__ import annotations
 
 import asyncio
+import json
 import signal
 import time
 from collections.abc import Mapping
@@ -27,6 +28,7 @@ from tests.kits.pgcluster import free_port
 from tests.kits.proc import Run
 
 NAMES = ("n1", "n2")
+TTL = "2"  # a frozen leader is replaced within 2 s
 
 
 class Node(Run):
@@ -140,3 +142,13 @@ def mention(slack: FakeSlack, tag: str) -> str:
 def answers(slack: FakeSlack, tag: str) -> int:
     """How many of the bot's posts name `tag`."""
     return sum(tag in TAG.findall(str(p.get("text"))) for p in slack.messages)
+
+
+def nodes_env(pg_url: str, ttl: str = TTL) -> dict[str, str]:
+    return {"SWITCHBOARD_DATABASE_URL": pg_url, "SWITCHBOARD_LEADER_TTL_SECONDS": ttl}
+
+
+def events(workdir: Path, kind: str) -> list[dict[str, object]]:
+    """The data of the `kind` events in the data dir under `workdir`."""
+    lines = (workdir / "data" / "events.jsonl").read_text().splitlines()
+    return [e["data"] for e in map(json.loads, lines) if e["type"] == kind]

@@ -26,7 +26,7 @@ MENTION = f"<@{dp.BOT_ID}>"
 
 @pytest.fixture(name="discord_fake")
 def discord_fake_fixture() -> Iterator[FakeDiscord]:
-    """Import this into a test module to get the `discord_fake` fixture."""
+    """A fake Discord per test; registered for every test in tests/conftest.py."""
     with FakeDiscord() as server:
         yield server
 

@@ -1,10 +1,12 @@
 """The operator kit: an app serving HTTP on a free port, a channel whose health a test
-sets, and helpers to read `/metrics` as Prometheus would."""
+sets, helpers to read `/metrics` as Prometheus would, and the dashboard's sign-in and
+forms over plain HTTP; an app whose MCP tool waits for an approval."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import socket
 import time
 from collections.abc import AsyncIterator
@@ -18,6 +20,10 @@ from bot.app import App
 from bot.inbox.human import HumanNode
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.kits.app_kit import Recorder, make_settings, running_app
+from tests.kits.tools_kit import stdio_entry, tools_settings
+
+TOKEN = "a-dashboard-token-for-tests-0123"  # the dashboard's token in the dashboard tests
+RESTART = 'call ops__restart_service {"service": "api"}'  # a person's line: the gated call
 
 
 def free_port() -> int:
@@ -85,3 +91,38 @@ def value(
     scrape: dict[tuple[str, tuple[tuple[str, str], ...]], float], name: str, **labels: str
 ) -> float:
     return scrape.get((name, tuple(sorted(labels.items()))), 0.0)
+
+
+async def sign_in(session: aiohttp.ClientSession, url: str) -> str:
+    """Log in; the CSRF token of the overview's forms."""
+    async with session.post(url + "/login", data={"token": TOKEN}) as response:
+        assert response.status == 200
+    async with session.get(url + "/", headers={"Accept": "text/html"}) as response:
+        found = re.search(r'name="csrf" value="([0-9a-f]+)"', await response.text())
+    assert found is not None
+    return found.group(1)
+
+
+async def post(session: aiohttp.ClientSession, url: str, data: dict[str, str]) -> tuple[int, str]:
+    async with session.post(url, data=data) as response:
+        return response.status, await response.text()
+
+
+@contextlib.asynccontextmanager
+async def gated_app(
+    tmp_path: Path, fake: FakeAnthropic
+) -> AsyncIterator[tuple[App, HealthyRecorder, str]]:
+    """An app with the test MCP server's `restart_*` tools behind an approval and the
+    dashboard (its token `TOKEN`) on a free port; yields it, its channel and the URL."""
+    port = free_port()
+    env = {"SWITCHBOARD_DASHBOARD_TOKEN": TOKEN}
+    entry = stdio_entry("ops", tmp_path / "calls.jsonl", approval=["restart_*"])
+    settings = tools_settings(tmp_path, fake, [entry], SWITCHBOARD_HTTP_PORT=str(port), **env)
+    channel = HealthyRecorder()
+
+    def attach(app: App) -> None:
+        channel.human = app.human
+
+    async with running_app(settings, [channel], [attach]) as app:
+        await app.mcp.wait_connected(30)
+        yield app, channel, f"http://127.0.0.1:{port}"

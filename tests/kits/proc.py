@@ -143,3 +143,23 @@ class Run:
 def chat(workdir: Path, env: dict[str, str], root: Path = ROOT, data: str = "data") -> Switchboard:
     """`switchboard chat` over `<workdir>/<data>`, run from `workdir` (the code of `root`)."""
     return Switchboard(["--data-dir", str(workdir / data), "chat"], env, workdir, root)
+
+
+COMMAND_TIMEOUT = 60  # seconds for a `run_command`
+
+
+def run_command(
+    args: list[str], env: dict[str, str], cwd: Path, **kwargs: object
+) -> subprocess.CompletedProcess[str]:
+    """`python -m bot <args>` run to its end in a clean environment plus `env`."""
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("SWITCHBOARD_", "PORT"))}
+    clean.update(env, PYTHONPATH=str(ROOT))
+    return subprocess.run(  # type: ignore[call-overload,no-any-return]
+        [sys.executable, "-m", "bot", *args],
+        cwd=cwd,
+        env=clean,
+        text=True,
+        capture_output=True,
+        timeout=COMMAND_TIMEOUT,
+        **kwargs,
+    )

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from tests.fakes.anthropic_api import Call, text, tool
+from tests.fakes.anthropic_api import Call, Reply, text, tool
 
 
 @dataclass
@@ -76,3 +76,10 @@ class ReportScript:
         if "Wrote" in last:
             return [tool("publish", result="Report written.", files=["report.md"])]
         return [tool("write_file", path="report.md", content=self.report)]
+
+
+def coordinator_spawning_alice(call: Call) -> Reply | list[dict[str, Any]] | None:
+    """The coordinator's part of a worker script: spawn Alice on "research"."""
+    if "research" in call.last_text and not call.tool_results():
+        return [tool("spawn_worker", name="Alice", task="Research GPUs")]
+    return None

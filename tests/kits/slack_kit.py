@@ -1,7 +1,7 @@
 """Helpers for the Slack tests: the fake Slack, and the app running with the real
 Slack channel (built through the app's own wiring, as `switchboard run` does).
 
-Import `slack_fake_fixture` into a test module to get the `slack` fixture.
+The `slack` fixture (a fake Slack per test) is registered for every test in tests/conftest.py.
 """
 
 from __future__ import annotations
@@ -73,3 +73,17 @@ def posted(words: str) -> Callable[[FakeSlack], bool]:
 def post_with(slack: FakeSlack, words: str) -> dict[str, Any]:
     """The first post whose text contains `words`."""
     return next(p for p in slack.posts if words in p["text"])
+
+
+def http_settings(tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack) -> Settings:
+    """Slack in HTTP Events mode, the app serving it on a free port of 127.0.0.1."""
+    port = free_port()
+    slack.http_endpoint = f"http://127.0.0.1:{port}/slack/events"
+    return slack_settings(
+        tmp_path,
+        fake,
+        slack,
+        mode="http",
+        SWITCHBOARD_HTTP_HOST="127.0.0.1",
+        SWITCHBOARD_HTTP_PORT=str(port),
+    )

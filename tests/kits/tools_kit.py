@@ -1,11 +1,13 @@
 """Helpers for the tool tests: settings with `[[mcp_servers]]` entries pointing at the
 test MCP server (tests/servers/mcp_ops.py, a real SDK server in a subprocess), an HTTP
-instance of it on 127.0.0.1, and the calls it recorded."""
+instance of it on 127.0.0.1, the calls it recorded, and `caller`: a model that calls
+the tool a person's line names (`call <tool> {json}`, made by `call`)."""
 
 from __future__ import annotations
 
 import contextlib
 import json
+import re
 import socket
 import subprocess
 import sys
@@ -15,9 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from config.settings import Settings, load_settings
-from tests.fakes.anthropic_api import FakeAnthropic
+from tests.fakes.anthropic_api import Call, FakeAnthropic, text, tool, unwrap
 
 SERVER = str(Path(__file__).parents[1] / "servers" / "mcp_ops.py")
+CALL = re.compile(r"call (\S+) (\{.*\})")
 
 
 def stdio_entry(name: str, calls: Path, *flags: str, **extra: Any) -> dict[str, Any]:
@@ -123,3 +126,29 @@ def http_server(calls: Path, **env: str) -> Iterator[HttpServer]:
         yield server
     finally:
         server.stop()
+
+
+def content_of(block: dict[str, Any]) -> str:
+    """A tool result's content, without the untrusted block's delimiter lines."""
+    content = block.get("content")
+    if isinstance(content, str):
+        return unwrap(content)
+    return json.dumps([dict(b, text=unwrap(b["text"])) if "text" in b else b for b in content])
+
+
+def caller(call: Call) -> list[dict[str, Any]]:
+    """The model: `call <tool> {json}` calls it; a tool result is said back."""
+    results = call.tool_results()
+    if results:
+        r = results[-1]
+        flag = " ERROR" if r.get("is_error") else ""
+        return [text(f"result{flag}: {content_of(r)}")]
+    found = CALL.search(call.last_text)
+    if found:
+        return [tool(found.group(1), **json.loads(found.group(2)))]
+    return [text("ok")]
+
+
+def call(name: str, **args: Any) -> str:
+    """The line that makes `caller` call `name` with `args`."""
+    return f"call {name} {json.dumps(args)}"

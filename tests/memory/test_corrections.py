@@ -13,7 +13,7 @@ from typing import Any
 from config.settings import Settings
 from tests.fakes.anthropic_api import FakeAnthropic, text
 from tests.kits.app_kit import Recorder, inbound, running_app
-from tests.tools.test_mcp import caller
+from tests.kits.tools_kit import caller
 
 
 def call(name: str, **args: Any) -> str:

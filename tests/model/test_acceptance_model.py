@@ -19,23 +19,15 @@ from tests.fakes.anthropic_api import Call, FakeAnthropic, Reply, text, tool
 from tests.fakes.slack_api import FakeSlack
 from tests.kits.app_kit import eventually
 from tests.kits.people_kit import people_settings
-from tests.kits.slack_kit import (  # noqa: F401
+from tests.kits.script import coordinator_spawning_alice
+from tests.kits.slack_kit import (
     MENTION,
-    post_with,
     posted,
     slack_app,
-    slack_fake_fixture,
     slack_settings,
     texts,
 )
 from tests.kits.tools_kit import free_port
-
-
-def coordinator_spawning_alice(call: Call) -> Reply | list[dict[str, Any]] | None:
-    """The coordinator's part of a worker script: spawn Alice on "research"."""
-    if "research" in call.last_text and not call.tool_results():
-        return [tool("spawn_worker", name="Alice", task="Research GPUs")]
-    return None
 
 
 async def test_every_text_block_of_a_multi_step_turn_reaches_the_thread_in_order_once(

@@ -12,16 +12,15 @@ from tests.fakes import model_habits as habit
 from tests.fakes.anthropic_api import Call, FakeAnthropic, Reply, text, tool
 from tests.fakes.slack_api import FakeSlack
 from tests.kits.app_kit import eventually
-from tests.kits.slack_kit import (  # noqa: F401
+from tests.kits.script import coordinator_spawning_alice
+from tests.kits.slack_kit import (
     MENTION,
     post_with,
     posted,
     slack_app,
-    slack_fake_fixture,
     slack_settings,
     texts,
 )
-from tests.model.test_acceptance_model import coordinator_spawning_alice
 
 REFUSAL = {
     "type": "refusal",

@@ -10,20 +10,19 @@ from typing import Any
 
 from bot.triggers import build_spec
 from config.settings import Settings
-from tests.agents.test_terminal import chat
 from tests.fakes import model_habits as habit
 from tests.fakes.anthropic_api import Call, FakeAnthropic, Reply, text, tool
 from tests.fakes.slack_api import FakeSlack
 from tests.kits.app_kit import events, eventually
-from tests.kits.slack_kit import (  # noqa: F401
+from tests.kits.slack_kit import (
     MENTION,
     post_with,
     posted,
     slack_app,
-    slack_fake_fixture,
     slack_settings,
     texts,
 )
+from tests.kits.terminal_kit import chat
 
 
 async def test_the_answer_written_beside_remember_reaches_the_thread(

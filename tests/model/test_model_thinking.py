@@ -21,11 +21,10 @@ from tests.fakes.anthropic_api import Call, FakeAnthropic, Reply, redacted, text
 from tests.fakes.anthropic_models import MODELS
 from tests.fakes.slack_api import FakeSlack
 from tests.kits.app_kit import Recorder, events, eventually, inbound, make_settings, running_app
-from tests.kits.slack_kit import (  # noqa: F401
+from tests.kits.slack_kit import (
     MENTION,
     posted,
     slack_app,
-    slack_fake_fixture,
     slack_settings,
     texts,
 )

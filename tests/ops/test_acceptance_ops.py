@@ -7,11 +7,8 @@ CSRF token refused), each action then read back in `switchboard audit`."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import json
-import signal
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,59 +19,13 @@ from bot.app import App
 from config.settings import load_settings
 from tests.fakes.anthropic_api import Call, FakeAnthropic, Reply, text, tool
 from tests.fakes.slack_api import FakeSlack
+from tests.kits.acceptance_kit import API_TOKEN, DASHBOARD_TOKEN, audit, start, switchboard_run
 from tests.kits.app_kit import events, eventually, inbound, running_app
 from tests.kits.ops_kit import HealthyRecorder, free_port, served_app
 from tests.kits.proc import Switchboard
 from tests.kits.script import TeamScript
-from tests.kits.slack_kit import MENTION, heard, slack_fake_fixture  # noqa: F401
-from tests.kits.tools_kit import calls, stdio_entry, tools_settings
-from tests.ops.test_dashboard_browser import browser  # noqa: F401
-from tests.tools.test_mcp import caller
-
-API_TOKEN = "deploy-notices-0123456789"
-DASHBOARD_TOKEN = "an-operator-token-0123456789"
-
-
-def start(
-    tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack, port: int, **more: str
-) -> Switchboard:
-    """`switchboard run` with Slack (Socket Mode), the API and the dashboard on `port`;
-    answers posted whole (streamed answers are tests/slack/test_slack_live.py's)."""
-    env = {
-        **fake.env(), **slack.env("socket"), "SLACK_PACE_SECONDS": "0.02",
-        "SWITCHBOARD_STREAMING": "off",
-        "SWITCHBOARD_HTTP_PORT": str(port), "SWITCHBOARD_API_TOKEN": API_TOKEN,
-        "SWITCHBOARD_DASHBOARD_TOKEN": DASHBOARD_TOKEN, **more,
-    }  # fmt: skip
-    sockets = slack.open_sockets
-    config = tmp_path / "switchboard.toml"
-    extra = ["--config", str(config)] if config.exists() else []
-    run = Switchboard([*extra, "--data-dir", str(tmp_path / "data"), "run"], env, tmp_path)
-    slack.wait_for(lambda s: s.open_sockets == sockets + 1, timeout=30)
-    return run
-
-
-@contextlib.contextmanager
-def switchboard_run(
-    tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack, port: int | None = None, **more: str
-) -> Iterator[str]:
-    """A running `switchboard run`; its URL. It must stop cleanly on SIGTERM."""
-    port = port or free_port()
-    run = start(tmp_path, fake, slack, port, **more)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        run.proc.send_signal(signal.SIGTERM)
-        code, lines = run.finish(timeout=30)
-    assert code == 0 and not any("Traceback" in line for line in lines), lines
-
-
-def audit(tmp_path: Path) -> list[dict[str, Any]]:
-    """`switchboard audit --json`, as an operator reads it."""
-    cmd = Switchboard(["--data-dir", str(tmp_path / "data"), "audit", "--json"], {}, tmp_path)
-    code, lines = cmd.finish()
-    assert code == 0, lines
-    return [json.loads(line) for line in lines if line.startswith("{")]
+from tests.kits.slack_kit import MENTION, heard
+from tests.kits.tools_kit import caller, calls, stdio_entry, tools_settings
 
 
 async def api(
@@ -147,7 +98,7 @@ async def test_an_operator_answers_a_question_in_chromium_and_a_forged_form_chan
     tmp_path: Path,
     fake: FakeAnthropic,
     slack: FakeSlack,
-    browser: BrowserContext,  # noqa: F811
+    browser: BrowserContext,
 ) -> None:
     script = TeamScript()
     fake.responder = script

@@ -1,6 +1,6 @@
 """Issue 21 from outside, the dashboard's side: its forms without a token on a loopback
 bind, stopping a worker stuck in a model call, and an operator denying a Slack approval
-in Chromium through `switchboard run` (helpers in tests/ops/test_acceptance_ops.py)."""
+in Chromium through `switchboard run` (helpers in tests/kits/acceptance_kit.py)."""
 
 from __future__ import annotations
 
@@ -15,14 +15,12 @@ from playwright.async_api import BrowserContext, expect
 
 from tests.fakes.anthropic_api import Call, FakeAnthropic, Reply, text
 from tests.fakes.slack_api import FakeSlack
+from tests.kits.acceptance_kit import DASHBOARD_TOKEN, audit, switchboard_run
 from tests.kits.app_kit import events, eventually, inbound
 from tests.kits.ops_kit import served_app
 from tests.kits.script import TeamScript
-from tests.kits.slack_kit import MENTION, heard, slack_fake_fixture  # noqa: F401
-from tests.kits.tools_kit import calls, stdio_entry, write_config
-from tests.ops.test_acceptance_ops import DASHBOARD_TOKEN, audit, switchboard_run
-from tests.ops.test_dashboard_browser import browser  # noqa: F401
-from tests.tools.test_mcp import caller
+from tests.kits.slack_kit import MENTION
+from tests.kits.tools_kit import caller, calls, stdio_entry, write_config
 
 
 async def test_without_a_dashboard_token_the_loopback_forms_work_and_still_need_csrf(
@@ -78,7 +76,7 @@ async def test_an_operator_denies_a_slack_approval_with_a_reason_in_chromium(
     tmp_path: Path,
     fake: FakeAnthropic,
     slack: FakeSlack,
-    browser: BrowserContext,  # noqa: F811
+    browser: BrowserContext,
 ) -> None:
     fake.responder = caller
     entry = stdio_entry("ops", tmp_path / "calls.jsonl", approval=["restart_*"])

@@ -13,15 +13,13 @@ import pytest
 
 from bot.ledger.audit import args_digest, parse_duration
 from bot.store.core import Store
-from tests.core.test_cli import _run
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.slack_api import FakeSlack
 from tests.kits.app_kit import Recorder, inbound, running_app
-from tests.kits.slack_kit import MENTION, post_with, posted, slack_app, slack_fake_fixture
-from tests.kits.tools_kit import calls, stdio_entry, tools_settings
-from tests.tools.test_mcp import caller
+from tests.kits.proc import run_command
+from tests.kits.slack_kit import MENTION, post_with, posted, slack_app
+from tests.kits.tools_kit import caller, calls, stdio_entry, tools_settings
 
-slack = slack_fake_fixture
 SECRET = "payroll-db-7"
 
 
@@ -44,7 +42,7 @@ async def test_every_step_of_a_gated_call_is_audited_with_platform_ids_and_no_co
         slack.click(post_with(slack, "Approval needed"), "switchboard_approve", user="UBOB")
         await slack.until(posted(f"result: {SECRET} restarted"), 30)
     assert len(calls(tmp_path / "calls.jsonl", "restart_service")) == 1
-    done = _run(["audit", "--since", "1h", "--json"], _env(settings), tmp_path)
+    done = run_command(["audit", "--since", "1h", "--json"], _env(settings), tmp_path)
     assert done.returncode == 0, done.stderr
     assert SECRET not in done.stdout  # digests, never the arguments or any message
     lines = [json.loads(line) for line in done.stdout.splitlines()]
@@ -65,10 +63,10 @@ async def test_every_step_of_a_gated_call_is_audited_with_platform_ids_and_no_co
     )  # fmt: skip
     digest = args_digest({"service": SECRET})
     assert {x["args_digest"] for x in lines if x["tool"] == "ops__restart_service"} == {digest}
-    table = _run(["audit", "--since", "2h"], _env(settings), tmp_path).stdout
+    table = run_command(["audit", "--since", "2h"], _env(settings), tmp_path).stdout
     assert "slack:UBOB via button" in table and "UANN (slack:UANN)" not in table
     assert "slack:UANN" in table and "approval.decided" in table
-    bad = _run(["audit", "--since", "yesterday"], _env(settings), tmp_path)
+    bad = run_command(["audit", "--since", "yesterday"], _env(settings), tmp_path)
     assert bad.returncode == 2 and "not a duration" in bad.stderr
 
 

@@ -10,11 +10,9 @@ from playwright.async_api import BrowserContext, expect
 
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.kits.app_kit import inbound
-from tests.kits.ops_kit import served_app
+from tests.kits.ops_kit import TOKEN, served_app
 from tests.kits.script import TeamScript
-from tests.ops.test_dashboard_browser import TOKEN, browser
 
-__all__ = ["browser"]  # the fixture
 EVIL = "<img src=x onerror=alert(1)>/payroll.csv"
 
 

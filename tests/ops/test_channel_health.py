@@ -12,9 +12,9 @@ from bot.ledger.report import full_status
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.discord_api import FakeDiscord
 from tests.fakes.slack_api import FakeSlack
-from tests.kits.discord_kit import discord_app, discord_fake_fixture, discord_settings  # noqa: F401
+from tests.kits.discord_kit import discord_app, discord_settings
 from tests.kits.ops_kit import free_port, get, healthz_until
-from tests.kits.slack_kit import heard, slack_app, slack_fake_fixture, slack_settings  # noqa: F401
+from tests.kits.slack_kit import heard, slack_app, slack_settings
 
 
 async def test_a_silently_dead_slack_socket_turns_healthz_503_within_15s(

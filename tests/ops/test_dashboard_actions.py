@@ -5,7 +5,6 @@ of a dashboard without a token (DNS rebinding)."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -15,12 +14,10 @@ from yarl import URL
 
 from bot.triggers import build_spec
 from tests.fakes.anthropic_api import FakeAnthropic
-from tests.kits.app_kit import events, inbound
-from tests.kits.ops_kit import get, served_app
+from tests.kits.app_kit import events, inbound, node
+from tests.kits.ops_kit import TOKEN, get, post, served_app, sign_in
 from tests.kits.script import TeamScript
-from tests.store.test_nodes import node
 
-TOKEN = "a-dashboard-token-for-tests-0123"
 ENV = {"SWITCHBOARD_DASHBOARD_TOKEN": TOKEN}
 
 
@@ -29,21 +26,6 @@ async def session() -> AsyncIterator[aiohttp.ClientSession]:
     jar = aiohttp.CookieJar(unsafe=True)  # keep cookies of 127.0.0.1
     async with aiohttp.ClientSession(cookie_jar=jar) as s:
         yield s
-
-
-async def sign_in(session: aiohttp.ClientSession, url: str) -> str:
-    """Log in; the CSRF token of the overview's forms."""
-    async with session.post(url + "/login", data={"token": TOKEN}) as response:
-        assert response.status == 200
-    async with session.get(url + "/", headers={"Accept": "text/html"}) as response:
-        found = re.search(r'name="csrf" value="([0-9a-f]+)"', await response.text())
-    assert found is not None
-    return found.group(1)
-
-
-async def post(session: aiohttp.ClientSession, url: str, data: dict[str, str]) -> tuple[int, str]:
-    async with session.post(url, data=data) as response:
-        return response.status, await response.text()
 
 
 async def test_forms_without_a_session_or_csrf_change_nothing(

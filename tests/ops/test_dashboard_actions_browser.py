@@ -4,23 +4,17 @@ with a forged CSRF token changes nothing. Every action is audited."""
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 from playwright.async_api import BrowserContext, Page, expect
 
-from bot.app import App
 from tests.fakes.anthropic_api import FakeAnthropic
-from tests.kits.app_kit import events, inbound, running_app
-from tests.kits.ops_kit import HealthyRecorder, free_port, served_app
+from tests.kits.app_kit import events, inbound
+from tests.kits.ops_kit import RESTART, TOKEN, gated_app, served_app
 from tests.kits.script import TeamScript
-from tests.kits.tools_kit import calls, stdio_entry, tools_settings
-from tests.ops.test_dashboard_browser import TOKEN, browser  # noqa: F401
-from tests.tools.test_mcp import caller
+from tests.kits.tools_kit import caller, calls
 
 ENV = {"SWITCHBOARD_DASHBOARD_TOKEN": TOKEN}
-RESTART = 'call ops__restart_service {"service": "api"}'
 
 
 async def sign_in(page: Page, url: str) -> None:
@@ -38,7 +32,7 @@ def actions(data_dir: Path) -> list[tuple[str, str]]:
 async def test_stop_a_worker_and_answer_a_question_from_the_dashboard(
     tmp_path: Path,
     fake: FakeAnthropic,
-    browser: BrowserContext,  # noqa: F811
+    browser: BrowserContext,
 ) -> None:
     script = TeamScript()
     fake.responder = script
@@ -88,27 +82,10 @@ async def test_stop_a_worker_and_answer_a_question_from_the_dashboard(
     assert audit["conversation"] == "terminal"
 
 
-@contextlib.asynccontextmanager
-async def gated_app(
-    tmp_path: Path, fake: FakeAnthropic
-) -> AsyncIterator[tuple[App, HealthyRecorder, str]]:
-    port = free_port()
-    entry = stdio_entry("ops", tmp_path / "calls.jsonl", approval=["restart_*"])
-    settings = tools_settings(tmp_path, fake, [entry], SWITCHBOARD_HTTP_PORT=str(port), **ENV)
-    channel = HealthyRecorder()
-
-    def attach(app: App) -> None:
-        channel.human = app.human
-
-    async with running_app(settings, [channel], [attach]) as app:
-        await app.mcp.wait_connected(30)
-        yield app, channel, f"http://127.0.0.1:{port}"
-
-
 async def test_approve_and_deny_with_a_reason_from_the_dashboard(
     tmp_path: Path,
     fake: FakeAnthropic,
-    browser: BrowserContext,  # noqa: F811
+    browser: BrowserContext,
 ) -> None:
     fake.responder = caller
     async with gated_app(tmp_path, fake) as (app, channel, url):

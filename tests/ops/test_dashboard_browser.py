@@ -4,53 +4,18 @@ arrive live, open a conversation, and see a person's `<script>` as text."""
 
 from __future__ import annotations
 
-import shutil
-import tempfile
-from collections.abc import AsyncIterator
 from pathlib import Path
 
-import pytest
-from playwright.async_api import BrowserContext, Page, async_playwright, expect
+from playwright.async_api import BrowserContext, Page, expect
 
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.kits.app_kit import inbound
-from tests.kits.ops_kit import served_app
+from tests.kits.ops_kit import TOKEN, served_app
 from tests.kits.script import TeamScript
 
-CHROMIUM = "/usr/bin/chromium"
-HAVE_CHROMIUM = Path(CHROMIUM).exists()
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-TOKEN = "a-dashboard-token-for-tests-0123"
 OUTPUT = Path(__file__).parents[1] / "output"
 DOCS = Path(__file__).parents[2] / "docs"
 EVIL = "<script>alert('owned')</script> please research GPUs"
-
-
-@pytest.fixture
-async def browser() -> AsyncIterator[BrowserContext]:
-    if not HAVE_CHROMIUM:
-        pytest.fail(f"{CHROMIUM} is missing: apt-get install chromium (./scripts/test does)")
-    profile = tempfile.mkdtemp(prefix="sb-chromium-")
-    try:
-        async with async_playwright() as pw:
-            context = await pw.chromium.launch_persistent_context(
-                profile, executable_path=CHROMIUM, args=ARGS, headless=True
-            )
-            try:
-                yield context
-            finally:
-                await context.close()
-    finally:
-        shutil.rmtree(profile, ignore_errors=True)
 
 
 async def test_dashboard_in_chromium(

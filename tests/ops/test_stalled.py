@@ -14,9 +14,8 @@ from config.settings import Database
 from tests.fakes.anthropic_api import Call, FakeAnthropic, Reply, text, tool
 from tests.kits.app_kit import Recorder, events, eventually, inbound, make_settings, running_app
 from tests.kits.script import TeamScript
-from tests.kits.tools_kit import stdio_entry, tools_settings
+from tests.kits.tools_kit import caller, stdio_entry, tools_settings
 from tests.kits.trigger_kit import EmailRecorder
-from tests.tools.test_mcp import caller
 
 HOUR = 3600.0
 DAY = 86400.0

@@ -14,13 +14,12 @@ from tests.fakes.anthropic_api import FakeAnthropic, text
 from tests.fakes.slack_api import BOT_ID, BOT_USER, FakeSlack
 from tests.kits.app_kit import events, eventually
 from tests.kits.script import TeamScript
-from tests.kits.slack_kit import (  # noqa: F401
+from tests.kits.slack_kit import (
     MENTION,
     heard,
     post_with,
     posted,
     slack_app,
-    slack_fake_fixture,
     slack_settings,
     texts,
 )

@@ -15,11 +15,10 @@ from pathlib import Path
 from tests.fakes.anthropic_api import Call, FakeAnthropic, text
 from tests.fakes.slack_api import FakeSlack
 from tests.kits.app_kit import events, eventually
-from tests.kits.slack_kit import (  # noqa: F401
+from tests.kits.slack_kit import (
     MENTION,
     free_port,
     slack_app,
-    slack_fake_fixture,
     slack_settings,
     texts,
 )

@@ -17,10 +17,9 @@ from bot.store.core import Store
 from tests.fakes.anthropic_api import FakeAnthropic, text
 from tests.fakes.slack_api import FakeSlack
 from tests.kits.app_kit import events, eventually
-from tests.kits.slack_kit import (  # noqa: F401
+from tests.kits.slack_kit import (
     MENTION,
     slack_app,
-    slack_fake_fixture,
     slack_settings,
     texts,
 )

@@ -12,15 +12,14 @@ from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.slack_api import Envelope, FakeSlack
 from tests.fakes.slack_commands import ACK_SECONDS
 from tests.kits.script import TeamScript
-from tests.kits.slack_kit import (  # noqa: F401
+from tests.kits.slack_kit import (
     MENTION,
     heard,
+    http_settings,
     posted,
     slack_app,
-    slack_fake_fixture,
     slack_settings,
 )
-from tests.slack.test_slack_http import http_settings
 
 
 async def acked(slack: FakeSlack, envelope: Envelope) -> str:

@@ -12,32 +12,16 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 from bot.store.core import Store
-from config.settings import Settings
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.slack_api import FakeSlack, deliver_http
 from tests.kits.app_kit import events
 from tests.kits.proc import Switchboard
-from tests.kits.slack_kit import (  # noqa: F401
+from tests.kits.slack_kit import (
     MENTION,
-    free_port,
     heard,
+    http_settings,
     slack_app,
-    slack_fake_fixture,
-    slack_settings,
 )
-
-
-def http_settings(tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack) -> Settings:
-    port = free_port()
-    slack.http_endpoint = f"http://127.0.0.1:{port}/slack/events"
-    return slack_settings(
-        tmp_path,
-        fake,
-        slack,
-        mode="http",
-        SWITCHBOARD_HTTP_HOST="127.0.0.1",
-        SWITCHBOARD_HTTP_PORT=str(port),
-    )
 
 
 @contextlib.asynccontextmanager

@@ -13,10 +13,9 @@ from tests.fakes.slack_ids import TEAM
 from tests.kits.app_kit import events, eventually
 from tests.kits.proc import Switchboard
 from tests.kits.script import TeamScript
-from tests.kits.slack_kit import (  # noqa: F401
+from tests.kits.slack_kit import (
     MENTION,
     slack_app,
-    slack_fake_fixture,
     slack_settings,
 )
 

@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.email.conftest import dovecot, tls_material  # noqa: F401
 from tests.email.servers import Dovecot
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.kits.chaos import chaos_world, run_chaos
@@ -23,7 +22,7 @@ from tests.kits.chaos import chaos_world, run_chaos
 @pytest.mark.chaos
 async def test_repeated_kill_9_loses_repeats_and_misroutes_nothing(
     tmp_path: Path,
-    dovecot: Dovecot,  # noqa: F811
+    dovecot: Dovecot,
     fake: FakeAnthropic,
     chaos_plan: tuple[int, int],
 ) -> None:

@@ -18,9 +18,8 @@ import pytest
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.slack_api import BOT_USER, FakeSlack
 from tests.kits.chaos import ANSWER, QUESTION, QUICK, respond
-from tests.kits.chaos_nodes import Node, Nodes, answers, faketime, mention
+from tests.kits.chaos_nodes import TTL, Node, Nodes, answers, events, faketime, mention, nodes_env
 from tests.kits.proc import Switchboard
-from tests.store.test_chaos_nodes import TTL, events, nodes_env
 
 #: a row left pending by a killed leader goes out within this of the kill, not a minute on
 PROMPT = 10.0

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import signal
 import time
 from collections.abc import Iterator
@@ -20,25 +19,18 @@ from pathlib import Path
 
 import pytest
 
-from tests.email.conftest import dovecot, tls_material  # noqa: F401
 from tests.email.servers import Dovecot
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.slack_api import Envelope, FakeSlack
 from tests.kits.chaos import QUICK, chaos_world, respond, run_chaos
-from tests.kits.chaos_nodes import Nodes, answers, mention
+from tests.kits.chaos_nodes import TTL, Nodes, answers, events, mention, nodes_env
 from tests.kits.pgcluster import PgCluster
-
-TTL = "2"  # a frozen leader is replaced within 2 s
-
-
-def nodes_env(pg_url: str, ttl: str = TTL) -> dict[str, str]:
-    return {"SWITCHBOARD_DATABASE_URL": pg_url, "SWITCHBOARD_LEADER_TTL_SECONDS": ttl}
 
 
 @pytest.mark.chaos
 async def test_killing_the_leader_of_two_nodes_loses_repeats_and_misroutes_nothing(
     tmp_path: Path,
-    dovecot: Dovecot,  # noqa: F811
+    dovecot: Dovecot,
     fake: FakeAnthropic,
     pg_url: str,
     chaos_plan: tuple[int, int],
@@ -73,11 +65,6 @@ def slack_nodes(
 def envelopes(slack: FakeSlack, ts: str) -> list[Envelope]:
     """The events (app_mention and message) of the person's post `ts`."""
     return [e for e in list(slack.envelopes.values()) if e.body["event"].get("ts") == ts]
-
-
-def events(workdir: Path, kind: str) -> list[dict[str, object]]:
-    lines = (workdir / "data" / "events.jsonl").read_text().splitlines()
-    return [e["data"] for e in map(json.loads, lines) if e["type"] == kind]
 
 
 async def test_a_leader_frozen_past_its_lease_is_replaced_and_acts_no_more(

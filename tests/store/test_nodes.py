@@ -18,29 +18,10 @@ from bot.store import migrations
 from bot.store.core import Store
 from bot.store.lease import Lost
 from tests.fakes.anthropic_api import FakeAnthropic
-from tests.kits.app_kit import Recorder, eventually, inbound, make_settings, running_app
+from tests.kits.app_kit import Recorder, eventually, inbound, make_settings, node, running_app
 from tests.kits.pgcluster import PgCluster
 from tests.kits.script import TeamScript
-from tests.kits.tools_kit import calls, stdio_entry, tools_settings
-from tests.tools.test_mcp import caller
-
-TTL = "5"  # the default: a loop busy importing an SDK must not lose the lease
-
-
-async def node(tmp_path: Path, fake: FakeAnthropic, url: str, name: str) -> tuple[App, Recorder]:
-    settings = make_settings(
-        tmp_path / "data",  # the data dir is shared by the nodes
-        fake,
-        SWITCHBOARD_DATABASE_URL=url,
-        SWITCHBOARD_NODE_ID=name,
-        SWITCHBOARD_LEADER_TTL_SECONDS=TTL,
-    )
-    app = App(settings, [])
-    app.build()
-    rec = Recorder()
-    app.add_channel(rec)
-    await app.start()
-    return app, rec
+from tests.kits.tools_kit import caller, calls, stdio_entry, tools_settings
 
 
 async def a_leads_b_follows(

@@ -15,32 +15,24 @@ from pathlib import Path
 import aiohttp
 
 from bot.store.approvals import ApprovalRow
-from tests.core.test_cli import _run
 from tests.fakes import discord_payloads as dp
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.discord_api import FakeDiscord
 from tests.fakes.slack_api import FakeSlack
 from tests.kits.app_kit import events, inbound, running_app
 from tests.kits.discord_kit import MENTION as DISCORD_MENTION
-from tests.kits.discord_kit import discord_app, discord_fake_fixture
+from tests.kits.discord_kit import discord_app
 from tests.kits.discord_kit import post_with as discord_post_with
 from tests.kits.discord_kit import posted as discord_posted
-from tests.kits.ops_kit import HealthyRecorder, free_port
-from tests.kits.slack_kit import (  # noqa: F401
-    post_with,
-    posted,
+from tests.kits.ops_kit import RESTART, TOKEN, HealthyRecorder, free_port, gated_app, post, sign_in
+from tests.kits.proc import run_command
+from tests.kits.scope_kit import ann_sends_payroll, bob_asks
+from tests.kits.slack_kit import (
     slack_app,
-    slack_fake_fixture,
     slack_settings,
 )
-from tests.kits.tools_kit import calls, stdio_entry, tools_settings
-from tests.ops.test_dashboard_actions import TOKEN, post, sign_in
-from tests.ops.test_dashboard_actions_browser import RESTART, gated_app
-from tests.tools.test_mcp import caller
-from tests.tools.test_scope import ann_sends_payroll, bob_asks, call
+from tests.kits.tools_kit import call, caller, calls, stdio_entry, tools_settings
 
-slack = slack_fake_fixture
-discord_fake = discord_fake_fixture
 #: a path the model was talked into: a mention and a link, if markup were read
 FORGED = "files/ab12cd/<@UBOSS> [approve now](http:evil.test)"
 
@@ -141,10 +133,10 @@ async def test_a_place_open_to_send_to_is_not_open_to_read_for_a_person_outside_
 
 def test_audit_json_on_a_fresh_data_dir_prints_no_line_that_is_not_json(tmp_path: Path) -> None:
     env = {"SWITCHBOARD_DATA_DIR": str(tmp_path / "data"), "ANTHROPIC_API_KEY": "sk-test"}
-    done = _run(["audit", "--json"], env, tmp_path)
+    done = run_command(["audit", "--json"], env, tmp_path)
     assert (done.returncode, done.stdout) == (0, "")
     assert "No Switchboard data" in done.stderr
-    done = _run(["audit", "--since", "2h"], env, tmp_path)
+    done = run_command(["audit", "--since", "2h"], env, tmp_path)
     assert done.returncode == 0 and "No Switchboard data" in done.stdout + done.stderr
 
 

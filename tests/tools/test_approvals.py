@@ -18,9 +18,8 @@ from config.settings import Database
 from tests.fakes.anthropic_api import FakeAnthropic, text, tool, unwrap
 from tests.kits.app_kit import Recorder, events, eventually, inbound, running_app
 from tests.kits.proc import Switchboard
-from tests.kits.tools_kit import calls, stdio_entry, tools_settings, write_config
+from tests.kits.tools_kit import caller, calls, stdio_entry, tools_settings, write_config
 from tests.kits.trigger_kit import EmailRecorder
-from tests.tools.test_mcp import caller
 
 RESTART = 'call ops__restart_service {"service": "api"}'
 

@@ -9,11 +9,9 @@ from typing import Any
 from tests.fakes import discord_payloads as dp
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.discord_api import FakeDiscord
-from tests.kits.discord_kit import MENTION, discord_app, discord_fake_fixture, post_with, posted
-from tests.kits.tools_kit import calls, stdio_entry, tools_settings
-from tests.tools.test_mcp import caller
+from tests.kits.discord_kit import MENTION, discord_app, post_with, posted
+from tests.kits.tools_kit import caller, calls, stdio_entry, tools_settings
 
-discord_fake = discord_fake_fixture
 RESTART = 'call ops__restart_service {"service": "api"}'
 BOB = f"discord:{dp.BOB}"
 

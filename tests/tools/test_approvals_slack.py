@@ -9,11 +9,9 @@ from typing import Any
 
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.slack_api import FakeSlack
-from tests.kits.slack_kit import MENTION, post_with, posted, slack_app, slack_fake_fixture
-from tests.kits.tools_kit import calls, free_port, stdio_entry, tools_settings
-from tests.tools.test_mcp import caller
+from tests.kits.slack_kit import MENTION, post_with, posted, slack_app
+from tests.kits.tools_kit import caller, calls, free_port, stdio_entry, tools_settings
 
-slack = slack_fake_fixture
 RESTART = 'call ops__restart_service {"service": "api"}'
 
 

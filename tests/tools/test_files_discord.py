@@ -11,14 +11,13 @@ from tests.fakes import discord_payloads as dp
 from tests.fakes.anthropic_api import Call, FakeAnthropic, text, tool
 from tests.fakes.discord_api import FakeDiscord
 from tests.kits.app_kit import events, eventually
-from tests.kits.discord_kit import (  # noqa: F401
+from tests.kits.discord_kit import (
     MENTION,
     discord_app,
-    discord_fake_fixture,
     discord_settings,
 )
+from tests.kits.image_kit import png
 from tests.kits.script import ReportScript
-from tests.tools.test_files_slack import png
 
 
 def heard(call: Call) -> list[dict]:

@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import struct
 import time
-import zlib
 from pathlib import Path
 
 import pytest
@@ -17,36 +15,18 @@ from bot import cli
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.slack_api import FakeSlack
 from tests.kits.app_kit import events, eventually
+from tests.kits.image_kit import png
 from tests.kits.proc import Switchboard
 from tests.kits.script import ReportScript
-from tests.kits.slack_kit import (  # noqa: F401
+from tests.kits.slack_kit import (
     MENTION,
     heard,
-    posted,
     slack_app,
-    slack_fake_fixture,
     slack_settings,
     texts,
 )
 
 LOG = b"2026-11-23 03:12:01 ERROR db: connection refused (pool exhausted)\n" * 20
-
-
-def png(width: int = 2, height: int = 2) -> bytes:
-    """A real (tiny) PNG, so the type sniffing and size checks see real bytes."""
-    raw = b"".join(b"\x00" + b"\xff\x00\x00" * width for _ in range(height))
-
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        body = kind + data
-        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
-
-    ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    return (
-        b"\x89PNG\r\n\x1a\n"
-        + chunk(b"IHDR", ihdr)
-        + chunk(b"IDAT", zlib.compress(raw))
-        + chunk(b"IEND", b"")
-    )
 
 
 def user_blocks(fake: FakeAnthropic) -> list[dict]:

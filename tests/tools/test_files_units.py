@@ -14,8 +14,7 @@ from hypothesis import strategies as st
 from agents.model.attachments import Expander, blocks
 from bot.core.messages import Attachment
 from bot.inbox.files import FileStore, model_note, safe_name
-from tests.core.test_image_size import jpeg
-from tests.tools.test_files_slack import png
+from tests.kits.image_kit import jpeg, png
 
 
 @pytest.mark.parametrize(

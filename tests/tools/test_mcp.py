@@ -1,4 +1,4 @@
-"""MCP tools: a real SDK server (tests/mcp_server.py) over stdio and streamable HTTP,
+"""MCP tools: a real SDK server (tests/servers/mcp_ops.py) over stdio and streamable HTTP,
 driven by the app's own client, with the fake LLM calling the tools."""
 
 from __future__ import annotations
@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import re
 from pathlib import Path
 from typing import Any
 
@@ -15,32 +14,9 @@ import pytest
 from bot.ledger.report import full_status
 from bot.store.core import Store
 from config.settings import SettingsError
-from tests.fakes.anthropic_api import Call, FakeAnthropic, text, tool, unwrap
+from tests.fakes.anthropic_api import FakeAnthropic
 from tests.kits.app_kit import Recorder, events, eventually, inbound, running_app
-from tests.kits.tools_kit import calls, http_entry, http_server, stdio_entry, tools_settings
-
-CALL = re.compile(r"call (\S+) (\{.*\})")
-
-
-def content_of(block: dict[str, Any]) -> str:
-    """A tool result's content, without the untrusted block's delimiter lines."""
-    content = block.get("content")
-    if isinstance(content, str):
-        return unwrap(content)
-    return json.dumps([dict(b, text=unwrap(b["text"])) if "text" in b else b for b in content])
-
-
-def caller(call: Call) -> list[dict[str, Any]]:
-    """The model: `call <tool> {json}` calls it; a tool result is said back."""
-    results = call.tool_results()
-    if results:
-        r = results[-1]
-        flag = " ERROR" if r.get("is_error") else ""
-        return [text(f"result{flag}: {content_of(r)}")]
-    found = CALL.search(call.last_text)
-    if found:
-        return [tool(found.group(1), **json.loads(found.group(2)))]
-    return [text("ok")]
+from tests.kits.tools_kit import caller, calls, http_entry, http_server, stdio_entry, tools_settings
 
 
 async def ask(app: Any, rec: Recorder, line: str) -> str:

@@ -16,15 +16,13 @@ from tests.fakes.discord_api import FakeDiscord
 from tests.fakes.slack_api import FakeSlack
 from tests.kits.app_kit import events
 from tests.kits.discord_kit import MENTION as DISCORD_MENTION
-from tests.kits.discord_kit import (  # noqa: F401
+from tests.kits.discord_kit import (
     discord_app,
-    discord_fake_fixture,
     discord_settings,
 )
-from tests.kits.slack_kit import (  # noqa: F401
+from tests.kits.slack_kit import (
     MENTION,
     slack_app,
-    slack_fake_fixture,
     slack_settings,
     texts,
 )

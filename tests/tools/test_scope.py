@@ -1,11 +1,10 @@
 """Scope: a conversation keeps its files, channels and mail to itself. Driven through
 the real slack-bolt/slack-sdk against the fake Slack (`conversations.members` answers
 who is where) and the fake Anthropic API, whose model calls tools on request
-(`call <tool> {json}`, see tests/tools/test_mcp.py) or, once, because a file told it to."""
+(`call <tool> {json}`, see tests/kits/tools_kit.py) or, once, because a file told it to."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -15,43 +14,22 @@ from tests.fakes.discord_api import FakeDiscord
 from tests.fakes.slack_api import FakeSlack
 from tests.kits.app_kit import events
 from tests.kits.discord_kit import MENTION as DISCORD_MENTION
-from tests.kits.discord_kit import (  # noqa: F401
+from tests.kits.discord_kit import (
     discord_app,
-    discord_fake_fixture,
     discord_settings,
 )
-from tests.kits.slack_kit import (  # noqa: F401
+from tests.kits.scope_kit import ann_sends_payroll, bob_asks
+from tests.kits.slack_kit import (
     MENTION,
     post_with,
     posted,
     slack_app,
-    slack_fake_fixture,
     slack_settings,
     texts,
 )
-from tests.tools.test_mcp import caller
+from tests.kits.tools_kit import call, caller
 
-PAYROLL = b"name,salary\nann,123456\nbob,98765\n"
 SECRET = "123456"
-
-
-def call(name: str, **args: Any) -> str:
-    return f"call {name} {json.dumps(args)}"
-
-
-async def ann_sends_payroll(slack: FakeSlack, tmp_path: Path) -> str:
-    """Ann DMs the bot payroll.csv; the file's data-dir path."""
-    f = slack.file("payroll.csv", PAYROLL, "text/csv")
-    slack.post("here is the payroll", user="UANN", channel="DANN", channel_type="im", files=[f])
-    await slack.until(lambda s: any(p["channel"] == "DANN" for p in s.posts), 20)
-    saved = next((tmp_path / "files").rglob("payroll.csv"))
-    return saved.relative_to(tmp_path).as_posix()
-
-
-async def bob_asks(slack: FakeSlack, line: str, words: str) -> dict[str, Any]:
-    slack.post(f"{MENTION} {line}", user="UBOB", channel="C2")
-    await slack.until(posted(words), 20)
-    return post_with(slack, words)
 
 
 def model_saw(fake: FakeAnthropic, words: str, after: int = 0) -> bool:

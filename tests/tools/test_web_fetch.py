@@ -19,8 +19,7 @@ from config.settings import SettingsError
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.kits.app_kit import Recorder, inbound, make_settings, running_app
 from tests.kits.loop_kit import turns
-from tests.kits.tools_kit import free_port
-from tests.tools.test_mcp import caller
+from tests.kits.tools_kit import caller, free_port
 
 NESTED = "<ul><li>x" * 10_500 + "</li></ul>" * 10_500  # 200 KB of nested lists
 PAGE = "<html><body><h1>Status</h1><p>All <b>green</b>.</p><script>x()</script></body></html>"
