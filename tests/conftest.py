@@ -35,6 +35,23 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "chaos: kills the bot at random moments (--kills/--seed)")
 
 
+#: fixtures that start a heavy server: Chromium, dovecot, PostgreSQL
+SLOW_FIXTURES = {"browser", "dovecot", "pg_cluster", "pg_url"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """`slow` on every test that asks (through any fixture) for Chromium, dovecot or
+    PostgreSQL, runs on the `database` fixture's PostgreSQL, or is a chaos test."""
+    for item in items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        if (
+            item.get_closest_marker("chaos")
+            or SLOW_FIXTURES & set(getattr(item, "fixturenames", ()))
+            or params.get("database") == "postgres"
+        ):
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture
 def chaos_plan(request: pytest.FixtureRequest) -> tuple[int, int]:
     """A chaos test's (kills, seed), from --kills and --seed (default: a random seed);

@@ -18,6 +18,7 @@ import pytest
 from tests.kits.pgcluster import PgCluster, pg_running
 
 ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.slow  # every test here runs PostgreSQL, some without the fixtures
 DB_UNREACHABLE = psycopg.OperationalError
 
 
