@@ -1,5 +1,7 @@
 """Shared fixtures: a clean environment, the fake Anthropic API, settings on tmp_path,
-PostgreSQL (`pg_cluster`, `pg_url`: tests/pgcluster.py)."""
+the database on each backend. The kits below register theirs here, once, for every test:
+PostgreSQL (`pg_cluster`, `pg_url`), the fake Slack (`slack`), the fake Discord
+(`discord_fake`), headless Chromium (`browser`) and dovecot (`dovecot`, `tls_material`)."""
 
 from __future__ import annotations
 
@@ -12,20 +14,42 @@ import pytest
 
 from config.settings import Database, Settings
 from tests.fakes.anthropic_api import FakeAnthropic
-from tests.kit import make_settings
-from tests.pgcluster import pg_cluster, pg_url
+from tests.kits.app_kit import make_settings
 
-__all__ = ["pg_cluster", "pg_url"]  # fixtures of tests/pgcluster.py, for every test
+pytest_plugins = [
+    "tests.kits.pgcluster",
+    "tests.kits.slack_kit",
+    "tests.kits.discord_kit",
+    "tests.kits.browser_kit",
+    "tests.kits.mail_kit",
+]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("chaos", "the kill -9 tests (tests/test_chaos*.py)")
+    group = parser.getgroup("chaos", "the kill -9 tests (tests/store/test_chaos*.py)")
     group.addoption("--kills", default=3, type=int, help="SIGKILLs in the chaos test (3)")
     group.addoption("--seed", default=None, help="the chaos test's seed (default: random)")
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "chaos: kills the bot at random moments (--kills/--seed)")
+
+
+#: fixtures that start a heavy server: Chromium, dovecot, PostgreSQL
+SLOW_FIXTURES = {"browser", "dovecot", "pg_cluster", "pg_url"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """`slow` on every test that asks (through any fixture) for Chromium, dovecot or
+    PostgreSQL, runs on the `database` fixture's PostgreSQL, or is a chaos test."""
+    for item in items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        if (
+            item.get_closest_marker("chaos")
+            or SLOW_FIXTURES & set(getattr(item, "fixturenames", ()))
+            or params.get("database") == "postgres"
+        ):
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture

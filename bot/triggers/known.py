@@ -1,7 +1,7 @@
 """The events Switchboard emits, and the fields each carries: what an `on_event`
 trigger may name. A pattern that matches none of them is refused with this list, and
 a filter on a field none of the matched events has is refused with their fields
-(`agent_id`, the emitting agent, is every event's). tests/test_trigger_rules.py
+(`agent_id`, the emitting agent, is every event's). tests/triggers/test_trigger_rules.py
 checks this table against every `emit` in the code, so it cannot fall behind.
 """
 

@@ -35,7 +35,7 @@ from bot.store.core import Store  # noqa: E402
 from bot.store.usage import UsageRow  # noqa: E402
 from tests.bench.bench_ops import free_port, pct, seed, timed_gets  # noqa: E402
 from tests.fakes.anthropic_api import FakeAnthropic, text  # noqa: E402
-from tests.kit import Recorder, make_settings, running_app  # noqa: E402
+from tests.kits.app_kit import Recorder, make_settings, running_app  # noqa: E402
 
 API_MESSAGES = 300
 PAGES = 200

@@ -27,7 +27,7 @@ from bot.approvals import desk as approvals  # noqa: E402
 from bot.core.messages import Inbound  # noqa: E402
 from bot.store.approvals import ApprovalRow  # noqa: E402
 from tests.fakes.anthropic_api import FakeAnthropic, text  # noqa: E402
-from tests.kit import Recorder, inbound, make_settings, running_app  # noqa: E402
+from tests.kits.app_kit import Recorder, inbound, make_settings, running_app  # noqa: E402
 
 N = 5000
 ROUNDS = 3

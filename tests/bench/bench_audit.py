@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 from bot.core.events import EventLog  # noqa: E402
 from bot.ledger.audit import AuditLog, args_digest  # noqa: E402
 from tests.fakes.anthropic_api import FakeAnthropic, text  # noqa: E402
-from tests.kit import Recorder, make_settings, running_app  # noqa: E402
+from tests.kits.app_kit import Recorder, make_settings, running_app  # noqa: E402
 
 BATCH = 500
 ROUNDS = 12

@@ -42,8 +42,12 @@ from pathlib import Path
 sys.path.insert(0, {tree!r})
 from bot.core.messages import Target
 from tests.fakes.anthropic_api import FakeAnthropic, text, tool
-from tests.kit import Recorder, inbound, running_app
-from tests.people_kit import people_settings
+try:
+    from tests.kits.app_kit import Recorder, inbound, running_app
+    from tests.kits.people_kit import people_settings
+except ImportError:  # a tree from before the kits moved to tests/kits/
+    from tests.kit import Recorder, inbound, running_app
+    from tests.people_kit import people_settings
 
 PEOPLE = '''
 [[people]]

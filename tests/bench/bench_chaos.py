@@ -2,7 +2,7 @@
 
 `switchboard run` on Slack (fake), Discord (fake) and email (a real dovecot + aiosmtpd
 relay), killed at random moments while a seeded workload talks to it on every
-channel (tests/chaos.py). Prints, per seed, lost / duplicated / wrong-thread counts,
+channel (tests/kits/chaos.py). Prints, per seed, lost / duplicated / wrong-thread counts,
 whether the worker's question was asked once and its result delivered once, and how
 many mails SMTP was handed twice under one Message-ID. Target: 0 / 0 / 0 every seed.
 
@@ -21,12 +21,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tests.chaos import World, respond, run_chaos, world_env
 from tests.email.person import Person
 from tests.email.servers import Dovecot, RelayHandler, SmtpRelay, make_ca
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.discord_api import FakeDiscord
 from tests.fakes.slack_api import FakeSlack
+from tests.kits.chaos import World, respond, run_chaos, world_env
 
 
 async def one(dovecot: Dovecot, seed: int, kills: int) -> bool:

@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 
 from bot.store.core import ParkedState, QuestionRow, Store, WorkerRow  # noqa: E402
 from tests.fakes.anthropic_api import FakeAnthropic, text  # noqa: E402
-from tests.kit import Recorder, inbound, make_settings, running_app  # noqa: E402
+from tests.kits.app_kit import Recorder, inbound, make_settings, running_app  # noqa: E402
 
 
 def database_env(url: str | None) -> dict[str, str]:
@@ -174,7 +174,7 @@ def restart(parked: int = 1000, url: str | None = None) -> tuple[float, float]:
         "import asyncio, json, resource, time, sys\n"
         f"sys.path.insert(0, {str(ROOT)!r})\n"
         "t0 = time.perf_counter()\n"
-        "from tests.kit import make_settings\n"
+        "from tests.kits.app_kit import make_settings\n"
         "from bot.app import App\n"
         "from pathlib import Path\n"
         "async def main():\n"

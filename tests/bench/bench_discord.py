@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 from tests.fakes import discord_payloads as dp  # noqa: E402
 from tests.fakes.anthropic_api import Call, FakeAnthropic, text  # noqa: E402
 from tests.fakes.discord_api import FakeDiscord  # noqa: E402
-from tests.proc import Switchboard  # noqa: E402
+from tests.kits.proc import Switchboard  # noqa: E402
 
 ACK_P99_TARGET = 0.050
 ALL_REACH_TARGET = 5.0

@@ -29,7 +29,7 @@ from bot.core.messages import Outbound, Target
 from tests.email.person import Person
 from tests.email.servers import Dovecot, RelayHandler, SmtpRelay, make_ca
 from tests.fakes.anthropic_api import FakeAnthropic, text
-from tests.kit import eventually, make_settings
+from tests.kits.app_kit import eventually, make_settings
 
 MAILS = 50
 OUTBOUND = 300

@@ -1,8 +1,8 @@
 """Benchmark: failover of two nodes on one PostgreSQL database, over 20 leader kills
 (issue 20).
 
-Two `switchboard run` processes (tests/chaos_nodes.py) over one data dir and one
-throwaway PostgreSQL cluster (tests/pgcluster.py), on the fake Slack (Socket Mode, an
+Two `switchboard run` processes (tests/kits/chaos_nodes.py) over one data dir and one
+throwaway PostgreSQL cluster (tests/kits/pgcluster.py), on the fake Slack (Socket Mode, an
 event to either connection; an unacked one retried on the other after 1 s) and the fake
 Anthropic API (answering at once: the "one LLM turn" of the target is ~0 here). Each
 round waits until both nodes are up, then, at a random moment (seeded), SIGKILLs the
@@ -37,11 +37,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tests.chaos import QUICK, respond
-from tests.chaos_nodes import Nodes, answers, mention
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.slack_api import FakeSlack
-from tests.pgcluster import PgCluster, pg_running
+from tests.kits.chaos import QUICK, respond
+from tests.kits.chaos_nodes import Nodes, answers, mention
+from tests.kits.pgcluster import PgCluster, pg_running
 
 ROUND_TIMEOUT = 60.0
 RNG = random.Random()

@@ -31,8 +31,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from tests.bench.bench_slack import FakeEnv, percentile, remote
 from tests.fakes.anthropic_api import FakeAnthropic, text
 from tests.fakes.slack_api import BOT_USER, FakeSlack
-from tests.kit import make_settings
-from tests.slack_kit import slack_app
+from tests.kits.app_kit import make_settings
+from tests.kits.slack_kit import slack_app
 
 MENTION = f"<@{BOT_USER}>"
 

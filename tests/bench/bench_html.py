@@ -31,7 +31,7 @@ from tests.email.person import Person
 from tests.email.servers import Dovecot, RelayHandler, SmtpRelay, make_ca
 from tests.fakes.anthropic_api import FakeAnthropic, text
 from tests.fakes.slack_api import BOT_USER, FakeSlack
-from tests.kit import make_settings
+from tests.kits.app_kit import make_settings
 
 
 def nested_lists(size: int = 200_000) -> str:

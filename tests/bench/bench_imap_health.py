@@ -31,7 +31,7 @@ from channels.email import EmailChannel
 from tests.email.person import Person
 from tests.email.servers import Dovecot, RelayHandler, SmtpRelay, make_ca
 from tests.fakes.anthropic_api import FakeAnthropic, text
-from tests.kit import eventually, make_settings
+from tests.kits.app_kit import eventually, make_settings
 
 MAILS = 20
 FREEZES = 4

@@ -29,7 +29,7 @@ from agents.memory.files import AgentFiles
 from agents.memory.search import MemoryIndex, plain_scan
 from agents.memory.shared import Shared
 from tests.fakes.anthropic_api import Call, FakeAnthropic, text, tool
-from tests.kit import Recorder, events, inbound, make_settings, running_app
+from tests.kits.app_kit import Recorder, events, inbound, make_settings, running_app
 
 VOCABULARY = 20_000
 FILE_BYTES = 50_000

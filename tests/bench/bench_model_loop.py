@@ -18,7 +18,7 @@ from agents.tools.worker import WORKER_ROLE
 from bot.settle import settle
 from tests.fakes import model_habits as habit
 from tests.fakes.anthropic_api import Call, FakeAnthropic, Reply, text, tool
-from tests.kit import Recorder, inbound, make_settings, running_app
+from tests.kits.app_kit import Recorder, inbound, make_settings, running_app
 
 CHARS_PER_TOKEN = 4
 

@@ -31,7 +31,7 @@ from bot.core.events import EventLog  # noqa: E402
 from bot.ops.auth import Access  # noqa: E402
 from bot.store.core import QuestionRow, Store, WorkerRow  # noqa: E402
 from tests.fakes.anthropic_api import FakeAnthropic, text  # noqa: E402
-from tests.kit import Recorder, inbound, make_settings, running_app  # noqa: E402
+from tests.kits.app_kit import Recorder, inbound, make_settings, running_app  # noqa: E402
 
 WORKERS = 1000
 EVENTS = 100_000

@@ -1,4 +1,4 @@
-"""What the tests' throwaway PostgreSQL (tests/pgcluster.py) costs.
+"""What the tests' throwaway PostgreSQL (tests/kits/pgcluster.py) costs.
 
     .venv/bin/python tests/bench/bench_pgcluster.py [rounds]
 
@@ -20,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from tests.pgcluster import PgCluster  # noqa: E402
+from tests.kits.pgcluster import PgCluster  # noqa: E402
 
 
 def timed(action: Callable[[], object], rounds: int) -> str:

@@ -7,7 +7,7 @@ run: routed messages/s (journal + route, one transaction a message) and pickup l
 p50/p99 at 0 and 1,000 parked workers, and the restart of one node over 1,000 parked
 workers (time to ready, resident memory); each the median of 3 runs (1 with --quick),
 each run on a fresh database. PostgreSQL is a private cluster on this host
-(tests/pgcluster.py), reached over TCP (127.0.0.1, as a node on another host would,
+(tests/kits/pgcluster.py), reached over TCP (127.0.0.1, as a node on another host would,
 less the network) and over its unix socket, with production's durability: fsync,
 full-page writes and
 synchronous_commit on (the output says so, with the median time of one commit), so
@@ -39,8 +39,8 @@ sys.path.insert(0, str(ROOT))
 from bot.store.postgres import Connection as Adapter  # noqa: E402
 from tests.bench.bench_core import database_env, pickup, restart, routing  # noqa: E402
 from tests.fakes.anthropic_api import FakeAnthropic, text  # noqa: E402
-from tests.kit import Recorder, inbound, make_settings, running_app  # noqa: E402
-from tests.pgcluster import PgCluster, pg_running  # noqa: E402
+from tests.kits.app_kit import Recorder, inbound, make_settings, running_app  # noqa: E402
+from tests.kits.pgcluster import PgCluster, pg_running  # noqa: E402
 
 #: PostgreSQL over TCP (as from another host, here 127.0.0.1) and over the unix socket
 #: (a node on the database's host)

@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from config.settings import Settings
 from tests.fakes.anthropic_api import Call, FakeAnthropic, text, tool
-from tests.kit import Recorder, eventually, inbound, make_settings, running_app
+from tests.kits.app_kit import Recorder, eventually, inbound, make_settings, running_app
 
 CHARS_PER_TOKEN = 3.5
 TARGET_TOKENS = 4000

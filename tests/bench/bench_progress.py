@@ -34,8 +34,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from tests.bench.bench_slack import FakeEnv, percentile, remote
 from tests.fakes.anthropic_api import Call, FakeAnthropic, Reply, text
 from tests.fakes.slack_api import BOT_USER, TEAM, FakeSlack
-from tests.kit import make_settings
-from tests.slack_kit import slack_app
+from tests.kits.app_kit import make_settings
+from tests.kits.slack_kit import slack_app
 
 ANSWER = "the deploy is fine; every check passed and the canary held. " * 4
 NUMBER = re.compile(r"question (\d+)")

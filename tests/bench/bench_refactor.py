@@ -31,7 +31,10 @@ from pathlib import Path
 sys.path.insert(0, {tree!r})
 from tests.bench import bench_core as b
 from tests.fakes.anthropic_api import FakeAnthropic, text
-from tests.kit import Recorder, inbound, make_settings, running_app
+try:
+    from tests.kits.app_kit import Recorder, inbound, make_settings, running_app
+except ImportError:  # a tree from before the kits moved to tests/kits/
+    from tests.kit import Recorder, inbound, make_settings, running_app
 
 async def routing_cpu(n):
     # bench_core.routing's loop, timed in CPU seconds of this process: the other

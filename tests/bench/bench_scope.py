@@ -32,7 +32,7 @@ from agents.services import AgentInfo  # noqa: E402
 from agents.tools.toolbox import Toolbox  # noqa: E402
 from bot.core.messages import Target  # noqa: E402
 from tests.fakes.anthropic_api import FakeAnthropic, text  # noqa: E402
-from tests.kit import Recorder, make_settings, running_app  # noqa: E402
+from tests.kits.app_kit import Recorder, make_settings, running_app  # noqa: E402
 
 N = 2000
 ROUNDS = 5

@@ -23,8 +23,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from tests.fakes.anthropic_api import FakeAnthropic, text
 from tests.fakes.slack_api import BOT_USER, FakeSlack
-from tests.kit import events, eventually, make_settings
-from tests.slack_kit import slack_app
+from tests.kits.app_kit import events, eventually, make_settings
+from tests.kits.slack_kit import slack_app
 
 
 async def main(threads: int, per_thread: int) -> None:

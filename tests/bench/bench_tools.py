@@ -41,9 +41,8 @@ from bot.core.messages import Target
 from bot.store.core import Store
 from config.tools import McpServerConfig
 from tests.fakes.anthropic_api import FakeAnthropic
-from tests.kit import Recorder, inbound, running_app
-from tests.test_mcp import caller
-from tests.tools_kit import SERVER, calls, http_server, stdio_entry, tools_settings
+from tests.kits.app_kit import Recorder, inbound, running_app
+from tests.kits.tools_kit import SERVER, caller, calls, http_server, stdio_entry, tools_settings
 
 INNER: list[float] = []  # the SDK call_tool inside each call through our layer, ms
 _sdk_call_tool = ClientSession.call_tool

@@ -44,7 +44,7 @@ def _settings(data_dir: Path):  # type: ignore[no-untyped-def]
 async def setup(data_dir: Path, total: int, due: int) -> list[str]:
     from bot.app import App
     from bot.triggers import build_spec
-    from tests.kit import Recorder
+    from tests.kits.app_kit import Recorder
 
     app = App(_settings(data_dir), [])
     app.build()
@@ -87,7 +87,7 @@ def make_due(db_path: Path, job_ids: list[str], when: float) -> None:
     """All `job_ids` due at `when`, through APScheduler's job store API."""
     from datetime import UTC, datetime
 
-    from tests.trigger_kit import BatchedJobStore, BlockingScheduler
+    from tests.kits.trigger_kit import BatchedJobStore, BlockingScheduler
 
     store = BatchedJobStore(db_path)
     store.start(BlockingScheduler(), "default")
@@ -103,7 +103,7 @@ def make_due(db_path: Path, job_ids: list[str], when: float) -> None:
 # -- 2. measured (child process) ---------------------------------------------------------
 async def measure(data_dir: Path, due: int, due_at: float, launched: float) -> dict[str, float]:
     from bot.app import App
-    from tests.kit import Recorder
+    from tests.kits.app_kit import Recorder
 
     imported = time.time()
     app = App(_settings(data_dir), [])

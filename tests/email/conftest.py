@@ -1,10 +1,11 @@
-"""Email fixtures: one dovecot for the session, a fresh relay and fresh addresses per test."""
+"""Email fixtures: a fresh relay and fresh addresses per test, on the session's dovecot
+(tests/kits/mail_kit.py)."""
 
 from __future__ import annotations
 
 import contextlib
 import itertools
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,24 +15,11 @@ from bot.app import App
 from channels.email import EmailChannel
 from config.settings import Settings
 from tests.email.person import Person
-from tests.email.servers import Dovecot, RelayHandler, SmtpRelay, make_ca
+from tests.email.servers import Dovecot, RelayHandler, SmtpRelay
 from tests.fakes.anthropic_api import FakeAnthropic
-from tests.kit import make_settings
+from tests.kits.app_kit import make_settings
 
 _n = itertools.count(1)
-
-
-@pytest.fixture(scope="session")
-def tls_material() -> tuple[bytes, bytes, bytes]:
-    return make_ca()
-
-
-@pytest.fixture(scope="session")
-def dovecot(tls_material: tuple[bytes, bytes, bytes]) -> Iterator[Dovecot]:
-    server = Dovecot(*tls_material)
-    server.start()
-    yield server
-    server.cleanup()
 
 
 @dataclass

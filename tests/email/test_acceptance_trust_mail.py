@@ -13,8 +13,7 @@ from pathlib import Path
 from tests.email.conftest import MailWorld, email_app
 from tests.email.person import body_text
 from tests.fakes.anthropic_api import FakeAnthropic
-from tests.test_mcp import caller
-from tests.tools_kit import calls, stdio_entry, tools_settings
+from tests.kits.tools_kit import caller, calls, stdio_entry, tools_settings
 
 SQL = "DROP TABLE payroll"
 PADDING = "p" * 3000

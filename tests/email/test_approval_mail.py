@@ -7,8 +7,7 @@ from pathlib import Path
 
 from tests.email.conftest import MailWorld, email_app
 from tests.fakes.anthropic_api import FakeAnthropic
-from tests.test_mcp import caller
-from tests.tools_kit import calls, stdio_entry, tools_settings
+from tests.kits.tools_kit import caller, calls, stdio_entry, tools_settings
 
 
 async def test_an_approval_answered_by_email_reply(

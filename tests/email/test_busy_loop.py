@@ -13,10 +13,9 @@ from channels.slack.channel import SlackChannel
 from tests.email.conftest import MailWorld, channel_of
 from tests.fakes.anthropic_api import FakeAnthropic, text
 from tests.fakes.slack_api import FakeSlack
-from tests.kit import eventually
-from tests.slack_kit import MENTION, slack_fake_fixture
+from tests.kits.app_kit import eventually
+from tests.kits.slack_kit import MENTION
 
-__all__ = ["slack_fake_fixture"]
 DEPTH = 10_500  # about 200 KB of <ul><li>: 47 s of html2text on the event loop before
 
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from tests.email.conftest import MailWorld, email_app
 from tests.fakes.anthropic_api import Call, FakeAnthropic, text, tool, unwrap
-from tests.kit import events, eventually
-from tests.script import ReportScript
+from tests.kits.app_kit import events, eventually
+from tests.kits.script import ReportScript
 
 ROWS = "".join(f"host-{i},cpu,{i % 100}\n" for i in range(2000))  # ~30 KB: not inlined
 

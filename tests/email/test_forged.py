@@ -13,9 +13,8 @@ import pytest
 from tests.email.conftest import MailWorld, email_app
 from tests.email.person import Person
 from tests.fakes.anthropic_api import FakeAnthropic, text
-from tests.kit import events, eventually
-from tests.test_mcp import caller
-from tests.tools_kit import calls, stdio_entry, tools_settings
+from tests.kits.app_kit import events, eventually
+from tests.kits.tools_kit import caller, calls, stdio_entry, tools_settings
 
 MALLORY = "mallory@evil.test"
 

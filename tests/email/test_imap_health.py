@@ -13,8 +13,8 @@ import pytest
 
 from tests.email.conftest import MailWorld, channel_of, email_app
 from tests.fakes.anthropic_api import FakeAnthropic, text
-from tests.kit import events, eventually
-from tests.ops_kit import free_port, get, healthz_until
+from tests.kits.app_kit import events, eventually
+from tests.kits.ops_kit import free_port, get, healthz_until
 
 MODES = pytest.mark.parametrize(
     "host", ["127.0.0.1", "127.0.0.2"], ids=["idle", "polling"]

@@ -21,8 +21,8 @@ from config.settings import Settings, load_settings
 from tests.email.conftest import MailWorld
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.slack_api import BOT_USER, FakeSlack
-from tests.kit import events
-from tests.script import TeamScript
+from tests.kits.app_kit import events
+from tests.kits.script import TeamScript
 
 SCOPES = "chat:write,app_mentions:read,im:history,users:read,users:read.email"
 

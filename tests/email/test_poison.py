@@ -14,8 +14,8 @@ from tests.email.conftest import MailWorld, channel_of, email_app
 from tests.email.person import Person
 from tests.email.servers import stamp
 from tests.fakes.anthropic_api import FakeAnthropic, text
-from tests.kit import events, eventually
-from tests.loop_kit import turns
+from tests.kits.app_kit import events, eventually
+from tests.kits.loop_kit import turns
 
 POISON = "ä" * 200 + ".csv"  # 404 bytes of UTF-8: over every file system's 255
 

@@ -15,7 +15,7 @@ import pytest
 from tests.email.conftest import MailWorld, email_app
 from tests.email.person import body_text
 from tests.fakes.anthropic_api import FakeAnthropic, unwrap
-from tests.script import TeamScript
+from tests.kits.script import TeamScript
 
 
 def german_outlook(question: EmailMessage, bot: str) -> str:

@@ -16,7 +16,7 @@ from tests.email.conftest import MailWorld, channel_of, email_app
 from tests.email.person import body_text
 from tests.email.servers import Refusal, SmtpRelay, server_context
 from tests.fakes.anthropic_api import FakeAnthropic, text
-from tests.kit import events, eventually
+from tests.kits.app_kit import events, eventually
 
 
 def _answer(fake: FakeAnthropic) -> None:

@@ -11,8 +11,8 @@ from bot.store.core import Store
 from tests.email.conftest import MailWorld
 from tests.email.person import body_text
 from tests.fakes.anthropic_api import FakeAnthropic
-from tests.proc import Switchboard
-from tests.script import TeamScript
+from tests.kits.proc import Switchboard
+from tests.kits.script import TeamScript
 
 
 def _run(tmp_path: Path, fake: FakeAnthropic, world: MailWorld) -> Switchboard:

@@ -7,7 +7,7 @@ from pathlib import Path
 from tests.email.conftest import MailWorld, email_app
 from tests.email.person import Person
 from tests.fakes.anthropic_api import FakeAnthropic, text
-from tests.kit import events
+from tests.kits.app_kit import events
 
 
 async def test_machine_mail_and_strangers_are_refused_and_never_answered(

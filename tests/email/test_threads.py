@@ -12,8 +12,8 @@ from tests.email.conftest import MailWorld, channel_of, email_app
 from tests.email.person import body_text, from_of
 from tests.email.servers import stamp
 from tests.fakes.anthropic_api import Call, FakeAnthropic, text
-from tests.kit import events, eventually
-from tests.script import TeamScript
+from tests.kits.app_kit import events, eventually
+from tests.kits.script import TeamScript
 
 
 async def test_new_mail_gets_a_threaded_answer_in_the_persons_mailbox(

@@ -16,7 +16,7 @@ from channels.email.parse import parse_mail, strip_reply
 from channels.email.safety import RateGuard, allowed
 from config.settings import SettingsError, load_settings
 from tests.fakes.anthropic_api import FakeAnthropic
-from tests.kit import make_settings
+from tests.kits.app_kit import make_settings
 
 
 def test_quoted_history_and_signature_are_stripped() -> None:

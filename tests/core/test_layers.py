@@ -1,0 +1,63 @@
+"""The import floors of ARCHITECTURE.md, read from the source: `config` imports none of
+the project; the bot core (every room of `bot/` but the composition root) imports only
+`config` and itself; `agents` and `channels` stand side by side, never importing each
+other; only the composition root (`bot/app.py`, `bot/cli.py`, `bot/settle.py`,
+`bot/ops/`) imports everything."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+COMPOSITION = ("bot.app", "bot.cli", "bot.settle", "bot.leadership", "bot.__main__", "bot.ops")
+#: who may import whom, by floor
+ALLOWED = {
+    "config": {"config"},
+    "bot": {"config", "bot"},
+    "agents": {"config", "bot", "agents"},
+    "channels": {"config", "bot", "channels"},
+}
+
+
+def floor(module: str) -> str:
+    if any(module == top or module.startswith(top + ".") for top in COMPOSITION):
+        return "composition"
+    return module.split(".")[0]
+
+
+def imports(path: Path) -> set[str]:
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+    return found
+
+
+def modules() -> list[tuple[str, Path]]:
+    found = []
+    for package in ALLOWED:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            name = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+            found.append((name, path))
+    return found
+
+
+@pytest.mark.parametrize(("name", "path"), modules(), ids=lambda v: str(v))
+def test_a_module_imports_only_its_floor_and_those_below(name: str, path: Path) -> None:
+    mine = floor(name)
+    if mine == "composition":
+        return
+    wrong = sorted(
+        m for m in imports(path) if m.split(".")[0] in ALLOWED and floor(m) not in ALLOWED[mine]
+    )
+    assert not wrong, f"{name} ({mine}) imports {wrong}"
+
+
+def test_no_module_of_the_project_is_over_400_lines() -> None:
+    long = {name: n for name, path in modules() if (n := len(path.read_text().splitlines())) > 400}
+    assert not long, long

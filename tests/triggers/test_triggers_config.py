@@ -1,0 +1,69 @@
+"""Config validation for schedules, internal periodic jobs, status without triggers."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from bot.app import App
+from bot.ledger.report import full_status
+from bot.store.core import Store
+from config.settings import Database, SettingsError, load_settings
+from tests.fakes.anthropic_api import FakeAnthropic
+from tests.kits.app_kit import Recorder, eventually, running_app
+from tests.kits.trigger_kit import set_next_run, trigger_settings
+
+
+def test_a_bad_schedule_in_the_config_file_is_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "switchboard.toml"
+    path.write_text("[[schedules]]\nname = 'x'\ncron = '0 25 * * *'\naction = 'y'\n")
+    with pytest.raises(SettingsError) as info:
+        load_settings(path, {})
+    assert str(info.value).startswith("config file [schedules.0.cron]: Value error, must be a")
+    path.write_text("[[schedules]]\nname = 'x'\ncron = '0 9 * * *'\naction = 'y'\n" * 2)
+    with pytest.raises(SettingsError, match="same name"):
+        load_settings(path, {})
+
+
+async def test_internal_job_keeps_its_schedule_and_catches_up_once(
+    tmp_path: Path, fake: FakeAnthropic, database_env: dict[str, str]
+) -> None:
+    settings = trigger_settings(tmp_path / "data", fake, **database_env)
+    runs: list[float] = []
+
+    async def distil() -> None:
+        runs.append(datetime.now(UTC).timestamp())
+
+    def register(app: App) -> None:
+        app.triggers.add_internal("probe", "30 3 * * *", distil, timezone="UTC")
+
+    async with running_app(settings, [Recorder()], [register]) as app:
+        assert app.triggers.scheduler is not None
+        job = app.triggers.scheduler.get_job("internal:probe")
+        assert job is not None and (job.next_run_time.hour, job.next_run_time.minute) == (3, 30)
+        first = job.next_run_time
+    async with running_app(settings, [Recorder()], [register]) as app:
+        assert app.triggers.scheduler is not None
+        assert app.triggers.scheduler.get_job("internal:probe").next_run_time == first  # type: ignore[union-attr]
+    set_next_run(settings.database, "internal:probe", datetime.now(UTC) - timedelta(minutes=1))
+    async with running_app(settings, [Recorder()], [register]) as app:
+        await eventually(lambda: len(runs) == 1)
+        assert app.triggers.scheduler is not None
+        again = app.triggers.scheduler.get_job("internal:probe")
+        assert again is not None and again.next_run_time > datetime.now(UTC)
+    async with running_app(settings, [Recorder()]) as app:  # no longer registered: removed
+        assert app.triggers.scheduler is not None
+        assert app.triggers.scheduler.get_job("internal:probe") is None
+        # the app's own nightly memory distillation is always there
+        assert app.triggers.scheduler.get_job("internal:memory-distil") is not None
+    assert len(runs) == 1
+
+
+def test_status_without_any_trigger(database: Database) -> None:
+    store = Store(database)
+    try:
+        assert "Triggers: none" in full_status(store)
+    finally:
+        store.close()
