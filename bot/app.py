@@ -28,6 +28,7 @@ from agents.team.coordinator import Coordinator
 from agents.team.stop import Stopper
 from agents.team.team import Team
 from agents.tools.approvals import Approvals
+from agents.tools.egress import EgressGuard, EgressPolicy, chained, sends_matcher
 from agents.tools.files import file_tools
 from agents.tools.read_channel import read_channel_tools
 from agents.tools.scope_guard import ScopeGuard, listing_filter
@@ -156,7 +157,14 @@ class App:
             self.store, self.bus, self.events, self.human, self.llm, s.data_dir, limits
         )
         scope = self._scope()
-        self.services.guard_for = lambda info: ScopeGuard(self.services, scope, info).check
+        egress = EgressPolicy(
+            tuple(s.web_allow),
+            sends_matcher([(m.name, m.sends, m.approval) for m in s.mcp_servers]),
+        )
+        self.services.guard_for = lambda info: chained(
+            ScopeGuard(self.services, scope, info).check,
+            EgressGuard(self.services, scope, egress, info).check,
+        )
         self.memory = install_memory(self.services, s)
         self.team = Team(self.services)
         self.coordinator = Coordinator(self.services, self.team)
