@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import re
 import stat
 import subprocess
@@ -21,6 +22,8 @@ from agents.loop.marking import untrusted
 from agents.tools.egress import sends_matcher
 from agents.tools.seen import read
 from bot.ops.throttle import Throttle
+from bot.store.backup import BackupError, backup, restore
+from bot.store.core import Store
 from config.settings import Settings
 from config.tools import McpServerConfig
 from tests.fakes.anthropic_api import Call, FakeAnthropic, text, tool
@@ -384,3 +387,49 @@ async def test_c2b_a_remember_from_a_public_thread_reaches_other_prompts_marked_
     assert "memory a model wrote in a conversation" in system  # the rule names it
     request = next(m.text for m in rec.sent if "Approval needed" in m.text)
     assert "memory a model wrote in slack:CPUBLIC/1" in request.replace("\\", "")
+
+
+# -- #16: backups are their owner's alone; restore follows no link ------------------------
+def _modes(root: Path) -> dict[str, int]:
+    return {
+        str(p.relative_to(root)): stat.S_IMODE(p.lstat().st_mode) for p in [root, *root.rglob("*")]
+    }
+
+
+def test_b1_a_backup_is_0700_and_0600_and_restore_refuses_a_link(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    Store(data / "switchboard.db").close()
+    notes = data / "agents" / "coordinator" / "MEMORY.md"
+    notes.parent.mkdir(parents=True)
+    notes.write_text("the board's plans\n")
+    (data / "events.jsonl").write_text('{"type": "x"}\n{"type": "cut')
+    outside = tmp_path / "outside.txt"
+    outside.write_text("not the bot's\n")
+    (data / "link.md").symlink_to(outside)
+    (data / "linked-dir").symlink_to(tmp_path, target_is_directory=True)
+    old = os.umask(0o022)  # what a shell hands a cron job
+    try:
+        backup(data, tmp_path / "backups" / "monday")
+    finally:
+        os.umask(old)
+    made = tmp_path / "backups" / "monday"
+    modes = _modes(made)
+    assert modes.pop(".") == 0o700 and stat.S_IMODE((tmp_path / "backups").stat().st_mode) == 0o700
+    assert {m for p, m in modes.items() if (made / p).is_dir()} == {0o700}
+    assert {m for p, m in modes.items() if (made / p).is_file()} == {0o600}
+    assert "link.md" not in modes and not any(p.startswith("linked-dir") for p in modes)
+    assert (made / "events.jsonl").read_text() == '{"type": "x"}\n'
+    # a link put into the backup afterwards: restore refuses it and writes nothing
+    (made / "agents" / "coordinator" / "hostname.md").symlink_to(outside)
+    target = tmp_path / "restored"
+    with pytest.raises(
+        BackupError, match=r"hostname\.md is a symbolic link: .*nothing was restored"
+    ):
+        restore(made, target)
+    assert not (target / "agents").exists()
+    (made / "agents" / "coordinator" / "hostname.md").unlink()
+    restore(made, target)
+    restored = _modes(target)
+    assert restored["agents/coordinator/MEMORY.md"] == 0o600 and restored["."] == 0o700
+    assert (target / "agents" / "coordinator" / "MEMORY.md").read_text() == "the board's plans\n"
