@@ -5,7 +5,9 @@ someone on the HTTP port, a hostile page or MCP server, a stale node."""
 from __future__ import annotations
 
 import contextlib
+import io
 import json
+import logging
 import os
 import re
 import stat
@@ -21,16 +23,17 @@ from aiohttp import web
 from agents.loop.marking import untrusted
 from agents.tools.egress import sends_matcher
 from agents.tools.seen import read
+from bot.core import redact
 from bot.ops.throttle import Throttle
 from bot.store.backup import BackupError, backup, restore
 from bot.store.core import Store
 from config.settings import Settings
 from config.tools import McpServerConfig
 from tests.fakes.anthropic_api import Call, FakeAnthropic, text, tool
-from tests.kit import Recorder, events, inbound, make_settings, running_app
+from tests.kit import Recorder, events, eventually, inbound, make_settings, running_app
 from tests.ops_kit import free_port, get, served_app
 from tests.test_mcp import caller, content_of
-from tests.tools_kit import calls, stdio_entry, tools_settings
+from tests.tools_kit import calls, http_entry, http_server, stdio_entry, tools_settings
 
 ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "a-dashboard-token-for-tests-0123"
@@ -433,3 +436,39 @@ def test_b1_a_backup_is_0700_and_0600_and_restore_refuses_a_link(tmp_path: Path)
     restored = _modes(target)
     assert restored["agents/coordinator/MEMORY.md"] == 0o600 and restored["."] == 0o700
     assert (target / "agents" / "coordinator" / "MEMORY.md").read_text() == "the board's plans\n"
+
+
+# -- #17: a key in an MCP URL's path and the MCP session id stay out of the log ----------
+PATH_KEY = "sk_live_SECRETINPATH789"
+
+
+async def test_l1_a_key_in_an_mcp_path_and_the_session_id_are_not_logged(
+    tmp_path: Path, fake: FakeAnthropic, calls_file_path: Path
+) -> None:
+    fake.responder = caller
+    out = io.StringIO()
+    handler = logging.StreamHandler(out)
+    root = logging.getLogger()
+    level = root.level
+    with http_server(calls_file_path) as server:
+        entries = [http_entry("ops", server.url), http_entry("keyed", f"{server.url}/{PATH_KEY}")]
+        settings = tools_settings(tmp_path, fake, entries)
+        handler.addFilter(redact.Redactor(redact.configured_secrets(settings)))
+        root.addHandler(handler)
+        root.setLevel(logging.INFO)
+        try:
+            async with running_app(settings, [Recorder()]) as app:
+                await app.mcp.clients["ops"].connected.wait()
+                await eventually(lambda: "/mcp/[redacted]" in out.getvalue(), 30)
+        finally:
+            root.removeHandler(handler)
+            root.setLevel(level)
+    logged = out.getvalue()
+    assert "Received session ID: [redacted]" in logged  # the line is kept, its value not
+    assert not re.search(r"session ID: (?!\[redacted\])", logged)
+    assert PATH_KEY not in logged and "SECRETINPATH" not in logged
+    assert "/mcp/[redacted]" in logged  # the request is still there, its key masked
+    line = "mcp POST /mcp headers {'mcp-session-id': '6d1f0c2e9a'}, /v1/mcp ok"
+    assert redact.Redactor().redact(line) == (
+        "mcp POST /mcp headers {'mcp-session-id': '[redacted]'}, /v1/mcp ok"
+    )
