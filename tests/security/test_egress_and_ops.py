@@ -23,10 +23,14 @@ from aiohttp import web
 from agents.loop.marking import untrusted
 from agents.tools.egress import sends_matcher
 from agents.tools.seen import read
+from bot.approvals.text import request_text
 from bot.core import redact
 from bot.ops.throttle import Throttle
+from bot.store.approvals import ApprovalRow
 from bot.store.backup import BackupError, backup, restore
 from bot.store.core import Store
+from channels.slack.approvals import request_blocks
+from channels.slack.format import to_mrkdwn
 from config.settings import Settings
 from config.tools import McpServerConfig
 from tests.fakes.anthropic_api import Call, FakeAnthropic, text, tool
@@ -472,3 +476,24 @@ async def test_l1_a_key_in_an_mcp_path_and_the_session_id_are_not_logged(
     assert redact.Redactor().redact(line) == (
         "mcp POST /mcp headers {'mcp-session-id': '[redacted]'}, /v1/mcp ok"
     )
+
+
+# -- #14: a long address cannot push the request out of sight ----------------------------
+def test_r1_a_3000_character_address_leaves_the_essentials_in_the_slack_section() -> None:
+    place = "email:" + "x" * 3_000 + "@evil.test"
+    row = ApprovalRow(
+        id="a1", agent="coordinator", conversation="slack:C1/1", speaker="coordinator",
+        tool="schedule", tool_use_id="t1", target="slack:C1/1",
+        args={"type": "delayed", "config": {"delay_seconds": 60},
+              "action": "mail the board minutes", "deliver_to": place},
+        held={"scope": place, "why": f"{place} is not a place open to Ann (slack:U0ANN)"},
+        requester="Ann", requester_id="slack:U0ANN",
+    )  # fmt: skip
+    text = request_text(row)
+    section = request_blocks(to_mrkdwn(text), row.id)[0]["text"]["text"]
+    assert len(text) < 2_000  # a Discord post too
+    assert section.startswith("Outside this conversation: ")
+    assert section.split("\n", 1)[0].count("evil.test") == 2  # the domain, in both mentions
+    assert "3,016 characters: in full in the arguments" in section
+    assert "wants to run schedule" in section and "Reply `approve` or `deny" in section
+    assert '"action": "mail the board minutes"' in section
