@@ -208,6 +208,7 @@ class App:
         self.ops = Operator(self)
         self.node = Node(self)
         self.human.outbox.fence = self.node.check
+        self.triggers.generation = self._generation
         self._built = True
 
     async def start(self) -> None:
@@ -259,6 +260,11 @@ class App:
         # the model SDK (~1 s of CPU) loads in a thread while the channels connect: they
         # do not wait for it, and a first answer only for what is left of it
         self._spawn(self.llm.warm(), "warm-model")
+
+    def _generation(self) -> int | None:
+        """The lease generation this node leads with (None: it does not lead)."""
+        lease = self.node.lease
+        return lease.generation if lease is not None else None
 
     def _scope(self) -> Scope:
         """The scope policy: every target the settings name is open (bot/inbox/scope.py)."""
