@@ -68,7 +68,7 @@ class EgressGuard:
     async def check(self, tool: str, args: dict[str, Any], step: Step) -> ToolResult | None:
         if tool == WEB_FETCH:
             url = str(args.get("url", ""))
-            host = urlsplit(url).hostname or ""
+            host = _host(url)
             if not host or self.policy.allowed_host(host):
                 return None  # not a URL (the tool says so), or a host the operator allows
         elif not self.policy.sends(tool):
@@ -109,6 +109,13 @@ class EgressGuard:
         return result
 
 
+def _host(url: str) -> str:
+    try:
+        return urlsplit(url).hostname or ""
+    except ValueError:  # `http://[::1` and the like: web_fetch refuses it itself
+        return ""
+
+
 def _crossing(tool: str, args: dict[str, Any], why: str) -> Crossing:
     """What would leave (the host, never the query: audit lines hold no content)."""
     if tool != WEB_FETCH:
@@ -117,8 +124,9 @@ def _crossing(tool: str, args: dict[str, Any], why: str) -> Crossing:
             f"{tool} sends data out ([[mcp_servers]] sends) and this conversation holds "
             f"untrusted content ({why})",
         )
-    parts = urlsplit(str(args.get("url", "")))
-    place = f"{parts.scheme}://{parts.hostname}"
+    url = str(args.get("url", ""))
+    parts = urlsplit(url)
+    place = f"{parts.scheme}://{_host(url)}"
     beyond = "/…" if (parts.path not in ("", "/") or parts.query) else ""
     return Crossing(
         place + beyond,

@@ -65,8 +65,12 @@ class Read:
     def supplied(self, url: str) -> bool:
         """A person of the conversation gave this address: the exact URL, or a host's
         root page when they named the host."""
-        parts = urlsplit(url)
-        netloc = (parts.hostname or "") + (f":{parts.port}" if parts.port else "")
+        try:
+            parts = urlsplit(url)
+        except ValueError:
+            return False
+        port = _port(parts)
+        netloc = (parts.hostname or "") + (f":{port}" if port else "")
         if (netloc, _path(parts), parts.query) in self.urls:
             return True
         bare = _path(parts) == "/" and not parts.query and not parts.username
@@ -132,7 +136,10 @@ def _person_texts(block: dict[str, Any], names: dict[str, str]) -> list[str]:
 def _note_seen(out: Read, texts: list[str]) -> None:
     for text in texts:
         for raw in _URL.findall(text):
-            parts = urlsplit(raw.rstrip(_TRAILING))
+            try:
+                parts = urlsplit(raw.rstrip(_TRAILING))
+            except ValueError:  # a bracket that opens no IPv6 address
+                continue
             if not parts.hostname:
                 continue
             netloc = parts.hostname + (f":{_port(parts)}" if _port(parts) else "")

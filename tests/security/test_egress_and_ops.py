@@ -316,6 +316,7 @@ def test_what_a_conversation_has_seen_is_read_from_its_messages() -> None:
     assert not seen.supplied("https://status.example.com/api?v=2")
     assert not seen.supplied("https://docs.example.org/search?q=secret")
     assert not seen.supplied("https://x.docs.example.org/")
+    assert not seen.supplied("http://[::1") and not seen.supplied("https://status.example.com:1/")
     with_result = [
         *clean,
         {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "read_file",
