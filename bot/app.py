@@ -28,6 +28,7 @@ from agents.team.coordinator import Coordinator
 from agents.team.stop import Stopper
 from agents.team.team import Team
 from agents.tools.approvals import Approvals
+from agents.tools.egress import EgressGuard, EgressPolicy, chained, sends_matcher
 from agents.tools.files import file_tools
 from agents.tools.read_channel import read_channel_tools
 from agents.tools.scope_guard import ScopeGuard, listing_filter
@@ -154,7 +155,14 @@ class App:
             self.store, self.bus, self.events, self.human, self.llm, s.data_dir, limits
         )
         scope = self._scope()
-        self.services.guard_for = lambda info: ScopeGuard(self.services, scope, info).check
+        egress = EgressPolicy(
+            tuple(s.web_allow),
+            sends_matcher([(m.name, m.sends, m.approval) for m in s.mcp_servers]),
+        )
+        self.services.guard_for = lambda info: chained(
+            ScopeGuard(self.services, scope, info).check,
+            EgressGuard(self.services, scope, egress, info).check,
+        )
         self.memory = install_memory(self.services, s)
         self.team = Team(self.services)
         self.coordinator = Coordinator(self.services, self.team)
@@ -198,6 +206,7 @@ class App:
         self.ops = Operator(self)
         self.node = Node(self)
         self.human.outbox.fence = self.node.check
+        self.triggers.generation = self._generation
         self._built = True
 
     async def start(self) -> None:
@@ -249,6 +258,11 @@ class App:
         # the model SDK (~1 s of CPU) loads in a thread while the channels connect: they
         # do not wait for it, and a first answer only for what is left of it
         self._spawn(self.llm.warm(), "warm-model")
+
+    def _generation(self) -> int | None:
+        """The lease generation this node leads with (None: it does not lead)."""
+        lease = self.node.lease
+        return lease.generation if lease is not None else None
 
     def _scope(self) -> Scope:
         """The scope policy: every target the settings name is open (bot/inbox/scope.py)."""

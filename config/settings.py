@@ -181,6 +181,9 @@ class Settings(RoleSettings, BaseSettings):
     streaming: Literal["on", "off"] = "on"
     ack_reactions: Literal["on", "off"] = "off"
     fetch_allow_hosts: list[str] = Field(default_factory=list)
+    #: hosts (or globs) web_fetch may reach once untrusted content is in the conversation
+    #: (agents/tools/egress.py); anything else then waits for a person's yes
+    web_allow: list[str] = Field(default_factory=list)
     fetch_max_bytes: int = Field(default=2_000_000, ge=1_000)
     fetch_timeout_seconds: float = Field(default=20.0, gt=0)
     ssl_cert_file: Path | None = None  # web_fetch's CA bundle (a corporate CA), as OpenSSL
@@ -196,6 +199,7 @@ class Settings(RoleSettings, BaseSettings):
         "email_allowed_senders",
         "approvers",
         "fetch_allow_hosts",
+        "web_allow",
         "targets",
         mode="before",
     )(split_csv)

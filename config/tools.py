@@ -29,6 +29,9 @@ class McpServerConfig(BaseModel):
     headers: dict[str, str] = Field(default_factory=dict)
     agents: list[str] = Field(default_factory=lambda: ["*"])
     approval: list[str] = Field(default_factory=list)
+    #: tools that can carry data out (a mail, a post): `true` for all, or name globs; once
+    #: untrusted content is in a conversation, they need a person's yes there
+    sends: list[str] = Field(default_factory=list)
     timeout_seconds: float = Field(default=60.0, gt=0)
 
     @field_validator("name")
@@ -41,6 +44,13 @@ class McpServerConfig(BaseModel):
     @field_validator("agents", "approval", mode="before")
     @classmethod
     def _one_or_many(cls, value: Any) -> Any:
+        return [value] if isinstance(value, str) else value
+
+    @field_validator("sends", mode="before")
+    @classmethod
+    def _all_or_globs(cls, value: Any) -> Any:
+        if isinstance(value, bool):
+            return ["*"] if value else []
         return [value] if isinstance(value, str) else value
 
     @field_validator("url")

@@ -9,8 +9,12 @@ runs it. Effects land in the step's checkpoint transaction, all or none.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from bot.core.messages import BusMessage, Outbound, Target
+
+if TYPE_CHECKING:
+    from agents.loop.conversation import Conversation
 
 
 @dataclass(slots=True)
@@ -37,6 +41,9 @@ class Step:
     workspace: str | None = None
     #: a person approved this call's reach outside its conversation (bot/inbox/scope.py)
     crossing_approved: bool = False
+    #: the model's conversation the call was written in: what it had read when it wrote
+    #: it (the egress check reads it, agents/tools/egress.py)
+    conv: Conversation | None = None
 
     @property
     def speaker_id(self) -> str:

@@ -4,6 +4,10 @@ order, within a token budget. A conversation keeps the prompt it was built with
 (`agents/loop/prompts.py`); `turn_context` gives what its turns add: the speaking person's
 profile (shared by every agent) and memory written since, as marked data.
 
+A daily-log entry a model wrote in a conversation (`remember`, titled `· in <key>`) is
+shown as an `<untrusted>` block naming that conversation, not as `<memory>`: what was
+said there may have steered the model to write it, and it reaches every conversation.
+
 The text depends only on those files and the date, never on the clock or the
 conversation, so it is byte-identical between turns while memory is unchanged and
 the prompt cache keeps hitting. Over budget, the daily logs lose their oldest
@@ -13,6 +17,7 @@ says what was left out and how to read it (recall, memory_search).
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from agents.loop.marking import neutralise, untrusted
@@ -94,13 +99,37 @@ def _render(fixed: list[tuple[str, str]], logs: list[tuple[str, str]], notes: li
     days: dict[str, list[str]] = {}
     for name, entry in logs:
         days.setdefault(name, []).append(entry)
-    parts += [_tag(name, "\n\n".join(entries)) for name, entries in days.items()]
+    for name, entries in days.items():  # then those written in each conversation apart
+        by_place: dict[str | None, list[str]] = {}
+        for entry in entries:
+            by_place.setdefault(written_in(entry), []).append(entry)
+        parts += [_entry(name, "\n\n".join(group)) for group in by_place.values()]
     if index[1].strip():
         parts.append(_tag(index[0], index[1]))
     if len(parts) == 1:
         parts.append("(nothing yet)")
     parts += [f"[Memory note: {note}]" for note in notes]
     return "\n\n".join(parts)
+
+
+#: the title `remember` gives an entry decided in a conversation (`### 09:12:03 · in <key>`)
+_WRITTEN_IN = re.compile(r"\A### [0-9:]+ · in (\S[^\n]*)")
+
+
+def written_in(entry: str) -> str | None:
+    """The conversation a model wrote this daily-log entry in, or None (not one)."""
+    found = _WRITTEN_IN.match(entry.strip())
+    return found.group(1).strip() if found else None
+
+
+def _entry(name: str, entry: str, note: str = "") -> str:
+    """A log entry a model wrote in a conversation: what was said there may have steered
+    it, so it is marked data like what people say, naming where it was written."""
+    where = written_in(entry)
+    if where is None:
+        return _tag(name, entry, note=note)
+    about = f", {note}" if note else ""
+    return untrusted(entry.strip(), f"memory written in {where} ({name}){about}")
 
 
 def _tag(name: str, text: str, lead: str = "", note: str = "") -> str:
@@ -122,7 +151,7 @@ def turn_context(
         return blocks
     limit = budget_tokens * CHARS_PER_TOKEN
     for name, text in _pieces(memory):
-        block = _tag(name, text[:limit], note=SINCE)
+        block = _entry(name, text[:limit], note=SINCE)
         if neutralise(text.strip()[:limit]) not in system and block not in shown:
             blocks.append(block)
     return blocks

@@ -286,6 +286,7 @@ class Session(NodeLoop):
             human=target if target is not None else TERMINAL,
             effects=self.effects,
             workspace=self.info.workspace,
+            conv=conv,
         )
 
     # -- tools -------------------------------------------------------------------------

@@ -276,6 +276,7 @@ class Worker(NodeLoop):
             human=self._human_target(),
             effects=self.effects,
             workspace=self.info.workspace,
+            conv=conv,
         )
 
     def announce(self, conv: Conversation, status: str) -> None:

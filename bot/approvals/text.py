@@ -22,6 +22,8 @@ from bot.store.approvals import ApprovalRow
 VALUE_SHOWN = 300  # characters of one value's JSON shown inline
 ARGS_SHOWN = 1200  # characters of all arguments shown inline (a Discord post is 2,000)
 KEY_SHOWN = 80
+#: characters of a place a crossing reaches (or a requester's name) shown in the request
+PLACE_SHOWN = 120
 #: characters markup could read inside a code block (Slack's `<@U1>` mentions and
 #: `<url|label>` links, a closing fence, HTML), as the JSON escapes that mean the same:
 #: they occur in JSON only inside strings, so the text stays equal JSON
@@ -70,11 +72,12 @@ def file_name(row: ApprovalRow) -> str:
 
 def request_text(row: ApprovalRow) -> str:
     """The request; a call reaching outside its conversation (bot/inbox/scope.py) names what
-    it reaches first, so the text rebuilt when the decision edits it still says so."""
+    it reaches first, so the text rebuilt when the decision edits it still says so. Every
+    part but the arguments is bounded (`PLACE_SHOWN`), so the tool, what it reaches and
+    how to answer fit in one Slack section (3,000 characters) and one Discord post."""
     lines, _ = argument_lines(row.args, file_name(row))
-    asked = f", asked in {who(row.requester, row.requester_id)}'s conversation" if (
-        row.requester or row.requester_id
-    ) else ""  # fmt: skip
+    asker = shortened(who(row.requester, row.requester_id))
+    asked = f", asked in {asker}'s conversation" if asker else ""
     body = "\n".join(lines) if lines else "(no arguments)"
     return scope_line(row) + (
         f"Approval needed: {row.speaker} wants to run {row.tool}{asked}, with\n"
@@ -86,14 +89,31 @@ def request_text(row: ApprovalRow) -> str:
 def scope_line(row: ApprovalRow) -> str:
     """`Outside this conversation: <what> (<why>).` for a crossing, else "". What the
     model named (a path, a target) is shown as it is, or, holding characters markup
-    could read, as inline code no platform reads as markup."""
+    could read, as inline code no platform reads as markup; a long one by its start and
+    end (an address's domain), with its size: a 3,000-character address must not push
+    the rest of the request out of a Slack section."""
     if "scope" not in row.held:
         return ""
-    what = str(row.held["scope"])
+    full = str(row.held["scope"])
+    what = shortened(full)
+    why = str(row.held.get("why") or "").replace(full, what)
+    if len(why) > 3 * PLACE_SHOWN:
+        why = why[: 3 * PLACE_SHOWN] + "…"
     if not _PLAIN.fullmatch(what) or "__" in what:
         what = f"`{inert_text(what)}`"
-    why = _MARKUP.sub(r"\\\g<0>", inert_text(str(row.held.get("why") or "")))
+    if len(full) > PLACE_SHOWN:
+        what += f" ({len(full):,} characters: in full in the arguments)"
+    why = _MARKUP.sub(r"\\\g<0>", inert_text(why))
     return f"Outside this conversation: {what}" + (f" ({why})" if why else "") + ".\n"
+
+
+def shortened(text: str) -> str:
+    """`text` within PLACE_SHOWN characters: its start and its end (an address's domain,
+    a path's file name), the middle left out with a mark."""
+    if len(text) <= PLACE_SHOWN:
+        return text
+    tail = PLACE_SHOWN * 2 // 3
+    return f"{text[: PLACE_SHOWN - tail - 1]}…{text[-tail:]}"
 
 
 def inert_text(text: str) -> str:

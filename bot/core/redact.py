@@ -3,9 +3,12 @@
 Every record is rendered once and scrubbed before any handler writes it: the
 configured secrets (every `SecretStr` setting, and the values of MCP servers' `env`
 and `headers`), credentials in URLs (`https://user:pass@host` keeps only the host),
-bearer tokens, well-known token shapes (Slack `xox*-`/`xapp-`, Anthropic `sk-ant-`)
-and `token=`/`key=`/`password=`/`session=` parameters. The same goes for the text of
-a logged exception.
+bearer tokens, well-known token shapes (Slack `xox*-`/`xapp-`, Anthropic `sk-ant-`),
+`token=`/`key=`/`password=`/`session=` parameters and session ids (`session ID: ...`,
+`Mcp-Session-Id: ...`, as the MCP SDK logs them). An MCP server's URL may carry its key
+in the path (`https://mcp.example.com/v1/<key>/mcp`, as hosted servers do): a path
+segment of it that may be a key counts as a configured secret. The same goes for the
+text of a logged exception.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Iterable
+from urllib.parse import unquote, urlsplit
 
 from pydantic import SecretStr
 
@@ -31,6 +35,7 @@ _PATTERNS = (
                    r"|sessionid|sid|cookie)[\"']?\s*[=:]\s*[\"']?)[^\s&\"',;]+"),
         r"\1" + MASK,
     ),
+    (re.compile(r"(?i)\b(session[\s_-]?id\b[\"']?\s*[=:]\s*[\"']?)[^\s&\"',;]+"), r"\1" + MASK),
 )  # fmt: skip
 
 
@@ -68,7 +73,21 @@ def configured_secrets(settings: Settings) -> list[str]:
     for server in settings.mcp_servers:
         values += [*server.env.values(), *server.headers.values()]
         values += [v.split(None, 1)[-1] for v in server.headers.values()]  # `Bearer <x>`
+        values += url_path_parts(server.url)
     return values
+
+
+def url_path_parts(url: str | None) -> list[str]:
+    """The segments of an MCP server's URL path that may be a key (12 characters or more,
+    or 6 or more with a digit), as written and decoded; `mcp`, `v1`, `search` stay."""
+    if not url:
+        return []
+    parts = urlsplit(url).path.split("/")
+    keys = [p for p in parts if len(p) >= 12 or (len(p) >= MIN_SECRET and _DIGIT.search(p))]
+    return [*keys, *(unquote(p) for p in keys)]
+
+
+_DIGIT = re.compile(r"[0-9]")
 
 
 def install(settings: Settings, logger: logging.Logger | None = None) -> Redactor:

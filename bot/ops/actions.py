@@ -23,7 +23,7 @@ from agents.tools.toolbox import ToolError
 from bot.core import notices
 from bot.core.messages import COORDINATOR, HUMAN, BusMessage, Outbound, Target
 from bot.core.notices import SYSTEM_SPEAKER
-from bot.ops.auth import CSRF_FIELD, Access
+from bot.ops.auth import CSRF_FIELD, Access, refusal, throttled_response
 from bot.ops.html import Markup, esc, page
 from bot.ops.server import Route
 
@@ -69,8 +69,13 @@ class Actions:
 
     def _form(self, action: str, act: Act) -> Callable[[web.Request], Awaitable[web.Response]]:
         async def handle(request: web.Request) -> web.Response:
+            wait = self.access.throttled(request)
+            if wait:
+                return throttled_response(wait)
             if not self.access.allowed(request):
-                return _result(401, "Sign in first (SWITCHBOARD_DASHBOARD_TOKEN).")
+                return refusal(self.access, request) or _result(
+                    401, "Sign in first (SWITCHBOARD_DASHBOARD_TOKEN)."
+                )
             form = await request.post()
             if not self.access.csrf_ok(request, form.get(CSRF_FIELD)):
                 self._audit(action, Done(403, "", "refused: csrf"))

@@ -6,8 +6,15 @@ restart logs everyone out), which expires after SESSION_SECONDS and ends at logo
 the cookie is HttpOnly, SameSite=Strict, and `Secure` when SWITCHBOARD_COOKIE_SECURE
 says so (never because a client sent a header). Without a token the dashboard is
 open, which settings allow only on a loopback bind, and answers only requests whose
-`Host` names that bind: a web page cannot reach it through a name it rebinds to
-127.0.0.1 (DNS rebinding).
+`Host` names that bind (a web page cannot reach it through a name it rebinds to
+127.0.0.1: DNS rebinding) and that carry no proxy header (`Forwarded`,
+`X-Forwarded-For`, `X-Forwarded-Host`, `X-Real-IP`): a reverse proxy connects from
+loopback, and with its default `Host` (nginx's `$proxy_host`, Apache's
+`ProxyPreserveHost Off`) names the bind, so without that check it would open the
+dashboard to whoever reaches the proxy.
+
+Failed sign-ins (a wrong token at the login form or as a bearer header) are counted
+per client address (bot/ops/throttle.py): past a few a minute, that address gets 429.
 
 Every form carries a CSRF token: an HMAC of the session id (or of "open" without a
 token) under a key made at start; a post without the right one changes nothing.
@@ -19,16 +26,21 @@ from __future__ import annotations
 import hashlib
 import hmac
 import ipaddress
+import math
 import secrets
 import time
 
 from aiohttp import web
+
+from bot.ops.throttle import Throttle
 
 COOKIE = "switchboard_session"
 SESSION_SECONDS = 12 * 3600
 MAX_SESSIONS = 1000
 CSRF_FIELD = "csrf"
 _OPEN = "open"
+#: headers a reverse proxy adds: a request carrying one did not come from this machine
+PROXY_HEADERS = ("Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Real-IP")
 
 
 class Access:
@@ -40,6 +52,7 @@ class Access:
         self._csrf_key = secrets.token_bytes(32)
         self._hosts = _loopback_names(host, port)
         self.secure = secure
+        self.failures = Throttle()
 
     @property
     def open(self) -> bool:
@@ -47,17 +60,29 @@ class Access:
 
     # -- who is asking -----------------------------------------------------------------
     def allowed(self, request: web.Request) -> bool:
-        """A token holder, or anyone at the loopback bind when there is no token."""
+        """A token holder, or, when there is no token, a request made on this machine to
+        the loopback bind. A wrong bearer token counts as a failed sign-in."""
         if self._token is None:
-            return self.host_ok(request)
+            return self.host_ok(request) and not self.forwarded(request)
         header = request.headers.get("Authorization", "")
         if header[:7].lower() == "bearer ":
-            return self.token_matches(header[7:].strip())
+            if self.token_matches(header[7:].strip()):
+                return True
+            self.failures.failed(client(request))
+            return False
         return self._session(request) is not None
 
     def host_ok(self, request: web.Request) -> bool:
         """The `Host` names the loopback bind (always true with a token)."""
         return self._token is not None or request.host.lower() in self._hosts
+
+    def forwarded(self, request: web.Request) -> bool:
+        """Without a token: the request came through a proxy (always false with one)."""
+        return self._token is None and any(h in request.headers for h in PROXY_HEADERS)
+
+    def throttled(self, request: web.Request) -> float:
+        """Seconds until this client may try a token again (0: now)."""
+        return self.failures.wait(client(request))
 
     def token_matches(self, given: str) -> bool:
         return self._token is not None and hmac.compare_digest(given.encode(), self._token)
@@ -101,6 +126,41 @@ class Access:
 
     def csrf_ok(self, request: web.Request, given: object) -> bool:
         return isinstance(given, str) and hmac.compare_digest(given, self.csrf(request))
+
+
+WRONG_HOST = (
+    "403: without SWITCHBOARD_DASHBOARD_TOKEN the dashboard answers only at its loopback "
+    "address (http://127.0.0.1:<port>/); the Host of this request names something else."
+)
+FORWARDED = (
+    "403: this request came through a proxy, and without SWITCHBOARD_DASHBOARD_TOKEN the "
+    "dashboard answers only on its own machine; set the token to serve it behind a proxy."
+)
+THROTTLED = "429: too many wrong tokens from this address; try again in {seconds} s."
+_NO_STORE = {"Cache-Control": "no-store"}
+
+
+def refusal(access: Access, request: web.Request) -> web.Response | None:
+    """The 403 of an open dashboard asked through a proxy or by another name, else None."""
+    if access.forwarded(request):
+        return web.Response(status=403, text=FORWARDED, headers=_NO_STORE)
+    if not access.host_ok(request):
+        return web.Response(status=403, text=WRONG_HOST, headers=_NO_STORE)
+    return None
+
+
+def throttled_response(wait: float) -> web.Response:
+    seconds = max(1, math.ceil(wait))
+    return web.Response(
+        status=429, text=THROTTLED.format(seconds=seconds),
+        headers={"Retry-After": str(seconds), **_NO_STORE},
+    )  # fmt: skip
+
+
+def client(request: web.Request) -> str:
+    """The address the connection came from: a proxy's own, never a header a client
+    could write (behind a proxy every client shares the proxy's count)."""
+    return request.remote or "unknown"
 
 
 def _loopback_names(host: str, port: int) -> frozenset[str]:

@@ -15,7 +15,7 @@ from aiohttp import web
 from bot.ops import views
 from bot.ops.assets import SCRIPT, STYLE
 from bot.ops.audit_view import audit_page
-from bot.ops.auth import CSRF_FIELD, Access
+from bot.ops.auth import CSRF_FIELD, Access, client, refusal, throttled_response
 from bot.ops.charts import charts
 from bot.ops.html import Markup, esc, page
 from bot.ops.live import LiveEvents
@@ -25,10 +25,6 @@ if TYPE_CHECKING:
     from bot.app import App
 
 NO_STORE = {"Cache-Control": "no-store"}
-WRONG_HOST = (
-    "403: without SWITCHBOARD_DASHBOARD_TOKEN the dashboard answers only at its loopback "
-    "address (http://127.0.0.1:<port>/); the Host of this request names something else."
-)
 
 
 class Dashboard:
@@ -55,10 +51,14 @@ class Dashboard:
 
     def _guard(self, handler: Handler) -> Handler:
         async def guarded(request: web.Request) -> web.StreamResponse:
+            wait = self.access.throttled(request)
+            if wait:
+                return throttled_response(wait)
             if self.access.allowed(request):
                 return await handler(request)
-            if not self.access.host_ok(request):
-                return web.Response(status=403, text=WRONG_HOST, headers=NO_STORE)
+            refused = refusal(self.access, request)
+            if refused is not None:
+                return refused
             if "Authorization" in request.headers or "text/html" not in request.headers.get(
                 "Accept", ""
             ):
@@ -120,9 +120,13 @@ class Dashboard:
         return _html(_login_page())
 
     async def login(self, request: web.Request) -> web.StreamResponse:
+        wait = self.access.throttled(request)
+        if wait:
+            return throttled_response(wait)
         form = await request.post()
         given = form.get("token")
         if not isinstance(given, str) or not self.access.token_matches(given.strip()):
+            self.access.failures.failed(client(request))
             return _html(_login_page("That token is not right."), status=401)
         response = web.HTTPSeeOther("/")
         self.access.log_in(response)

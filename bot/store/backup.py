@@ -6,7 +6,11 @@ it refuses while any bot runs there, and a bot does not start during a restore.
 A backup is the data dir's tree: every SQLite file copied by SQLite's online backup (a
 consistent copy while the bot writes; the WAL's pages included), append-only logs
 (`*.jsonl`, `*.log`) up to their last complete line, every other file as it is; derived
-search indexes and the copies kept before migrations are left out. With the state in
+search indexes and the copies kept before migrations are left out. A backup holds every
+transcript, so it is its owner's alone: directories 0700, files 0600, whatever the umask;
+a symbolic link is never followed (left out of a backup; a backup holding one is refused
+by `restore`, which would otherwise copy whatever the link points at into the data
+dir). With the state in
 PostgreSQL, backup and restore carry the files only, and say the `pg_dump` / `pg_restore`
 line that carries the database (`pg_line`: the URL without its password).
 """
@@ -14,6 +18,7 @@ line that carries the database (`pg_line`: the URL without its password).
 from __future__ import annotations
 
 import fcntl
+import os
 import shlex
 import shutil
 import sqlite3
@@ -34,6 +39,8 @@ _SQLITE_MAGIC = b"SQLite format 3\x00"
 _LINE_FILES = (".jsonl", ".log")
 #: SQLite's side files, the lock, derived indexes (rebuilt), safety copies
 _LEFT_OUT = ("-wal", "-shm", "-journal", ".part", ".bak", LOCK, ".search.sqlite", PG_DUMP)
+DIR_MODE = 0o700
+FILE_MODE = 0o600
 
 
 class BackupError(SettingsError):
@@ -65,33 +72,76 @@ def backup(data_dir: Path, dest: Path, *, sqlite: bool = True) -> int:
         raise BackupError(f"no Switchboard data in {data_dir} (no {DB}): nothing to back up")
     if dest.resolve().is_relative_to(data_dir.resolve()):
         raise BackupError(f"{dest} is inside the data dir {data_dir}: give a directory outside")
-    try:
-        dest.mkdir(parents=True)
-    except FileExistsError:
-        raise BackupError(f"{dest} exists: a backup goes to a new directory") from None
+    if dest.exists() or dest.is_symlink():
+        raise BackupError(f"{dest} exists: a backup goes to a new directory")
+    _private_dir(dest)  # and the parents it creates
     return sum(_copy(src, dest / src.relative_to(data_dir)) for src in _state_files(data_dir))
 
 
 def _state_files(root: Path) -> Iterator[Path]:
-    for path in sorted(root.rglob("*")):
-        if path.is_file() and not path.name.endswith(_LEFT_OUT):
-            yield path
+    """Regular files below `root`, symbolic links (to files or folders) left out."""
+    for folder, dirs, names in os.walk(root):  # never follows a link to a folder
+        dirs.sort()
+        here = Path(folder)
+        for name in sorted(names):
+            path = here / name
+            if not path.is_symlink() and path.is_file() and not name.endswith(_LEFT_OUT):
+                yield path
+
+
+def _links(root: Path) -> list[Path]:
+    return [
+        Path(folder) / name
+        for folder, dirs, names in os.walk(root)
+        for name in [*dirs, *names]
+        if (Path(folder) / name).is_symlink()
+    ]
+
+
+def _private_dir(path: Path) -> None:
+    """`path` and its missing parents up to an existing one, made 0700 (umask aside)."""
+    if path.is_dir():
+        return
+    _private_dir(path.parent)
+    path.mkdir(mode=DIR_MODE, exist_ok=True)
+    path.chmod(DIR_MODE)
 
 
 def _copy(src: Path, dest: Path) -> bool:
     """One file; False when it vanished meanwhile (a temporary file renamed)."""
-    dest.parent.mkdir(parents=True, exist_ok=True)
+    _private_dir(dest.parent)
     try:
         if _is_sqlite(src):
             _sqlite_copy(src, dest)
         elif src.suffix in _LINE_FILES:
             data = src.read_bytes()
-            dest.write_bytes(data[: data.rfind(b"\n") + 1])
+            _write_private(dest, data[: data.rfind(b"\n") + 1])
         else:
-            shutil.copy2(src, dest)
+            _copy_private(src, dest)
     except FileNotFoundError:
         return False
+    dest.chmod(FILE_MODE)
     return True
+
+
+def _create_private(dest: Path) -> int:
+    """A new file created 0600 (never readable by others, not for a moment)."""
+    return os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, FILE_MODE)
+
+
+def _write_private(dest: Path, data: bytes) -> None:
+    with os.fdopen(_create_private(dest), "wb") as handle:
+        handle.write(data)
+
+
+def _copy_private(src: Path, dest: Path) -> None:
+    """`src` (never through a link) into a new 0600 file, its times kept."""
+    with (
+        os.fdopen(os.open(src, os.O_RDONLY | os.O_NOFOLLOW), "rb") as source,
+        os.fdopen(_create_private(dest), "wb") as target,
+    ):
+        shutil.copyfileobj(source, target)
+    shutil.copystat(src, dest, follow_symlinks=False)
 
 
 def _is_sqlite(path: Path) -> bool:
@@ -112,11 +162,17 @@ def restore(source: Path, data_dir: Path, *, sqlite: bool = True) -> int:
     """Put a backup back into `data_dir` (created if missing); files restored. The data
     dir's database, if any, is kept as `switchboard.db.before-restore.bak`. `sqlite`:
     as for `backup` (False: the files only)."""
+    if source.is_symlink() or (source.is_dir() and _links(source)):
+        link = source if source.is_symlink() else _links(source)[0]
+        raise BackupError(
+            f"{link} is a symbolic link: a backup holds none, so this one was changed "
+            "after it was made; nothing was restored"
+        )
     if sqlite:
         _check_backup(source)
     elif not source.is_dir():
         raise BackupError(f"{source} is not a Switchboard backup (no such directory)")
-    data_dir.mkdir(parents=True, exist_ok=True)
+    _private_dir(data_dir)
     with (data_dir / LOCK).open("a+") as handle:
         if not _lock(handle, fcntl.LOCK_EX):
             raise BackupError(f"a bot is running on {data_dir}: stop it, then restore")
@@ -174,7 +230,9 @@ def _drop_derived(data_dir: Path) -> None:
 
 
 def _put(src: Path, dest: Path) -> None:
-    dest.parent.mkdir(parents=True, exist_ok=True)
+    _private_dir(dest.parent)
     part = dest.with_name(dest.name + ".part")
-    shutil.copy2(src, part)
+    part.unlink(missing_ok=True)
+    _copy_private(src, part)
+    part.chmod(FILE_MODE)
     part.replace(dest)

@@ -34,7 +34,7 @@ from bot.inbox.human import HumanNode
 from bot.store.core import Store
 from bot.triggers import heartbeat
 from bot.triggers.fire import SCHEDULER, Firing, Shot, Spawn
-from bot.triggers.jobstore import BatchedJobStore
+from bot.triggers.jobstore import BatchedJobStore, Generation
 from bot.triggers.model import (
     DEFAULT_GRACE_SECONDS,
     TriggerSpec,
@@ -96,6 +96,9 @@ class TriggerEngine:
         self.idle_watch = IdleWatch(self._fire_soon)
         self.scheduler: AsyncIOScheduler | None = None
         self._jobs: BatchedJobStore | None = None
+        #: the lease generation this node leads with, which the job store's writes are
+        #: fenced by on PostgreSQL (set by the app once its node exists)
+        self.generation: Generation | None = None
         self._internal: dict[str, tuple[str, str, Internal]] = {}
         self._batch: list[Due] = []
         self._unsubscribe: list[Callable[[], None]] = []
@@ -104,7 +107,7 @@ class TriggerEngine:
     def start(self) -> None:
         """Open the job store, reconcile jobs with the trigger rows and config, run."""
         self.scheduler, self._jobs = make_scheduler(
-            self.settings.database, self._dispatch, self._on_missed
+            self.settings.database, self._dispatch, self._on_missed, self.generation
         )
         self.scheduler.start(paused=True)  # job changes below go straight to the store
         ConfigTriggers(self, self.job_ids()).reconcile(self.settings)

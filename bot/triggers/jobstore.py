@@ -7,12 +7,24 @@ these few statements. The updates and deletions the scheduler makes while proces
 due jobs are collected and written in one transaction before the next read. When 1,000
 jobs are due in the same second this turns 1,000 commits into one; nothing can run in
 between (processing is synchronous and ends with a read), so durability is as before.
+
+On PostgreSQL the job store has a session of its own, which the lease's fencing (the
+store's session ended by the server, bot/store/lease.py) does not reach. So it is fenced
+by the lease's generation: every write transaction first reads the `leader` row `FOR
+SHARE` and goes on only while its generation is the one this node won (a new leader's
+take waits for such a transaction to end, so none lands after it); the due jobs are read
+only then too. Once it finds another generation it writes and runs nothing more (the node
+learns of its loss at its next beat and starts over): a frozen leader that wakes up
+neither runs a reminder nor deletes the one-shot row the new leader will run.
 """
 
 from __future__ import annotations
 
+import logging
 import pickle
 import sqlite3
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
@@ -31,15 +43,29 @@ CREATE INDEX IF NOT EXISTS ix_{TABLE}_next_run_time ON {TABLE} (next_run_time);
 #: the same table in PostgreSQL (FLOAT is double precision there too)
 PG_SCHEMA = SCHEMA.replace("BLOB", "BYTEA")
 SELECT = f"SELECT id, job_state FROM {TABLE}"
+LEADER = "SELECT generation FROM leader WHERE name = 'bot' FOR SHARE"
+
+log = logging.getLogger(__name__)
+#: the generation this node leads with (None: it does not lead)
+Generation = Callable[[], int | None]
+
+
+class JobStoreFenced(RuntimeError):
+    """This node no longer leads: the job store writes nothing more."""
 
 
 class BatchedJobStore(BaseJobStore):
-    def __init__(self, where: Database) -> None:
+    def __init__(self, where: Database, generation: Generation | None = None) -> None:
         super().__init__()
         self.db = _connect(where)
         self._schema = PG_SCHEMA if is_postgres(where) else SCHEMA
         self._updates: dict[str, tuple[float | None, bytes, str]] = {}
         self._removals: set[str] = set()
+        #: PostgreSQL: whose generation may write (SQLite: one process, nothing to fence;
+        #: none given: a store opened outside a node, by a tool or a test)
+        self._generation = generation if is_postgres(where) else None
+        #: why this store writes no more (None: it may)
+        self.fenced: str | None = None
 
     def start(self, scheduler: Any, alias: str) -> None:
         super().start(scheduler, alias)
@@ -53,7 +79,10 @@ class BatchedJobStore(BaseJobStore):
     def add_job(self, job: Job) -> None:
         self.flush()
         try:
-            self.db.execute(f"INSERT INTO {TABLE} VALUES (?, ?, ?)", (job.id, *self._row(job)))
+            with self._writing() as ours:
+                if not ours:
+                    raise JobStoreFenced(f"job {job.id} not added: {self.fenced}")
+                self.db.execute(f"INSERT INTO {TABLE} VALUES (?, ?, ?)", (job.id, *self._row(job)))
         except sqlite3.IntegrityError:
             raise ConflictingIdError(job.id) from None
 
@@ -66,23 +95,47 @@ class BatchedJobStore(BaseJobStore):
 
     def remove_all_jobs(self) -> None:
         self._updates, self._removals = {}, set()
-        self.db.execute(f"DELETE FROM {TABLE}")
+        with self._writing() as ours:
+            if ours:
+                self.db.execute(f"DELETE FROM {TABLE}")
 
     def flush(self) -> None:
         if not self._updates and not self._removals:
             return
         updates, removals = list(self._updates.values()), [(i,) for i in self._removals]
         self._updates, self._removals = {}, set()
-        self.db.execute("BEGIN IMMEDIATE")
-        try:
+        with self._writing() as ours:
+            if not ours:
+                return  # a stale leader's changes are dropped: the new leader's stand
             self.db.executemany(
                 f"UPDATE {TABLE} SET next_run_time = ?, job_state = ? WHERE id = ?", updates
             )
             self.db.executemany(f"DELETE FROM {TABLE} WHERE id = ?", removals)
+
+    @contextmanager
+    def _writing(self) -> Iterator[bool]:
+        """A write transaction; it yields whether this node may write (still leads)."""
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            ours = self._leads()
+            yield ours
         except BaseException:
             self.db.execute("ROLLBACK")
             raise
-        self.db.execute("COMMIT")
+        self.db.execute("COMMIT" if ours else "ROLLBACK")
+
+    def _leads(self) -> bool:
+        """SQLite: always. PostgreSQL: the `leader` row (share-locked while the caller's
+        transaction lasts) holds the generation this node won; once not, never again."""
+        if self._generation is None:
+            return True
+        if self.fenced is None:
+            mine = self._generation()
+            row = self.db.execute(LEADER).fetchone()
+            if mine is None or row is None or int(row[0]) != mine:
+                self.fenced = f"generation {mine} no longer leads (the leader row says {row})"
+                log.warning("the scheduler's job store is fenced: %s", self.fenced)
+        return self.fenced is None
 
     # -- reads: every one sees the collected changes first ---------------------------
     def lookup_job(self, job_id: str) -> Job | None:
@@ -92,6 +145,10 @@ class BatchedJobStore(BaseJobStore):
         return self._job(found[0]) if found else None
 
     def get_due_jobs(self, now: datetime) -> list[Job]:
+        """The jobs to run now; none once this node no longer leads."""
+        self.flush()
+        if self._generation is not None and not self._leads():
+            return []
         stamp = datetime_to_utc_timestamp(now)
         return self._jobs(f"{SELECT} WHERE next_run_time <= ? ORDER BY next_run_time", (stamp,))
 
@@ -130,7 +187,9 @@ class BatchedJobStore(BaseJobStore):
                 self._logger.exception('Unable to restore job "%s" -- removing it', job_id)
                 failed.append((job_id,))
         if failed:
-            self.db.executemany(f"DELETE FROM {TABLE} WHERE id = ?", failed)
+            with self._writing() as ours:
+                if ours:
+                    self.db.executemany(f"DELETE FROM {TABLE} WHERE id = ?", failed)
         return jobs
 
 

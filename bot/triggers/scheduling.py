@@ -19,7 +19,7 @@ from apscheduler.executors.asyncio import AsyncIOExecutor
 from apscheduler.job import Job
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
-from bot.triggers.jobstore import BatchedJobStore
+from bot.triggers.jobstore import BatchedJobStore, Generation
 from config.settings import Database
 
 #: at most this many runs of one job at once (a slow heartbeat overlapping itself)
@@ -63,9 +63,12 @@ class FireTimeExecutor(AsyncIOExecutor):
 
 
 def make_scheduler(
-    where: Database, dispatch: Dispatch, on_missed: Callable[[JobExecutionEvent], None]
+    where: Database,
+    dispatch: Dispatch,
+    on_missed: Callable[[JobExecutionEvent], None],
+    generation: Generation | None = None,
 ) -> tuple[AsyncIOScheduler, BatchedJobStore]:
-    jobs = BatchedJobStore(where)
+    jobs = BatchedJobStore(where, generation)
     scheduler = AsyncIOScheduler(
         jobstores={"default": jobs},
         executors={"default": FireTimeExecutor(dispatch)},

@@ -1,0 +1,49 @@
+"""Failed sign-ins per client address: a few a minute, then a wait.
+
+A sliding window per address: `failed(who)` notes a wrong token, `wait(who)` says how
+many seconds until that address may try again (0 while it has fewer than `limit`
+failures in the last `window` seconds). With tokens of at least 8 characters a guesser
+then needs centuries; the operator who typed a token wrong waits a minute at most. The
+table is bounded (the oldest address is forgotten first), so a flood of addresses
+cannot grow it without end.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Callable
+
+LIMIT = 5
+WINDOW_SECONDS = 60.0
+MAX_CLIENTS = 10_000
+
+
+class Throttle:
+    def __init__(
+        self,
+        limit: int = LIMIT,
+        window: float = WINDOW_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.limit = limit
+        self.window = window
+        self.clock = clock
+        self._failures: dict[str, deque[float]] = {}
+
+    def failed(self, who: str) -> None:
+        times = self._failures.pop(who, None) or deque(maxlen=self.limit)
+        times.append(self.clock())
+        self._failures[who] = times  # re-inserted: the newest failure is last
+        while len(self._failures) > MAX_CLIENTS:
+            del self._failures[next(iter(self._failures))]
+
+    def wait(self, who: str) -> float:
+        times = self._failures.get(who)
+        if times is None or len(times) < self.limit:
+            return 0.0
+        left = times[0] + self.window - self.clock()
+        if left <= 0:
+            del self._failures[who]
+            return 0.0
+        return left
