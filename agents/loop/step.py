@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from bot.core.messages import BusMessage, Outbound, Target
+from bot.core.messages import FROM_PERSON, BusMessage, Outbound, Target
+from bot.inbox.people import platform_id
 
 
 @dataclass(slots=True)
@@ -37,7 +38,27 @@ class Step:
     workspace: str | None = None
     #: a person approved this call's reach outside its conversation (bot/inbox/scope.py)
     crossing_approved: bool = False
+    #: the person whose message the step handles (resolved name, platform id): a gated
+    #: call's requester; None: nobody's message (the conversation's last speaker counts)
+    person: str | None = None
+    person_id: str | None = None
+    #: everyone who spoke to the agent since its task started (names and platform ids):
+    #: none of them may approve its calls unless listed as an approver
+    involved: tuple[str, ...] = ()
 
     @property
     def speaker_id(self) -> str:
         return self.speaker.lower()
+
+
+def asker_of(msg: BusMessage) -> tuple[str, str | None] | None:
+    """(person, platform id) of a person's message; None for an agent's or a trigger's."""
+    if msg.kind not in FROM_PERSON:
+        return None
+    meta = msg.meta
+    sender = str(meta.get("sender_id") or "")
+    ident = meta.get("person_id") or (
+        platform_id(str(meta["channel"]), sender) if meta.get("channel") and sender else None
+    )
+    name = meta.get("person") or sender or None
+    return (str(name), ident) if name else None

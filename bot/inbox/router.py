@@ -2,8 +2,10 @@
 
 1. `@Name ...` (after the bot's own mention, which the channel strips) goes to the
    worker Name, case-insensitive; `@coordinator` to the coordinator; `@all`, `@*`
-   or a leading `*` to everyone. `@Name` for no such worker is an error naming the
-   workers that exist.
+   or a leading `*` to the coordinator and every worker of this conversation.
+   `@Name` for no such worker is an error naming this conversation's workers; for a
+   worker of another conversation (bot/inbox/places.py) it is refused: the person is
+   told it is not their worker, and nothing reaches it.
 2. Otherwise, a reply inside the thread of a worker's open question goes to that
    worker as the answer (an exact platform reference, such as an email's
    In-Reply-To, wins over a shared thread; among several, the latest question).
@@ -22,7 +24,8 @@ from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
 from bot.core.messages import COORDINATOR, Inbound
-from bot.core.notices import no_such_worker
+from bot.core.notices import no_such_worker, not_your_worker
+from bot.inbox.places import Origin, reaches
 from bot.store.core import QuestionRow
 
 
@@ -49,6 +52,8 @@ class Route:
     broadcast: bool = False
     #: `new` / `/new`: the coordinator archives this conversation and starts afresh
     fresh: bool = False
+    #: `@Name` of another conversation's worker: refused (its id), nothing delivered
+    refused: str | None = None
 
 
 class Directory:
@@ -58,14 +63,25 @@ class Directory:
 
     def __init__(self) -> None:
         self.workers: dict[str, str] = {}  # id (lower case) -> display name
+        self.origins: dict[str, Origin] = {}  # id -> where its task was asked
         self.questions: dict[str, QuestionRow] = {}
         self._of_worker: dict[str, set[str]] = {}  # worker -> ids of its questions
         self._by_ref: dict[str, set[str]] = {}  # platform reference -> question ids
         #: conversation or reference -> ids of the questions asked or posted there
         self._by_place: dict[str, set[str]] = {}
 
-    def names(self) -> list[str]:
-        return sorted(self.workers.values(), key=str.lower)
+    def names(self, ids: Iterable[str] | None = None) -> list[str]:
+        chosen = self.workers if ids is None else {i: self.workers[i] for i in ids}
+        return sorted(chosen.values(), key=str.lower)
+
+    def reaches(self, msg: Inbound, worker: str) -> bool:
+        """Whether `msg` may reach `worker`: from its own conversation's places only."""
+        asked = [p for q in self.of_worker(worker) for p in (q.conversation, *q.refs) if p]
+        return reaches(msg, self.origins.get(worker), asked)
+
+    def mine(self, msg: Inbound) -> list[str]:
+        """The workers `msg`'s conversation may reach (`@all`, the names it is told)."""
+        return [w for w in self.workers if self.reaches(msg, w)]
 
     def add_question(self, q: QuestionRow) -> None:
         self.questions[q.id] = q
@@ -123,17 +139,20 @@ def route(msg: Inbound, directory: Directory) -> Route:
         return Route([COORDINATOR], text, fresh=True)
     star = _STAR.match(text)
     if star:
-        return Route([COORDINATOR, *directory.workers], star.group(1).strip(), broadcast=True)
+        return Route([COORDINATOR, *directory.mine(msg)], star.group(1).strip(), broadcast=True)
     addressed = _ADDRESS.match(text)
     if addressed:
         name, rest = addressed.group(1).lower(), addressed.group(2).strip()
         if name in BROADCAST_NAMES:
-            return Route([COORDINATOR, *directory.workers], rest, broadcast=True)
+            return Route([COORDINATOR, *directory.mine(msg)], rest, broadcast=True)
         if name == COORDINATOR:
             return Route([COORDINATOR], rest)
+        if name in directory.workers and not directory.reaches(msg, name):
+            return Route(error=not_your_worker(directory.workers[name]), refused=name)
         if name in directory.workers:
             return Route([name], rest, _question_of(name, directory))
-        return Route(error=no_such_worker(addressed.group(1), directory.names()))
+        mine = directory.names(directory.mine(msg))
+        return Route(error=no_such_worker(addressed.group(1), mine))
     question = directory.answered_by(msg)
     if question is not None:
         return Route([question.worker], text, question)

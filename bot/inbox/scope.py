@@ -25,6 +25,7 @@ from typing import Literal, Protocol, runtime_checkable
 from bot.core.events import EventLog
 from bot.core.messages import Target
 from bot.inbox.people import People
+from bot.inbox.places import same_place
 from bot.store.core import Store
 
 Mode = Literal["approval", "deny"]
@@ -142,7 +143,7 @@ class Scope:
         channel serves it: the tool says it cannot read there). A target open to send to
         (SWITCHBOARD_HOME, a `[[schedules]]` one) is open to read only where nobody asks
         (the operator's own triggers); `readable` ones (SWITCHBOARD_TARGETS) always."""
-        if target.kind not in self.channels or _same_place(target, here):
+        if target.kind not in self.channels or same_place(target, here):
             return None
         text = _canon(str(target))
         if text in self.readable or (asker.person is None and text in self.open_targets):
@@ -199,7 +200,7 @@ class Scope:
     # -- the parts ---------------------------------------------------------------------
     def _open(self, asker: Asker, target: Target, here: Target | None) -> bool:
         text = _canon(str(target))
-        if target.kind in _LOCAL or _same_place(target, here) or text in self.open_targets:
+        if target.kind in _LOCAL or same_place(target, here) or text in self.open_targets:
             return True
         if target.address in asker.ids_on(target.kind) or _low(target) in _lows(asker, target):
             return True  # the asking person themself
@@ -260,17 +261,3 @@ def _lows(asker: Asker, target: Target) -> list[str]:
 
 def _eq(kind: str, a: str, b: str) -> bool:
     return a.lower() == b.lower() if kind == "email" else a == b
-
-
-def _same_place(target: Target, here: Target | None) -> bool:
-    """The current conversation: its own target, or its channel (another thread of it
-    is a place the person is in, but the whole channel is checked like any other)."""
-    if here is None:
-        return False
-    if target.kind == "email" and here.kind == "email":
-        return target.address.lower() == here.address.lower()
-    return (
-        target.kind == here.kind
-        and target.address == here.address
-        and (target.thread in (None, here.thread) or here.thread is None)
-    )

@@ -25,6 +25,7 @@ from bot.core.events import EventLog
 from bot.core.messages import COORDINATOR, BusMessage, Outbound, Target
 from bot.core.notices import NO_TRIGGER_TARGET, SYSTEM_SPEAKER, trigger_failed, where_to
 from bot.inbox.human import HumanNode
+from bot.inbox.places import TRIGGER_CONVERSATION
 from bot.store.core import Store
 from bot.triggers.model import ONE_SHOT
 from bot.triggers.rows import TriggerRow
@@ -69,7 +70,7 @@ class Firing:
         return where_to(row.spec.deliver_to, row.origin_target, home=self.human.home)
 
     def conversation_of(self, row: TriggerRow) -> str:
-        return row.conversation or f"trigger:{row.id}"
+        return row.conversation or f"{TRIGGER_CONVERSATION}{row.id}"
 
     def fire(self, row: TriggerRow, fire_key: str, note: str = "") -> bool:
         """Claim the run and act. False when this fire key was handled before."""

@@ -15,6 +15,7 @@ _MCP = ("reason", "server", "tools")
 _TRIGGER_ENDED = ("trigger_id",)
 
 KNOWN_EVENTS: dict[str, tuple[str, ...]] = {
+    "access.refused": ("action", "conversation", "outcome", "person", "person_id", "resource"),
     "agent.started": ("inbound", "mail", "pid", "workers"),
     "approval.decided": (
         "approval_id",
