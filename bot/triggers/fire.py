@@ -149,7 +149,9 @@ class Firing:
             if target is None:
                 raise FireError(NO_TRIGGER_TARGET)
             speaker = row.created_by if row.source == "tool" else SCHEDULER
-            self.human.say(Outbound(speaker, target, text, row.conversation))
+            # tagged: the post's `message.sent` never fires this trigger again
+            meta = {"trigger_id": row.id}
+            self.human.say(Outbound(speaker, target, text, row.conversation, meta=meta))
         elif row.spec.agent.lower() == COORDINATOR:
             self.bus.send(self._task(COORDINATOR, row, text, target))
         else:

@@ -92,7 +92,7 @@ KNOWN_EVENTS: dict[str, tuple[str, ...]] = {
         "to",
     ),
     "message.refused": ("channel", "reason"),
-    "message.sent": ("id", "kind", "target"),
+    "message.sent": ("conversation", "id", "kind", "target", "trigger_id"),
     "node.clock": ("node", "offset"),
     "node.leads": ("node", "role"),
     "node.lost": ("node", "reason"),
