@@ -8,7 +8,8 @@ link is kept in the store. Anyone else is a person named by their platform id.
 A person's time zone is the one they stated ("I'm in Berlin"; kept in the store),
 else their `[[people]]` entry's, else `SWITCHBOARD_TIMEZONE`. The directory also
 remembers who spoke last in each conversation, so tools that act for "the person
-of this conversation" (a reminder's time zone) know whom they serve.
+of this conversation" (a reminder's time zone) know whom they serve: in the store
+for every conversation, in memory for the latest ones (never forgotten: review #8).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from functools import lru_cache
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from bot.core.messages import Sender
+from bot.inbox.places import operator_conversation
 from bot.store.core import Store
 from config.entries import PersonConfig
 
@@ -169,21 +171,38 @@ class People:
     def _remember(self, where: dict[str, str], prefix: str, conversation: str, value: str) -> None:
         if where.get(conversation) == value:
             return
-        if len(where) >= _SPEAKERS_MAX and conversation not in where:
-            where.pop(next(iter(where)))
-        where[conversation] = value
+        _keep(where, conversation, value)
         if self.store is not None:
             self.store.set_kv(prefix + conversation, value)
 
+    def _recall(self, where: dict[str, str], prefix: str, conversation: str | None) -> str | None:
+        """Who spoke last, from memory, else from the store: the memory keeps the latest
+        `_SPEAKERS_MAX` conversations, the store every one, so a speaker pushed out of
+        memory (by thousands of cheap messages) is never forgotten (review #8)."""
+        found = where.get(conversation or "")
+        if found is not None or not conversation or operator_conversation(conversation):
+            return found  # the operator's own work has no speaker: no lookup
+        found = self.store.get_kv(prefix + conversation) if self.store is not None else None
+        if found is not None:
+            _keep(where, conversation, found)
+        return found
+
     def speaker_id_of(self, conversation: str | None) -> str | None:
         """The platform id of who spoke last in `conversation` (`slack:U123`)."""
-        return self._speaker_ids.get(conversation or "")
+        return self._recall(self._speaker_ids, _SPEAKER_ID_KEY, conversation)
 
     def speaker_of(self, conversation: str | None) -> Person | None:
-        name = self._speakers.get(conversation or "")
+        name = self._recall(self._speakers, _SPEAKER_KEY, conversation)
         if name is None:
             return None
         return Person(name, self.zone_of(name), listed=name.lower() in self._entries)
+
+
+def _keep(where: dict[str, str], conversation: str, value: str) -> None:
+    """Into the bounded memory: the oldest entry leaves (the store still holds it)."""
+    if len(where) >= _SPEAKERS_MAX and conversation not in where:
+        where.pop(next(iter(where)))
+    where[conversation] = value
 
 
 def _valid(zone: str) -> bool:
