@@ -15,6 +15,7 @@ for every conversation, in memory for the latest ones (never forgotten: review #
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
@@ -28,6 +29,9 @@ _ZONE_KEY = "people:zone:"
 _LINK_KEY = "people:link:"
 _SPEAKER_KEY = "people:speaker:"
 _SPEAKER_ID_KEY = "people:speaker-id:"
+#: `people:in:<platform id>\x1f<conversation>`: the conversations a person spoke in
+_IN_KEY = "people:in:"
+_SEP = "\x1f"
 _SPEAKERS_MAX = 10_000
 
 
@@ -88,6 +92,7 @@ class People:
             self._links = store.kv_prefixed(_LINK_KEY)
         self._speakers: dict[str, str] = {}
         self._speaker_ids: dict[str, str] = {}
+        self._in: set[tuple[str, str]] = set()  # (platform id, conversation) written
         if store is not None:  # who spoke last where, across restarts (reminders' zones)
             self._speakers = store.kv_prefixed(_SPEAKER_KEY)
             self._speaker_ids = store.kv_prefixed(_SPEAKER_ID_KEY)
@@ -167,6 +172,28 @@ class People:
         self._remember(self._speakers, _SPEAKER_KEY, conversation, name)
         if ident is not None:
             self._remember(self._speaker_ids, _SPEAKER_ID_KEY, conversation, ident)
+            self._joined(ident, conversation)
+
+    def _joined(self, ident: str, conversation: str) -> None:
+        """Record once that `ident` spoke in `conversation` (what is theirs to see)."""
+        if (ident, conversation) in self._in:
+            return
+        if len(self._in) >= _SPEAKERS_MAX:
+            self._in.clear()  # only a cache of what the store holds: rewritten at worst
+        self._in.add((ident, conversation))
+        if self.store is not None:
+            self.store.set_kv(f"{_IN_KEY}{ident}{_SEP}{conversation}", "1")
+
+    def conversations_of(self, idents: Iterable[str]) -> set[str]:
+        """Every conversation any of these platform ids spoke in (`slack:U123`)."""
+        wanted = set(idents)
+        found = {c for i, c in self._in if i in wanted}
+        # and where they spoke last (what a data dir from before `people:in:` holds)
+        found |= {c for c, i in self._speaker_ids.items() if i in wanted}
+        if self.store is not None:
+            for ident in wanted:
+                found |= set(self.store.kv_prefixed(f"{_IN_KEY}{ident}{_SEP}"))
+        return found
 
     def _remember(self, where: dict[str, str], prefix: str, conversation: str, value: str) -> None:
         if where.get(conversation) == value:

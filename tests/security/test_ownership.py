@@ -367,3 +367,38 @@ def test_g1_an_approved_ask_human_grants_that_call_alone() -> None:
     assert not scope.granted("slack:C1/1.1", "read_channel", "slack:CSECRET", args_digest(read))
     other = {**question, "question": "and the salaries?"}
     assert not scope.granted("slack:C1/1.1", "ask_human", "slack:CSECRET", args_digest(other))
+
+
+# -- finding 6: /switchboard status and the App Home -----------------------------------
+async def test_h1_status_and_home_show_a_member_only_her_own_conversations(
+    tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack
+) -> None:
+    """Ann's DM holds a worker with a question and a reminder. Mallory's
+    `/switchboard status` and Home tab show none of it, only a count; Ann's show it."""
+    fake.responder = managing
+    spawn = 'call spawn_worker {"name": "Alice", "task": "Review the payroll for the layoffs"}'
+    remind = schedule(type="delayed", config={"delay_seconds": 3600},
+                      action="Remind Ann: tell Bob on Friday")  # fmt: skip
+    async with slack_app(slack_settings(tmp_path, fake, slack)):
+        slack.post(remind, user="UANN", channel="DANN", channel_type="im")
+        await slack.until(posted("Scheduled trigger"), 20)
+        slack.post(spawn, user="UANN", channel="DANN", channel_type="im")
+        await slack.until(posted("What is the highest price?"), 20)
+        slack.post(f"{MENTION} hello", user="UMAL", channel="CPUBLIC")
+        await slack.until(lambda s: len(in_channel(s, "CPUBLIC")) == 1, 20)
+        statuses = {user: slack.slash("status", user=user) for user in ("UMAL", "UANN")}
+        await slack.until(lambda s: all(e.response for e in statuses.values()), 20)
+        for user in ("UMAL", "UANN"):
+            slack.open_home(user)
+        await slack.until(lambda s: {"UMAL", "UANN"} <= set(s.home_views), 20)
+    said = {user: str(e.response) for user, e in statuses.items()}
+    homes = {user: json.dumps(view) for user, view in slack.home_views.items()}
+    secrets = ("Review the payroll", "What is the highest price", "tell Bob on Friday")
+    for words in secrets:
+        assert words not in said["UMAL"] and words not in homes["UMAL"]
+        assert words in said["UANN"]
+    assert (
+        "1 worker(s), 1 open question(s), 0 pending approval(s) and 1 trigger(s)" in (said["UMAL"])
+    )
+    assert "belong to other conversations" in homes["UMAL"]
+    assert "Review the payroll" in homes["UANN"] and "What is the highest" in homes["UANN"]
