@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from agents.loop.step import asker_of
 from bot.core.messages import BusMessage
-from bot.inbox.people import People
+from bot.inbox.people import People, platform_id
 from bot.store.core import Store
 
 _KEY = "worker-people:"
@@ -59,6 +59,14 @@ class WorkerPeople:
             if who and who not in self.spoke:
                 self.spoke.append(who)
                 self.dirty = True
+
+    def owners(self, people: People) -> frozenset[str]:
+        """The platform ids of who asked for the task: every id of a listed person."""
+        if self.asked_by is None:
+            return frozenset()
+        name, ident = self.asked_by
+        listed = people.ids_of(name) if people.named(name) is not None else []
+        return frozenset({*(platform_id(k, i) for k, i in listed), *([ident] if ident else [])})
 
     def save(self, store: Store, worker_id: str) -> None:
         """Inside the caller's transaction, when something changed."""

@@ -99,7 +99,8 @@ class Team:
     def _start(self, row: WorkerRow) -> Worker:
         worker = Worker(self.services, row, on_finished=self.finished)
         self.workers[row.id] = worker
-        origin = Origin(row.origin_conversation, row.origin_target)
+        owners = worker.people.owners(self.services.human.people)
+        origin = Origin(row.origin_conversation, row.origin_target, owners)
         self.services.human.worker_started(row.id, row.name, origin)
         self._tasks[row.id] = asyncio.create_task(self._guard(worker), name=f"worker:{row.id}")
         return worker

@@ -153,7 +153,7 @@ class HumanNode:
     def _route(self, inbound_id: int, msg: Inbound) -> Route:
         """Inside the caller's transaction: the router's decision, as bus mail or a notice."""
         person = self.people.resolve(msg.channel, msg.sender)
-        decision = route(msg, self.directory)
+        decision = route(msg, self.directory, platform_id(msg.channel, msg.sender.id))
         # a worker's open question here takes a bare "approve" as its answer
         unasked = decision.question is None
         if self.approvals.answers(msg, person.name if person.listed else None, unasked):

@@ -3,8 +3,10 @@
 A worker belongs to the conversation that started it (its origin). A person reaches
 it (`@Name`, `@all`, `stop`) only from that conversation or a place the
 conversation's scope includes: its own target (another thread of a DM, the same
-email correspondent) and the places where the worker asked its open questions.
-Anywhere else the person is told it is not their worker and nothing reaches it.
+email correspondent), the places where the worker asked its open questions, and the
+person who asked for its task themself, under any of their ids (Ann answers her
+worker by mail as in Slack). Anywhere else the person is told it is not their worker
+and nothing reaches it.
 
 Work that no person's message started is the operator's: a trigger of the config file
 runs in a conversation of its own (`trigger:<id>`), mail that belongs to no
@@ -38,6 +40,8 @@ class Origin:
 
     conversation: str | None
     target: str | None = None
+    #: the platform ids (`slack:U1`, `email:ann@example.com`) of who asked for the task
+    owners: frozenset[str] = frozenset()
 
     def holds(self, conversation: str, reply_to: Target | None) -> bool:
         """Whether a message of `conversation` (answered at `reply_to`) is in this
@@ -48,15 +52,17 @@ class Origin:
         return reply_to is not None and here is not None and same_place(reply_to, here)
 
 
-def reaches(msg: Inbound, origin: Origin | None, asked_in: Iterable[str] = ()) -> bool:
-    """Whether `msg` may reach the worker of `origin`, whose open questions were posted
-    in the places `asked_in` (conversations and platform references). An unknown
-    origin is reached from the console only (fail closed)."""
+def reaches(
+    msg: Inbound, origin: Origin | None, asked_in: Iterable[str] = (), sender: str | None = None
+) -> bool:
+    """Whether `msg` (from the platform id `sender`) may reach the worker of `origin`,
+    whose open questions were posted in the places `asked_in` (conversations and
+    platform references). An unknown origin is reached from the console only."""
     if msg.channel == CONSOLE:
         return True
     if origin is None:
         return False
-    if origin.holds(msg.conversation, msg.reply_to):
+    if origin.holds(msg.conversation, msg.reply_to) or (sender in origin.owners):
         return True
     places = set(asked_in)
     return msg.conversation in places or bool(places & set(msg.thread_refs))

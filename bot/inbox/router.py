@@ -74,14 +74,15 @@ class Directory:
         chosen = self.workers if ids is None else {i: self.workers[i] for i in ids}
         return sorted(chosen.values(), key=str.lower)
 
-    def reaches(self, msg: Inbound, worker: str) -> bool:
-        """Whether `msg` may reach `worker`: from its own conversation's places only."""
+    def reaches(self, msg: Inbound, worker: str, sender: str | None = None) -> bool:
+        """Whether `msg` (from platform id `sender`) may reach `worker`: from its own
+        conversation's places, or from the person who asked for its task."""
         asked = [p for q in self.of_worker(worker) for p in (q.conversation, *q.refs) if p]
-        return reaches(msg, self.origins.get(worker), asked)
+        return reaches(msg, self.origins.get(worker), asked, sender)
 
-    def mine(self, msg: Inbound) -> list[str]:
-        """The workers `msg`'s conversation may reach (`@all`, the names it is told)."""
-        return [w for w in self.workers if self.reaches(msg, w)]
+    def mine(self, msg: Inbound, sender: str | None = None) -> list[str]:
+        """The workers `msg` may reach (`@all`, the names it is told)."""
+        return [w for w in self.workers if self.reaches(msg, w, sender)]
 
     def add_question(self, q: QuestionRow) -> None:
         self.questions[q.id] = q
@@ -133,25 +134,28 @@ def _unindex(index: dict[str, set[str]], keys: Iterable[str | None], question_id
                 del index[key]
 
 
-def route(msg: Inbound, directory: Directory) -> Route:
+def route(msg: Inbound, directory: Directory, sender: str | None = None) -> Route:
+    """Where `msg` goes; `sender` is its author's platform id (`slack:U1`), which reaches
+    the workers whose task they asked for from anywhere."""
     text = msg.text.strip()
     if text.lower() in FRESH_WORDS:
         return Route([COORDINATOR], text, fresh=True)
     star = _STAR.match(text)
     if star:
-        return Route([COORDINATOR, *directory.mine(msg)], star.group(1).strip(), broadcast=True)
+        everyone = [COORDINATOR, *directory.mine(msg, sender)]
+        return Route(everyone, star.group(1).strip(), broadcast=True)
     addressed = _ADDRESS.match(text)
     if addressed:
         name, rest = addressed.group(1).lower(), addressed.group(2).strip()
         if name in BROADCAST_NAMES:
-            return Route([COORDINATOR, *directory.mine(msg)], rest, broadcast=True)
+            return Route([COORDINATOR, *directory.mine(msg, sender)], rest, broadcast=True)
         if name == COORDINATOR:
             return Route([COORDINATOR], rest)
-        if name in directory.workers and not directory.reaches(msg, name):
+        if name in directory.workers and not directory.reaches(msg, name, sender):
             return Route(error=not_your_worker(directory.workers[name]), refused=name)
         if name in directory.workers:
             return Route([name], rest, _question_of(name, directory))
-        mine = directory.names(directory.mine(msg))
+        mine = directory.names(directory.mine(msg, sender))
         return Route(error=no_such_worker(addressed.group(1), mine))
     question = directory.answered_by(msg)
     if question is not None:

@@ -17,10 +17,13 @@ import aiohttp
 import pytest
 
 from bot.core.events import Event, EventLog
-from bot.core.messages import Target
+from bot.core.messages import Inbound, Sender, Target
 from bot.inbox.people import People
+from bot.inbox.places import Origin
+from bot.inbox.router import Directory, route
 from bot.inbox.scope import FileOwners, Scope
 from bot.ledger.audit import args_digest
+from bot.store.core import QuestionRow
 from bot.triggers.model import TriggerError, build_spec
 from bot.triggers.rows import TriggerRow
 from bot.triggers.watchers import EventWatch
@@ -460,3 +463,31 @@ def test_a1_the_api_targets_setting_is_checked_at_load(targets: str, says: str) 
            "ANTHROPIC_API_KEY": "x"}  # fmt: skip
     with pytest.raises(SettingsError, match=f"SWITCHBOARD_API_TARGETS.*{says}"):
         load_settings(None, env)
+
+
+def test_w1_who_reaches_anns_worker_and_from_where() -> None:
+    """The rule, place by place: Ann's DM and its threads, Ann herself anywhere, the
+    thread where Alice asked her question, the console; nobody else."""
+    question = QuestionRow("q1", "alice", "Which rows?", "slack:CASK/5.5", "slack:CASK/5.5",
+                           [], "open", 1.0)  # fmt: skip
+    directory = Directory()
+    directory.workers["alice"] = "Alice"
+    directory.origins["alice"] = Origin("slack:DANN", "slack:DANN", frozenset({"slack:UANN"}))
+    directory.add_question(question)
+
+    def to(place: str, user: str, channel: str = "slack") -> list[str]:
+        msg = Inbound(channel, "m1", place, Sender(user), "@alice go", Target.parse(place))
+        sender = "terminal" if channel == "terminal" else f"slack:{user}"
+        decision = route(msg, directory, sender)
+        return decision.recipients or [decision.error or ""]
+
+    assert to("slack:DANN", "UANN") == ["alice"]
+    assert to("slack:DANN/7.7", "UANN") == ["alice"]  # a thread of her DM
+    assert to("slack:CPUBLIC/8.8", "UANN") == ["alice"]  # Ann herself, elsewhere
+    assert to("slack:CASK/5.5", "UBOB") == ["alice"]  # where Alice asked
+    assert to("terminal", "operator", channel="terminal") == ["alice"]
+    assert to("slack:CPUBLIC/8.8", "UMAL") == [
+        "Alice is not your worker: it works for another conversation, so your message was "
+        "not passed on to it."
+    ]
+    assert to("slack:DMAL", "UMAL")[0].startswith("Alice is not your worker")
