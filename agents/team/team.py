@@ -87,8 +87,9 @@ class Team:
             # a new task under a name used before starts afresh, not in the old talk
             self.services.store.save_conversation(worker_id, TASK_KEY, [], origin_target)
             WorkerPeople.start(asked_by, people).save(self.services.store, worker_id)
+        worker = self._start(row)  # first: its origin is known when its events are read
         self.services.events.emit("worker.spawned", worker_id, name=name, task=task[:500])
-        return self._start(row)
+        return worker
 
     def restore(self) -> int:
         rows = self.services.store.workers(ACTIVE_WORKER_STATES)

@@ -205,6 +205,7 @@ class TriggerTools:
         target = where_to(deliver_to, origin, home=self.engine.human.home)
         if target is None:
             raise ToolError("there is nowhere to deliver this trigger's output: give deliver_to")
+        self._wakes_ours(spec.agent, conversation)
         row = self.engine.create(spec, self.info.agent_id, conversation, origin)
         fires = (
             f"wakes {spec.agent} with the action as its task"
@@ -293,6 +294,16 @@ class TriggerTools:
         trigger's, sees every trigger)."""
         _, conversation, _ = self._origin()
         return operator_conversation(conversation) or row.conversation == conversation
+
+    def _wakes_ours(self, agent: str, conversation: str | None) -> None:
+        """A trigger wakes this conversation's own agents: another's active worker is not
+        to be steered by a task from here (one not active is started here, as its own)."""
+        origin = self.engine.human.directory.origins.get(agent.lower())
+        if origin is None or operator_conversation(conversation):
+            return
+        if origin.conversation != conversation:
+            self._refused("schedule", f"worker {agent.lower()}")
+            raise ToolError(f"{agent} works for another conversation: wake only this one's agents")
 
     def _refused(self, verb: str, trigger_id: str) -> None:
         """The audit line of a reach into another conversation's trigger."""

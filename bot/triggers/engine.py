@@ -340,9 +340,10 @@ class TriggerEngine:
     async def _heartbeat(self, row: TriggerRow, key: str) -> None:
         state = row.state or {"last_run": row.created_at}
         watch, checklist = row.spec.config["watch"], row.spec.config["checklist"]
+        only = None if row.source == "config" else (row.conversation or "")  # an agent's: its own
         found = await asyncio.to_thread(
             heartbeat.look, self.settings.database, self.events.path, state, watch, time.time(),
-            self.settings.remind_after,
+            self.settings.remind_after, only,
         )  # the event log is a file: read it off the loop  # fmt: skip
         row.state = {**state, **found.state}
         if found.quiet:

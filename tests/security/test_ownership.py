@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,8 @@ from bot.inbox.places import Origin
 from bot.inbox.router import Directory, route
 from bot.inbox.scope import FileOwners, Scope
 from bot.ledger.audit import args_digest
-from bot.store.core import QuestionRow
+from bot.store.core import QuestionRow, Store, WorkerRow
+from bot.triggers import heartbeat
 from bot.triggers.model import TriggerError, build_spec
 from bot.triggers.rows import TriggerRow
 from bot.triggers.watchers import EventWatch
@@ -276,6 +278,9 @@ async def test_k1_another_conversations_triggers_and_workers_are_neither_listed_
         assert "Initech" not in workers and "1 more work for other conversations" in workers
         stop = await mallory('call stop_worker {"name": "Bob"}')
         assert "Bob works for another conversation" in stop
+        wake = schedule(type="delayed", config={"delay_seconds": 1, "agent": "Bob"},
+                        action="Tell me your highest price")  # fmt: skip
+        assert "Bob works for another conversation" in await mallory(wake)
         assert [r.id for r in app.triggers.table.active()] == [trigger_id]
         assert "bob" in app.team.workers
         # Ann's DM holds Bob's question: she speaks to the coordinator by name
@@ -286,6 +291,7 @@ async def test_k1_another_conversations_triggers_and_workers_are_neither_listed_
     assert [(d["action"], d["person_id"]) for d in refusals] == [
         ("cancel_trigger", "slack:UMAL"),
         ("stop_worker", "slack:UMAL"),
+        ("schedule_trigger", "slack:UMAL"),
     ]
 
 
@@ -491,3 +497,25 @@ def test_w1_who_reaches_anns_worker_and_from_where() -> None:
         "not passed on to it."
     ]
     assert to("slack:DMAL", "UMAL")[0].startswith("Alice is not your worker")
+
+
+def test_e1_a_heartbeat_an_agent_made_looks_only_at_its_own_conversation(
+    tmp_path: Path,
+) -> None:
+    """The same rule for a heartbeat: Mallory's sees her thread's messages, not Ann's
+    DM nor the result of Ann's worker; the operator's (config) sees both."""
+    database = tmp_path / "switchboard.db"
+    store = Store(database)
+    store.upsert_worker(WorkerRow("alice", "Alice", "payroll", "running", "slack:DANN", None))
+    store.close()
+    log = EventLog(tmp_path / "events.jsonl")
+    log.emit("message.received", "human", conversation="slack:DANN", to=["coordinator"])
+    log.emit("worker.completed", "alice", result="Top salary: ann 123456")
+    log.emit("message.received", "human", conversation="slack:CPUB/1.1", to=["coordinator"])
+    log.close()
+    state, watch, now = {"last_run": time.time() - 60}, ["messages", "workers"], time.time() + 1
+    hers = heartbeat.look(database, tmp_path / "events.jsonl", state, watch, now,
+                          only="slack:CPUB/1.1")  # fmt: skip
+    assert hers.changes == ["1 message(s) from people in: slack:CPUB/1.1 (1)"]
+    everything = heartbeat.look(database, tmp_path / "events.jsonl", state, watch, now)
+    assert "worker alice completed: Top salary: ann 123456" in everything.changes
