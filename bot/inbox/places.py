@@ -58,14 +58,23 @@ def reaches(
     """Whether `msg` (from the platform id `sender`) may reach the worker of `origin`,
     whose open questions were posted in the places `asked_in` (conversations and
     platform references). An unknown origin is reached from the console only."""
+    return owns(msg, origin, sender) or asked_here(msg, asked_in)
+
+
+def owns(msg: Inbound, origin: Origin | None, sender: str | None = None) -> bool:
+    """Whether `msg` comes from the worker's own: its origin's place, the person who
+    asked for its task, or the console (any of its questions is theirs to answer)."""
     if msg.channel == CONSOLE:
         return True
     if origin is None:
         return False
-    if origin.holds(msg.conversation, msg.reply_to) or (sender in origin.owners):
-        return True
-    places = set(asked_in)
-    return msg.conversation in places or bool(places & set(msg.thread_refs))
+    return origin.holds(msg.conversation, msg.reply_to) or sender in origin.owners
+
+
+def asked_here(msg: Inbound, places: Iterable[str]) -> bool:
+    """Whether `msg` is in one of `places` (a question's conversation or references)."""
+    found = set(places)
+    return msg.conversation in found or bool(found & set(msg.thread_refs))
 
 
 def same_place(target: Target, here: Target | None) -> bool:

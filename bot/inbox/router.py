@@ -25,7 +25,7 @@ from typing import Protocol, TypeVar
 
 from bot.core.messages import COORDINATOR, Inbound
 from bot.core.notices import no_such_worker, not_your_worker
-from bot.inbox.places import Origin, reaches
+from bot.inbox.places import Origin, asked_here, owns, reaches
 from bot.store.core import QuestionRow
 
 
@@ -154,7 +154,7 @@ def route(msg: Inbound, directory: Directory, sender: str | None = None) -> Rout
         if name in directory.workers and not directory.reaches(msg, name, sender):
             return Route(error=not_your_worker(directory.workers[name]), refused=name)
         if name in directory.workers:
-            return Route([name], rest, _question_of(name, directory))
+            return Route([name], rest, _question_of(name, directory, msg, sender))
         mine = directory.names(directory.mine(msg, sender))
         return Route(error=no_such_worker(addressed.group(1), mine))
     question = directory.answered_by(msg)
@@ -163,8 +163,14 @@ def route(msg: Inbound, directory: Directory, sender: str | None = None) -> Rout
     return Route([COORDINATOR], text)
 
 
-def _question_of(worker: str, directory: Directory) -> QuestionRow | None:
+def _question_of(
+    worker: str, directory: Directory, msg: Inbound, sender: str | None
+) -> QuestionRow | None:
+    """The worker's latest open question `msg` may answer: any, from the worker's own;
+    from a place it asked in, only the questions asked there."""
     mine = directory.of_worker(worker)
+    if not owns(msg, directory.origins.get(worker), sender):
+        mine = [q for q in mine if asked_here(msg, [p for p in (q.conversation, *q.refs) if p])]
     return max(mine, key=lambda q: q.asked_at) if mine else None
 
 

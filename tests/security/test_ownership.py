@@ -504,6 +504,16 @@ def test_w1_who_reaches_anns_worker_and_from_where() -> None:
         "not passed on to it."
     ]
     assert to("slack:DMAL", "UMAL")[0].startswith("Alice is not your worker")
+    # a later question asked in Ann's DM is answered from there, never from where Bob is
+    later = QuestionRow("q2", "alice", "Salaries too?", "slack:DANN", "slack:DANN", [], "open", 2.0)
+    directory.add_question(later)
+
+    def answers(place: str, user: str) -> str | None:
+        msg = Inbound("slack", "m2", place, Sender(user), "@alice yes", Target.parse(place))
+        decision = route(msg, directory, f"slack:{user}")
+        return decision.question.id if decision.question else None
+
+    assert (answers("slack:CASK/5.5", "UBOB"), answers("slack:DANN", "UANN")) == ("q1", "q2")
 
 
 def test_e1_a_heartbeat_an_agent_made_looks_only_at_its_own_conversation(
