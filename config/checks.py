@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import SecretStr
 
-from config.callers import MIN_TOKEN_CHARS, api_callers
+from config.callers import MIN_TOKEN_CHARS, api_callers, api_targets
 from config.models import MODEL_VARIABLES, ROLES
 from config.sources import FieldProblem
 
@@ -58,7 +58,8 @@ def check_operator(s: Settings) -> None:
             "address: the dashboard must not be open to the network",
         )
     if s.api_token is not None:
-        api_callers(_secret(s.api_token))  # raises FieldProblem naming api_token
+        callers = set(api_callers(_secret(s.api_token)).values())  # raises naming api_token
+        api_targets(s.api_targets, callers)  # raises FieldProblem naming api_targets
     if s.daily_budget_usd is None:
         return
     for role in ROLES:

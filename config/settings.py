@@ -89,6 +89,9 @@ class Settings(RoleSettings, BaseSettings):
     #: `name:token` pairs, comma-separated (a bare token is the caller `api`): the HTTP
     #: API's callers, each one speaking as `api:<name>`; unset: the API is off
     api_token: SecretStr | None = None
+    #: `name:target` pairs, comma-separated: the places besides its own `api:<name>/...`
+    #: conversations a caller may post into (config/callers.py); empty: none
+    api_targets: list[str] = Field(default_factory=list)
     #: the dashboard's session cookie is `Secure` (HTTPS only): set it behind TLS
     cookie_secure: bool = False
     #: `/healthz` and `/metrics` answer without the dashboard token (never with error
@@ -201,6 +204,7 @@ class Settings(RoleSettings, BaseSettings):
         "fetch_allow_hosts",
         "web_allow",
         "targets",
+        "api_targets",
         mode="before",
     )(split_csv)
     _servers = field_validator("mcp_servers")(unique_servers)

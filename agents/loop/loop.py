@@ -75,6 +75,9 @@ class NodeLoop:
         self.services = services
         self.agent_id = agent_id
         self.effects = Effects()
+        #: the trigger whose task alone this turn serves: its posts carry the trigger's
+        #: id, so they never fire that trigger again (bot/triggers/watchers.py)
+        self.cause: str | None = None
 
     def system_prompt(self, conv: Conversation) -> str:
         raise NotImplementedError
@@ -87,6 +90,8 @@ class NodeLoop:
         for item in mail:
             self.heard(item.msg)  # first: a preference said now is in the profile shown now
         if mail:
+            causes = {item.msg.meta.get("trigger_id") for item in mail}
+            self.cause = causes.pop() if len(causes) == 1 else None
             conv.add_clock(self.now(mail))
             self.add_context(conv, [p for m in mail if (p := person_of(m.msg))])
         for item in mail:
@@ -130,6 +135,8 @@ class NodeLoop:
             store.save_conversation(conv.agent, conv.key, conv.messages, conv.target)
             store.consume_mail(effects.consumed)
             for msg in effects.outbound:
+                if self.cause is not None:
+                    msg.meta.setdefault("trigger_id", self.cause)
                 self.services.human.say(msg)
             for bus_msg in effects.mail:
                 self.services.bus.send(bus_msg)

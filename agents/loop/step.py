@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from bot.core.messages import BusMessage, Outbound, Target
+from bot.core.messages import FROM_PERSON, BusMessage, Outbound, Target
+from bot.inbox.people import platform_id
 
 if TYPE_CHECKING:
     from agents.loop.conversation import Conversation
@@ -44,7 +45,27 @@ class Step:
     #: the model's conversation the call was written in: what it had read when it wrote
     #: it (the egress check reads it, agents/tools/egress.py)
     conv: Conversation | None = None
+    #: the person whose message the step handles (resolved name, platform id): a gated
+    #: call's requester; None: nobody's message (the conversation's last speaker counts)
+    person: str | None = None
+    person_id: str | None = None
+    #: everyone who spoke to the agent since its task started (names and platform ids):
+    #: none of them may approve its calls unless listed as an approver
+    involved: tuple[str, ...] = ()
 
     @property
     def speaker_id(self) -> str:
         return self.speaker.lower()
+
+
+def asker_of(msg: BusMessage) -> tuple[str, str | None] | None:
+    """(person, platform id) of a person's message; None for an agent's or a trigger's."""
+    if msg.kind not in FROM_PERSON:
+        return None
+    meta = msg.meta
+    sender = str(meta.get("sender_id") or "")
+    ident = meta.get("person_id") or (
+        platform_id(str(meta["channel"]), sender) if meta.get("channel") and sender else None
+    )
+    name = meta.get("person") or sender or None
+    return (str(name), ident) if name else None

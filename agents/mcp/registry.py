@@ -6,7 +6,9 @@ against the Anthropic API's rules (name `^[a-zA-Z0-9_-]{1,64}$` once prefixed
 a tool it cannot offer instead of failing, and keeps each server's state in the
 store for `switchboard status`. Agents get a `ToolSource` whose tools are sorted by
 name, so their list is byte-stable between turns; `version` moves only when a
-server's tools changed.
+server's tools changed. A server kept for workers by name gives a worker of that name
+its tools freely only when the operator started it (a config trigger); started from a
+person's conversation, each call waits for an approver (README "Security").
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from agents.services import AgentInfo
 from agents.tools.toolbox import Tool, ToolResult, ToolSpec
 from bot.core.events import EventLog
 from bot.core.tasks import cancel_all
+from bot.inbox.places import operator_conversation
 from bot.store.core import Store
 from config.tools import McpServerConfig
 
@@ -181,8 +184,10 @@ class McpSource:
     def _handler(self, tool: McpTool) -> Callable[[dict[str, Any], Step], Awaitable[ToolResult]]:
         registry, info = self.registry, self.info
 
+        gated = tool.needs_approval or _named_for(registry.clients[tool.server].config, info)
+
         async def handle(args: dict[str, Any], step: Step) -> ToolResult:
-            if tool.needs_approval:
+            if gated:
                 if registry.gate is None:  # fail closed: nobody could approve it
                     return ToolResult(
                         f"Error: {tool.spec.name} needs approval, and approvals are not "
@@ -209,6 +214,16 @@ def _serves(config: McpServerConfig, info: AgentInfo) -> bool:
         if who.lower() == info.agent_id.lower():
             return True
     return False
+
+
+def _named_for(config: McpServerConfig, info: AgentInfo) -> bool:
+    """A server kept for workers by name (`agents = ["deployer"]`) serving a worker that a
+    person's conversation started: anyone can name a worker so, so each of its calls
+    waits for an approver; one the operator started (a config trigger) calls freely."""
+    if info.kind != "worker" or operator_conversation(info.conversation):
+        return False
+    generic = {"*", "workers", info.kind}
+    return not any(who in generic for who in config.agents)
 
 
 def _problem(server: str, tool: types.Tool) -> str | None:

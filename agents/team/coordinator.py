@@ -18,12 +18,12 @@ from typing import Any
 
 from agents.loop.loop import Conversation, NodeLoop
 from agents.loop.prompts import system_prompt
-from agents.loop.step import Step
+from agents.loop.step import Step, asker_of
 from agents.loop.turns import dangling_calls
 from agents.services import AgentInfo, Services
 from agents.team.fresh import start_afresh
 from agents.team.stop import TurnStopped, close_turn
-from agents.team.team import Team
+from agents.team.team import NotYours, Team
 from agents.tools.files import workspace_for
 from agents.tools.messaging import send_message_tool
 from agents.tools.toolbox import STR, Tool, Toolbox, ToolSpec, arg, schema
@@ -31,10 +31,11 @@ from bot.core.bus import Mail
 from bot.core.messages import COORDINATOR, Outbound
 from bot.core.notices import SESSION_FAILED, SHOWN, STOPPED, TERMINAL, turn_limit
 from bot.core.tasks import cancel_all
+from bot.inbox.places import HOME_CONVERSATION
 
 log = logging.getLogger(__name__)
 
-HOME_KEY = "home"
+HOME_KEY = HOME_CONVERSATION
 ROLE = """\
 - Answer short questions yourself, directly and briefly. Spawn a worker for work that \
 needs several steps, research or a person's decision: give it a short name no person \
@@ -139,6 +140,8 @@ class Session(NodeLoop):
         self.queue: deque[Mail] = deque()
         self.task: asyncio.Task[None] | None = None
         self.person: str | None = None
+        #: (person, platform id) whose message the turn handles: its gated calls' requester
+        self.asking: tuple[str, str | None] | None = None
         self.conv: Conversation | None = None
         #: what must finish before this session reads its transcript (a fresh start)
         self.before: Coroutine[Any, Any, None] | None = None
@@ -215,6 +218,7 @@ class Session(NodeLoop):
             self.conv.target = meta["reply_to"]
         if meta.get("person") or meta.get("sender_id"):
             self.person = meta.get("person") or meta["sender_id"]
+        self.asking = asker_of(mail.msg) or self.asking
 
     def system_prompt(self, conv: Conversation) -> str:
         where = conv.target or "no channel (messages go to the home target)"
@@ -287,18 +291,35 @@ class Session(NodeLoop):
             effects=self.effects,
             workspace=self.info.workspace,
             conv=conv,
+            person=self.asking[0] if self.asking else None,
+            person_id=self.asking[1] if self.asking else None,
         )
 
     # -- tools -------------------------------------------------------------------------
     async def _spawn(self, args: dict[str, Any]) -> str:
         conv = self.conv
         worker = self.coordinator.team.spawn(
-            args["name"].strip(), args["task"], self.key, conv.target if conv else None
-        )
+            args["name"].strip(), args["task"], self.key, conv.target if conv else None,
+            self.asking,
+        )  # fmt: skip
         return f"Worker {worker.row.name} started. It will report back here when it publishes."
 
     async def _list(self, args: dict[str, Any]) -> str:
-        return self.coordinator.team.describe()
+        return self.coordinator.team.describe(self.key)
 
     async def _stop(self, args: dict[str, Any]) -> str:
-        return await self.coordinator.team.stop(args["name"].strip())
+        """Only this conversation's own workers (README "Security"); a refusal is audited."""
+        team = self.coordinator.team
+        try:
+            worker = team.stop_for(args["name"].strip(), self.key)
+        except NotYours:
+            self._refused("stop_worker", f"worker {args['name'].strip().lower()}")
+            raise
+        return await team.stop(worker.row.name)
+
+    def _refused(self, action: str, resource: str) -> None:
+        asking = self.asking or (None, None)
+        self.services.events.emit(
+            "access.refused", COORDINATOR, conversation=self.key, person=asking[0],
+            person_id=asking[1], action=action, resource=resource, outcome="refused",
+        )  # fmt: skip

@@ -13,18 +13,24 @@ import re
 from dataclasses import replace
 
 from agents.services import Services
+from agents.team.asked import Asker, WorkerPeople
 from agents.team.worker import TASK_KEY, Worker
 from agents.tools.toolbox import ToolError
 from bot.core.bus import Mail
 from bot.core.messages import BROADCAST, COORDINATOR, HUMAN, BusMessage, Outbound
 from bot.core.notices import SHOWN, SYSTEM_SPEAKER, where_to, worker_failed
 from bot.core.tasks import cancel_all
+from bot.inbox.places import Origin, operator_conversation
 from bot.store.core import ACTIVE_WORKER_STATES, WorkerRow, WorkerStatus
 
 log = logging.getLogger(__name__)
 
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,31}$")
 RESERVED = {COORDINATOR, HUMAN, BROADCAST, "all", "everyone", SYSTEM_SPEAKER, "person", "user"}
+
+
+class NotYours(ToolError):
+    """A worker of another conversation: not this one's to stop or steer."""
 
 
 class Team:
@@ -34,8 +40,15 @@ class Team:
         self._tasks: dict[str, asyncio.Task[None]] = {}
 
     def spawn(
-        self, name: str, task: str, origin_conversation: str | None, origin_target: str | None
+        self,
+        name: str,
+        task: str,
+        origin_conversation: str | None,
+        origin_target: str | None,
+        asked_by: Asker | None = None,
     ) -> Worker:
+        """`asked_by`: (person, platform id) of who asked for the task; by default the
+        person who spoke last in the origin conversation (a trigger firing there)."""
         worker_id = name.lower()
         if not _NAME.match(name) or worker_id in RESERVED:
             raise ToolError(
@@ -66,12 +79,17 @@ class Team:
             origin_conversation=origin_conversation,
             origin_target=origin_target,
         )
+        people = self.services.human.people
+        if asked_by is None and (speaker := people.speaker_of(origin_conversation)) is not None:
+            asked_by = (speaker.name, people.speaker_id_of(origin_conversation))
         with self.services.store.tx():
             self.services.store.upsert_worker(row)
             # a new task under a name used before starts afresh, not in the old talk
             self.services.store.save_conversation(worker_id, TASK_KEY, [], origin_target)
+            WorkerPeople.start(asked_by, people).save(self.services.store, worker_id)
+        worker = self._start(row)  # first: its origin is known when its events are read
         self.services.events.emit("worker.spawned", worker_id, name=name, task=task[:500])
-        return self._start(row)
+        return worker
 
     def restore(self) -> int:
         rows = self.services.store.workers(ACTIVE_WORKER_STATES)
@@ -82,7 +100,9 @@ class Team:
     def _start(self, row: WorkerRow) -> Worker:
         worker = Worker(self.services, row, on_finished=self.finished)
         self.workers[row.id] = worker
-        self.services.human.worker_started(row.id, row.name)
+        owners = worker.people.owners(self.services.human.people)
+        origin = Origin(row.origin_conversation, row.origin_target, owners)
+        self.services.human.worker_started(row.id, row.name, origin)
         self._tasks[row.id] = asyncio.create_task(self._guard(worker), name=f"worker:{row.id}")
         return worker
 
@@ -166,15 +186,37 @@ class Team:
                     to=COORDINATOR if msg.sender == HUMAN else None,
                 )
 
-    def describe(self) -> str:
-        if not self.workers:
-            return "No active workers."
-        lines = []
-        for w in self.workers.values():
-            lines.append(
-                f"- {w.row.name} ({w.row.status}, {w.row.turns} turns): {w.row.task[:120]}"
+    def of(self, conversation: str | None) -> list[Worker]:
+        """The active workers spawned from `conversation` (the operator's own work, a
+        config trigger's turn or `home`, has every worker)."""
+        every = operator_conversation(conversation)
+        return [
+            w for w in self.workers.values()
+            if every or w.row.origin_conversation == conversation
+        ]  # fmt: skip
+
+    def describe(self, conversation: str | None) -> str:
+        """This conversation's workers; the others only counted (README "Security")."""
+        mine = self.of(conversation)
+        others = len(self.workers) - len(mine)
+        more = f"\n({others} more work for other conversations.)" if others else ""
+        if not mine:
+            return "No active workers." + more
+        lines = [f"- {w.row.name} ({w.row.status}, {w.row.turns} turns): {w.row.task[:120]}"
+                 for w in mine]  # fmt: skip
+        return "\n".join(lines) + more
+
+    def stop_for(self, name: str, conversation: str | None) -> Worker:
+        """The worker `name` if `conversation` may stop it, else a ToolError saying why."""
+        worker = self.workers.get(name.lower())
+        if worker is None:
+            raise ToolError(f"no active worker called {name!r}")
+        if worker not in self.of(conversation):
+            raise NotYours(
+                f"{worker.row.name} works for another conversation: only that conversation "
+                "or an operator (the dashboard) may stop it"
             )
-        return "\n".join(lines)
+        return worker
 
     async def shutdown(self) -> None:
         await cancel_all(list(self._tasks.values()))

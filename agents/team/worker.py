@@ -17,11 +17,12 @@ from typing import Any
 
 from agents.loop.loop import Conversation, NodeLoop, Outcome
 from agents.loop.prompts import system_prompt
-from agents.loop.step import Effects, Step
+from agents.loop.step import Effects, Step, asker_of
 from agents.loop.transcript import answer_text, render
 from agents.loop.turns import ANSWERED, CONTINUED, REMINDER, last_words, reminded, stop_of
 from agents.model.llm import LLMResponse
 from agents.services import AgentInfo, Services
+from agents.team.asked import WorkerPeople
 from agents.tools.files import workspace_for, workspace_of
 from agents.tools.messaging import send_message_tool
 from agents.tools.toolbox import Tool, Toolbox, ToolError, ToolResult
@@ -77,6 +78,7 @@ class Worker(NodeLoop):
         speaker = services.human.people.speaker_of(row.origin_conversation)
         self.person = speaker.name if speaker is not None else None
         self.asked_by = self.person  # who asked for the task, as the prompt states it
+        self.people = WorkerPeople.load(services.store, row.id)  # its requesters (asked.py)
         self._asker: BusMessage | None = None  # a person's message taken in since the last turn
         self._answering: BusMessage | None = None  # ... the one the last response answers
         self._posted = False  # the last response's text went to that person
@@ -112,6 +114,7 @@ class Worker(NodeLoop):
     def heard(self, msg: BusMessage) -> None:
         if msg.kind in FROM_PERSON:
             self._asker = msg
+            self.people.heard(msg, self.services.human.people)
             if msg.meta.get("person"):
                 self.person = msg.meta["person"]
         super().heard(msg)
@@ -192,6 +195,7 @@ class Worker(NodeLoop):
             self.services.store.upsert_worker(self.row)
             pending = self._asker or (self._answering if self._cut else None)
             self.services.store.keep_asker(self.row.id, pending)
+            self.people.save(self.services.store, self.row.id)
             if extra is not None:
                 extra()
 
@@ -270,6 +274,8 @@ class Worker(NodeLoop):
 
     # -- tools -------------------------------------------------------------------------
     def step(self, conv: Conversation) -> Step:
+        """A call's requester: the person the response answers, else who asked the task."""
+        asker = (asker_of(self._answering) if self._answering else None) or self.people.asked_by
         return Step(
             speaker=self.row.name,
             conversation=self.row.origin_conversation,
@@ -277,6 +283,9 @@ class Worker(NodeLoop):
             effects=self.effects,
             workspace=self.info.workspace,
             conv=conv,
+            person=asker[0] if asker else None,
+            person_id=asker[1] if asker else None,
+            involved=tuple(self.people.spoke),
         )
 
     def announce(self, conv: Conversation, status: str) -> None:

@@ -5,8 +5,9 @@ the node loop writes in its checkpoint (the conversation with the tool_use, the
 approval row, the message asking a person), then the agent waits on the desk
 (bot/approvals/desk.py) for the decision. The same tool_use then gets its tool_result:
 the tool's own output when approved, an error "denied by <who>: <reason>" when not.
-The request records whose conversation asked (the person and their platform id: they
-may not approve it themselves unless they are a listed approver), keeps the arguments
+The request records who asked (the person whose message the step handles, and their
+platform id: they may not approve it themselves unless they are a listed approver) and,
+for a worker, everyone who spoke to it since it started (neither may they), keeps the arguments
 in the tool's schema order, and attaches them in full when a value is too long to show.
 
 Exactly once, fail closed: the decision is a guarded UPDATE before anything runs; an
@@ -98,8 +99,7 @@ class Approvals:
         schema: dict[str, Any] | None = None,
     ) -> ToolResult:
         target = step.human if step.conversation is not None else (self.via or step.human)
-        people = self.services.human.people
-        asker = people.speaker_of(step.conversation)
+        requester, requester_id = requester_of(self.services, step)
         now = time.time()
         row = ApprovalRow(
             id=uuid.uuid4().hex[:12],
@@ -112,11 +112,13 @@ class Approvals:
             target=str(target),
             requested_at=now,
             deadline=now + self.timeout if self.timeout else None,
-            requester=asker.name if asker is not None else None,
-            requester_id=people.speaker_id_of(step.conversation),
+            requester=requester,
+            requester_id=requester_id,
         )
+        if step.involved:  # none of them decides it unless listed (bot/approvals/desk.py)
+            row.held = {"involved": list(step.involved)}
         if crossing is not None:
-            row.held = {"scope": crossing.resource, "why": crossing.why}
+            row.held = {**row.held, "scope": crossing.resource, "why": crossing.why}
         text = request_text(row)
         request = Outbound(
             step.speaker, target, text, step.conversation,
@@ -236,6 +238,16 @@ class Approvals:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(client.connected.wait(), SERVER_WAIT)
         return self.registry.offered.get(name)
+
+
+def requester_of(services: Services, step: Step) -> tuple[str | None, str | None]:
+    """Who asks for a step's call: the person whose message it handles, else the person
+    who spoke last in its conversation (a trigger's step there), else nobody."""
+    if step.person is not None or step.person_id is not None:
+        return step.person, step.person_id
+    people = services.human.people
+    asker = people.speaker_of(step.conversation)
+    return (asker.name if asker else None), people.speaker_id_of(step.conversation)
 
 
 def denial(row: ApprovalRow) -> str:

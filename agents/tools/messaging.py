@@ -2,8 +2,10 @@
 
 `to` is `human` (the person of the speaker's conversation), `coordinator`, a
 worker's name, or `*` (everyone, the person included); the description says what
-each means for the role that has the tool. Messages are queued in the speaker's
-current step and land with its checkpoint.
+each means for the role that has the tool. A worker is one of the speaker's own
+conversation (spawned from it): another conversation's worker is not reached, as a
+person's `@Name` would not reach it (bot/inbox/places.py). Messages are queued in the
+speaker's current step and land with its checkpoint.
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ def send_message_tool(services: Services, role: Literal["coordinator", "worker"]
         to, content = args["to"].strip(), args["content"]
         if not content.strip():
             raise ToolError("content is empty")
-        recipients = _recipients(services, to, step.speaker_id)
+        recipients = _recipients(services, to, step.speaker_id, step.conversation)
         files = step_workspace(services, step).attachments(args.get("files") or [])
         for recipient in recipients:
             if recipient == HUMAN:
@@ -73,8 +75,11 @@ def send_message_tool(services: Services, role: Literal["coordinator", "worker"]
     return Tool(SEND_MESSAGE[role], step_handler=handler)
 
 
-def _recipients(services: Services, to: str, speaker_id: str) -> list[str]:
-    workers = services.human.directory.workers
+def _recipients(
+    services: Services, to: str, speaker_id: str, conversation: str | None
+) -> list[str]:
+    directory = services.human.directory
+    workers = [w for w, o in directory.origins.items() if o.conversation == conversation]
     name = to.lower().lstrip("@")
     if name in ("*", "all", "everyone"):
         return [HUMAN, *(n for n in [COORDINATOR, *workers] if n != speaker_id)]
@@ -84,5 +89,7 @@ def _recipients(services: Services, to: str, speaker_id: str) -> list[str]:
         if name == speaker_id:
             raise ToolError("you cannot send a message to yourself")
         return [name]
-    known = ", ".join(["human", "coordinator", *sorted(workers.values()), "*"])
+    if name in directory.workers:
+        raise ToolError(f"{to} works for another conversation: message only this one's workers")
+    known = ", ".join(["human", "coordinator", *directory.names(workers), "*"])
     raise ToolError(f"unknown recipient {to!r}. Use one of: {known}.")

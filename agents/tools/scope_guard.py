@@ -4,13 +4,14 @@
 it). It reads what the call reaches from the arguments the contract names: a file path
 (`read_file`, `list_files`, `files` of `send_message` / `publish`), a channel to read
 (`read_channel` target), a place to send to (`schedule` deliver_to, `ask_human`
-via), or every conversation's journal (`read_activity`, open only to a trigger's own
-step, where no person asks). Within scope it returns None and the tool runs. A
-crossing returns the tool's result instead: an approval request through the gated-tool
-flow (agents/tools/approvals.py), whose approval runs the same call again with
-`Step.crossing_approved`, or a refusal under `SWITCHBOARD_CROSS_SCOPE=deny`. A tool
-that parks the agent (`ask_human`) cannot run inside the approval's settling: its
-approval is a grant, and the model is told to call it again. Tools never know about scope.
+via), or every conversation's journal (`read_activity`, open only to the operator's
+own work: a config trigger's turn, never a person's conversation, known or not).
+Within scope it returns None and the tool runs. A crossing returns the tool's result
+instead: an approval request through the gated-tool flow (agents/tools/approvals.py),
+whose approval runs the same call again with `Step.crossing_approved`, or a refusal
+under `SWITCHBOARD_CROSS_SCOPE=deny`. A tool that parks the agent (`ask_human`) cannot
+run inside the approval's settling: its approval is a grant for that tool alone, and
+the model is told to call it again. Tools never know about scope.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from agents.tools.files import SHARED, workspace_for
 from agents.tools.toolbox import ToolResult
 from bot.core.messages import Target, TargetError
 from bot.inbox.scope import Asker, Crossing, Scope
+from bot.ledger.audit import args_digest
 
 #: tool -> (argument, what it is): `path`/`files` read a file, `read` a channel, `send` a target
 REACH: dict[str, tuple[tuple[str, str], ...]] = {
@@ -69,10 +71,11 @@ class ScopeGuard:
         if crossing is None:
             return None
         asker = self._asker(step)
+        grant = (step.conversation, tool, crossing.resource, args_digest(args))
         if step.crossing_approved and tool in PARKING:
-            self.scope.grant(step.conversation, crossing.resource)
+            self.scope.grant(*grant)
             return ToolResult(GRANTED.format(tool=tool, resource=crossing.resource))
-        if step.crossing_approved or self.scope.granted(step.conversation, crossing.resource):
+        if step.crossing_approved or (tool in PARKING and self.scope.granted(*grant)):
             self.scope.crossed(self.info.agent_id, asker, tool, crossing, "allowed")
             return None
         outcome = self.scope.outcome(approved=False)
@@ -97,8 +100,9 @@ class ScopeGuard:
         return None
 
     async def _one(self, kind: str, value: Any, step: Step) -> Crossing | None:
-        if kind == "activity":  # open to the operator's own triggers, where nobody asks
-            return EVERY_CONVERSATION if self._asker(step).person is not None else None
+        if kind == "activity":  # open to the operator's own triggers only, never to a
+            # person's conversation, even one whose person is not known (fail closed)
+            return None if self._asker(step).operator else EVERY_CONVERSATION
         if kind in ("path", "listing"):
             return self._path(str(value), step, listing=kind == "listing")
         if kind == "files":

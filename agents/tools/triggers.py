@@ -3,7 +3,9 @@
 
 Given to every agent (coordinator sessions and workers) through
 `Services.tool_factories`. A trigger remembers the conversation it was created in:
-its output goes to `deliver_to`, else that conversation, else SWITCHBOARD_HOME.
+its output goes to `deliver_to`, else that conversation, else SWITCHBOARD_HOME; only
+that conversation lists, pauses, resumes or cancels it (the operator's own work, a
+config trigger's turn, sees every one; the dashboard shows them all).
 `schedule` takes `timezone`, `agent` and `action_type` top-level or inside `config`
 (top-level wins), and answers with the next run in the trigger's zone and in UTC, so a
 time read in the wrong zone shows at once. Every bad argument comes back to the model as
@@ -24,6 +26,7 @@ from agents.services import AgentInfo
 from agents.tools.toolbox import STR, Tool, ToolError, ToolSpec, arg, schema
 from bot.core.messages import COORDINATOR, Target, TargetError
 from bot.core.notices import where_to
+from bot.inbox.places import operator_conversation
 from bot.ledger.status import when
 from bot.store.core import ACTIVE_WORKER_STATES
 from bot.triggers import TYPES, TriggerError, build_spec
@@ -33,6 +36,8 @@ from bot.triggers.model import ACTION_TYPES
 from bot.triggers.rows import TriggerRow
 
 SECONDS = {"type": "number"}
+#: what a listing says of the triggers it leaves out (README "Security")
+_OTHERS = "\n({n} more belong to other conversations or the config file.)"
 
 
 def _shape(type: str, required: dict[str, Any], optional: dict[str, Any] | None = None) -> Any:
@@ -200,6 +205,7 @@ class TriggerTools:
         target = where_to(deliver_to, origin, home=self.engine.human.home)
         if target is None:
             raise ToolError("there is nowhere to deliver this trigger's output: give deliver_to")
+        self._wakes_ours(spec.agent, conversation)
         row = self.engine.create(spec, self.info.agent_id, conversation, origin)
         fires = (
             f"wakes {spec.agent} with the action as its task"
@@ -218,9 +224,11 @@ class TriggerTools:
         return speaker.timezone if speaker is not None else self.engine.settings.timezone
 
     async def list(self, args: dict[str, Any]) -> str:
-        rows = self.engine.table.live()
+        everyone = self.engine.table.live()
+        rows = [r for r in everyone if self._ours(r)]
+        others = len(everyone) - len(rows)
         if not rows:
-            return "No active triggers."
+            return "No active triggers." + _OTHERS.format(n=others) * bool(others)
         stats = self.engine.table.run_stats()
         fires = self.engine.next_fires()
         lines = []
@@ -238,7 +246,7 @@ class TriggerTools:
                 f"{row.spec.describe()}; next {_when(nxt, row)}"
                 f"{missed}; {row.spec.action_type}: {row.spec.action[:200]}"
             )
-        return "\n".join(lines)
+        return "\n".join(lines) + _OTHERS.format(n=others) * bool(others)
 
     async def cancel(self, args: dict[str, Any]) -> str:
         trigger_id = self._mine(args, "cancel", "remove it there")
@@ -268,6 +276,12 @@ class TriggerTools:
             return trigger_id  # the caller's own error names what exists
         if row.source == "config":
             raise ToolError(f"{trigger_id} comes from the config file; {config_hint}")
+        if not self._ours(row):
+            self._refused(verb, trigger_id)
+            raise ToolError(
+                f"{trigger_id} belongs to another conversation: only that conversation or an "
+                f"operator (the dashboard) may {verb} it"
+            )
         if self.info.kind != COORDINATOR and row.created_by != self.info.agent_id:
             raise ToolError(
                 f"{trigger_id} belongs to {row.created_by}: only it, the coordinator or an "
@@ -275,8 +289,35 @@ class TriggerTools:
             )
         return trigger_id
 
+    def _ours(self, row: TriggerRow) -> bool:
+        """A trigger of this agent's own conversation (the operator's own work, a config
+        trigger's, sees every trigger)."""
+        _, conversation, _ = self._origin()
+        return operator_conversation(conversation) or row.conversation == conversation
+
+    def _wakes_ours(self, agent: str, conversation: str | None) -> None:
+        """A trigger wakes this conversation's own agents: another's active worker is not
+        to be steered by a task from here (one not active is started here, as its own)."""
+        origin = self.engine.human.directory.origins.get(agent.lower())
+        if origin is None or operator_conversation(conversation):
+            return
+        if origin.conversation != conversation:
+            self._refused("schedule", f"worker {agent.lower()}")
+            raise ToolError(f"{agent} works for another conversation: wake only this one's agents")
+
+    def _refused(self, verb: str, trigger_id: str) -> None:
+        """The audit line of a reach into another conversation's trigger."""
+        _, conversation, _ = self._origin()
+        people = self.engine.human.people
+        speaker = people.speaker_of(conversation)
+        self.engine.events.emit(
+            "access.refused", self.info.agent_id, conversation=conversation,
+            person=speaker.name if speaker else None, person_id=people.speaker_id_of(conversation),
+            action=f"{verb}_trigger", resource=f"trigger {trigger_id}", outcome="refused",
+        )  # fmt: skip
+
     def _live(self) -> str:
-        rows = self.engine.table.live()[:30]
+        rows = [r for r in self.engine.table.live() if self._ours(r)][:30]
         listed = ", ".join(f"{r.id}{' (paused)' if r.status == 'paused' else ''}" for r in rows)
         return f"active triggers: {listed or 'none'}"
 

@@ -9,9 +9,11 @@ the wake-up of the waiting agent. The decision is never a message to the model: 
 waiting agent reads the row.
 
 Who may decide: a listed approver (SWITCHBOARD_APPROVERS), the requester included;
-with no approvers listed, anyone allowed to talk to the bot except the person whose
-conversation asked for the call and a program (an HTTP API caller, `api:<name>`, decides
-only when listed), and the terminal always. A button counts only in the
+with no approvers listed, anyone allowed to talk to the bot except the person who asked
+for the call, anyone who spoke to the asking worker since it started, and a program (an
+HTTP API caller, `api:<name>`, decides only when listed); the terminal always. A call
+asked in a person's conversation whose person is unknown is decided only by a listed
+approver or the terminal (never fail open). A button counts only in the
 conversation its request was posted in (a payload replayed elsewhere is refused).
 """
 
@@ -28,6 +30,7 @@ from bot.core import notices
 from bot.core.events import EventLog
 from bot.core.messages import Inbound, Outbound, Sender, Target, TargetError
 from bot.inbox.people import platform_id
+from bot.inbox.places import operator_conversation
 from bot.inbox.router import latest_waiting
 from bot.ledger.audit import args_digest
 from bot.store.approvals import ApprovalRow, How
@@ -94,9 +97,17 @@ def refusal(approvers: Iterable[str], decider: Decider, row: ApprovalRow) -> str
         return None
     if decider.platform_id.partition(":")[0] in PROGRAMS:
         return NOT_A_PERSON
+    if (
+        row.requester is None
+        and row.requester_id is None
+        and not operator_conversation(row.conversation)
+    ):  # a person's conversation, but whose is not known: nobody unlisted decides
+        return NOBODY_KNOWN
     asked_by = {row.requester_id, row.requester} - {None, ""}
     if asked_by & {decider.platform_id, decider.listed}:
         return NOT_YOUR_OWN
+    if set(row.held.get("involved") or ()) & {decider.platform_id, decider.listed}:
+        return SPOKE_TO_IT
     return None
 
 
@@ -195,8 +206,15 @@ class ApprovalDesk:
 
     def refused(self, decider: Decider, row: ApprovalRow) -> str | None:
         """Why `decider` may not decide `row`, or None (every path asks here, so a check
-        of an email reply's request code belongs here too)."""
-        return refusal(self.approvers, decider, row)
+        of an email reply's request code belongs here too); a refusal is an audit line."""
+        why = refusal(self.approvers, decider, row)
+        if why is not None:
+            self.events.emit(
+                "access.refused", SPEAKER, conversation=row.conversation, person=decider.name,
+                person_id=decider.platform_id, action="decide", resource=f"approval {row.id}",
+                outcome="refused",
+            )  # fmt: skip
+        return why
 
     def click(
         self, approval_id: str, approve: bool, decider: Decider, where: str, *, shown: bool = False
@@ -330,6 +348,14 @@ NOT_A_PERSON = (
 NOT_YOUR_OWN = (
     "You asked for this call, so someone else has to decide it (or list approvers in "
     "SWITCHBOARD_APPROVERS); nothing was changed."
+)
+SPOKE_TO_IT = (
+    "You spoke to the agent that asks for this call, so someone else has to decide it (or "
+    "list approvers in SWITCHBOARD_APPROVERS); nothing was changed."
+)
+NOBODY_KNOWN = (
+    "Nobody knows who asked for this call, so only an approver listed in "
+    "SWITCHBOARD_APPROVERS, the terminal or the dashboard can decide it; nothing was changed."
 )
 NOT_HERE = "This button belongs to a request in another conversation; nothing was changed."
 NOT_THE_REQUEST_MAIL = (

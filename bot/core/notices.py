@@ -48,6 +48,13 @@ def no_such_worker(name: str, workers: list[str]) -> str:
     return f"There is no worker called {name}. Workers: {', '.join(workers)}."
 
 
+def not_your_worker(name: str) -> str:
+    return (
+        f"{name} is not your worker: it works for another conversation, so your message "
+        "was not passed on to it."
+    )
+
+
 # -- delivery ------------------------------------------------------------------------
 def undeliverable(agent: str, target: Target, error: str) -> str:
     return f"Could not deliver a message from {agent} to {target}: {error}"

@@ -11,28 +11,16 @@ the agents.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from bot.approvals.desk import Decider
 from bot.core.channel import ChannelStore
 from bot.core.events import EventLog
 from bot.core.messages import Inbound, Outbound, Sender
 from bot.inbox.human import HumanNode
 from bot.inbox.intake import FileIntake
-from bot.inbox.people import People
+from bot.inbox.people import People, platform_id
+from bot.ledger.personal import Mine, mine, personal_status
 from bot.ledger.report import full_status
 from bot.outbox.sender import Pacer
-from bot.store.core import ACTIVE_WORKER_STATES
-
-
-@dataclass(slots=True)
-class Waiting:
-    """(name, state, task, since) of active workers; (who asks, question, where, since)
-    of open questions; (who asks, tool, where, since) of pending approvals."""
-
-    workers: list[tuple[str, str, str, float]] = field(default_factory=list)
-    questions: list[tuple[str, str, str, float]] = field(default_factory=list)
-    approvals: list[tuple[str, str, str, float]] = field(default_factory=list)
 
 
 class ChannelContext:
@@ -80,18 +68,24 @@ class ChannelContext:
         self.store.set_health(channel, state, detail)
 
     def status_text(self) -> str:
-        """`switchboard status` as text (the terminal's /status)."""
+        """`switchboard status` as text: the whole of it, for the operator's own console
+        (the terminal's /status)."""
         return full_status(self._human.store)
 
-    def waiting(self) -> Waiting:
-        """What runs and what waits for whom (a Slack App Home, a status card)."""
-        store = self._human.store
+    def status_for(self, channel: str, user: str) -> str:
+        """`/switchboard status` for one person of a channel: their conversations' work,
+        everyone else's only counted (bot/ledger/personal.py)."""
         names = self._human.directory.workers
-        return Waiting(
-            workers=[(w.name, w.status, w.task, w.updated_at)
-                     for w in store.workers(ACTIVE_WORKER_STATES)],
-            questions=[(names.get(q.worker, q.worker), q.question, q.target, q.asked_at)
-                       for q in store.open_questions()],
-            approvals=[(a.speaker, a.tool, a.target, a.requested_at)
-                       for a in store.approvals.pending()],
-        )  # fmt: skip
+        return personal_status(self._human.store, self._mine(channel, user), names)
+
+    def waiting_for(self, channel: str, user: str) -> Mine:
+        """What runs and what waits in one person's conversations (a Slack App Home)."""
+        return mine(self._human.store, self._mine(channel, user), self._human.directory.workers)
+
+    def _mine(self, channel: str, user: str) -> set[str]:
+        """The conversations a person spoke in, under any id of theirs."""
+        people = self._human.people
+        person = people.resolve(channel, Sender(user))
+        ids = people.ids_of(person.name) if person.listed else []
+        idents = {platform_id(channel, user), *(platform_id(k, i) for k, i in ids)}
+        return people.conversations_of(idents)

@@ -28,12 +28,16 @@ from bot.core.progress import QUIET_SECONDS, WORKER_QUIET_SECONDS, Progress
 from bot.inbox.files import FileStore
 from bot.inbox.intake import FETCHING, FileIntake
 from bot.inbox.people import People, Person, platform_id
+from bot.inbox.places import Origin
 from bot.inbox.router import Directory, Route, is_stop, route
 from bot.inbox.scope import FileOwners
 from bot.outbox.sender import Outbox
 from bot.store.core import QuestionRow, QuestionStatus, Store
 
 log = logging.getLogger(__name__)
+
+#: the audit event of a refused reach into another conversation's work
+ACCESS_REFUSED = "access.refused"
 
 
 class HumanNode:
@@ -149,7 +153,7 @@ class HumanNode:
     def _route(self, inbound_id: int, msg: Inbound) -> Route:
         """Inside the caller's transaction: the router's decision, as bus mail or a notice."""
         person = self.people.resolve(msg.channel, msg.sender)
-        decision = route(msg, self.directory)
+        decision = route(msg, self.directory, platform_id(msg.channel, msg.sender.id))
         # a worker's open question here takes a bare "approve" as its answer
         unasked = decision.question is None
         if self.approvals.answers(msg, person.name if person.listed else None, unasked):
@@ -162,11 +166,21 @@ class HumanNode:
                 SYSTEM_SPEAKER, msg.reply_to, decision.error, msg.conversation, kind="notice"
             )
             self.say(notice)
+        if decision.refused is not None:
+            self.refused(msg, person, "mention", f"worker {decision.refused}")
         for recipient in decision.recipients:
             self.bus.send(self._bus_message(inbound_id, msg, decision, recipient, person))
         if decision.question is not None and decision.question.worker in decision.recipients:
             self.answering.add(decision.question.id)
         return decision
+
+    def refused(self, msg: Inbound, person: Person, action: str, resource: str) -> None:
+        """An audit line: this person tried to reach another conversation's work."""
+        self.events.emit(
+            ACCESS_REFUSED, HUMAN, conversation=msg.conversation, person=person.name,
+            person_id=platform_id(msg.channel, msg.sender.id), action=action,
+            resource=resource, outcome="refused",
+        )  # fmt: skip
 
     def _routed(self, msg: Inbound, decision: Route) -> None:
         if decision.recipients and not is_stop(decision.text):
@@ -203,6 +217,7 @@ class HumanNode:
                 "reply_to": str(msg.reply_to),
                 "sender": person.name if person.listed else msg.sender.display,
                 "sender_id": msg.sender.id,
+                "person_id": platform_id(msg.channel, msg.sender.id),
                 "channel": msg.channel,
                 "person": person.name,
                 "timezone": person.timezone,
@@ -239,11 +254,14 @@ class HumanNode:
         self.say(Outbound(SYSTEM_SPEAKER, self.home, text, kind="failure"))
 
     # -- directory -------------------------------------------------------------------
-    def worker_started(self, worker_id: str, name: str) -> None:
+    def worker_started(self, worker_id: str, name: str, origin: Origin | None = None) -> None:
+        """A worker runs; `origin` is where its task was asked (who may reach it)."""
         self.directory.workers[worker_id] = name
+        self.directory.origins[worker_id] = origin or Origin(None)
 
     def worker_gone(self, worker_id: str) -> None:
         self.directory.workers.pop(worker_id, None)
+        self.directory.origins.pop(worker_id, None)
         for q in self.directory.of_worker(worker_id):
             self.close_question(q.id, "cancelled")
 

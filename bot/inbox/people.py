@@ -8,17 +8,20 @@ link is kept in the store. Anyone else is a person named by their platform id.
 A person's time zone is the one they stated ("I'm in Berlin"; kept in the store),
 else their `[[people]]` entry's, else `SWITCHBOARD_TIMEZONE`. The directory also
 remembers who spoke last in each conversation, so tools that act for "the person
-of this conversation" (a reminder's time zone) know whom they serve.
+of this conversation" (a reminder's time zone) know whom they serve: in the store
+for every conversation, in memory for the latest ones (never forgotten: review #8).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from bot.core.messages import Sender
+from bot.inbox.places import operator_conversation
 from bot.store.core import Store
 from config.entries import PersonConfig
 
@@ -26,6 +29,9 @@ _ZONE_KEY = "people:zone:"
 _LINK_KEY = "people:link:"
 _SPEAKER_KEY = "people:speaker:"
 _SPEAKER_ID_KEY = "people:speaker-id:"
+#: `people:in:<platform id>\x1f<conversation>`: the conversations a person spoke in
+_IN_KEY = "people:in:"
+_SEP = "\x1f"
 _SPEAKERS_MAX = 10_000
 
 
@@ -86,6 +92,7 @@ class People:
             self._links = store.kv_prefixed(_LINK_KEY)
         self._speakers: dict[str, str] = {}
         self._speaker_ids: dict[str, str] = {}
+        self._in: set[tuple[str, str]] = set()  # (platform id, conversation) written
         if store is not None:  # who spoke last where, across restarts (reminders' zones)
             self._speakers = store.kv_prefixed(_SPEAKER_KEY)
             self._speaker_ids = store.kv_prefixed(_SPEAKER_ID_KEY)
@@ -165,25 +172,64 @@ class People:
         self._remember(self._speakers, _SPEAKER_KEY, conversation, name)
         if ident is not None:
             self._remember(self._speaker_ids, _SPEAKER_ID_KEY, conversation, ident)
+            self._joined(ident, conversation)
+
+    def _joined(self, ident: str, conversation: str) -> None:
+        """Record once that `ident` spoke in `conversation` (what is theirs to see)."""
+        if (ident, conversation) in self._in:
+            return
+        if len(self._in) >= _SPEAKERS_MAX:
+            self._in.clear()  # only a cache of what the store holds: rewritten at worst
+        self._in.add((ident, conversation))
+        if self.store is not None:
+            self.store.set_kv(f"{_IN_KEY}{ident}{_SEP}{conversation}", "1")
+
+    def conversations_of(self, idents: Iterable[str]) -> set[str]:
+        """Every conversation any of these platform ids spoke in (`slack:U123`)."""
+        wanted = set(idents)
+        found = {c for i, c in self._in if i in wanted}
+        # and where they spoke last (what a data dir from before `people:in:` holds)
+        found |= {c for c, i in self._speaker_ids.items() if i in wanted}
+        if self.store is not None:
+            for ident in wanted:
+                found |= set(self.store.kv_prefixed(f"{_IN_KEY}{ident}{_SEP}"))
+        return found
 
     def _remember(self, where: dict[str, str], prefix: str, conversation: str, value: str) -> None:
         if where.get(conversation) == value:
             return
-        if len(where) >= _SPEAKERS_MAX and conversation not in where:
-            where.pop(next(iter(where)))
-        where[conversation] = value
+        _keep(where, conversation, value)
         if self.store is not None:
             self.store.set_kv(prefix + conversation, value)
 
+    def _recall(self, where: dict[str, str], prefix: str, conversation: str | None) -> str | None:
+        """Who spoke last, from memory, else from the store: the memory keeps the latest
+        `_SPEAKERS_MAX` conversations, the store every one, so a speaker pushed out of
+        memory (by thousands of cheap messages) is never forgotten (review #8)."""
+        found = where.get(conversation or "")
+        if found is not None or not conversation or operator_conversation(conversation):
+            return found  # the operator's own work has no speaker: no lookup
+        found = self.store.get_kv(prefix + conversation) if self.store is not None else None
+        if found is not None:
+            _keep(where, conversation, found)
+        return found
+
     def speaker_id_of(self, conversation: str | None) -> str | None:
         """The platform id of who spoke last in `conversation` (`slack:U123`)."""
-        return self._speaker_ids.get(conversation or "")
+        return self._recall(self._speaker_ids, _SPEAKER_ID_KEY, conversation)
 
     def speaker_of(self, conversation: str | None) -> Person | None:
-        name = self._speakers.get(conversation or "")
+        name = self._recall(self._speakers, _SPEAKER_KEY, conversation)
         if name is None:
             return None
         return Person(name, self.zone_of(name), listed=name.lower() in self._entries)
+
+
+def _keep(where: dict[str, str], conversation: str, value: str) -> None:
+    """Into the bounded memory: the oldest entry leaves (the store still holds it)."""
+    if len(where) >= _SPEAKERS_MAX and conversation not in where:
+        where.pop(next(iter(where)))
+    where[conversation] = value
 
 
 def _valid(zone: str) -> bool:

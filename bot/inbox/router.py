@@ -2,8 +2,10 @@
 
 1. `@Name ...` (after the bot's own mention, which the channel strips) goes to the
    worker Name, case-insensitive; `@coordinator` to the coordinator; `@all`, `@*`
-   or a leading `*` to everyone. `@Name` for no such worker is an error naming the
-   workers that exist.
+   or a leading `*` to the coordinator and every worker of this conversation.
+   `@Name` for no such worker is an error naming this conversation's workers; for a
+   worker of another conversation (bot/inbox/places.py) it is refused: the person is
+   told it is not their worker, and nothing reaches it.
 2. Otherwise, a reply inside the thread of a worker's open question goes to that
    worker as the answer (an exact platform reference, such as an email's
    In-Reply-To, wins over a shared thread; among several, the latest question).
@@ -22,7 +24,8 @@ from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
 from bot.core.messages import COORDINATOR, Inbound
-from bot.core.notices import no_such_worker
+from bot.core.notices import no_such_worker, not_your_worker
+from bot.inbox.places import Origin, asked_here, owns, reaches
 from bot.store.core import QuestionRow
 
 
@@ -49,6 +52,8 @@ class Route:
     broadcast: bool = False
     #: `new` / `/new`: the coordinator archives this conversation and starts afresh
     fresh: bool = False
+    #: `@Name` of another conversation's worker: refused (its id), nothing delivered
+    refused: str | None = None
 
 
 class Directory:
@@ -58,14 +63,26 @@ class Directory:
 
     def __init__(self) -> None:
         self.workers: dict[str, str] = {}  # id (lower case) -> display name
+        self.origins: dict[str, Origin] = {}  # id -> where its task was asked
         self.questions: dict[str, QuestionRow] = {}
         self._of_worker: dict[str, set[str]] = {}  # worker -> ids of its questions
         self._by_ref: dict[str, set[str]] = {}  # platform reference -> question ids
         #: conversation or reference -> ids of the questions asked or posted there
         self._by_place: dict[str, set[str]] = {}
 
-    def names(self) -> list[str]:
-        return sorted(self.workers.values(), key=str.lower)
+    def names(self, ids: Iterable[str] | None = None) -> list[str]:
+        chosen = self.workers if ids is None else {i: self.workers[i] for i in ids}
+        return sorted(chosen.values(), key=str.lower)
+
+    def reaches(self, msg: Inbound, worker: str, sender: str | None = None) -> bool:
+        """Whether `msg` (from platform id `sender`) may reach `worker`: from its own
+        conversation's places, or from the person who asked for its task."""
+        asked = [p for q in self.of_worker(worker) for p in (q.conversation, *q.refs) if p]
+        return reaches(msg, self.origins.get(worker), asked, sender)
+
+    def mine(self, msg: Inbound, sender: str | None = None) -> list[str]:
+        """The workers `msg` may reach (`@all`, the names it is told)."""
+        return [w for w in self.workers if self.reaches(msg, w, sender)]
 
     def add_question(self, q: QuestionRow) -> None:
         self.questions[q.id] = q
@@ -117,31 +134,43 @@ def _unindex(index: dict[str, set[str]], keys: Iterable[str | None], question_id
                 del index[key]
 
 
-def route(msg: Inbound, directory: Directory) -> Route:
+def route(msg: Inbound, directory: Directory, sender: str | None = None) -> Route:
+    """Where `msg` goes; `sender` is its author's platform id (`slack:U1`), which reaches
+    the workers whose task they asked for from anywhere."""
     text = msg.text.strip()
     if text.lower() in FRESH_WORDS:
         return Route([COORDINATOR], text, fresh=True)
     star = _STAR.match(text)
     if star:
-        return Route([COORDINATOR, *directory.workers], star.group(1).strip(), broadcast=True)
+        everyone = [COORDINATOR, *directory.mine(msg, sender)]
+        return Route(everyone, star.group(1).strip(), broadcast=True)
     addressed = _ADDRESS.match(text)
     if addressed:
         name, rest = addressed.group(1).lower(), addressed.group(2).strip()
         if name in BROADCAST_NAMES:
-            return Route([COORDINATOR, *directory.workers], rest, broadcast=True)
+            return Route([COORDINATOR, *directory.mine(msg, sender)], rest, broadcast=True)
         if name == COORDINATOR:
             return Route([COORDINATOR], rest)
+        if name in directory.workers and not directory.reaches(msg, name, sender):
+            return Route(error=not_your_worker(directory.workers[name]), refused=name)
         if name in directory.workers:
-            return Route([name], rest, _question_of(name, directory))
-        return Route(error=no_such_worker(addressed.group(1), directory.names()))
+            return Route([name], rest, _question_of(name, directory, msg, sender))
+        mine = directory.names(directory.mine(msg, sender))
+        return Route(error=no_such_worker(addressed.group(1), mine))
     question = directory.answered_by(msg)
     if question is not None:
         return Route([question.worker], text, question)
     return Route([COORDINATOR], text)
 
 
-def _question_of(worker: str, directory: Directory) -> QuestionRow | None:
+def _question_of(
+    worker: str, directory: Directory, msg: Inbound, sender: str | None
+) -> QuestionRow | None:
+    """The worker's latest open question `msg` may answer: any, from the worker's own;
+    from a place it asked in, only the questions asked there."""
     mine = directory.of_worker(worker)
+    if not owns(msg, directory.origins.get(worker), sender):
+        mine = [q for q in mine if asked_here(msg, [p for p in (q.conversation, *q.refs) if p])]
     return max(mine, key=lambda q: q.asked_at) if mine else None
 
 

@@ -25,6 +25,7 @@ from typing import Literal, Protocol, runtime_checkable
 from bot.core.events import EventLog
 from bot.core.messages import Target
 from bot.inbox.people import People
+from bot.inbox.places import operator_conversation, same_place
 from bot.store.core import Store
 
 Mode = Literal["approval", "deny"]
@@ -57,6 +58,10 @@ class Asker:
     ids: tuple[tuple[str, str], ...] = ()
     #: workspace names below <data_dir>/workspaces that belong to the conversation
     workspaces: frozenset[str] = field(default_factory=frozenset)
+    #: the operator's own work (a config trigger's, `home`): nobody's conversation. A
+    #: person's conversation whose speaker is unknown is never this: it is the most
+    #: restricted asker, no person at all (scope never fails open)
+    operator: bool = False
 
     def ids_on(self, kind: str) -> list[str]:
         return [ident for k, ident in self.ids if k == kind]
@@ -115,13 +120,14 @@ class Scope:
         self.mode: Mode = mode
         self.ttl = ttl
         self._cache: dict[tuple[str, str, str], tuple[float, bool]] = {}
-        self._grants: dict[tuple[str | None, str], float] = {}
+        self._grants: dict[tuple[str | None, str, str, str], float] = {}
 
     # -- who asks ----------------------------------------------------------------------
     def asker(self, conversation: str | None, workspaces: Iterable[str] = ()) -> Asker:
         person = self.people.speaker_of(conversation)
         if person is None:
-            return Asker(conversation, workspaces=frozenset(workspaces))
+            operator = operator_conversation(conversation)
+            return Asker(conversation, workspaces=frozenset(workspaces), operator=operator)
         ids = self.people.ids_of(person.name) if person.listed else []
         if not person.listed and conversation:  # an unlisted person is their platform id
             spoke = self.people.speaker_id_of(conversation)  # as recorded: `api:ci`, not
@@ -140,12 +146,13 @@ class Scope:
     async def read(self, asker: Asker, target: Target, here: Target | None) -> Crossing | None:
         """None when the asking person is part of the channel or thread `target` (or no
         channel serves it: the tool says it cannot read there). A target open to send to
-        (SWITCHBOARD_HOME, a `[[schedules]]` one) is open to read only where nobody asks
-        (the operator's own triggers); `readable` ones (SWITCHBOARD_TARGETS) always."""
-        if target.kind not in self.channels or _same_place(target, here):
+        (SWITCHBOARD_HOME, a `[[schedules]]` one) is open to read only for the operator's
+        own work (a config trigger's turn), never for a conversation whose person is not
+        known; `readable` ones (SWITCHBOARD_TARGETS) always."""
+        if target.kind not in self.channels or same_place(target, here):
             return None
         text = _canon(str(target))
-        if text in self.readable or (asker.person is None and text in self.open_targets):
+        if text in self.readable or (asker.operator and text in self.open_targets):
             return None
         if await self._member(asker, target, post=False):
             return None
@@ -174,13 +181,15 @@ class Scope:
         return any(p.startswith(folder) for p in self.owners.paths(asker.conversation))
 
     # -- approvals given ahead ---------------------------------------------------------
-    def grant(self, conversation: str | None, resource: str) -> None:
-        """An approver said yes to reaching `resource` from this conversation: a tool
-        that parks (ask_human) is then called again, and passes (in memory, an hour)."""
-        self._grants[(conversation, resource)] = time.monotonic() + GRANT_TTL
+    def grant(self, conversation: str | None, tool: str, resource: str, digest: str) -> None:
+        """An approver said yes to this very call (a tool that parks, ask_human, reaching
+        `resource` with the arguments of `digest`) from this conversation: called again,
+        it passes (in memory, an hour). Nothing else passes on it: not another tool
+        reaching the same place (read_channel), not other arguments (review #13)."""
+        self._grants[(conversation, tool, resource, digest)] = time.monotonic() + GRANT_TTL
 
-    def granted(self, conversation: str | None, resource: str) -> bool:
-        until = self._grants.get((conversation, resource))
+    def granted(self, conversation: str | None, tool: str, resource: str, digest: str) -> bool:
+        until = self._grants.get((conversation, tool, resource, digest))
         return until is not None and until > time.monotonic()
 
     # -- reporting ---------------------------------------------------------------------
@@ -199,7 +208,7 @@ class Scope:
     # -- the parts ---------------------------------------------------------------------
     def _open(self, asker: Asker, target: Target, here: Target | None) -> bool:
         text = _canon(str(target))
-        if target.kind in _LOCAL or _same_place(target, here) or text in self.open_targets:
+        if target.kind in _LOCAL or same_place(target, here) or text in self.open_targets:
             return True
         if target.address in asker.ids_on(target.kind) or _low(target) in _lows(asker, target):
             return True  # the asking person themself
@@ -260,17 +269,3 @@ def _lows(asker: Asker, target: Target) -> list[str]:
 
 def _eq(kind: str, a: str, b: str) -> bool:
     return a.lower() == b.lower() if kind == "email" else a == b
-
-
-def _same_place(target: Target, here: Target | None) -> bool:
-    """The current conversation: its own target, or its channel (another thread of it
-    is a place the person is in, but the whole channel is checked like any other)."""
-    if here is None:
-        return False
-    if target.kind == "email" and here.kind == "email":
-        return target.address.lower() == here.address.lower()
-    return (
-        target.kind == here.kind
-        and target.address == here.address
-        and (target.thread in (None, here.thread) or here.thread is None)
-    )

@@ -25,8 +25,11 @@ from bot.store.core import Store
 from bot.store.schema import AuditLine
 
 AUDITED = frozenset(
-    {"tool.called", "approval.requested", "approval.decided", "scope.crossed", "operator.action"}
-)
+    {
+        "tool.called", "approval.requested", "approval.decided", "scope.crossed",
+        "operator.action", "access.refused",
+    }
+)  # fmt: skip
 #: the only keys of an event's data that reach the audit line
 AUDIT_KEYS = (
     "conversation", "person", "person_id", "tool", "args_digest", "resource", "action",

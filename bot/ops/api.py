@@ -7,10 +7,14 @@ person's message (one transaction, before the 202), the caller speaking as
 `Idempotency-Key` header makes a retried post the same message: journaled and
 answered once. `GET /api/messages/<id>` returns the replies it got so far.
 
-`conversation` is a delivery target (`slack:C1/1700.1`: the message joins that thread
-and is answered there) or a name of the caller's own (`deploys`: one conversation the
-caller can come back to); without it every message starts its own. Answers to the
-caller's own conversations are kept by the `api` channel below, never sent anywhere.
+`conversation` is a name of the caller's own (`deploys`: one conversation the caller
+can come back to) or a delivery target listed for it in SWITCHBOARD_API_TARGETS, or a
+thread of a channel listed (`slack:CDEPLOYS`, `slack:CDEPLOYS/1700.1`: the message is
+taken in there and answered there); without it every
+message starts its own. A caller is bound to what it started: a DM, a thread or an
+address not listed for it is refused (403, and an audit line), and `GET` returns only
+the replies of that message's own conversation. Answers to the caller's own
+conversations are kept by the `api` channel below, never sent anywhere.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from aiohttp import web
 
 from bot.core.channel import BaseChannel
 from bot.core.messages import DeliveryReceipt, Inbound, Outbound, Sender, Target, TargetError
+from bot.inbox.places import same_place
 from bot.ops.server import Handler, Route
 
 if TYPE_CHECKING:
@@ -69,9 +74,14 @@ class Problem(Exception):
 
 
 class Api:
-    def __init__(self, app: App, callers: dict[str, str]) -> None:
+    def __init__(
+        self, app: App, callers: dict[str, str], targets: dict[str, frozenset[str]] | None = None
+    ) -> None:
         self.app = app
         self._callers = {token.encode(): name for token, name in callers.items()}
+        #: per caller, the places besides its own conversations it may post into (a listed
+        #: channel's threads too, as a person in the channel sees them)
+        self.targets = {c: [Target.parse(t) for t in ts] for c, ts in (targets or {}).items()}
 
     def routes(self) -> list[Route]:
         return [
@@ -108,6 +118,9 @@ class Api:
         reply_to = _place(caller, body.get("conversation"), message_id)
         if reply_to.kind not in self.app.human.outbox.channels:
             raise Problem(400, f'"conversation": no {reply_to.kind} channel is configured')
+        listed = self.targets.get(caller, [])
+        if reply_to.kind != KIND and not any(same_place(reply_to, t) for t in listed):
+            self._refused(caller, reply_to)
         msg = Inbound(
             channel=KIND,
             message_id=message_id,
@@ -128,6 +141,18 @@ class Api:
             "replies": f"/api/messages/{message_id}",
         }
 
+    def _refused(self, caller: str, place: Target) -> None:
+        self.app.events.emit(
+            "access.refused", KIND, conversation=str(place), person=f"api:{caller}",
+            person_id=f"api:{caller}", action="api_message", resource=str(place),
+            outcome="refused",
+        )  # fmt: skip
+        raise Problem(
+            403,
+            f'"conversation": api:{caller} may post only into its own conversations (a name) '
+            f"or a target SWITCHBOARD_API_TARGETS lists for it, and {place} is neither",
+        )
+
     # -- GET /api/messages/<id> --------------------------------------------------------
     async def get(self, request: web.Request, caller: str) -> tuple[int, dict[str, Any]]:
         message_id = request.match_info["id"]
@@ -135,7 +160,10 @@ class Api:
         if msg is None or msg.meta.get("caller") != caller:
             raise Problem(404, f"no message {message_id} from api:{caller}")
         said = self.app.store.views.said_to(str(msg.reply_to), msg.received_at, MAX_REPLIES)
-        replies = [_reply(status, out) for status, out in said if out.kind != "failure"]
+        replies = [  # this message's conversation only: not other threads of that target
+            _reply(status, out) for status, out in said
+            if out.kind != "failure" and out.conversation == msg.conversation
+        ]  # fmt: skip
         return 200, {
             "id": message_id,
             "conversation": msg.conversation,

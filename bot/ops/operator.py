@@ -30,7 +30,7 @@ from bot.ops.probe import probe_channels
 from bot.ops.server import HttpServer, Route
 from bot.ops.stalled import Stalled
 from bot.store.core import ACTIVE_WORKER_STATES
-from config.callers import api_callers
+from config.callers import api_callers, api_targets
 
 if TYPE_CHECKING:
     from bot.app import App
@@ -61,7 +61,9 @@ class Operator:
         self.server: HttpServer | None = None
         self.api: Api | None = None
         if s.api_token is not None:
-            self.api = Api(app, api_callers(s.api_token.get_secret_value()))
+            self.api = Api(
+                app, api_callers(s.api_token.get_secret_value()), api_targets(s.api_targets)
+            )
             app.human.outbox.add_channel(ApiChannel())
         self._tasks: list[asyncio.Task[None]] = []
 

@@ -203,7 +203,10 @@ class Outbox:
             self._sending.discard(sending)
         self.pacer.hold(pace, channel.pace_seconds)
         self.store.outbox_sent(row.seq, asdict(receipt))
-        self.events.emit("message.sent", msg.agent, target=key, kind=msg.kind, id=msg.id)
+        self.events.emit(
+            "message.sent", msg.agent, target=key, kind=msg.kind, id=msg.id,
+            conversation=msg.conversation, trigger_id=msg.meta.get("trigger_id"),
+        )  # fmt: skip
         if self._on_delivered is not None:
             self._on_delivered(msg, receipt)
         return True

@@ -29,7 +29,7 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.triggers.base import BaseTrigger
 
 from bot.core.bus import Bus
-from bot.core.events import EventLog
+from bot.core.events import Event, EventLog
 from bot.inbox.human import HumanNode
 from bot.store.core import Store
 from bot.triggers import heartbeat
@@ -92,7 +92,7 @@ class TriggerEngine:
         self.human = human
         self.table = store.triggers
         self.firing = Firing(store, bus, human, events, spawn)
-        self.event_watch = EventWatch(self._fire_soon)
+        self.event_watch = EventWatch(self._fire_soon, self._conversation_of)
         self.idle_watch = IdleWatch(self._fire_soon)
         self.scheduler: AsyncIOScheduler | None = None
         self._jobs: BatchedJobStore | None = None
@@ -343,9 +343,10 @@ class TriggerEngine:
     async def _heartbeat(self, row: TriggerRow, key: str) -> None:
         state = row.state or {"last_run": row.created_at}
         watch, checklist = row.spec.config["watch"], row.spec.config["checklist"]
+        only = None if row.source == "config" else (row.conversation or "")  # an agent's: its own
         found = await asyncio.to_thread(
             heartbeat.look, self.settings.database, self.events.path, state, watch, time.time(),
-            self.settings.remind_after,
+            self.settings.remind_after, only,
         )  # the event log is a file: read it off the loop  # fmt: skip
         row.state = {**state, **found.state}
         if found.quiet:
@@ -364,6 +365,15 @@ class TriggerEngine:
         except Exception as exc:
             log.exception("internal job %s failed", job_id)
             self.events.emit("trigger.failed", SCHEDULER, trigger_id=job_id, error=str(exc))
+
+    def _conversation_of(self, event: Event) -> str | None:
+        """The conversation an event belongs to: its own field, else the origin of the
+        worker that emitted it (a worker's events are its conversation's)."""
+        found = event.data.get("conversation")
+        if isinstance(found, str):
+            return found
+        origin = self.human.directory.origins.get(event.agent_id.lower())
+        return origin.conversation if origin is not None else None
 
     def _fire_soon(self, row: TriggerRow, key: str, note: str) -> None:
         current = self.table.get(row.id)  # it may have been cancelled since it matched

@@ -25,6 +25,7 @@ from bot.core.events import EventLog
 from bot.core.messages import COORDINATOR, BusMessage, Outbound, Target
 from bot.core.notices import NO_TRIGGER_TARGET, SYSTEM_SPEAKER, trigger_failed, where_to
 from bot.inbox.human import HumanNode
+from bot.inbox.places import TRIGGER_CONVERSATION, operator_conversation
 from bot.store.core import Store
 from bot.triggers.model import ONE_SHOT
 from bot.triggers.rows import TriggerRow
@@ -69,7 +70,7 @@ class Firing:
         return where_to(row.spec.deliver_to, row.origin_target, home=self.human.home)
 
     def conversation_of(self, row: TriggerRow) -> str:
-        return row.conversation or f"trigger:{row.id}"
+        return row.conversation or f"{TRIGGER_CONVERSATION}{row.id}"
 
     def fire(self, row: TriggerRow, fire_key: str, note: str = "") -> bool:
         """Claim the run and act. False when this fire key was handled before."""
@@ -148,7 +149,9 @@ class Firing:
             if target is None:
                 raise FireError(NO_TRIGGER_TARGET)
             speaker = row.created_by if row.source == "tool" else SCHEDULER
-            self.human.say(Outbound(speaker, target, text, row.conversation))
+            # tagged: the post's `message.sent` never fires this trigger again
+            meta = {"trigger_id": row.id}
+            self.human.say(Outbound(speaker, target, text, row.conversation, meta=meta))
         elif row.spec.agent.lower() == COORDINATOR:
             self.bus.send(self._task(COORDINATOR, row, text, target))
         else:
@@ -173,11 +176,20 @@ class Firing:
     def _wake_worker(self, row: TriggerRow, text: str, target: Target | None) -> None:
         worker_id = row.spec.agent.lower()
         if worker_id in self.human.directory.workers:
+            if not self._may_wake(row, worker_id):
+                raise FireError(f"worker {row.spec.agent} works for another conversation")
             self.bus.send(self._task(worker_id, row, text, target))
             return
         if self.spawn is None:
             raise FireError(f"worker {row.spec.agent} is not active and cannot be started here")
         self.spawn(row.spec.agent, text, row.conversation, str(target) if target else None)
+
+    def _may_wake(self, row: TriggerRow, worker_id: str) -> bool:
+        """A trigger wakes its own conversation's workers (the operator's, any)."""
+        if row.source == "config" or operator_conversation(row.conversation):
+            return True
+        origin = self.human.directory.origins.get(worker_id)
+        return origin is not None and origin.conversation == row.conversation
 
     def _settle(self, row: TriggerRow) -> None:
         row.last_fired_at = time.time()

@@ -15,12 +15,16 @@ trigger's `state`):
 
 Nothing changed: the run is quiet (an event `trigger.quiet`, nothing posted).
 Something changed: the agent is woken with its checklist and the list of changes.
+
+A heartbeat an agent made looks only at its own conversation (its messages, its
+workers and their questions; `only`); one of the config file looks at everything.
 """
 
 from __future__ import annotations
 
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -65,8 +69,10 @@ def look(
     watch: list[str],
     now: float,
     remind_after: float = 4 * 3600.0,
+    only: str | None = None,
 ) -> Look:
-    """Compare the watched sources with the previous run's `state`.
+    """Compare the watched sources with the previous run's `state`; with `only`, those
+    of that conversation alone ("" : of none).
 
     Blocking (reads the event log file): run it in a thread. It opens its own
     read-only connection, so it never shares the loop's connection or transaction.
@@ -74,15 +80,34 @@ def look(
     since = float(state.get("last_run", now))
     result = Look(since, state={"last_run": now})
     types = {t: src for src, ts in EVENT_SOURCES.items() if src in watch for t in ts}
-    found = [e for e in _events(events_path, since, now) if e.type in types and _concerns(e)]
-    result.changes.extend(_summarise(found))
-    if "questions" in watch:
-        store = Store(where, readonly=True)
-        try:
-            _questions(store, state, result, now, remind_after)
-        finally:
+    store = Store(where, readonly=True) if only is not None or "questions" in watch else None
+    try:
+        ours = _ours(store, only)
+        found = [
+            e for e in _events(events_path, since, now)
+            if e.type in types and _concerns(e) and ours(e.data.get("conversation"), e.agent_id)
+        ]  # fmt: skip
+        result.changes.extend(_summarise(found))
+        if store is not None and "questions" in watch:
+            _questions(store, state, result, now, remind_after, ours)
+    finally:
+        if store is not None:
             store.close()
     return result
+
+
+Ours = Callable[[Any, str], bool]
+
+
+def _ours(store: Store | None, only: str | None) -> Ours:
+    """Whether an event (its conversation field, its agent) or a question (its place,
+    its worker) is of the conversation `only`; everything when `only` is None."""
+    if only is None or store is None:
+        return lambda conversation, agent: True
+    origins = {w.id: w.origin_conversation for w in store.workers()}
+    return lambda conversation, agent: (
+        bool(only) and only in (conversation, origins.get(agent.lower(), ""))
+    )
 
 
 def _concerns(event: Event) -> bool:
@@ -115,9 +140,10 @@ def _summarise(found: list[Event]) -> list[str]:
 
 
 def _questions(
-    store: Store, state: dict[str, Any], result: Look, now: float, remind_after: float
-) -> None:
-    open_now = {q.id: q for q in store.open_questions()}
+    store: Store, state: dict[str, Any], result: Look, now: float, remind_after: float,
+    ours: Ours,
+) -> None:  # fmt: skip
+    open_now = {q.id: q for q in store.open_questions() if ours(q.conversation, q.worker)}
     result.state["questions"] = sorted(open_now)
     before = set(state.get("questions", []))
     new = [q for qid, q in open_now.items() if qid not in before]

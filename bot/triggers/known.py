@@ -15,6 +15,7 @@ _MCP = ("reason", "server", "tools")
 _TRIGGER_ENDED = ("trigger_id",)
 
 KNOWN_EVENTS: dict[str, tuple[str, ...]] = {
+    "access.refused": ("action", "conversation", "outcome", "person", "person_id", "resource"),
     "agent.started": ("inbound", "mail", "pid", "workers"),
     "approval.decided": (
         "approval_id",
@@ -91,7 +92,7 @@ KNOWN_EVENTS: dict[str, tuple[str, ...]] = {
         "to",
     ),
     "message.refused": ("channel", "reason"),
-    "message.sent": ("id", "kind", "target"),
+    "message.sent": ("conversation", "id", "kind", "target", "trigger_id"),
     "node.clock": ("node", "offset"),
     "node.leads": ("node", "role"),
     "node.lost": ("node", "reason"),

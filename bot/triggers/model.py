@@ -35,6 +35,9 @@ MISSED_POLICIES = ("catch_up", "skip")
 SKIP_TOLERANCE_SECONDS = 30
 DEFAULT_GRACE_SECONDS = 3600
 DEFAULT_COOLDOWN_SECONDS = 10.0
+#: the floor of how often an `on_event` trigger fires (README "Triggers"): at most once
+#: per this many seconds, whatever its `cooldown_seconds`, so no trigger floods a place
+MIN_COOLDOWN_SECONDS = 10.0
 
 _COMMON = ("agent", "action_type", "missed", "grace_seconds", "timezone")
 #: the keys each type takes; the first is required
@@ -241,7 +244,7 @@ def _on_event(spec: TriggerSpec, min_interval: float, now: float) -> None:
         raise TriggerError('config.filter must be an object, e.g. {"agent_id": "alice"}')
     _known_event(c["event_pattern"], c["filter"])
     cooldown = c.setdefault("cooldown_seconds", DEFAULT_COOLDOWN_SECONDS)
-    c["cooldown_seconds"] = _number(cooldown, "cooldown_seconds", minimum=0)
+    c["cooldown_seconds"] = _number(cooldown, "cooldown_seconds", minimum=MIN_COOLDOWN_SECONDS)
 
 
 def _known_event(pattern: str, wanted: dict[str, Any]) -> None:

@@ -7,9 +7,13 @@ schedules the firing on the loop (`call_soon`); nothing is written from inside.
 - `on_event`: the event type matches `event_pattern` (shell-style, `worker.*`), and
   every `filter` key equals the event's field (`agent_id` is the event's agent),
   compared case-insensitively as text; a list-valued field (`to` of
-  `message.received`) matches when one of its items does. Events of the trigger engine itself
-  (`trigger.*`) never match, and a trigger fires at most once per
-  `cooldown_seconds`, so an action cannot feed its own trigger in a tight loop.
+  `message.received`) matches when one of its items does. Every conversation is its
+  own: a trigger an agent made sees only the events of the conversation it was made in
+  (its messages, its workers' work, its approvals); a trigger of the config file sees
+  every event. The note it fires with names the event's type, agent and ids, never
+  what was said or done (texts, tasks, results). Events of the trigger engine itself
+  (`trigger.*`) and the trigger's own posts never match, and a trigger fires at most once
+  per `cooldown_seconds`, never more often than once per `MIN_COOLDOWN_SECONDS` (10 s).
 - `on_idle`: the watched agent's last activity is its last event (`*` watches every
   agent). The trigger fires `idle_seconds` after it and re-arms: the next firing is
   `idle_seconds` after the later of that firing and the next activity. After a
@@ -25,12 +29,27 @@ from collections.abc import Callable
 from typing import Any
 
 from bot.core.events import Event
+from bot.triggers.model import MIN_COOLDOWN_SECONDS
 from bot.triggers.rows import TriggerRow
 
 #: fire(row, fire_key, note) — the engine's firing entry point.
 Fire = Callable[[TriggerRow, str, str], Any]
+#: the conversation an event belongs to (its own field, else its worker's origin)
+Owner = Callable[[Event], str | None]
 ANY_AGENT = "*"
 _IGNORED_PREFIX = "trigger."
+#: the only fields a firing's note carries: ids and outcomes, never content
+NOTE_FIELDS = ("id", "question_id", "approval_id", "tool", "status", "outcome", "kind")
+
+
+def sees(row: TriggerRow, event: Event, owner: Owner) -> bool:
+    """Whether the trigger may know of the event at all: a config trigger sees every
+    event, an agent's only those of its own conversation, never its own posts."""
+    if event.data.get("trigger_id") == row.id:
+        return False
+    if row.source == "config":
+        return True
+    return row.conversation is not None and owner(event) == row.conversation
 
 
 def matches(row: TriggerRow, event: Event) -> bool:
@@ -56,13 +75,22 @@ def _equal(value: Any, wanted: str) -> bool:
 
 
 def describe_event(event: Event) -> str:
-    data = ", ".join(f"{k}={str(v)[:300]}" for k, v in event.data.items())
-    return f"(Triggered by event {event.type} from {event.agent_id or '-'}: {data})"
+    """The event's type, agent and ids: what happened is for the agent to look up in
+    its own conversation, so no text of another reaches it through a trigger."""
+    shown = [(k, event.data[k]) for k in NOTE_FIELDS if event.data.get(k) not in (None, "")]
+    data = "".join(f", {k}={str(v)[:80]}" for k, v in shown)
+    return f"(Triggered by event {event.type} from {event.agent_id or '-'}{data})"
+
+
+def cooldown(row: TriggerRow) -> float:
+    """The least time between two firings: its own, never under the floor."""
+    return max(float(row.spec.config.get("cooldown_seconds", 0)), MIN_COOLDOWN_SECONDS)
 
 
 class EventWatch:
-    def __init__(self, fire: Fire) -> None:
+    def __init__(self, fire: Fire, owner: Owner) -> None:
         self.fire = fire
+        self.owner = owner
         self.rows: dict[str, TriggerRow] = {}
         self._last_fired: dict[str, float] = {}
 
@@ -74,13 +102,13 @@ class EventWatch:
 
     def on_event(self, event: Event) -> None:
         for row in list(self.rows.values()):
-            if matches(row, event) and self._cool(row, event.ts):
+            if matches(row, event) and sees(row, event, self.owner) and self._cool(row, event.ts):
                 loop = asyncio.get_running_loop()
                 key = f"event:{event.type}:{event.ts:.6f}"
                 loop.call_soon(self.fire, row, key, describe_event(event))
 
     def _cool(self, row: TriggerRow, now: float) -> bool:
-        if now - self._last_fired.get(row.id, float("-inf")) < row.spec.config["cooldown_seconds"]:
+        if now - self._last_fired.get(row.id, float("-inf")) < cooldown(row):
             return False
         self._last_fired[row.id] = now
         return True

@@ -1,13 +1,16 @@
 """Slack's `/switchboard` slash command and the bot's App Home tab.
 
-`/switchboard status` answers with what `switchboard status` prints; `/switchboard new`
+`/switchboard status` answers with what the person's own conversations hold (their
+workers, questions, approvals and triggers; everyone else's only counted: operators see
+all on the dashboard); `/switchboard new`
 in a DM starts a fresh conversation there (it is taken in like the message `new`);
 `/switchboard help` (or anything else) says what it can do. The answer rides on the
 acknowledgement itself (Socket Mode envelope ack, or the HTTP 200's body), so it
 comes within Slack's 3 seconds and only the person who typed it sees it.
 
-The Home tab (`app_home_opened`) is published with `views.publish`: which workers
-run, what waits for whom (open questions) and which tool calls wait for approval.
+The Home tab (`app_home_opened`) is published with `views.publish`: which of the
+person's workers run, what waits for whom in their conversations (open questions) and
+which of their tool calls wait for approval; the rest is a count.
 """
 
 from __future__ import annotations
@@ -22,7 +25,8 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.core.messages import Inbound, Sender, Target
-from bot.inbox.channel_context import ChannelContext, Waiting
+from bot.inbox.channel_context import ChannelContext
+from bot.ledger.personal import Mine
 from bot.ledger.status import ago
 
 log = logging.getLogger(__name__)
@@ -32,7 +36,8 @@ COMMAND = "/switchboard"
 MAX_TEXT = 2900  # a section's text is at most 3000 characters
 MAX_ROWS = 25  # per Home section (a view holds at most 100 blocks)
 HELP = (
-    "`/switchboard status`: what runs, open questions, triggers, channel health.\n"
+    "`/switchboard status`: your conversations' workers, open questions, approvals and "
+    "triggers; channel health.\n"
     "`/switchboard new`: in a DM with me, start a fresh conversation (the earlier one is "
     "archived; what I remember stays).\n"
     "`/switchboard help`: this text. Talk to me by mentioning me, or in a DM."
@@ -56,7 +61,7 @@ def register(
         await ack()
         user = str(event.get("user", ""))
         if user and (not allowed or user in allowed):
-            await publish(client, user, ctx.waiting())
+            await publish(client, user, ctx.waiting_for(KIND, user))
 
     app.command(COMMAND)(on_command)
     app.event("app_home_opened")(on_home)
@@ -69,7 +74,7 @@ def answer(ctx: ChannelContext, command: dict[str, Any], allowed: list[str]) -> 
         return NOT_ALLOWED
     word = str(command.get("text", "")).strip().lower()
     if word == "status":
-        return "```" + ctx.status_text()[:MAX_TEXT] + "```"
+        return "```" + ctx.status_for(KIND, user)[:MAX_TEXT] + "```"
     if word == "new":
         return _fresh(ctx, command, user)
     return HELP
@@ -93,14 +98,14 @@ def _fresh(ctx: ChannelContext, command: dict[str, Any], user: str) -> str:
     return "Starting a new conversation here."
 
 
-async def publish(client: AsyncWebClient, user: str, waiting: Waiting) -> None:
+async def publish(client: AsyncWebClient, user: str, waiting: Mine) -> None:
     try:
         await client.views_publish(user_id=user, view=home_view(waiting))
     except SlackApiError as exc:
         log.warning("views.publish for %s failed: %s", user, exc.response.get("error"))
 
 
-def home_view(waiting: Waiting) -> dict[str, Any]:
+def home_view(waiting: Mine) -> dict[str, Any]:
     blocks: list[dict[str, Any]] = [
         {"type": "header", "text": {"type": "plain_text", "text": "Switchboard"}},
         _context(f"Updated {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}"),
@@ -117,6 +122,8 @@ def home_view(waiting: Waiting) -> dict[str, Any]:
         "Pending approvals", waiting.approvals, "No tool call waits.",
         lambda a: f"*{a[0]}* wants to run `{a[1]}` (in `{a[2]}`, {ago(a[3])})",
     )  # fmt: skip
+    if waiting.elsewhere:
+        blocks += [{"type": "divider"}, _context(waiting.elsewhere)]
     return {"type": "home", "blocks": blocks}
 
 

@@ -46,10 +46,16 @@ async def test_list_workers_shows_each_worker_with_its_state(
         await rec.wait_text("tool: No active workers.")
         app.human.accept(inbound("start bob", conversation="c1"))
         await rec.wait_kind("question")
-        app.human.accept(inbound("list them", conversation="c2"))
+        # in c1 (where Bob's question waits) the coordinator is named; another
+        # conversation sees only that a worker works for someone else (issue 28)
+        app.human.accept(inbound("@coordinator list them", conversation="c1"))
         sent = await rec.wait_text("tool: - Bob")
+        app.human.accept(inbound("list them", conversation="c2"))
+        await rec.wait_text("1 more work for other conversations")
     listing = next(m for m in sent if m.text.startswith("tool: - Bob"))
     assert listing.text == "tool: - Bob (parked, 1 turns): find the region"
+    other = next(m for m in rec.sent if "other conversations" in m.text)
+    assert "find the region" not in other.text and other.conversation == "c2"
 
 
 async def test_stop_worker_stops_a_parked_worker_and_closes_its_question(
@@ -61,7 +67,9 @@ async def test_stop_worker_stops_a_parked_worker_and_closes_its_question(
         app.human.accept(inbound("start bob", conversation="c1"))
         await rec.wait_kind("question")
         assert len(app.store.open_questions()) == 1
-        app.human.accept(inbound("stop bob", conversation="c2"))
+        app.human.accept(inbound("stop bob", conversation="c2"))  # not c2's to stop
+        await rec.wait_text("Bob works for another conversation")
+        app.human.accept(inbound("@coordinator stop bob", conversation="c1"))
         await rec.wait_text("tool: Worker Bob stopped.")
         assert [w.status for w in app.store.workers()] == ["stopped"]
         assert app.store.open_questions() == []

@@ -53,7 +53,9 @@ async def test_a_program_posts_a_deploy_notice_into_a_slack_thread(
     tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack
 ) -> None:
     fake.responder = heard
-    with switchboard_run(tmp_path, fake, slack) as url:
+    # a person's thread is the program's to post into only in a channel listed for it
+    # (issue 28: an API caller joining any conversation was review #7)
+    with switchboard_run(tmp_path, fake, slack, SWITCHBOARD_API_TARGETS="api:slack:C1") as url:
         ts = slack.post(f"{MENTION} we deploy today", channel="C1")
         await slack.until(lambda s: len(s.posts) == 1, timeout=20)
         status, body = await api(
@@ -145,7 +147,8 @@ async def test_a_program_cannot_approve_a_gated_call_through_the_api(
     port = free_port()
     entry = stdio_entry("ops", tmp_path / "calls.jsonl", approval=["restart_*"])
     settings = tools_settings(tmp_path, fake, [entry], SWITCHBOARD_HTTP_PORT=str(port),
-                              SWITCHBOARD_API_TOKEN=API_TOKEN)  # fmt: skip
+                              SWITCHBOARD_API_TOKEN=API_TOKEN,
+                              SWITCHBOARD_API_TARGETS="api:terminal")  # fmt: skip
     channel = HealthyRecorder()
 
     def attach(app: App) -> None:

@@ -91,7 +91,10 @@ async def test_an_idempotency_key_makes_a_retry_the_same_message_answered_once(
 async def test_a_message_into_a_delivery_target_is_answered_there(
     tmp_path: Path, fake: FakeAnthropic
 ) -> None:
-    async with served_app(tmp_path, fake, **TOKENS) as (_app, channel, url):
+    # a place of a person's is the caller's only when listed for it (issue 28: an API
+    # caller posting into any conversation was review #7)
+    listed = {**TOKENS, "SWITCHBOARD_API_TARGETS": "ci:terminal"}
+    async with served_app(tmp_path, fake, **listed) as (_app, channel, url):
         status, body = await call(
             "POST",
             f"{url}/api/messages",

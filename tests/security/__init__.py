@@ -1,0 +1,1 @@
+"""The security tests: one per finding of the review, each playing its attacker."""

@@ -164,7 +164,10 @@ async def _approve_over_the_api(
     port = free_port()
     entry = stdio_entry("ops", tmp_path / "calls.jsonl", approval=["restart_*"])
     token = "c" * 24
-    env = {"SWITCHBOARD_HTTP_PORT": str(port), "SWITCHBOARD_API_TOKEN": f"ci:{token}", **extra}
+    # the terminal is listed for the caller: an API caller posts into a place it did not
+    # start only when listed (issue 28, review #7)
+    env = {"SWITCHBOARD_HTTP_PORT": str(port), "SWITCHBOARD_API_TOKEN": f"ci:{token}",
+           "SWITCHBOARD_API_TARGETS": "ci:terminal", **extra}  # fmt: skip
     settings = tools_settings(tmp_path, fake, [entry], **env)
     channel = HealthyRecorder()
     async with running_app(

@@ -242,8 +242,11 @@ def test_two_pending_in_one_thread_a_reply_takes_the_latest_a_button_its_own(
     said: list[Outbound] = []
     desk = ApprovalDesk(store, EventLog(None), said.append)
     for n, at in (("older", 1.0), ("newer", 2.0)):
+        # asked by Bob: a request nobody is known to have asked is decided by approvers
+        # only (issue 28: scope never fails open), and Ann decides these
         row = ApprovalRow(n, "coordinator", "terminal", "coordinator", f"ops__{n}", {}, "t",
-                          "slack:C1/1.0", requested_at=at)  # fmt: skip
+                          "slack:C1/1.0", requested_at=at, requester="UBOB",
+                          requester_id="slack:UBOB")  # fmt: skip
         with store.tx():
             desk.request(row, Outbound("coordinator", Target("terminal"), "ask"))
     with store.tx():

@@ -77,11 +77,12 @@ async def test_a_filter_matches_inside_a_list_valued_field(
         spec = build_spec(
             "on_event",
             {"event_pattern": "message.received", "filter": {"to": "coordinator"},
-             "action_type": "send_message", "cooldown_seconds": 0},
+             "action_type": "send_message"},
             "someone wrote to the coordinator",
             min_interval=0.1,
         )  # fmt: skip
-        row = app.triggers.create(spec, "coordinator", None, "terminal")
+        # made in the conversation it watches: a trigger sees only its own (issue 28)
+        row = app.triggers.create(spec, "coordinator", "terminal", "terminal")
         app.human.accept(inbound("hello"))
         await rec.wait_text("someone wrote to the coordinator")
         await eventually(lambda: outcomes(app, row.id) == ["fired"])
