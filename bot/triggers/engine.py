@@ -53,7 +53,7 @@ from bot.triggers.rows import (
     job_id_of,
 )
 from bot.triggers.scheduling import make_scheduler, scheduled_job
-from bot.triggers.watchers import EventWatch, IdleWatch
+from bot.triggers.watchers import EventWatch, IdleWatch, everything
 from config.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -343,7 +343,7 @@ class TriggerEngine:
     async def _heartbeat(self, row: TriggerRow, key: str) -> None:
         state = row.state or {"last_run": row.created_at}
         watch, checklist = row.spec.config["watch"], row.spec.config["checklist"]
-        only = None if row.source == "config" else (row.conversation or "")  # an agent's: its own
+        only = None if everything(row) else row.conversation  # a person's: its own only
         found = await asyncio.to_thread(
             heartbeat.look, self.settings.database, self.events.path, state, watch, time.time(),
             self.settings.remind_after, only,

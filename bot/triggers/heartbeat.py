@@ -16,8 +16,8 @@ trigger's `state`):
 Nothing changed: the run is quiet (an event `trigger.quiet`, nothing posted).
 Something changed: the agent is woken with its checklist and the list of changes.
 
-A heartbeat an agent made looks only at its own conversation (its messages, its
-workers and their questions; `only`); one of the config file looks at everything.
+A heartbeat made in a person's conversation looks only at that conversation (its
+messages, its workers and their questions; `only`); the operator's at everything.
 """
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ def look(
     only: str | None = None,
 ) -> Look:
     """Compare the watched sources with the previous run's `state`; with `only`, those
-    of that conversation alone ("" : of none).
+    of that conversation alone.
 
     Blocking (reads the event log file): run it in a thread. It opens its own
     read-only connection, so it never shares the loop's connection or transaction.

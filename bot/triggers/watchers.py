@@ -8,12 +8,13 @@ schedules the firing on the loop (`call_soon`); nothing is written from inside.
   every `filter` key equals the event's field (`agent_id` is the event's agent),
   compared case-insensitively as text; a list-valued field (`to` of
   `message.received`) matches when one of its items does. Every conversation is its
-  own: a trigger an agent made sees only the events of the conversation it was made in
-  (its messages, its workers' work, its approvals); a trigger of the config file sees
-  every event. The note it fires with names the event's type, agent and ids, never
-  what was said or done (texts, tasks, results). Events of the trigger engine itself
-  (`trigger.*`) and the trigger's own posts never match, and a trigger fires at most once
-  per `cooldown_seconds`, never more often than once per `MIN_COOLDOWN_SECONDS` (10 s).
+  own: a trigger made in a person's conversation sees only that conversation's events
+  (its messages, its workers' work, its approvals); the operator's (the config file's,
+  or one made by work no person's message started) sees every event. The note it
+  fires with names the event's type, agent and ids, never what was said or done
+  (texts, tasks, results). Events of the trigger engine itself (`trigger.*`) and the
+  trigger's own posts never match, and a trigger fires at most once per
+  `cooldown_seconds`, never more often than once per `MIN_COOLDOWN_SECONDS` (10 s).
 - `on_idle`: the watched agent's last activity is its last event (`*` watches every
   agent). The trigger fires `idle_seconds` after it and re-arms: the next firing is
   `idle_seconds` after the later of that firing and the next activity. After a
@@ -29,6 +30,7 @@ from collections.abc import Callable
 from typing import Any
 
 from bot.core.events import Event
+from bot.inbox.places import operator_conversation
 from bot.triggers.model import MIN_COOLDOWN_SECONDS
 from bot.triggers.rows import TriggerRow
 
@@ -43,13 +45,20 @@ NOTE_FIELDS = ("id", "question_id", "approval_id", "tool", "status", "outcome", 
 
 
 def sees(row: TriggerRow, event: Event, owner: Owner) -> bool:
-    """Whether the trigger may know of the event at all: a config trigger sees every
-    event, an agent's only those of its own conversation, never its own posts."""
+    """Whether the trigger may know of the event at all: the operator's (the config
+    file's, or made by work no person's message started) sees every event, one made in
+    a person's conversation only that conversation's; none its own posts."""
     if event.data.get("trigger_id") == row.id:
         return False
-    if row.source == "config":
+    if everything(row):
         return True
-    return row.conversation is not None and owner(event) == row.conversation
+    return owner(event) == row.conversation
+
+
+def everything(row: TriggerRow) -> bool:
+    """A trigger of the operator's: from the config file, or made in no person's
+    conversation (by a worker a config trigger started)."""
+    return row.source == "config" or operator_conversation(row.conversation)
 
 
 def matches(row: TriggerRow, event: Event) -> bool:

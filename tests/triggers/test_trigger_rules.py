@@ -81,8 +81,7 @@ async def test_a_filter_matches_inside_a_list_valued_field(
             "someone wrote to the coordinator",
             min_interval=0.1,
         )  # fmt: skip
-        # made in the conversation it watches: a trigger sees only its own (issue 28)
-        row = app.triggers.create(spec, "coordinator", "terminal", "terminal")
+        row = app.triggers.create(spec, "coordinator", None, "terminal")
         app.human.accept(inbound("hello"))
         await rec.wait_text("someone wrote to the coordinator")
         await eventually(lambda: outcomes(app, row.id) == ["fired"])
