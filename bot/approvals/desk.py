@@ -6,7 +6,8 @@ reply in the request's thread, email reply or terminal line; buttons call `click
 checks who may decide, and records each decision once: the guarded UPDATE with the
 decider's resolved person, platform id and how they decided, the notice saying so, and
 the wake-up of the waiting agent. The decision is never a message to the model: the
-waiting agent reads the row.
+waiting agent reads the row. Mail whose sender no receiving server verified
+(EMAIL_UNVERIFIED=accept) decides nothing.
 
 Who may decide: a listed approver (SWITCHBOARD_APPROVERS), the requester included;
 with no approvers listed, anyone allowed to talk to the bot except the person whose
@@ -184,6 +185,14 @@ class ApprovalDesk:
         if not replies_to_request(msg, row):
             self._note(msg.reply_to, msg.conversation, NOT_THE_REQUEST_MAIL.format(code(row.id)))
             return True
+        if msg.unverified:  # in anyone's name: said, recorded, nothing decided
+            self._note(msg.reply_to, msg.conversation, NOT_VERIFIED)
+            self.events.emit(
+                "message.refused", SPEAKER, channel=msg.channel, approval_id=row.id,
+                reason="unverified sender: decides no approval", sender=msg.sender.id,
+                id=msg.message_id,
+            )  # fmt: skip
+            return True
         decider = Decider.of(msg.channel, msg.sender, person, _HOW.get(msg.channel, "reply"))
         why = self.refused(decider, row)
         if why is not None:
@@ -335,4 +344,8 @@ NOT_HERE = "This button belongs to a request in another conversation; nothing wa
 NOT_THE_REQUEST_MAIL = (
     "To decide by email, reply to the approval request mail itself, keeping {} in the "
     "subject; nothing was changed."
+)
+NOT_VERIFIED = (
+    "Your mail could not be verified (the mail server did not vouch for its sender), so "
+    "it decides nothing; nothing was changed."
 )

@@ -5,9 +5,12 @@ event loop never waits on a stranger's MIME or HTML), filtered (an unclear From,
 machine mail, the allow-list, a From domain the mail server did not verify, loops)
 and either refused (logged, an event; no model sees it, nobody is answered) or
 turned into an `Inbound` whose conversation is its thread (`email:<root Message-ID>`)
-and journaled by `ctx.accept` — all before the watcher marks it \\Seen. A mail that
-fails past the filters is set aside once: its sender is told, nothing retries it. The thread's
-subject and References chain are kept in the store (`email:thread:<conversation>`)
+and journaled by `ctx.accept` — all before the watcher marks it \\Seen. Mail nobody
+verified, taken under EMAIL_UNVERIFIED=accept, comes from `unverified:<address>` and is
+marked so (`UNVERIFIED`): the core takes it as an unlisted sender's, deciding nothing.
+A mail that fails past the filters is set aside once: its sender is told, nothing
+retries it. The thread's subject and References chain are kept in the store
+(`email:thread:<conversation>`)
 so answers thread correctly. Outbound: `deliver` composes the mail for the
 conversation's thread (or a new mail: a worker's question, a notice) and sends it
 over SMTP; the receipt's `platform_id` is the Message-ID, which the human node
@@ -24,7 +27,15 @@ from dataclasses import asdict
 from email.message import EmailMessage
 
 from bot.core.channel import BaseChannel, PermanentDeliveryError
-from bot.core.messages import Attachment, DeliveryReceipt, Inbound, Outbound, Sender, Target
+from bot.core.messages import (
+    UNVERIFIED,
+    Attachment,
+    DeliveryReceipt,
+    Inbound,
+    Outbound,
+    Sender,
+    Target,
+)
 from bot.core.tasks import cancel_all
 from bot.inbox.channel_context import ChannelContext
 from bot.inbox.files import guess_type, human_size, safe_name
@@ -32,7 +43,7 @@ from bot.inbox.reading import Line, Page, ReadRefused
 from channels.email.compose import Thread, compose, reply_subject
 from channels.email.imap import ImapWatcher
 from channels.email.parse import ParsedMail, parse_mail
-from channels.email.safety import Policy, RateGuard, check
+from channels.email.safety import UNVERIFIED_ID, Policy, RateGuard, check
 from channels.email.smtp import SmtpSender
 from config.settings import Settings
 
@@ -44,10 +55,11 @@ READ_SCAN = 5_000  # newest journaled mails searched for one address
 PARSE_SECONDS = 30.0  # one mail's parsing, in a worker thread, at the most
 
 
-UNVERIFIED = (
-    "EMAIL_AUTHSERV_ID is not set: email senders are not verified, so anyone can send "
-    "mail as an allowed address. Set it to your mail server's authserv-id (the first "
-    "word of the Authentication-Results headers it adds)."
+TAKEN_UNVERIFIED = (
+    "EMAIL_UNVERIFIED=accept: mail whose sender the mail server did not verify is taken "
+    "as from an unlisted sender (it decides no approval and answers no question; anyone "
+    "can write as any allowed address). Set EMAIL_AUTHSERV_ID and remove EMAIL_UNVERIFIED "
+    "to verify senders."
 )
 SET_ASIDE = (
     "Your mail could not be processed and was set aside; nobody has read it. "
@@ -70,16 +82,18 @@ class EmailChannel(BaseChannel):
         self.store = ctx.store
         self.address = settings.email_address.lower()
         self.guard = RateGuard(settings.email_max_per_sender_per_hour)
+        hops = settings.email_authserv_hops
         self.policy = Policy(
-            self.address, settings.email_allowed_senders, settings.email_authserv_id
-        )
+            self.address, settings.email_allowed_senders, settings.email_authserv_id,
+            None if hops == "any" else hops, settings.email_unverified == "accept",
+        )  # fmt: skip
         self.smtp = SmtpSender(settings)
         self.watcher = ImapWatcher(settings, self.store, ctx.events, self.handle, self._health)
         self._task: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
-        if self.settings.email_authserv_id is None:
-            log.warning(UNVERIFIED)
+        if self.policy.accept_unverified:
+            log.warning(TAKEN_UNVERIFIED)
         self._health(*self.watcher.state)
         self._task = asyncio.create_task(self.watcher.run(), name="email-imap")
 
@@ -104,12 +118,12 @@ class EmailChannel(BaseChannel):
         mail = await self._parse(raw, size)
         if mail is None:
             return
-        reason = check(mail, self.policy, self.guard)
-        if reason is not None:
-            self._refuse(mail, reason)
+        verdict = check(mail, self.policy, self.guard)
+        if verdict.refused is not None:
+            self._refuse(mail, verdict.refused)
             return
         try:
-            self._accept(mail, cut=size > len(raw))
+            self._accept(mail, verdict.unverified, cut=size > len(raw))
         except Exception as exc:  # one bad mail never stops the channel: answer once
             self._set_aside(mail, exc)
 
@@ -123,8 +137,8 @@ class EmailChannel(BaseChannel):
             self.ctx.refuse(KIND, f"not parsed in {PARSE_SECONDS:g} s", size=size)
             return None
 
-    def _accept(self, mail: ParsedMail, cut: bool) -> None:
-        inbound = self._inbound(mail)
+    def _accept(self, mail: ParsedMail, unverified: str | None, cut: bool) -> None:
+        inbound = self._inbound(mail, unverified)
         inbound.attachments = self._save_files(mail, cut)
         with self.store.tx():
             self._remember(inbound.conversation, mail)
@@ -148,16 +162,21 @@ class EmailChannel(BaseChannel):
                      meta={"subject": reply_subject(mail.subject)})
         )  # fmt: skip
 
-    def _inbound(self, mail: ParsedMail) -> Inbound:
+    def _inbound(self, mail: ParsedMail, unverified: str | None) -> Inbound:
+        sender = Sender(mail.sender, mail.sender_name or mail.sender)
+        meta: dict[str, object] = {"subject": mail.subject, "cut": mail.cut}
+        if unverified is not None:  # nobody vouched for the address: not its owner's id
+            sender = Sender(UNVERIFIED_ID + mail.sender, mail.sender_name or mail.sender)
+            meta[UNVERIFIED] = unverified
         return Inbound(
             channel=KIND,
             message_id=mail.message_id,
             conversation=conversation_of(mail),
-            sender=Sender(mail.sender, mail.sender_name or mail.sender),
+            sender=sender,
             text=self._text(mail),
             reply_to=Target(KIND, mail.sender),
             thread_refs=mail.thread_refs,
-            meta={"subject": mail.subject, "cut": mail.cut},
+            meta=meta,
         )
 
     def _save_files(self, mail: ParsedMail, cut: bool) -> list[Attachment]:

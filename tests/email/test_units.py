@@ -95,6 +95,7 @@ def test_email_settings_errors_name_the_variable(tmp_path: Path) -> None:
         "IMAP_USER": "u",
         "IMAP_PASSWORD": "p",
         "SMTP_HOST": "h",
+        "EMAIL_AUTHSERV_ID": "mx.x.org",
     }
     with pytest.raises(SettingsError, match=r"^EMAIL_TLS_CA_FILE: is not a readable file"):
         load_settings(None, {**base, "EMAIL_TLS_CA_FILE": str(tmp_path / "missing.pem")})
@@ -114,7 +115,7 @@ async def test_a_stop_ends_an_imap_task_that_swallowed_its_first_cancellation(
     again until the task has ended, instead of waiting on it for ever."""
     settings = make_settings(
         tmp_path / "data", fake, EMAIL_ADDRESS="bot@localhost", IMAP_HOST="127.0.0.1",
-        IMAP_USER="bot", IMAP_PASSWORD="x", SMTP_HOST="127.0.0.1",
+        IMAP_USER="bot", IMAP_PASSWORD="x", SMTP_HOST="127.0.0.1", EMAIL_AUTHSERV_ID="mx.test",
     )  # fmt: skip
     app = App(settings, ["email"])
     app.build()
