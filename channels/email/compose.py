@@ -4,7 +4,7 @@ multipart/alternative (the markdown as plain text, and HTML rendered from it), o
 own Message-ID (derived from the outbox id with a key of ours, so a resend after a
 crash carries the same id and nobody who sees the outbox id in an event can tell it),
 In-Reply-To and the full References chain, the thread's subject with one "Re:" (an
-approval request's code `[#id]` after it), and a From display name naming the
+approval request's secret code `[#…]` after it), and a From display name naming the
 agent. Auto-Submitted and X-Loop mark it as a bot's mail, so RFC 3834 responders do
 not answer it and it is known if it comes back. Pure: the threading facts are handed in.
 """
@@ -21,7 +21,7 @@ from email.utils import formataddr, formatdate
 
 import markdown
 
-from bot.approvals.desk import code
+from bot.approvals.desk import APPROVAL_CODE, code
 from bot.core.messages import Outbound
 from channels.email.safety import LOOP_HEADER
 
@@ -87,9 +87,9 @@ def compose(
             mail["References"] = " ".join(_trim(thread.refs))
     else:
         mail["Subject"] = new_subject(msg)
-    if msg.meta.get("approval_id") and not msg.meta.get("decision"):
+    if msg.meta.get(APPROVAL_CODE):
         # an approval request: its code in the subject, which a reply must keep
-        mail.replace_header("Subject", f"{mail['Subject']} {code(str(msg.meta['approval_id']))}")
+        mail.replace_header("Subject", f"{mail['Subject']} {code(str(msg.meta[APPROVAL_CODE]))}")
     mail["Auto-Submitted"] = "auto-replied" if thread is not None else "auto-generated"
     mail[LOOP_HEADER] = own_address
     text = msg.text + (f"\n\n{footer}" if footer else "")

@@ -8,7 +8,7 @@ their own, keyed by their mail, and is never "the person asking" there. The refe
 handed to the core are only those of the thread the mail is in, so a mail answers no
 question and decides no approval of another thread. One exception: a reply to an
 approval request mail itself keeps that reference, and the approval desk decides
-whether its sender may decide (they hold the mail and its code). A thread
+whether its sender may decide (they hold the mail and its secret code). A thread
 recorded before participants were (an older version) is bound to its last speaker.
 
 Our own Message-IDs are keyed (an HMAC of the outbox id), so an outbox id seen in an
@@ -27,6 +27,7 @@ import logging
 import secrets
 from dataclasses import asdict, dataclass
 
+from bot.approvals.desk import APPROVAL_CODE
 from bot.core.channel import ChannelStore
 from bot.core.messages import Outbound
 from bot.inbox.people import People
@@ -158,5 +159,5 @@ class Threads:
             thread = Thread(new_subject(msg), [message_id], participants=[to])
         self.save(key, thread)
         self.store.set_kv(SENT_KEY + message_id, key)
-        if msg.meta.get("approval_id") and not msg.meta.get("decision"):
+        if msg.meta.get(APPROVAL_CODE):
             self.store.set_kv(REQUEST_KEY + message_id, msg.id)

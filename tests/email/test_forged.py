@@ -126,11 +126,11 @@ async def test_a_forged_approve_runs_nothing_and_the_approvers_reply_runs_once(
         # Ann's own reply without the code decides nothing, and says so
         no_code = ann.compose(bot, "Re: api", "approve", reply_to=request)
         await ann.send(no_code)
-        await ann.wait_mail(1, timeout=30, match="keeping [#")
+        await ann.wait_mail(1, timeout=30, match="keeping the [#")
         # nor does one with the code that answers another mail of the thread
         elsewhere = ann.compose(bot, f"Re: {subject}", "approve", reply_to=start)
         await ann.send(elsewhere)
-        await ann.wait_mail(2, timeout=30, match="keeping [#")
+        await ann.wait_mail(2, timeout=30, match="keeping the [#")
         assert calls(tmp_path / "calls.jsonl", "restart_service") == []
         await ann.send(ann.reply_quoting(request, "approve", bot))
         await ann.wait_mail(1, timeout=30, match="result: api restarted")
