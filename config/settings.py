@@ -35,6 +35,7 @@ from config.entries import (
     expand_names,
     split_csv,
 )
+from config.mail import Hops, hops, settle
 from config.models import DEFAULT_PRICES
 from config.prices import ModelPrice, price_of
 from config.roles import RoleSettings
@@ -134,10 +135,11 @@ class Settings(RoleSettings, BaseSettings):
     # Email
     email_address: str | None = None
     email_allowed_senders: list[str] = Field(default_factory=list)
-    # the authserv-id of the receiving mail server's Authentication-Results (RFC 8601),
-    # a comma list for several, `-` for headers that name none (Microsoft 365);
-    # unset: email senders are not verified (a warning at start)
+    # whose Authentication-Results count, how far down, and what unverified mail is
+    # (config/mail.py: filled in for Gmail and Microsoft 365; required unless accept)
     email_authserv_id: str | None = None
+    email_authserv_hops: Hops | None = None
+    email_unverified: Literal["refuse", "accept"] = "refuse"
     imap_host: str | None = None
     imap_port: int | None = Field(default=None, ge=1, le=65535)
     imap_user: str | None = None
@@ -208,6 +210,7 @@ class Settings(RoleSettings, BaseSettings):
         mode="before",
     )(split_csv)
     _servers = field_validator("mcp_servers")(unique_servers)
+    _hops = field_validator("email_authserv_hops", mode="before")(hops)
     _via = field_validator("approval_via")(lambda v: v if v is None else check_target(v))
     _targets = field_validator("targets")(lambda v: [check_target(t) for t in v])
 
@@ -274,6 +277,7 @@ class Settings(RoleSettings, BaseSettings):
     @model_validator(mode="after")
     def _complete(self) -> Settings:
         check_channels(self)
+        settle(self)
         check_operator(self)
         return self
 

@@ -8,6 +8,12 @@ decider's resolved person, platform id and how they decided, the notice saying s
 the wake-up of the waiting agent. The decision is never a message to the model: the
 waiting agent reads the row.
 
+By email a decision counts only as a reply to the request mail that keeps its code in
+the subject: a per-request random secret (kept in the row's refs as `code:<secret>`)
+that appears only in the request itself, never in an event, a status or a note (the
+approval id is not a secret: events and status name it). Mail whose sender no
+receiving server verified (EMAIL_UNVERIFIED=accept) decides nothing.
+
 Who may decide: a listed approver (SWITCHBOARD_APPROVERS), the requester included;
 with no approvers listed, anyone allowed to talk to the bot except the person who asked
 for the call, anyone who spoke to the asking worker since it started, and a program (an
@@ -21,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import secrets
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Literal
@@ -139,7 +146,11 @@ class ApprovalDesk:
 
     # -- requests ----------------------------------------------------------------------
     def request(self, row: ApprovalRow, request: Outbound) -> None:
-        """Inside the caller's transaction (the agent's checkpoint)."""
+        """Inside the caller's transaction (the agent's checkpoint). The request gets its
+        code, which only the request message shows (an email's subject)."""
+        secret = secrets.token_hex(CODE_BYTES)
+        row.refs = [*row.refs, CODE + secret]
+        request.meta[APPROVAL_CODE] = secret
         self.store.approvals.add(row)
         self.say(request)
         self.pending[row.id] = row
@@ -193,7 +204,15 @@ class ApprovalDesk:
                 self._note(msg.reply_to, msg.conversation, NOTHING_PENDING)
             return unasked
         if not replies_to_request(msg, row):
-            self._note(msg.reply_to, msg.conversation, NOT_THE_REQUEST_MAIL.format(code(row.id)))
+            self._note(msg.reply_to, msg.conversation, NOT_THE_REQUEST_MAIL)
+            return True
+        if msg.unverified:  # in anyone's name: said, recorded, nothing decided
+            self._note(msg.reply_to, msg.conversation, NOT_VERIFIED)
+            self.events.emit(
+                "message.refused", SPEAKER, channel=msg.channel, approval_id=row.id,
+                reason="unverified sender: decides no approval", sender=msg.sender.id,
+                id=msg.message_id,
+            )  # fmt: skip
             return True
         decider = Decider.of(msg.channel, msg.sender, person, _HOW.get(msg.channel, "reply"))
         why = self.refused(decider, row)
@@ -293,11 +312,21 @@ class ApprovalDesk:
 
 _HOW: dict[str, How] = {"email": "email", "terminal": "terminal", "api": "api"}  # else a reply
 POSTED = "posted:"
+CODE = "code:"
+CODE_BYTES = 8
+#: the request message's meta key holding its code (for the channel that shows it)
+APPROVAL_CODE = "approval_code"
 
 
-def code(approval_id: str) -> str:
-    """The request's code: in the request mail's subject, so a reply shows what it decides."""
-    return f"[#{approval_id}]"
+def code(secret: str) -> str:
+    """How a code shows in the request mail's subject, so a reply carries it."""
+    return f"[#{secret}]"
+
+
+def code_of(row: ApprovalRow) -> str:
+    """The request's secret code; a request made before codes were secrets has its id."""
+    found = [ref[len(CODE) :] for ref in row.refs if ref.startswith(CODE)]
+    return found[0] if found else row.id
 
 
 def replies_to_request(msg: Inbound, row: ApprovalRow) -> bool:
@@ -308,7 +337,7 @@ def replies_to_request(msg: Inbound, row: ApprovalRow) -> bool:
         return True
     posted = {ref[len(POSTED) :] for ref in row.refs if ref.startswith(POSTED)}
     subject = str(msg.meta.get("subject") or "")
-    return bool(posted & set(msg.thread_refs)) and code(row.id) in subject
+    return bool(posted & set(msg.thread_refs)) and code(code_of(row)) in subject
 
 
 EDITABLE = ("slack", "discord")  # platforms whose messages the bot can edit
@@ -359,6 +388,10 @@ NOBODY_KNOWN = (
 )
 NOT_HERE = "This button belongs to a request in another conversation; nothing was changed."
 NOT_THE_REQUEST_MAIL = (
-    "To decide by email, reply to the approval request mail itself, keeping {} in the "
-    "subject; nothing was changed."
+    "To decide by email, reply to the approval request mail itself, keeping the [#…] "
+    "code of its subject; nothing was changed."
+)
+NOT_VERIFIED = (
+    "Your mail could not be verified (the mail server did not vouch for its sender), so "
+    "it decides nothing; nothing was changed."
 )

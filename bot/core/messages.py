@@ -23,6 +23,10 @@ BROADCAST = "*"
 MessageKind = Literal["human", "answer", "result", "suggestion", "message", "notice", "task"]
 #: the kinds that carry a person's own words
 FROM_PERSON: tuple[MessageKind, ...] = ("human", "answer")
+#: An inbound message's meta key: the channel could not verify who sent it (email that
+#: no receiving server vouched for, taken under EMAIL_UNVERIFIED=accept). Such a message
+#: never decides an approval nor answers a question, and its sender is nobody listed.
+UNVERIFIED = "unverified"
 #: What an outbox message is: an agent's `reply`, a worker's `question` (`ask_human`),
 #: a runtime `notice`, or a `failure` report sent home (never reported again itself).
 OutboundKind = Literal["reply", "question", "notice", "failure"]
@@ -130,6 +134,11 @@ class Inbound:
     meta: dict[str, Any] = field(default_factory=dict)
     received_at: float = field(default_factory=time.time)
     attachments: list[Attachment] = field(default_factory=list)
+
+    @property
+    def unverified(self) -> bool:
+        """Whether the channel could not verify the sender (see UNVERIFIED)."""
+        return bool(self.meta.get(UNVERIFIED))
 
     def to_json(self) -> dict[str, Any]:
         s = self.sender

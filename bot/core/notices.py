@@ -167,6 +167,13 @@ def follower_cannot(leader: str | None) -> str:
     return f"This node does not run the agents: do this on the dashboard of {where}."
 
 
+def unverified_answer(worker: str) -> str:
+    return (
+        f"Your mail could not be verified (the mail server did not vouch for its sender), "
+        f"so it does not answer {worker}'s question; nothing was passed on."
+    )
+
+
 QUESTION_GONE = "That question is no longer open (it was answered or its worker ended)."
 QUESTION_TAKEN = "Someone answered that question meanwhile; yours was not sent."
 APPROVAL_GONE = "No such approval is waiting."

@@ -23,7 +23,7 @@ from bot.core.messages import (
     Outbound,
     Target,
 )
-from bot.core.notices import SYSTEM_SPEAKER, undeliverable
+from bot.core.notices import SYSTEM_SPEAKER, undeliverable, unverified_answer
 from bot.core.progress import QUIET_SECONDS, WORKER_QUIET_SECONDS, Progress
 from bot.inbox.files import FileStore
 from bot.inbox.intake import FETCHING, FileIntake
@@ -158,6 +158,8 @@ class HumanNode:
         unasked = decision.question is None
         if self.approvals.answers(msg, person.name if person.listed else None, unasked):
             return Route()  # a decision on a gated call: no agent reads it, nobody asked
+        if decision.question is not None and msg.unverified:
+            return self._unverified_answer(msg, decision.question.worker)
         # whom the agents now work for
         self.people.spoke(msg.conversation, person.name, platform_id(msg.channel, msg.sender.id))
         self.file_owners.add(msg.conversation, [a.path for a in msg.attachments if a.path])
@@ -181,6 +183,16 @@ class HumanNode:
             person_id=platform_id(msg.channel, msg.sender.id), action=action,
             resource=resource, outcome="refused",
         )  # fmt: skip
+
+    def _unverified_answer(self, msg: Inbound, worker: str) -> Route:
+        """Mail nobody vouched for never answers a question (it could be in anyone's
+        name): said to the sender, recorded, passed on to no agent."""
+        name = self.directory.workers.get(worker, worker)
+        self.refuse(msg.channel, "unverified sender: not taken as an answer", sender=msg.sender.id,
+                    id=msg.message_id, worker=name)  # fmt: skip
+        text = unverified_answer(name)
+        self.say(Outbound(SYSTEM_SPEAKER, msg.reply_to, text, msg.conversation, kind="notice"))
+        return Route()
 
     def _routed(self, msg: Inbound, decision: Route) -> None:
         if decision.recipients and not is_stop(decision.text):

@@ -60,6 +60,7 @@ KNOWN_EVENTS: dict[str, tuple[str, ...]] = {
     "llm.error": ("error",),
     "llm.thought": ("blocks", "conversation", "tokens"),
     "llm.unavailable": ("attempt", "error"),
+    "mail.own_thread": ("id", "sender"),
     "mail.redirected": ("sender", "to"),
     "mcp.tool_refused": ("reason", "server", "tool"),
     "memory.captured": ("files", "person"),

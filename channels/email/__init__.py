@@ -1,7 +1,8 @@
 """The email channel (IMAP in, SMTP out): `build(settings, ctx)` for the app.
 
-Modules by role: `imap` (connection), `parse` and `compose` (protocol), `safety`
-(who may be answered), `smtp` (sending), `channel` (dispatch to the human node).
+Modules by role: `imap` (connection), `parse` and `compose` (protocol), `safety` and
+`auth` (who may be answered, who is verified), `threads` (whose each thread is),
+`smtp` (sending), `channel` (dispatch to the human node).
 """
 
 from __future__ import annotations

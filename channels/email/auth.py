@@ -1,14 +1,20 @@
 """Whether the receiving mail server verified a mail's From domain (RFC 8601, RFC 7489).
 
 Only `Authentication-Results` headers the bot's own server wrote count: those whose
-authserv-id is EMAIL_AUTHSERV_ID, at the top of the mail, above any header carrying
-another authserv-id and above the first `Received` header below them (whatever sits
-lower was written by an earlier hop or by the sender). Of those, the topmost result of
-each method counts. The From domain is verified by `dmarc=pass`, or by `dkim=pass`
-whose signing domain (`header.d`) or `spf=pass` whose `smtp.mailfrom` domain is
-aligned with it: the same organizational domain (relaxed alignment, the Public
-Suffix List). EMAIL_AUTHSERV_ID may list several ids, and `-` stands for headers that
-name none (Microsoft 365). Pure functions of the raw header list.
+authserv-id is EMAIL_AUTHSERV_ID, above the first `Received` header its servers did not
+add, and above any header carrying another authserv-id. A server adds its header above
+its own `Received` (Postfix with OpenDMARC, rspamd) and the mailbox's LMTP delivery
+adds one more on top (`with LMTP`, RFC 3848): those are skipped; any other `Received`
+above the header is counted, and past EMAIL_AUTHSERV_HOPS of them (default 0) the
+header sits where a sender or an unstamped path could have written it (a mail that
+reached the mailbox without the server's check). Gmail and Microsoft 365 stamp every
+mail they take in, below a varying number of their own `Received`: for them any number
+counts (None). Of the headers that count, the topmost result of each method counts.
+The From domain is verified by `dmarc=pass`, or by `dkim=pass` whose signing domain
+(`header.d`) or `spf=pass` whose `smtp.mailfrom` domain is aligned with it: the same
+organizational domain (relaxed alignment, the Public Suffix List). EMAIL_AUTHSERV_ID
+may list several ids, and `-` stands for headers that name none (Microsoft 365). Pure
+functions of the raw header list.
 """
 
 from __future__ import annotations
@@ -26,6 +32,9 @@ _RESULT = re.compile(r"^\s*([a-z0-9_-]+)\s*=\s*([a-z]+)", re.IGNORECASE)
 METHODS = ("dmarc", "dkim", "spf")
 MAX_VALUE = 4_000  # characters of one header read (comments are peeled one level a pass)
 MAX_HEADERS = 20  # of our server's headers read
+#: a mailbox's final delivery hop (dovecot, Cyrus): `by imap.example.com with LMTP`,
+#: as the by and with clauses together (a HELO name in the from clause is one word)
+_DELIVERY = re.compile(r"\bby\s+[^\s;()]+\s+(?:\([^()]*\)\s+)?with\s+LMTPS?A?\b", re.IGNORECASE)
 #: EMAIL_AUTHSERV_ID for a server whose headers name no authserv-id (Microsoft 365)
 NO_ID = "-"
 
@@ -68,16 +77,22 @@ def _result(part: str) -> Result | None:
     return Result(match.group(1).lower(), match.group(2).lower(), props)
 
 
-def trusted(headers: Iterable[tuple[str, str]], authserv_id: str) -> list[Header]:
+def trusted(
+    headers: Iterable[tuple[str, str]], authserv_id: str, hops: int | None = 0
+) -> list[Header]:
     """The Authentication-Results headers our server wrote, top first, from the raw
     (name, value) list of the mail, top first. `authserv_id` may list several ids
-    (comma-separated: a provider whose MX hosts each name themselves)."""
-    ids = {part.strip().lower() for part in authserv_id.split(",") if part.strip()}
+    (comma-separated: a provider whose MX hosts each name themselves); `hops`: how many
+    `Received` headers besides the LMTP delivery's may sit above them (None: any)."""
+    ids = _ids(authserv_id)
     ours: list[Header] = []
+    above = _Above(hops)
     for name, value in headers:
         name = name.lower()
-        if name == "received" and ours:
-            break
+        if name == "received":
+            if ours or not above.passes(value):
+                break  # below: written by an earlier hop, or by the sender
+            continue
         if name != "authentication-results":
             continue
         header = parse(value)
@@ -87,6 +102,40 @@ def trusted(headers: Iterable[tuple[str, str]], authserv_id: str) -> list[Header
         if len(ours) == MAX_HEADERS:
             break
     return ours
+
+
+def depth(headers: Iterable[tuple[str, str]], authserv_id: str) -> int | None:
+    """How many `Received` headers (the LMTP delivery's aside) sit above the first
+    header naming `authserv_id`; None when there is none: what a refusal tells the
+    operator about EMAIL_AUTHSERV_HOPS."""
+    ids = _ids(authserv_id)
+    above = _Above(None)
+    for name, value in headers:
+        name = name.lower()
+        if name == "received":
+            above.passes(value)
+        elif name == "authentication-results" and parse(value).authserv_id in ids:
+            return above.counted
+    return None
+
+
+class _Above:
+    """The `Received` headers above our server's results: the LMTP deliveries at the top
+    are the mailbox's own; past `limit` others, nothing below counts."""
+
+    def __init__(self, limit: int | None) -> None:
+        self.limit = limit
+        self.counted = 0
+
+    def passes(self, received: str) -> bool:
+        if self.counted == 0 and _DELIVERY.search(received[:MAX_VALUE]):
+            return True
+        self.counted += 1
+        return self.limit is None or self.counted <= self.limit
+
+
+def _ids(authserv_id: str) -> set[str]:
+    return {part.strip().lower() for part in authserv_id.split(",") if part.strip()}
 
 
 def verified(headers: list[Header], from_domain: str) -> str | None:

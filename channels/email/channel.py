@@ -4,27 +4,36 @@ Inbound: every new mail from the IMAP watcher is parsed in a worker thread (the
 event loop never waits on a stranger's MIME or HTML), filtered (an unclear From,
 machine mail, the allow-list, a From domain the mail server did not verify, loops)
 and either refused (logged, an event; no model sees it, nobody is answered) or
-turned into an `Inbound` whose conversation is its thread (`email:<root Message-ID>`)
-and journaled by `ctx.accept` — all before the watcher marks it \\Seen. A mail that
-fails past the filters is set aside once: its sender is told, nothing retries it. The thread's
-subject and References chain are kept in the store (`email:thread:<conversation>`)
-so answers thread correctly. Outbound: `deliver` composes the mail for the
-conversation's thread (or a new mail: a worker's question, a notice) and sends it
-over SMTP; the receipt's `platform_id` is the Message-ID, which the human node
-records on a worker's open question so the person's reply finds that worker.
+turned into an `Inbound` whose conversation is its thread (`threads.py`: a thread
+belongs to the people of its first mail; anyone else starts their own) and journaled
+by `ctx.accept` — all before the watcher marks it \\Seen. Mail nobody verified, taken
+under EMAIL_UNVERIFIED=accept, comes from `unverified:<address>` and is marked so
+(`UNVERIFIED`): the core takes it as an unlisted sender's, deciding nothing. A mail that
+fails past the filters is set aside once: its sender is told, nothing retries it. The
+thread's subject, References chain and people are kept in the store so answers thread
+correctly. Outbound: `deliver` composes the mail for the conversation's thread (or a
+new mail: a worker's question, a notice, anyone not of the thread) and sends it over
+SMTP; the receipt's `platform_id` is the Message-ID, which the human node records on a
+worker's open question so the person's reply finds that worker.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
-from dataclasses import asdict
 from email.message import EmailMessage
 
 from bot.core.channel import BaseChannel, PermanentDeliveryError
-from bot.core.messages import Attachment, DeliveryReceipt, Inbound, Outbound, Sender, Target
+from bot.core.messages import (
+    UNVERIFIED,
+    Attachment,
+    DeliveryReceipt,
+    Inbound,
+    Outbound,
+    Sender,
+    Target,
+)
 from bot.core.tasks import cancel_all
 from bot.inbox.channel_context import ChannelContext
 from bot.inbox.files import guess_type, human_size, safe_name
@@ -32,31 +41,31 @@ from bot.inbox.reading import Line, Page, ReadRefused
 from channels.email.compose import Thread, compose, reply_subject
 from channels.email.imap import ImapWatcher
 from channels.email.parse import ParsedMail, parse_mail
-from channels.email.safety import Policy, RateGuard, check
+from channels.email.safety import UNVERIFIED_ID, Policy, RateGuard, check
 from channels.email.smtp import SmtpSender
+from channels.email.threads import KIND, Place, Threads
 from config.settings import Settings
 
 log = logging.getLogger(__name__)
 
-KIND = "email"
-THREAD_KEY = "email:thread:"
 READ_SCAN = 5_000  # newest journaled mails searched for one address
 PARSE_SECONDS = 30.0  # one mail's parsing, in a worker thread, at the most
 
 
-UNVERIFIED = (
-    "EMAIL_AUTHSERV_ID is not set: email senders are not verified, so anyone can send "
-    "mail as an allowed address. Set it to your mail server's authserv-id (the first "
-    "word of the Authentication-Results headers it adds)."
+TAKEN_UNVERIFIED = (
+    "EMAIL_UNVERIFIED=accept: mail whose sender the mail server did not verify is taken "
+    "as from an unlisted sender (it decides no approval and answers no question; anyone "
+    "can write as any allowed address). Set EMAIL_AUTHSERV_ID and remove EMAIL_UNVERIFIED "
+    "to verify senders."
+)
+OWN_THREAD = (
+    "[This mail answers an email thread its sender is not part of, so it starts a new "
+    "conversation; nothing of that thread is known here.]"
 )
 SET_ASIDE = (
     "Your mail could not be processed and was set aside; nobody has read it. "
     "Please send it again without attachments, or with shorter file names."
 )
-
-
-def conversation_of(mail: ParsedMail) -> str:
-    return f"{KIND}:{mail.root}"
 
 
 class EmailChannel(BaseChannel):
@@ -70,16 +79,19 @@ class EmailChannel(BaseChannel):
         self.store = ctx.store
         self.address = settings.email_address.lower()
         self.guard = RateGuard(settings.email_max_per_sender_per_hour)
+        hops = settings.email_authserv_hops
         self.policy = Policy(
-            self.address, settings.email_allowed_senders, settings.email_authserv_id
-        )
+            self.address, settings.email_allowed_senders, settings.email_authserv_id,
+            None if hops == "any" else hops, settings.email_unverified == "accept",
+        )  # fmt: skip
+        self.threads = Threads(ctx.store, ctx.people, self.address)
         self.smtp = SmtpSender(settings)
         self.watcher = ImapWatcher(settings, self.store, ctx.events, self.handle, self._health)
         self._task: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
-        if self.settings.email_authserv_id is None:
-            log.warning(UNVERIFIED)
+        if self.policy.accept_unverified:
+            log.warning(TAKEN_UNVERIFIED)
         self._health(*self.watcher.state)
         self._task = asyncio.create_task(self.watcher.run(), name="email-imap")
 
@@ -104,12 +116,12 @@ class EmailChannel(BaseChannel):
         mail = await self._parse(raw, size)
         if mail is None:
             return
-        reason = check(mail, self.policy, self.guard)
-        if reason is not None:
-            self._refuse(mail, reason)
+        verdict = check(mail, self.policy, self.guard)
+        if verdict.refused is not None:
+            self._refuse(mail, verdict.refused)
             return
         try:
-            self._accept(mail, cut=size > len(raw))
+            self._accept(mail, verdict.unverified, cut=size > len(raw))
         except Exception as exc:  # one bad mail never stops the channel: answer once
             self._set_aside(mail, exc)
 
@@ -123,11 +135,16 @@ class EmailChannel(BaseChannel):
             self.ctx.refuse(KIND, f"not parsed in {PARSE_SECONDS:g} s", size=size)
             return None
 
-    def _accept(self, mail: ParsedMail, cut: bool) -> None:
-        inbound = self._inbound(mail)
+    def _accept(self, mail: ParsedMail, unverified: str | None, cut: bool) -> None:
+        place = self.threads.place(mail)
+        if place.stranger:
+            log.warning("email %s from %r answers a thread it is not part of: a new "
+                        "conversation", mail.message_id, mail.sender)  # fmt: skip
+            self.ctx.events.emit("mail.own_thread", KIND, sender=mail.sender, id=mail.message_id)
+        inbound = self._inbound(mail, place, unverified)
         inbound.attachments = self._save_files(mail, cut)
         with self.store.tx():
-            self._remember(inbound.conversation, mail)
+            self.threads.add(place, mail)
             self.ctx.accept(inbound)
 
     def _refuse(self, mail: ParsedMail, reason: str) -> None:
@@ -148,16 +165,21 @@ class EmailChannel(BaseChannel):
                      meta={"subject": reply_subject(mail.subject)})
         )  # fmt: skip
 
-    def _inbound(self, mail: ParsedMail) -> Inbound:
+    def _inbound(self, mail: ParsedMail, place: Place, unverified: str | None) -> Inbound:
+        sender = Sender(mail.sender, mail.sender_name or mail.sender)
+        meta: dict[str, object] = {"subject": mail.subject, "cut": mail.cut}
+        if unverified is not None:  # nobody vouched for the address: not its owner's id
+            sender = Sender(UNVERIFIED_ID + mail.sender, mail.sender_name or mail.sender)
+            meta[UNVERIFIED] = unverified
         return Inbound(
             channel=KIND,
             message_id=mail.message_id,
-            conversation=conversation_of(mail),
-            sender=Sender(mail.sender, mail.sender_name or mail.sender),
-            text=self._text(mail),
+            conversation=place.conversation,
+            sender=sender,
+            text=self._text(mail, place.stranger and not place.refs),
             reply_to=Target(KIND, mail.sender),
-            thread_refs=mail.thread_refs,
-            meta={"subject": mail.subject, "cut": mail.cut},
+            thread_refs=place.refs,
+            meta=meta,
         )
 
     def _save_files(self, mail: ParsedMail, cut: bool) -> list[Attachment]:
@@ -180,12 +202,16 @@ class EmailChannel(BaseChannel):
             saved.append(att)
         return saved
 
-    def _text(self, mail: ParsedMail) -> str:
-        """What the agents read: the new text, then what they should know about the mail.
-        The body comes first so `@Name` at its start still addresses a worker."""
+    def _text(self, mail: ParsedMail, stranger: bool = False) -> str:
+        """What the agents read: the new text, then what they should know about the mail
+        (a `stranger` to the thread it answers is told so; a reply to a request mail is
+        left as written, to be read as a decision). The body comes first so `@Name` at
+        its start still addresses a worker."""
         parts = [mail.text.strip()]
-        if not mail.thread_refs and mail.subject:
+        if (stranger or not mail.thread_refs) and mail.subject:
             parts.append(f"[Subject: {mail.subject}]")
+        if stranger:
+            parts.append(OWN_THREAD)
         if mail.attachments and self.ctx.intake is None:
             names = ", ".join(a.describe() for a in mail.attachments)
             parts.append(f"[Attachments, not opened: {names}]")
@@ -197,29 +223,9 @@ class EmailChannel(BaseChannel):
         text = "\n\n".join(p for p in parts if p)
         return text or "(an empty mail)"
 
-    def _remember(self, conversation: str, mail: ParsedMail) -> None:
-        thread = self.thread(conversation) or Thread(mail.subject)
-        thread.subject = thread.subject or mail.subject
-        for ref in [*mail.references, *mail.in_reply_to, mail.message_id]:
-            thread.add(ref)
-        thread.cut = thread.cut or mail.cut
-        self._save(conversation, thread)
-
     # -- threads -----------------------------------------------------------------------
     def thread(self, conversation: str | None) -> Thread | None:
-        if not conversation:
-            return None
-        raw = self.store.get_kv(THREAD_KEY + conversation)
-        if raw is None:
-            return None
-        try:
-            return Thread(**json.loads(raw))
-        except (ValueError, TypeError):
-            log.error("email thread state of %s is corrupt; answering in a new mail", conversation)
-            return None
-
-    def _save(self, conversation: str, thread: Thread) -> None:
-        self.store.set_kv(THREAD_KEY + conversation, json.dumps(asdict(thread)))
+        return self.threads.get(conversation)
 
     # -- reading (read_channel) --------------------------------------------------------
     async def read_history(self, target: Target, since: float | None, limit: int) -> Page:
@@ -264,20 +270,18 @@ class EmailChannel(BaseChannel):
             mail.add_attachment(data, maintype=maintype, subtype=subtype, filename=att.name)
 
     async def deliver(self, msg: Outbound) -> DeliveryReceipt:
-        thread = self.thread(msg.conversation)
+        thread = self.threads.thread_for(msg)
         footer = ""
         if thread is not None and thread.cut:
             footer = (
                 f"(Note: your last mail was longer than I read; I read only its first "
                 f"{self.settings.email_max_chars} characters.)"
             )
-        mail = compose(msg, self.address, msg.target.address, thread, footer)
+        key = self.threads.message_key()
+        mail = compose(msg, self.address, msg.target.address, thread, footer, key=key)
         if msg.attachments:
             await asyncio.to_thread(self._attach, mail, msg.attachments)
         await self.smtp.send(mail, self.address, [msg.target.address])
         message_id = str(mail["Message-ID"])
-        if thread is not None and msg.conversation:
-            thread.add(message_id)
-            thread.cut = False
-            self._save(msg.conversation, thread)
+        self.threads.sent(msg, thread, message_id)
         return DeliveryReceipt(platform_id=message_id)

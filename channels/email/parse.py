@@ -20,6 +20,7 @@ import itertools
 import re
 from dataclasses import dataclass, field
 from email.message import Message
+from email.utils import getaddresses
 
 from bot.core.html_text import html_to_text
 from channels.email.headers import filename, header_text, raw_values
@@ -31,6 +32,9 @@ _MSGID = re.compile(r"<[^<>\s]+>")
 PART_TYPES_LIMIT = 200  # parts whose content types are kept for machine.py
 MAX_BOUNDARIES = 500  # more multipart boundaries than that: read the headers only
 MAX_PARTS = 500  # more part headers than that: parse the mail up to the 500th
+MAX_RECIPIENTS = 50  # addresses of To and Cc kept
+MAX_ADDRESS_CHARS = 4_000  # of one To or Cc header read
+_ENCODED = re.compile(r"=\?[^?]*\?[qQbB]\?")
 
 
 @dataclass(slots=True)
@@ -55,6 +59,8 @@ class ParsedMail:
     trace: list[tuple[str, str]] = field(default_factory=list)
     in_reply_to: list[str] = field(default_factory=list)
     references: list[str] = field(default_factory=list)
+    #: the lower-cased addresses of To and Cc (a thread's first mail names its people)
+    recipients: list[str] = field(default_factory=list)
     headers: dict[str, str] = field(default_factory=dict)
     text: str = ""  # the new part of the mail: quotes and signature stripped, capped
     part_types: list[str] = field(default_factory=list)  # content types of the parts
@@ -87,6 +93,7 @@ def parse_mail(raw: bytes, max_chars: int, full_size: int | None = None) -> Pars
     mail.trace = _trace(msg)
     mail.in_reply_to = _ids(msg, "in-reply-to")[:1]
     mail.references = _ids(msg, "references")
+    mail.recipients = _recipients(msg)
     mail.headers = {name: header_text(msg, name) for name in MACHINE_HEADERS if name in msg}
     body, mail.attachments = _body(msg)
     mail.part_types = _part_types(msg)
@@ -148,6 +155,18 @@ def _ids(msg: Message, name: str) -> list[str]:
     for value in raw_values(msg, name):
         found.extend(_MSGID.findall(value))
     return list(dict.fromkeys(found))
+
+
+def _recipients(msg: Message) -> list[str]:
+    """Every address of To and Cc, bounded (an address inside an encoded word is display
+    text and names nobody)."""
+    values = [v[:MAX_ADDRESS_CHARS] for name in ("to", "cc") for v in raw_values(msg, name)]
+    try:
+        pairs = getaddresses(values)
+    except Exception:  # the stdlib is lenient; a pathological header names nobody
+        return []
+    found = [addr.lower() for _, addr in pairs if "@" in addr and not _ENCODED.search(addr)]
+    return list(dict.fromkeys(found))[:MAX_RECIPIENTS]
 
 
 def _body(msg: Message) -> tuple[str, list[Attachment]]:

@@ -4,10 +4,12 @@ Email is open to the whole world, so the allow-list is deny-by-default
 (EMAIL_ALLOWED_SENDERS: addresses and `@domain`s). Machine mail is never answered
 (machine.py names why: bounces, auto-replies, reports, list mail, our own mail),
 nor a sender who suddenly sends more than a person would (a loop with a responder
-that marks nothing). A From that names no single mailbox is refused, and with
-EMAIL_AUTHSERV_ID set so is mail whose From domain the receiving server did not
-verify (channels/email/auth.py). `check` returns the reason to refuse, or None.
-Pure functions of a parsed mail, plus one small in-memory rate window.
+that marks nothing). A From that names no single mailbox is refused, and so is mail
+whose From domain the receiving server did not verify (channels/email/auth.py),
+unless the operator takes it (EMAIL_UNVERIFIED=accept): then it passes as unverified,
+which the core treats as an unlisted sender who decides nothing. `check` returns the
+reason to refuse, or why the sender is unverified. Pure functions of a parsed mail,
+plus one small in-memory rate window.
 """
 
 from __future__ import annotations
@@ -22,6 +24,9 @@ from channels.email.parse import ParsedMail
 
 #: our outgoing mail carries `X-Loop: <our address>` (RFC 3834-style loop marker)
 LOOP_HEADER = "X-Loop"
+#: how an unverified sender's id starts (`unverified:ann@example.com`): never a listed
+#: person's id, so nothing resolves it to one
+UNVERIFIED_ID = "unverified:"
 WINDOW_SECONDS = 3600.0
 
 
@@ -59,28 +64,56 @@ class RateGuard:
 
 @dataclass(frozen=True, slots=True)
 class Policy:
-    """What `check` holds mail to: the bot's address, the allow-list, and the
-    authserv-id whose Authentication-Results count (None: senders are not verified)."""
+    """What `check` holds mail to: the bot's address, the allow-list, the authserv-id
+    whose Authentication-Results count (None: nobody verifies senders), how many of
+    its own `Received` headers may sit above them (None: any), and whether mail nobody
+    verified is taken, as unverified, instead of refused."""
 
     own_address: str
     allow: list[str]
     authserv_id: str | None = None
+    hops: int | None = 0
+    accept_unverified: bool = False
 
 
-def check(mail: ParsedMail, policy: Policy, guard: RateGuard) -> str | None:
-    """The reason to refuse `mail`, or None when a person may be answered."""
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """Why `mail` is refused (None: taken), and why its sender is not verified (None:
+    verified; else taken only under EMAIL_UNVERIFIED=accept)."""
+
+    refused: str | None = None
+    unverified: str | None = None
+
+
+def check(mail: ParsedMail, policy: Policy, guard: RateGuard) -> Verdict:
+    """Whether a person may be answered, and whether the mail server vouched for them."""
     if mail.sender_refused:
-        return f"sender unclear: {mail.sender_refused}"
+        return Verdict(f"sender unclear: {mail.sender_refused}")
     reason = machine_reason(mail, policy.own_address.lower())
     if reason is not None:
-        return reason
+        return Verdict(reason)
     if not allowed(mail.sender, policy.allow):
-        return "sender not allowed (EMAIL_ALLOWED_SENDERS)"
-    if policy.authserv_id is not None:
-        trusted = auth.trusted(mail.trace, policy.authserv_id)
-        unverified = auth.verified(trusted, mail.sender.rpartition("@")[2])
-        if unverified is not None:
-            return f"sender not verified: {unverified}"
+        return Verdict("sender not allowed (EMAIL_ALLOWED_SENDERS)")
+    unverified = unverified_reason(mail, policy)
+    if unverified is not None and not policy.accept_unverified:
+        return Verdict(f"sender not verified: {unverified}", unverified)
     if not guard.admit(mail.sender, mail.message_id):
-        return f"loop: more than {guard.limit} mails in an hour from this sender"
-    return None
+        return Verdict(f"loop: more than {guard.limit} mails in an hour from this sender")
+    return Verdict(None, unverified)
+
+
+def unverified_reason(mail: ParsedMail, policy: Policy) -> str | None:
+    """None when the receiving server verified the From domain, else why not."""
+    if policy.authserv_id is None:
+        return "EMAIL_AUTHSERV_ID is not set"
+    trusted = auth.trusted(mail.trace, policy.authserv_id, policy.hops)
+    if trusted:
+        return auth.verified(trusted, mail.sender.rpartition("@")[2])
+    found = auth.depth(mail.trace, policy.authserv_id)
+    if found is None:
+        return "no Authentication-Results from EMAIL_AUTHSERV_ID"
+    return (
+        f"the Authentication-Results from EMAIL_AUTHSERV_ID sit below {found} Received "
+        f"header(s), past EMAIL_AUTHSERV_HOPS={policy.hops} (set it to {found} if your "
+        "own servers add them)"
+    )

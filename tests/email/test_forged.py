@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from config.settings import SettingsError
 from tests.email.conftest import MailWorld, email_app
 from tests.email.person import Person
 from tests.fakes.anthropic_api import FakeAnthropic, text
@@ -79,16 +80,22 @@ async def test_forged_senders_are_refused_logged_and_never_answered(
     assert [env.rcpt_tos for env in world.handler.accepted] == [[ann.address]]  # no reply out
 
 
-async def test_without_authserv_id_one_warning_at_start(
+async def test_without_authserv_id_email_starts_only_when_unverified_mail_is_accepted(
     tmp_path: Path, fake: FakeAnthropic, world: MailWorld, caplog: pytest.LogCaptureFixture
 ) -> None:
+    with pytest.raises(SettingsError, match=r"^EMAIL_AUTHSERV_ID is required when EMAIL_ADD"):
+        world.settings(tmp_path, fake, EMAIL_AUTHSERV_ID="")
     fake.responder = lambda call: [text("answered")]
     caplog.set_level(logging.WARNING, "channels.email")
-    async with email_app(world.settings(tmp_path, fake, EMAIL_AUTHSERV_ID="")):
+    settings = world.settings(tmp_path, fake, EMAIL_AUTHSERV_ID="", EMAIL_UNVERIFIED="accept")
+    async with email_app(settings):
         await world.ann.send(world.ann.compose(world.bot, "hi", "a question"))
         await world.ann.wait_mail(1, match="answered")
-    warnings = [r for r in caplog.records if "EMAIL_AUTHSERV_ID" in r.getMessage()]
-    assert len(warnings) == 1 and "not verified" in warnings[0].getMessage()
+    async with email_app(settings):
+        pass
+    warnings = [r for r in caplog.records if "EMAIL_UNVERIFIED=accept" in r.getMessage()]
+    assert len(warnings) == 2  # at every start
+    assert "unlisted sender" in warnings[0].getMessage()
 
 
 async def test_a_forged_approve_runs_nothing_and_the_approvers_reply_runs_once(
@@ -118,11 +125,11 @@ async def test_a_forged_approve_runs_nothing_and_the_approvers_reply_runs_once(
         # Ann's own reply without the code decides nothing, and says so
         no_code = ann.compose(bot, "Re: api", "approve", reply_to=request)
         await ann.send(no_code)
-        await ann.wait_mail(1, timeout=30, match="keeping [#")
+        await ann.wait_mail(1, timeout=30, match="keeping the [#")
         # nor does one with the code that answers another mail of the thread
         elsewhere = ann.compose(bot, f"Re: {subject}", "approve", reply_to=start)
         await ann.send(elsewhere)
-        await ann.wait_mail(2, timeout=30, match="keeping [#")
+        await ann.wait_mail(2, timeout=30, match="keeping the [#")
         assert calls(tmp_path / "calls.jsonl", "restart_service") == []
         await ann.send(ann.reply_quoting(request, "approve", bot))
         await ann.wait_mail(1, timeout=30, match="result: api restarted")

@@ -101,6 +101,9 @@ def test_no_generated_mail_crashes_the_channel(tmp_path: Path) -> None:
             "EMAIL_ADDRESS": "bot@example.com",
             "EMAIL_ALLOWED_SENDERS": "@example.com",
             "EMAIL_MAX_PER_SENDER_PER_HOUR": "100000",
+            # no generated mail is verified: taken as unverified, each one still reaches
+            # the journal path (and the unverified sender's)
+            "EMAIL_UNVERIFIED": "accept",
             "IMAP_HOST": "127.0.0.1",
             "IMAP_USER": "bot",
             "IMAP_PASSWORD": "x",

@@ -66,12 +66,18 @@ def test_thread_keys_come_from_references_then_in_reply_to() -> None:
 
 def test_compose_threads_and_names_the_speaker() -> None:
     msg = Outbound("Alice", Target("email", "ann@x.org"), "# Done\n\n*yes*", "email:<1@x>")
-    mail = compose(msg, "bot@x.org", "ann@x.org", Thread("Re: RE: Plan", ["<1@x>", "<2@x>"]))
+    thread = Thread("Re: RE: Plan", ["<1@x>", "<2@x>"])
+    mail = compose(msg, "bot@x.org", "ann@x.org", thread, key=b"k")
     parsed = message_from_bytes(bytes(mail), policy=policy.default)
     assert parsed["Subject"] == "Re: Plan"
     assert parsed["In-Reply-To"] == "<2@x>" and parsed["References"] == "<1@x> <2@x>"
     assert parsed["From"].addresses[0].display_name == "Alice (Switchboard)"
-    assert parsed["Message-ID"] == f"<{msg.id}@x.org>"
+    # keyed: the outbox id (in events) does not tell the Message-ID; the same key, the same id
+    message_id = parsed["Message-ID"]
+    assert message_id.endswith("@x.org>") and msg.id not in message_id
+    again = compose(msg, "bot@x.org", "ann@x.org", thread, key=b"k")["Message-ID"]
+    other = compose(msg, "bot@x.org", "ann@x.org", thread, key=b"j")["Message-ID"]
+    assert again == message_id != other
     assert parsed["X-Loop"] == "bot@x.org"
     html = parsed.get_body(preferencelist=("html",))
     assert html is not None and "<h1>Done</h1>" in html.get_content()
@@ -95,6 +101,7 @@ def test_email_settings_errors_name_the_variable(tmp_path: Path) -> None:
         "IMAP_USER": "u",
         "IMAP_PASSWORD": "p",
         "SMTP_HOST": "h",
+        "EMAIL_AUTHSERV_ID": "mx.x.org",
     }
     with pytest.raises(SettingsError, match=r"^EMAIL_TLS_CA_FILE: is not a readable file"):
         load_settings(None, {**base, "EMAIL_TLS_CA_FILE": str(tmp_path / "missing.pem")})
@@ -114,7 +121,7 @@ async def test_a_stop_ends_an_imap_task_that_swallowed_its_first_cancellation(
     again until the task has ended, instead of waiting on it for ever."""
     settings = make_settings(
         tmp_path / "data", fake, EMAIL_ADDRESS="bot@localhost", IMAP_HOST="127.0.0.1",
-        IMAP_USER="bot", IMAP_PASSWORD="x", SMTP_HOST="127.0.0.1",
+        IMAP_USER="bot", IMAP_PASSWORD="x", SMTP_HOST="127.0.0.1", EMAIL_AUTHSERV_ID="mx.test",
     )  # fmt: skip
     app = App(settings, ["email"])
     app.build()
