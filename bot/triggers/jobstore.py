@@ -10,12 +10,15 @@ between (processing is synchronous and ends with a read), so durability is as be
 
 On PostgreSQL the job store has a session of its own, which the lease's fencing (the
 store's session ended by the server, bot/store/lease.py) does not reach. So it is fenced
-by the lease's generation: every write transaction first reads the `leader` row `FOR
-SHARE` and goes on only while its generation is the one this node won (a new leader's
-take waits for such a transaction to end, so none lands after it); the due jobs are read
-only then too. Once it finds another generation it writes and runs nothing more (the node
+by the lease's generation: every write transaction first reads the `leader` row and goes
+on only while its generation is the one this node won; the due jobs are handed out only
+then too. Once it finds another generation it writes and runs nothing more (the node
 learns of its loss at its next beat and starts over): a frozen leader that wakes up
-neither runs a reminder nor deletes the one-shot row the new leader will run.
+neither runs a reminder nor deletes the one-shot row the new leader will run. The row is
+read without a lock: a share lock held by a frozen leader would stop the next one from
+taking over, and one held by this node's own store would stop its event loop. What is
+left is a leader frozen inside one of these short transactions, between the check and
+its COMMIT, for longer than the lease: its COMMIT could still land.
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ CREATE INDEX IF NOT EXISTS ix_{TABLE}_next_run_time ON {TABLE} (next_run_time);
 #: the same table in PostgreSQL (FLOAT is double precision there too)
 PG_SCHEMA = SCHEMA.replace("BLOB", "BYTEA")
 SELECT = f"SELECT id, job_state FROM {TABLE}"
-LEADER = "SELECT generation FROM leader WHERE name = 'bot' FOR SHARE"
+LEADER = "SELECT generation FROM leader WHERE name = 'bot'"
 
 log = logging.getLogger(__name__)
 #: the generation this node leads with (None: it does not lead)
@@ -125,8 +128,8 @@ class BatchedJobStore(BaseJobStore):
         self.db.execute("COMMIT" if ours else "ROLLBACK")
 
     def _leads(self) -> bool:
-        """SQLite: always. PostgreSQL: the `leader` row (share-locked while the caller's
-        transaction lasts) holds the generation this node won; once not, never again."""
+        """SQLite: always. PostgreSQL: the `leader` row holds the generation this node won;
+        once not, never again."""
         if self._generation is None:
             return True
         if self.fenced is None:

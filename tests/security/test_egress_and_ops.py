@@ -36,27 +36,42 @@ from channels.slack.approvals import request_blocks
 from channels.slack.format import to_mrkdwn
 from config.settings import Settings
 from config.tools import McpServerConfig
-from tests.fakes.anthropic_api import Call, FakeAnthropic, text, tool
+from tests.fakes.anthropic_api import Call, FakeAnthropic, text, tool, unwrap
 from tests.kits.app_kit import Recorder, events, eventually, inbound, make_settings, running_app
 from tests.kits.ops_kit import free_port, get, served_app
-from tests.kits.tools_kit import (
-    caller,
-    calls,
-    content_of,
-    http_entry,
-    http_server,
-    stdio_entry,
-    tools_settings,
-)
+from tests.kits.tools_kit import calls, http_entry, http_server, stdio_entry, tools_settings
 
 ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "a-dashboard-token-for-tests-0123"
 HTML = {"Accept": "text/html"}
 
 
+CALL = re.compile(r"call (\S+) (\{.*\})")
+
+
 @pytest.fixture
 def calls_file_path(tmp_path: Path) -> Path:
     return tmp_path / "calls.jsonl"
+
+
+def content_of(block: dict[str, Any]) -> str:
+    """A tool result's content, without the untrusted block's delimiter lines."""
+    content = block.get("content")
+    if isinstance(content, str):
+        return unwrap(content)
+    return json.dumps([dict(b, text=unwrap(b["text"])) if "text" in b else b for b in content])
+
+
+def caller(call: Call) -> list[dict[str, Any]]:
+    """The model a person drives: `call <tool> {json}` calls it; a result is said back."""
+    results = call.tool_results()
+    if results:
+        flag = " ERROR" if results[-1].get("is_error") else ""
+        return [text(f"result{flag}: {content_of(results[-1])}")]
+    found = CALL.search(call.last_text)
+    if found:
+        return [tool(found.group(1), **json.loads(found.group(2)))]
+    return [text("ok")]
 
 
 # -- #5: the dashboard is never open to the network ------------------------------------
