@@ -52,7 +52,7 @@ Messages = list[dict[str, Any]]
 
 
 class MemoryHooks(Protocol):
-    """What the node loop asks of memory (`agents/memory` implements it)."""
+    """What the agent loop asks of memory (`agents/memory` implements it)."""
 
     def heard(self, agent_id: str, msg: BusMessage) -> None:
         """A person's message was taken into the agent's conversation (auto-capture)."""

@@ -4,7 +4,7 @@ closed with a note when it cannot be repaired; the conversation compacted when i
 nears its token budget (after a tool-use cycle, whose thinking is bound to an unchanged
 history) or when the model says its context window is full.
 
-Functions of the node loop (agents/loop/loop.py), which keeps the turn's logic; these
+Functions of the agent loop (agents/loop/loop.py), which keeps the turn's logic; these
 keep the model's ways of failing out of it.
 """
 
@@ -21,12 +21,12 @@ from bot.outbox.sender import backoff
 
 if TYPE_CHECKING:
     from agents.loop.conversation import Conversation
-    from agents.loop.loop import NodeLoop
+    from agents.loop.loop import AgentLoop
 
 log = logging.getLogger(__name__)
 
 
-async def complete(node: NodeLoop, conv: Conversation, system: str) -> LLMResponse | None:
+async def complete(node: AgentLoop, conv: Conversation, system: str) -> LLMResponse | None:
     """The model's response, or None when the API refused the request for good."""
     services = node.services
     attempt = 0
@@ -64,7 +64,7 @@ async def complete(node: NodeLoop, conv: Conversation, system: str) -> LLMRespon
             return None
 
 
-async def fit(node: NodeLoop, conv: Conversation) -> str:
+async def fit(node: AgentLoop, conv: Conversation) -> str:
     """Compact a conversation nearing its token budget (flush, summary: agents/memory);
     the system prompt for this step, built once."""
     system = node.system_prompt(conv)
@@ -80,7 +80,7 @@ async def fit(node: NodeLoop, conv: Conversation) -> str:
     return node.system_prompt(conv)  # the flush turn may have changed memory
 
 
-async def make_room(node: NodeLoop, conv: Conversation) -> bool:
+async def make_room(node: AgentLoop, conv: Conversation) -> bool:
     """The context window is full (`model_context_window_exceeded`): the conversation
     compacted, else its older half left out; False (the person told, the turn closed)
     when nothing is left to cut."""

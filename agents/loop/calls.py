@@ -1,6 +1,6 @@
 """What one tool call leaves in the event log: `tool.called`, with the fields the audit
 log keeps (whose conversation, the person asking, a digest of the arguments, the
-outcome) and never the arguments themselves. The node loop calls `record` once per call.
+outcome) and never the arguments themselves. The agent loop calls `record` once per call.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The node loop: think (LLM call), act (tools), with a yield point before every
+"""The agent loop: think (LLM call), act (tools), with a yield point before every
 LLM call and between tool calls (reference 000, section 8.2).
 
 At a yield point the node drains its mailbox into the conversation, so a worker deep
@@ -61,7 +61,7 @@ class Inbox(Protocol):
     def drain(self) -> list[Mail]: ...
 
 
-class NodeLoop:
+class AgentLoop:
     """The think/act machinery of one agent; coordinator and workers build on it."""
 
     agent_id: str

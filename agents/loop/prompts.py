@@ -7,7 +7,7 @@ again after a compaction (its opening messages change), kept in the store's
 key/value table beside the conversation, so it is byte-identical from turn to turn
 and across restarts and the prompt cache keeps hitting. What changes per turn (the
 time, who speaks and their profile, memory written since) travels in the messages
-(`NodeLoop.absorb`).
+(`AgentLoop.absorb`).
 """
 
 from __future__ import annotations

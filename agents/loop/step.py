@@ -1,7 +1,7 @@
 """What one step of an agent's loop hands its tool calls: who speaks, in which
 conversation, where "the person" is, and the effects the step is collecting.
 
-The node loop builds a `Step` for each tool call (slack_bolt hands a listener its
+The agent loop builds a `Step` for each tool call (slack_bolt hands a listener its
 `say`/`context` the same way), so a tool never reaches back into the agent that
 runs it. Effects land in the step's checkpoint transaction, all or none.
 """

@@ -11,7 +11,7 @@ so thinking blocks stay bound to an unchanged prefix, except where the API refus
 the conversation (then it is repaired) or the model declined (then the declined turn
 is taken out, as Anthropic asks).
 
-Pure functions on content blocks and message lists; the node loop (agents/loop/loop.py)
+Pure functions on content blocks and message lists; the agent loop (agents/loop/loop.py)
 decides what to do with them.
 """
 

@@ -4,7 +4,7 @@ auto-capture and maintenance.
 `install_memory(services, settings)` is the one call the composition root makes: it
 adds the memory tools to every agent's toolbox (`Services.tool_factories`), the
 memory part to every system prompt (`Services.prompt_parts`), and sets
-`Services.memory`, the hooks the node loop calls (capture what people say, reflect
+`Services.memory`, the hooks the agent loop calls (capture what people say, reflect
 when a worker publishes, compact a long conversation). Each agent's files live in
 `<data_dir>/agents/<agent_id>/`; this package never reaches outside that folder.
 """
@@ -108,7 +108,7 @@ class Memory:
         budget = self.settings.memory_prompt_tokens
         return turn_context(self.agent(agent_id), people, system, shown, budget)
 
-    # -- hooks of the node loop ----------------------------------------------------------
+    # -- hooks of the agent loop ----------------------------------------------------------
     def heard(self, agent_id: str, msg: BusMessage) -> None:
         """Auto-capture from a person's message the agent just took in."""
         found = captures(msg.text) if msg.kind in FROM_PERSON else []

@@ -16,7 +16,7 @@ from collections import deque
 from collections.abc import Coroutine
 from typing import Any
 
-from agents.loop.loop import Conversation, NodeLoop
+from agents.loop.loop import AgentLoop, Conversation
 from agents.loop.prompts import system_prompt
 from agents.loop.step import Step, asker_of
 from agents.loop.turns import dangling_calls
@@ -128,7 +128,7 @@ class Coordinator:
         await cancel_all([s.task for s in self.sessions.values() if s.task is not None])
 
 
-class Session(NodeLoop):
+class Session(AgentLoop):
     """The coordinator serving one human conversation."""
 
     streams = True  # the person reads its text as the model writes it

@@ -15,7 +15,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from agents.loop.loop import Conversation, NodeLoop, Outcome
+from agents.loop.loop import AgentLoop, Conversation, Outcome
 from agents.loop.prompts import system_prompt
 from agents.loop.step import Effects, Step, asker_of
 from agents.loop.transcript import answer_text, render
@@ -55,7 +55,7 @@ DECLINED = "{name} could not do this task: the model declined it."
 PENDING = "(waiting for the person's answer)"
 
 
-class Worker(NodeLoop):
+class Worker(AgentLoop):
     """`on_finished(worker, status)` is called once its task is over (done or failed)."""
 
     def __init__(

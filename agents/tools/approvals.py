@@ -1,7 +1,7 @@
 """Gated tool calls on the agents' side: ask, wait (parked), then run exactly once.
 
 A call matching a server's `approval` globs is not run: the gate returns a request
-the node loop writes in its checkpoint (the conversation with the tool_use, the
+the agent loop writes in its checkpoint (the conversation with the tool_use, the
 approval row, the message asking a person), then the agent waits on the desk
 (bot/approvals/desk.py) for the decision. The same tool_use then gets its tool_result:
 the tool's own output when approved, an error "denied by <who>: <reason>" when not.
@@ -41,7 +41,7 @@ from bot.ledger.audit import args_digest
 from bot.store.approvals import ApprovalRow
 
 if TYPE_CHECKING:
-    from agents.loop.loop import Conversation, NodeLoop
+    from agents.loop.loop import AgentLoop, Conversation
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +56,7 @@ ARGS_DIR = "approvals"  # below the data dir: the arguments files requests attac
 
 @dataclass(slots=True)
 class ApprovalAsk:
-    """What the gate hands the node loop to write in its checkpoint."""
+    """What the gate hands the agent loop to write in its checkpoint."""
 
     row: ApprovalRow
     request: Outbound
@@ -140,7 +140,7 @@ class Approvals:
 
     def hold(
         self,
-        node: NodeLoop,
+        node: AgentLoop,
         conv: Conversation,
         call: dict[str, Any],
         ask: ApprovalAsk,
@@ -161,7 +161,7 @@ class Approvals:
         return row.id
 
     # -- settling ----------------------------------------------------------------------
-    async def settle(self, node: NodeLoop, conv: Conversation, approval_id: str) -> None:
+    async def settle(self, node: AgentLoop, conv: Conversation, approval_id: str) -> None:
         """Wait for the decision, run the call if approved, give the model its result."""
         row, result = await self._outcome(approval_id, node, conv)
         block = result_block(row.tool_use_id, result)
@@ -172,7 +172,7 @@ class Approvals:
         node.checkpoint(conv, lambda: store.approvals.settle(row.id))
         self.desk.forget(row.id)
 
-    async def resume(self, node: NodeLoop, conv: Conversation) -> bool:
+    async def resume(self, node: AgentLoop, conv: Conversation) -> bool:
         """After a restart: settle a gated call this conversation was waiting on."""
         for row in self.services.store.approvals.unsettled(node.agent_id):
             if row.held.get("key") == conv.key:
@@ -181,7 +181,7 @@ class Approvals:
         return False
 
     async def _outcome(
-        self, approval_id: str, node: NodeLoop, conv: Conversation
+        self, approval_id: str, node: AgentLoop, conv: Conversation
     ) -> tuple[ApprovalRow, ToolResult]:
         store = self.services.store
         while True:
@@ -212,7 +212,7 @@ class Approvals:
             reason = timeout_reason(self.timeout or 0.0)
             self.desk.decide(row.id, False, "nobody", reason, how="timeout")
 
-    async def _run(self, row: ApprovalRow, node: NodeLoop, conv: Conversation) -> ToolResult:
+    async def _run(self, row: ApprovalRow, node: AgentLoop, conv: Conversation) -> ToolResult:
         started = time.perf_counter()
         if "scope" in row.held:  # a built-in tool whose reach was approved: run it now
             step = replace(node.step(conv), crossing_approved=True)

@@ -3,9 +3,9 @@
 Arguments are validated against the schema before the handler runs; a bad argument,
 an unknown tool or a handler's `ToolError` becomes an error text returned to the
 model (`is_error`), so a loop never dies on the model's mistake. Handlers return a
-`ToolResult`; `park` asks the node loop to park until a person answers, `end` ends
+`ToolResult`; `park` asks the agent loop to park until a person answers, `end` ends
 a worker's task. A tool that acts in the agent's step (queues a message, parks) takes
-a `step_handler(args, step)`: the node loop passes it the step's `Step`.
+a `step_handler(args, step)`: the agent loop passes it the step's `Step`.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ through the `spawn` callback (the core cannot import `agents`; the app wires it)
 Claiming the run (`trigger_runs`) and the action's durable writes (bus mail,
 outbox, a one-shot's status) happen in one transaction, so a trigger acts at most
 once per fire time, across crashes too. What follows the action (the agent's model
-turn, the delivery) is retried by the bus, the node loop and the outbox.
+turn, the delivery) is retried by the bus, the agent loop and the outbox.
 """
 
 from __future__ import annotations
