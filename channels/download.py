@@ -14,7 +14,7 @@ import contextlib
 
 import aiohttp
 
-from bot.inbox.intake import FetchError, FileTooLarge
+from bot.seam import FetchError, FileTooLarge
 
 CHUNK = 64 * 1024
 PERMANENT = {400, 401, 403, 404, 410}

@@ -22,9 +22,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import TextIO
 
-from bot.core.channel import BaseChannel
-from bot.core.messages import DeliveryReceipt, Inbound, Outbound, Sender, Target
-from bot.inbox.channel_context import ChannelContext
+from bot.seam import BaseChannel, ChannelContext, DeliveryReceipt, Inbound, Outbound, Sender, Target
 from channels.terminal_live import TerminalProgress
 from config.settings import Settings
 

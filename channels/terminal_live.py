@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from bot.core.messages import COORDINATOR, Inbound, Outbound, Target
+from bot.seam import COORDINATOR, Inbound, Outbound, Target
 
 SPINNER = "⋯"
 

@@ -9,7 +9,7 @@ the outbox's errors).
 
 from __future__ import annotations
 
-from bot.inbox.channel_context import ChannelContext
+from bot.seam import ChannelContext
 from channels.discord.channel import DiscordChannel
 from config.settings import Settings
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import discord
 
-from bot.core.messages import Outbound, Sender
+from bot.seam import Outbound, Sender
 from channels.discord.events import DM_ENTRY
 
 log = logging.getLogger(__name__)

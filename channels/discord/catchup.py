@@ -33,9 +33,7 @@ import time
 
 import discord
 
-from bot.core.channel import ChannelStore
-from bot.core.messages import Inbound
-from bot.inbox.watermarks import UNKNOWN, Watermarks
+from bot.seam import UNKNOWN, ChannelStore, Inbound, Watermarks
 from channels.discord.events import KIND, Intake
 
 log = logging.getLogger(__name__)

@@ -16,11 +16,16 @@ from typing import Any
 
 import discord
 
-from bot.core.channel import BaseChannel, TransientDeliveryError
-from bot.core.messages import DeliveryReceipt, Outbound, Target
-from bot.core.tasks import cancel_all
-from bot.inbox.channel_context import ChannelContext
-from bot.inbox.reading import Page
+from bot.seam import (
+    BaseChannel,
+    ChannelContext,
+    DeliveryReceipt,
+    Outbound,
+    Page,
+    Target,
+    TransientDeliveryError,
+    cancel_all,
+)
 from channels.discord import approvals
 from channels.discord.catchup import CatchUp
 from channels.discord.client import GatewayClient, point_at

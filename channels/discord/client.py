@@ -21,7 +21,7 @@ import discord
 import yarl
 from discord.backoff import ExponentialBackoff
 
-from bot.core.channel import ChannelStore
+from bot.seam import ChannelStore
 from channels.discord.errors import INTENT_MISSING, NETWORK_ERRORS, TOKEN_REFUSED
 
 log = logging.getLogger(__name__)

@@ -32,10 +32,16 @@ from typing import Any, Final, Literal
 
 import discord
 
-from bot.core.channel import ChannelStore, PermanentDeliveryError
-from bot.core.messages import Attachment, DeliveryReceipt, Outbound
-from bot.outbox.attempts import Answer, Attempts
-from bot.store.schema import AttemptRow
+from bot.seam import (
+    Answer,
+    Attachment,
+    AttemptRow,
+    Attempts,
+    ChannelStore,
+    DeliveryReceipt,
+    Outbound,
+    PermanentDeliveryError,
+)
 from channels.discord.approvals import is_request, request_view
 from channels.discord.errors import (
     NETWORK_ERRORS,

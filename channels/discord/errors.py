@@ -14,7 +14,7 @@ import asyncio
 import aiohttp
 import discord
 
-from bot.core.channel import DeliveryError, PermanentDeliveryError, TransientDeliveryError
+from bot.seam import DeliveryError, PermanentDeliveryError, TransientDeliveryError
 
 # Discord JSON error codes we act on
 UNKNOWN_MESSAGE = 10008

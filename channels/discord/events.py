@@ -25,9 +25,7 @@ import re
 
 import discord
 
-from bot.core.messages import Inbound, Outbound, Sender, Target
-from bot.core.notices import SYSTEM_SPEAKER
-from bot.inbox.channel_context import ChannelContext
+from bot.seam import SYSTEM_SPEAKER, ChannelContext, Inbound, Outbound, Sender, Target
 from channels.discord.files import attachments
 from channels.discord.format import first_line
 from channels.discord.threads import Threads

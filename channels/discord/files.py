@@ -16,10 +16,7 @@ from pathlib import Path
 
 import discord
 
-from bot.core.channel import PermanentDeliveryError
-from bot.core.messages import Attachment
-from bot.inbox.files import human_size, safe_name
-from bot.inbox.intake import FileTooLarge
+from bot.seam import Attachment, FileTooLarge, PermanentDeliveryError, human_size, safe_name
 from channels.download import Downloader
 
 

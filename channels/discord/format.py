@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from bot.core.messages import Outbound
+from bot.seam import Outbound
 from channels.split import split_message
 from channels.tables import tables_as_code
 

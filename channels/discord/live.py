@@ -24,9 +24,7 @@ from dataclasses import dataclass, field
 
 import discord
 
-from bot.core.channel import ChannelStore
-from bot.core.messages import COORDINATOR, Outbound, Target
-from bot.outbox.attempts import Answer
+from bot.seam import COORDINATOR, Answer, ChannelStore, Outbound, Target
 from channels.discord.errors import NETWORK_ERRORS
 from channels.discord.format import LIMIT, speaker, to_discord_markdown
 

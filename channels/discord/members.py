@@ -12,7 +12,7 @@ import logging
 
 import discord
 
-from bot.core.messages import Target
+from bot.seam import Target
 
 log = logging.getLogger(__name__)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import discord
 
-from bot.core.messages import Inbound, Target
+from bot.seam import Inbound, Target
 from channels.discord.live import DiscordLives
 
 REFRESH_SECONDS = 8.0

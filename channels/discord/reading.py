@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import discord
 
-from bot.core.messages import Target
-from bot.inbox.reading import Line, Page, ReadRefused
+from bot.seam import Line, Page, ReadRefused, Target
 from channels.discord.errors import NETWORK_ERRORS
 
 

@@ -10,7 +10,7 @@ at start: every channel message is checked against them.
 
 from __future__ import annotations
 
-from bot.core.channel import ChannelStore
+from bot.seam import ChannelStore
 
 _KEY = "discord.thread:"
 

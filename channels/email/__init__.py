@@ -7,7 +7,7 @@ Modules by role: `imap` (connection), `parse` and `compose` (protocol), `safety`
 
 from __future__ import annotations
 
-from bot.inbox.channel_context import ChannelContext
+from bot.seam import ChannelContext
 from channels.email.channel import EmailChannel
 from config.settings import Settings
 

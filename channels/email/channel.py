@@ -24,20 +24,25 @@ import logging
 import time
 from email.message import EmailMessage
 
-from bot.core.channel import BaseChannel, PermanentDeliveryError
-from bot.core.messages import (
+from bot.seam import (
     UNVERIFIED,
     Attachment,
+    BaseChannel,
+    ChannelContext,
     DeliveryReceipt,
     Inbound,
+    Line,
     Outbound,
+    Page,
+    PermanentDeliveryError,
+    ReadRefused,
     Sender,
     Target,
+    cancel_all,
+    guess_type,
+    human_size,
+    safe_name,
 )
-from bot.core.tasks import cancel_all
-from bot.inbox.channel_context import ChannelContext
-from bot.inbox.files import guess_type, human_size, safe_name
-from bot.inbox.reading import Line, Page, ReadRefused
 from channels.email.compose import Thread, compose, reply_subject
 from channels.email.imap import ImapWatcher
 from channels.email.parse import ParsedMail, parse_mail

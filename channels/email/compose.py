@@ -21,8 +21,7 @@ from email.utils import formataddr, formatdate
 
 import markdown
 
-from bot.approvals.desk import APPROVAL_CODE, code
-from bot.core.messages import Outbound
+from bot.seam import APPROVAL_CODE, Outbound, code
 from channels.email.safety import LOOP_HEADER
 
 _RE = re.compile(r"^\s*((re|aw|sv|antw)\s*:\s*)+", re.IGNORECASE)

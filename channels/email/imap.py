@@ -25,9 +25,7 @@ from dataclasses import dataclass
 
 import aioimaplib
 
-from bot.core.channel import ChannelStore
-from bot.core.events import EventLog
-from bot.outbox.sender import backoff
+from bot.seam import ChannelStore, EventLog, backoff
 from channels.email.imap_client import ImapClient, ImapError, race
 from config.settings import Settings
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from email.message import Message
 from email.utils import getaddresses
 
-from bot.core.html_text import html_to_text
+from bot.seam import html_to_text
 from channels.email.headers import filename, header_text, raw_values
 from channels.email.machine import MACHINE_HEADERS
 from channels.email.reply import strip_reply

@@ -12,7 +12,7 @@ from email.message import EmailMessage
 
 import aiosmtplib
 
-from bot.core.channel import PermanentDeliveryError, TransientDeliveryError
+from bot.seam import PermanentDeliveryError, TransientDeliveryError
 from channels.email.tls import client_context, port_for
 from config.settings import Settings
 

@@ -27,10 +27,7 @@ import logging
 import secrets
 from dataclasses import asdict, dataclass
 
-from bot.approvals.desk import APPROVAL_CODE
-from bot.core.channel import ChannelStore
-from bot.core.messages import Outbound
-from bot.inbox.people import People
+from bot.seam import APPROVAL_CODE, ChannelStore, Outbound, People
 from channels.email.compose import Thread, new_subject
 from channels.email.parse import ParsedMail
 from channels.email.safety import UNVERIFIED_ID

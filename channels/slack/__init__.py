@@ -9,7 +9,7 @@ chat.postMessage: mrkdwn, speaker, split, error mapping), `identity` (auth.test)
 
 from __future__ import annotations
 
-from bot.inbox.channel_context import ChannelContext
+from bot.seam import ChannelContext
 from channels.slack.channel import SlackChannel
 from config.settings import Settings
 

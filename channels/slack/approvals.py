@@ -21,7 +21,7 @@ from slack_bolt.async_app import AsyncAck, AsyncApp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.core.messages import Outbound, Sender
+from bot.seam import Outbound, Sender
 from channels.slack.format import to_mrkdwn
 
 log = logging.getLogger(__name__)

@@ -33,8 +33,7 @@ import aiohttp
 from slack_sdk.errors import SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.core.channel import ChannelStore
-from bot.inbox.watermarks import UNKNOWN, Watermarks
+from bot.seam import UNKNOWN, ChannelStore, Watermarks
 from channels.slack.events import SlackEvents
 from channels.slack.history import HistoryError, read, ts_key
 from channels.slack.threads import ThreadMemory

@@ -18,12 +18,16 @@ import aiohttp
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.core.channel import BaseChannel
-from bot.core.messages import DeliveryReceipt, Outbound, Target
-from bot.core.tasks import cancel_all
-from bot.inbox.channel_context import ChannelContext
-from bot.inbox.reading import Page
-from bot.outbox.sender import backoff
+from bot.seam import (
+    BaseChannel,
+    ChannelContext,
+    DeliveryReceipt,
+    Outbound,
+    Page,
+    Target,
+    backoff,
+    cancel_all,
+)
 from channels.slack import approvals, home
 from channels.slack.catchup import SlackCatchUp
 from channels.slack.connection import HttpConnection, SocketModeConnection, build_app

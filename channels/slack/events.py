@@ -28,8 +28,7 @@ import logging
 import re
 from collections.abc import Callable
 
-from bot.core.messages import HUMAN, Inbound, Sender, Target
-from bot.inbox.channel_context import ChannelContext
+from bot.seam import HUMAN, ChannelContext, Inbound, Sender, Target
 from channels.slack.files import attachments
 from channels.slack.identity import BotIdentity
 from channels.slack.threads import ThreadMemory

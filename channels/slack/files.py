@@ -14,9 +14,7 @@ from typing import Any
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.core.messages import Attachment
-from bot.inbox.files import safe_name
-from bot.inbox.intake import FetchError, FileTooLarge
+from bot.seam import Attachment, FetchError, FileTooLarge, safe_name
 from channels.download import Downloader
 
 #: Slack Connect: the event carries only the file id; files.info has the rest

@@ -14,7 +14,7 @@ import re
 
 from slackify_markdown import slackify_markdown
 
-from bot.core.messages import Outbound
+from bot.seam import Outbound
 from channels.split import split_message
 from channels.tables import tables_as_code
 

@@ -24,10 +24,7 @@ from slack_bolt.async_app import AsyncAck, AsyncApp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.core.messages import Inbound, Sender, Target
-from bot.inbox.channel_context import ChannelContext
-from bot.ledger.personal import Mine
-from bot.ledger.status import ago
+from bot.seam import ChannelContext, Inbound, Mine, Sender, Target, ago
 
 log = logging.getLogger(__name__)
 

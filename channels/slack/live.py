@@ -32,9 +32,7 @@ import aiohttp
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.core.channel import ChannelStore, TransientDeliveryError
-from bot.core.messages import COORDINATOR, Outbound, Target
-from bot.outbox.attempts import Answer
+from bot.seam import COORDINATOR, Answer, ChannelStore, Outbound, Target, TransientDeliveryError
 from channels.slack.format import TEXT_LIMIT, to_mrkdwn
 from channels.slack.history import HistoryError, read
 from channels.slack.identity import BotIdentity

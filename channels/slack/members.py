@@ -14,7 +14,7 @@ import logging
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.core.messages import Target
+from bot.seam import Target
 
 log = logging.getLogger(__name__)
 PAGE = 1000

@@ -21,7 +21,7 @@ import aiohttp
 from slack_sdk.errors import SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.inbox.people import People
+from bot.seam import People
 
 log = logging.getLogger(__name__)
 

@@ -23,16 +23,19 @@ import aiohttp
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.core.channel import (
+from bot.seam import (
+    Answer,
+    AttemptRow,
+    Attempts,
     ChannelStore,
     DeliveryError,
+    DeliveryReceipt,
+    Outbound,
+    Pacer,
     PermanentDeliveryError,
+    Target,
     TransientDeliveryError,
 )
-from bot.core.messages import DeliveryReceipt, Outbound, Target
-from bot.outbox.attempts import Answer, Attempts
-from bot.outbox.sender import Pacer
-from bot.store.core import AttemptRow
 from channels.slack.approvals import is_request, request_blocks
 from channels.slack.format import render
 from channels.slack.history import HistoryError, read

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.core.messages import Inbound, Target
+from bot.seam import Inbound, Target
 from channels.slack.live import SlackLives
 
 #: Slack drops a status line two minutes after it was set; renew it before then

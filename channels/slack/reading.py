@@ -12,8 +12,7 @@ from typing import Any
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.core.messages import Target
-from bot.inbox.reading import Line, Page, ReadRefused
+from bot.seam import Line, Page, ReadRefused, Target
 from channels.slack.history import PAGE, HistoryError, read
 
 HINTS = {

@@ -7,7 +7,7 @@ at start, as every channel message is checked against it.
 
 from __future__ import annotations
 
-from bot.core.channel import ChannelStore
+from bot.seam import ChannelStore
 
 _PREFIX = "slack.thread."
 

@@ -23,11 +23,17 @@ import aiohttp
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.core.channel import DeliveryError, PermanentDeliveryError, TransientDeliveryError
-from bot.core.messages import Attachment, Outbound
-from bot.inbox.files import human_size
-from bot.outbox.attempts import Answer, Attempts
-from bot.store.core import AttemptRow
+from bot.seam import (
+    Answer,
+    Attachment,
+    AttemptRow,
+    Attempts,
+    DeliveryError,
+    Outbound,
+    PermanentDeliveryError,
+    TransientDeliveryError,
+    human_size,
+)
 
 PART = "files"
 SLACK_MAX_BYTES = 1024**3  # Slack's limit per file

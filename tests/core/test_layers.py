@@ -2,7 +2,7 @@
 the project; the bot core (every room of `bot/` but the composition root) imports only
 `config` and itself; `agents` and `channels` stand side by side, never importing each
 other; only the composition root (`bot/app.py`, `bot/cli.py`, `bot/settle.py`,
-`bot/ops/`) imports everything."""
+`bot/ops/`) imports everything. A channel takes from `bot/` only its face, `bot.seam`."""
 
 from __future__ import annotations
 
@@ -56,6 +56,15 @@ def test_a_module_imports_only_its_floor_and_those_below(name: str, path: Path) 
         m for m in imports(path) if m.split(".")[0] in ALLOWED and floor(m) not in ALLOWED[mine]
     )
     assert not wrong, f"{name} ({mine}) imports {wrong}"
+
+
+@pytest.mark.parametrize(
+    ("name", "path"), [m for m in modules() if m[0].startswith("channels.")], ids=str
+)
+def test_a_channel_sees_the_core_only_through_its_face(name: str, path: Path) -> None:
+    """`bot/seam.py` is the one list a channel adapter is written against."""
+    wrong = sorted(m for m in imports(path) if m.split(".")[0] == "bot" and m != "bot.seam")
+    assert not wrong, f"{name} imports {wrong}; take them from bot.seam"
 
 
 def test_no_module_of_the_project_is_over_400_lines() -> None:
