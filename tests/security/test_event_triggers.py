@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from bot.core.events import Event, EventLog
+from bot.core.trigger_spec import TriggerError, build_spec
 from bot.store.core import Store, WorkerRow
+from bot.store.trigger_rows import TriggerRow
 from bot.triggers import heartbeat
-from bot.triggers.model import TriggerError, build_spec
-from bot.triggers.rows import TriggerRow
 from bot.triggers.watchers import EventWatch
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.slack_api import FakeSlack

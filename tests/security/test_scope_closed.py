@@ -8,9 +8,9 @@ from pathlib import Path
 
 from bot.core.events import EventLog
 from bot.core.messages import Target
+from bot.core.redact import args_digest
 from bot.inbox.people import People
 from bot.inbox.scope import FileOwners, Scope
-from bot.ledger.audit import args_digest
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.slack_api import FakeSlack
 from tests.kits.app_kit import events

@@ -10,7 +10,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from bot.triggers.model import build_spec
+from bot.core.trigger_spec import build_spec
 from config.settings import SettingsError, load_settings
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.slack_api import FakeSlack
