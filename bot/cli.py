@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bot.core import redact
+from bot.store.errors import StoreError
 from config.settings import Settings, SettingsError, load_settings, require_llm
 
 if TYPE_CHECKING:
@@ -90,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command in ("backup", "restore"):
             return backup_or_restore(settings, args.command, args.dir)
         require_llm(settings)
-    except SettingsError as exc:
+    except (SettingsError, StoreError) as exc:
         print(f"switchboard: {exc}", file=sys.stderr)
         return 2
     if args.command == "chat":
@@ -122,7 +123,7 @@ def _serve(
     try:
         with running(settings.data_dir):
             return asyncio.run(serve(settings, channels, reload))
-    except SettingsError as exc:
+    except (SettingsError, StoreError) as exc:
         print(f"switchboard: {exc}", file=sys.stderr)
         return 2
 
