@@ -3,13 +3,14 @@ an operator surface safe to serve."""
 
 from __future__ import annotations
 
+import importlib.util
 import ipaddress
 from typing import TYPE_CHECKING
 
 from pydantic import SecretStr
 
 from config.callers import MIN_TOKEN_CHARS, api_callers, api_targets
-from config.models import MODEL_VARIABLES, ROLES
+from config.models import MODEL_VARIABLES, ROLES, provider_of
 from config.sources import FieldProblem
 
 if TYPE_CHECKING:
@@ -85,3 +86,27 @@ def is_loopback(host: str) -> bool:
 
 def _secret(value: SecretStr) -> str:
     return value.get_secret_value().strip()
+
+
+def llm_problem(s: Settings) -> str | None:
+    """What keeps the configured models from being called, in one line naming the
+    variable: a provider's key or base URL, or its SDK not installed."""
+    providers = {provider_of(m) for m in s.models_in_use()}
+    if "anthropic" in providers and s.anthropic_api_key is None and s.anthropic_base_url is None:
+        return (
+            "ANTHROPIC_API_KEY is not set: export ANTHROPIC_API_KEY=sk-ant-... "
+            "(or point ANTHROPIC_BASE_URL at an Anthropic-compatible server)."
+        )
+    if "openai" not in providers:
+        return None
+    if s.openai_api_key is None and s.openai_base_url is None:
+        return (
+            "OPENAI_API_KEY is not set: an openai: model needs OPENAI_API_KEY (and "
+            "OPENAI_BASE_URL for a server other than OpenAI's)."
+        )
+    if importlib.util.find_spec("openai") is None:
+        return (
+            "SWITCHBOARD_MODEL names an openai: model but the openai SDK is not installed: "
+            "pip install 'switchboard[openai]'."
+        )
+    return None
