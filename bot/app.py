@@ -150,6 +150,7 @@ class App:
             s.max_llm_calls,
             efforts={role: s.effort_of(role) for role in ROLES},
             models={role: s.model_of(role) for role in ROLES},
+            fallbacks=s.model_fallback,
         )
         self.llm.expander = Expander(s.data_dir)
         limits = Limits(

@@ -60,6 +60,7 @@ class Provider:
         max_calls: int,
         efforts: dict[Role, Effort] | None = None,
         models: dict[Role, str] | None = None,
+        fallbacks: list[str] | None = None,
     ) -> None:
         self._connect = connect
         self._backends: dict[str, Backend] = {}
@@ -68,6 +69,10 @@ class Provider:
         self.models: dict[Role, str] = {"coordinator": model, "workers": model,
                                         "background": model, **(models or {})}  # fmt: skip
         self.max_tokens = max_tokens
+        #: where a turn goes on when its model stays unavailable (agents/loop/failover.py)
+        self.fallbacks: list[str] = list(fallbacks or [])
+        #: (agent, conversation) → (its turn's first message, the fallback it runs on)
+        self.failed_over: dict[tuple[str, str], tuple[int | None, str]] = {}
         #: each role's effort, from the settings
         self.efforts: dict[Role, Effort] = {**DEFAULT_EFFORT, **(efforts or {})}
         self._capabilities: dict[str, Capabilities] = {}

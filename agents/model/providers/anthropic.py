@@ -42,6 +42,10 @@ OPTIONAL = {
     "output_config": ("thinking", "output_config"),
     "tool_choice": ("tool_choice",),
 }
+#: what a 400 says of a parameter a server does not take (Ollama, vLLM, llama.cpp,
+#: LiteLLM word it differently)
+UNSUPPORTED = ("not supported", "unsupported", "unknown", "unrecognized", "not permitted",
+               "extra inputs", "extra fields", "unexpected")  # fmt: skip
 _unknown_blocks: set[str] = set()  # block types already named in the log
 
 
@@ -83,7 +87,8 @@ class AnthropicBackend:
 
     def _lacking(self, error: str, request: Request) -> set[str]:
         """The optional request keys a 400 names that this request carries."""
-        if not error.startswith("HTTP 400"):
+        lowered = error.lower()
+        if not error.startswith("HTTP 400") or not any(w in lowered for w in UNSUPPORTED):
             return set()
         named = {k for word, keys in OPTIONAL.items() if word in error for k in keys}
         sent = {k for k in named if k in request or (k == "cache_control" and k in str(request))}
