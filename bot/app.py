@@ -94,6 +94,9 @@ def connector(settings: Settings) -> Connector:
             settings.anthropic_base_url,
             secret(settings.openai_api_key),
             settings.openai_base_url,
+            settings.cloud_ml_region,
+            settings.anthropic_vertex_project_id,
+            settings.anthropic_vertex_base_url,
         )
     )
 

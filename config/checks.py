@@ -97,6 +97,10 @@ def llm_problem(s: Settings) -> str | None:
             "ANTHROPIC_API_KEY is not set: export ANTHROPIC_API_KEY=sk-ant-... "
             "(or point ANTHROPIC_BASE_URL at an Anthropic-compatible server)."
         )
+    if "vertex" in providers:
+        problem = _vertex_problem(s)
+        if problem:
+            return problem
     if "openai" not in providers:
         return None
     if s.openai_api_key is None and s.openai_base_url is None:
@@ -109,4 +113,15 @@ def llm_problem(s: Settings) -> str | None:
             "SWITCHBOARD_MODEL names an openai: model but the openai SDK is not installed: "
             "pip install 'switchboard[openai]'."
         )
+    return None
+
+
+def _vertex_problem(s: Settings) -> str | None:
+    if not s.cloud_ml_region:
+        return (
+            "CLOUD_ML_REGION is not set: a vertex: model needs its Vertex AI region "
+            "(e.g. us-east5, or global), and ANTHROPIC_VERTEX_PROJECT_ID."
+        )
+    if importlib.util.find_spec("google.auth") is None:
+        return "a vertex: model needs Google's auth library: pip install 'switchboard[vertex]'."
     return None

@@ -157,8 +157,8 @@ UNKNOWN_WINDOW = 200 * _K
 
 #: the providers a model setting may name (`provider:model`); a bare model name is
 #: Anthropic's, or the Anthropic-compatible server's at ANTHROPIC_BASE_URL
-PROVIDERS = ("anthropic", "openai")
-LATER = ("bedrock", "vertex")
+PROVIDERS = ("anthropic", "openai", "vertex")
+LATER = ("bedrock",)
 #: prefixes that name a provider Switchboard does not speak to (other tools' names);
 #: any other prefix is part of a bare model name (`llama3:8b`, `qwen2.5:7b`)
 FOREIGN = ("azure", "google", "gemini", "google-vertex", "groq", "cohere", "deepseek",
@@ -174,7 +174,7 @@ def model_name(value: str) -> str:
     if provider in LATER:
         raise ValueError(
             f"the {provider}: provider is not supported in this version; use anthropic:, "
-            "openai: (any OpenAI-compatible server through OPENAI_BASE_URL) or a bare "
+            "vertex:, openai: (any OpenAI-compatible server through OPENAI_BASE_URL) or a bare "
             "model name (any Anthropic-compatible server through ANTHROPIC_BASE_URL)"
         )
     if provider in FOREIGN:
@@ -197,7 +197,9 @@ def provider_of(model: str) -> str:
 
 
 def spec_of(model: str) -> ModelSpec | None:
-    """The table's entry for `model`: exact, else its family's for a snapshot name."""
+    """The table's entry for `model`: exact, else its family's for a snapshot name
+    (`-20250929`, `-latest`, or Vertex's `@20250929`, a `vertex:` prefix left out)."""
+    model = model.removeprefix("vertex:").partition("@")[0]
     if model in MODELS:
         return MODELS[model]
     base, _, suffix = model.rpartition("-")

@@ -16,7 +16,16 @@ from pydantic import ValidationError
 from config.entries import PeopleProblem
 
 # Fields whose environment variable is the upper-cased field name without prefix.
-PLATFORM_PREFIXES = ("anthropic_", "openai_", "slack_", "discord_", "email_", "imap_", "smtp_")
+PLATFORM_PREFIXES = (
+    "anthropic_",
+    "openai_",
+    "cloud_ml_",
+    "slack_",
+    "discord_",
+    "email_",
+    "imap_",
+    "smtp_",
+)
 # TOML sections whose keys are flattened to `<section>_<key>`.
 TOML_SECTIONS = ("anthropic", "openai", "slack", "discord", "email", "imap", "smtp")
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from agents.loop import turns
 from agents.model.llm import role_of
+from agents.model.providers import split
 
 if TYPE_CHECKING:
     from agents.loop.conversation import Conversation
@@ -80,7 +81,7 @@ def _primary(node: AgentLoop, conv: Conversation) -> str:
 
 def _bare(model: str) -> str:
     """The model's own name, whichever provider serves it."""
-    return model.rpartition(":")[2] if model.startswith("openai:") else model
+    return split(model)[1].partition("@")[0]
 
 
 def _forget_thinking(messages: list[dict[str, Any]]) -> None:

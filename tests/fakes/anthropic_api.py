@@ -223,7 +223,10 @@ class FakeAnthropic(ThreadedServer[list[Call]]):
 
     # -- the endpoint --------------------------------------------------------------
     async def _messages(self, request: web.Request) -> web.Response:
-        body = await request.json()
+        return await self._answer_body(request, await request.json())
+
+    async def _answer_body(self, request: web.Request, body: dict[str, Any]) -> web.Response:
+        """Answer a Messages API body (the route took it out of its own request form)."""
         call = Call(body, dict(request.headers))
         with self._changed:
             self.calls.append(call)

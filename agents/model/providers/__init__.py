@@ -4,8 +4,9 @@ A configured model is `provider:model` (config/models.py keeps the prefix of eve
 provider but Anthropic's): `claude-sonnet-5` is Anthropic's (or the Anthropic-compatible
 server's at ANTHROPIC_BASE_URL), `openai:gpt-5.2` goes to Chat Completions at
 OPENAI_BASE_URL. `Connector` makes one backend per provider, lazily: an SDK is imported
-only when a model of its provider is called. Bedrock and Vertex are refused at start
-in this version (config/models.py).
+only when a model of its provider is called. `vertex:claude-…` is Claude on Google
+Vertex AI through the anthropic SDK's own client (the same Messages API, Google's
+credentials). Bedrock is refused at start in this version (config/models.py).
 
 The transcript stays in Anthropic's block form whatever runs; a provider speaking
 another API translates at its edge (base.py says the contract).
@@ -24,7 +25,7 @@ ANTHROPIC = "anthropic"
 def split(model: str) -> tuple[str, str]:
     """(provider, the model's name on the wire) of a configured model."""
     provider, sep, name = model.partition(":")
-    if sep and provider == "openai":
+    if sep and provider in ("openai", "vertex"):
         return provider, name
     return ANTHROPIC, model  # a bare name, colons and all (`llama3:8b`)
 
@@ -37,6 +38,10 @@ class Endpoints:
     anthropic_base_url: str | None = None
     openai_key: str | None = None
     openai_base_url: str | None = None
+    #: Claude on Vertex AI: region, project (else the credentials'), base URL (tests)
+    vertex_region: str | None = None
+    vertex_project: str | None = None
+    vertex_base_url: str | None = None
 
 
 class Connector:
@@ -62,6 +67,8 @@ class Connector:
             return OpenAIBackend(lambda: _openai(e))
         from agents.model.providers.anthropic import AnthropicBackend
 
+        if provider == "vertex":
+            return AnthropicBackend(lambda: _vertex(e))
         return AnthropicBackend(lambda: _anthropic(e))
 
 
@@ -69,6 +76,19 @@ def _anthropic(e: Endpoints) -> Any:
     from anthropic import AsyncAnthropic
 
     return AsyncAnthropic(api_key=e.anthropic_key or "unset", base_url=e.anthropic_base_url)
+
+
+def _vertex(e: Endpoints) -> Any:
+    """Google's Application Default Credentials (a service account, workload identity,
+    `gcloud auth application-default login`), refreshed by the SDK as they expire."""
+    from anthropic import AsyncAnthropicVertex
+
+    region = e.vertex_region or "global"
+    if e.vertex_project:
+        return AsyncAnthropicVertex(
+            region=region, project_id=e.vertex_project, base_url=e.vertex_base_url
+        )
+    return AsyncAnthropicVertex(region=region, base_url=e.vertex_base_url)
 
 
 def _openai(e: Endpoints) -> Any:

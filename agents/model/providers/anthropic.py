@@ -51,16 +51,17 @@ _unknown_blocks: set[str] = set()  # block types already named in the log
 
 class AnthropicBackend:
     api = "anthropic"
-    sdk = "anthropic"
 
-    def __init__(self, connect: Callable[[], anthropic.AsyncAnthropic]) -> None:
+    def __init__(self, connect: Callable[[], Any]) -> None:
         self._connect = connect
-        self._client: anthropic.AsyncAnthropic | None = None
+        #: what `warm` imports (Vertex's client loads google.auth at its first call)
+        self.sdk = "anthropic"
+        self._client: Any = None
         #: request keys this server refused once (a compatible server's missing features)
         self.refused: set[str] = set()
 
     @property
-    def client(self) -> anthropic.AsyncAnthropic:
+    def client(self) -> Any:
         """The SDK client, made (and the SDK imported) at the first use."""
         if self._client is None:
             self._client = self._connect()
@@ -77,6 +78,8 @@ class AnthropicBackend:
         try:
             return await self._create(without(request, self.refused), on_text)
         except ModelError as exc:
+            if self._renewed(str(exc)):  # a cloud token revoked or expired early
+                return await self._create(without(request, self.refused), on_text)
             lacking = self._lacking(str(exc), request)
             if not lacking:
                 raise
@@ -84,6 +87,16 @@ class AnthropicBackend:
             log.warning("the model's server refused %s: left out from now on (%s)",
                         ", ".join(sorted(lacking)), exc)  # fmt: skip
             return await self._create(without(request, self.refused), on_text)
+
+    def _renewed(self, error: str) -> bool:
+        """A 401 with cloud credentials (Vertex): the token is dropped, so the SDK gets a
+        new one for the next request. Whether to send it again."""
+        credentials = getattr(self._client, "credentials", None)
+        if not error.startswith("HTTP 401") or credentials is None:
+            return False
+        credentials.token = None
+        log.warning("the cloud token was refused (%s): renewed", error)
+        return True
 
     def _lacking(self, error: str, request: Request) -> set[str]:
         """The optional request keys a 400 names that this request carries."""
@@ -116,7 +129,26 @@ class AnthropicBackend:
             raise ModelUnavailable(describe_error(exc)) from exc
         except AssertionError as exc:  # the SDK's own check: the body was not a stream
             raise ModelError(NOT_A_STREAM) from exc
+        except Exception as exc:
+            raise _credentials_error(exc) from exc
         return _response(reply)
+
+
+def _credentials_error(exc: Exception) -> Exception:
+    """A cloud credential that cannot be loaded is a ModelError saying so; one that
+    could not be refreshed (expired mid-conversation, the token server down) is
+    ModelUnavailable: the turn is asked again, nothing is lost. Anything else is a bug."""
+    kind = type(exc).__name__
+    if kind == "MissingDependencyError":  # the SDK's: an extra is not installed
+        return ModelError(f"{exc}".strip()[:300])
+    if not type(exc).__module__.startswith("google.auth"):
+        return exc
+    if kind == "DefaultCredentialsError":
+        return ModelError(
+            "no Google credentials for vertex: set GOOGLE_APPLICATION_CREDENTIALS or run "
+            f"`gcloud auth application-default login` ({exc})"[:300]
+        )
+    return ModelUnavailable(f"Google credentials could not be refreshed: {kind}: {exc}"[:300])
 
 
 NOT_A_STREAM = (
