@@ -51,9 +51,12 @@ class ModelPrice(BaseModel):
 
 def price_of(model: str, table: Mapping[str, ModelPrice]) -> ModelPrice | None:
     """The entry for `model`: exact, else the entry it names with a snapshot suffix
-    (`-20250929`, `-latest`). Only that: `claude-opus-4-6` is not `claude-opus-4`."""
+    (`-20250929`, `-latest`), or a `vertex:` model's own (`@20250929` left out), unless
+    the table has the `vertex:` name. Only that: `claude-opus-4-6` is not `claude-opus-4`."""
     if model in table:
         return table[model]
+    if model.startswith("vertex:"):  # Claude on Vertex: Anthropic's list price
+        return price_of(model.removeprefix("vertex:").partition("@")[0], table)
     base, _, suffix = model.rpartition("-")
     if base in table and (suffix == "latest" or _SNAPSHOT.match(suffix)):
         return table[base]

@@ -15,7 +15,10 @@ from config.settings import SettingsError, load_settings, require_llm
             {"SWITCHBOARD_MODEL": "bedrock:claude"},
             r"^SWITCHBOARD_MODEL: the bedrock: provider is not",
         ),
-        ({"SWITCHBOARD_MODEL_FALLBACK": "x,vertex:c"}, r"^SWITCHBOARD_MODEL_FALLBACK: the vertex:"),
+        (
+            {"SWITCHBOARD_MODEL_FALLBACK": "x,bedrock:c"},
+            r"^SWITCHBOARD_MODEL_FALLBACK: the bedrock:",
+        ),
         ({"SWITCHBOARD_MODEL": "openai:"}, r"^SWITCHBOARD_MODEL: openai: names no model"),
     ],
 )
@@ -55,3 +58,17 @@ def test_models_keep_their_provider_and_bare_names_stay_whole() -> None:
     )
     assert (s.model, s.model_workers) == ("claude-opus-5", "llama3:8b")
     assert s.model_fallback == ["openai:gpt-test", "claude-haiku-5-5"]
+
+
+def test_a_vertex_model_needs_its_region() -> None:
+    settings = load_settings(None, {"SWITCHBOARD_MODEL": "vertex:claude-sonnet-5"})
+    with pytest.raises(SettingsError, match=r"^CLOUD_ML_REGION is not set"):
+        require_llm(settings)
+    env = {"SWITCHBOARD_MODEL": "vertex:claude-sonnet-5@20260101", "CLOUD_ML_REGION": "global"}
+    require_llm(load_settings(None, env))
+
+
+def test_a_vertex_model_is_priced_as_anthropics_and_others_by_the_config() -> None:
+    s = load_settings(None, {})
+    assert s.price("vertex:claude-sonnet-5@20260101") == s.price("claude-sonnet-5")
+    assert s.price("openai:gpt-test") is None  # `[prices."openai:gpt-test"]` sets it
