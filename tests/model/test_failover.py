@@ -27,6 +27,8 @@ async def test_a_primary_that_stays_overloaded_fails_over_to_another_api(
     async with running_app(settings, [rec]) as app:
         app.human.accept(inbound("are you there?"))
         await rec.wait_text("fallback heard:", timeout=60)
+        metrics = app.ops.metrics.render().decode()
+    assert f'switchboard_llm_failovers_total{{model="{MODEL}"}} 1.0' in metrics
     moved = events(tmp_path, "llm.failover")
     assert [(e["data"]["previous"], e["data"]["model"]) for e in moved] == [
         ("claude-sonnet-5", MODEL)
