@@ -97,6 +97,8 @@ def connector(settings: Settings) -> Connector:
             settings.cloud_ml_region,
             settings.anthropic_vertex_project_id,
             settings.anthropic_vertex_base_url,
+            settings.aws_region,
+            settings.anthropic_bedrock_base_url,
         )
     )
 

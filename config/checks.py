@@ -97,10 +97,10 @@ def llm_problem(s: Settings) -> str | None:
             "ANTHROPIC_API_KEY is not set: export ANTHROPIC_API_KEY=sk-ant-... "
             "(or point ANTHROPIC_BASE_URL at an Anthropic-compatible server)."
         )
-    if "vertex" in providers:
-        problem = _vertex_problem(s)
-        if problem:
-            return problem
+    problem = _vertex_problem(s) if "vertex" in providers else None
+    problem = problem or (_bedrock_problem(s) if "bedrock" in providers else None)
+    if problem:
+        return problem
     if "openai" not in providers:
         return None
     if s.openai_api_key is None and s.openai_base_url is None:
@@ -124,4 +124,12 @@ def _vertex_problem(s: Settings) -> str | None:
         )
     if importlib.util.find_spec("google.auth") is None:
         return "a vertex: model needs Google's auth library: pip install 'switchboard[vertex]'."
+    return None
+
+
+def _bedrock_problem(s: Settings) -> str | None:
+    if not s.aws_region:
+        return "AWS_REGION is not set: a bedrock: model needs its region (e.g. us-east-1)."
+    if importlib.util.find_spec("boto3") is None:
+        return "a bedrock: model needs the AWS SDK: pip install 'switchboard[bedrock]'."
     return None

@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from config.prices import ModelPrice
+from config.prices import ModelPrice, cloud_name
 
 #: the `thinking.type` values of the Messages API
 ThinkingType = str  # "adaptive" | "enabled" | "disabled" | "between_tools"
@@ -157,8 +157,8 @@ UNKNOWN_WINDOW = 200 * _K
 
 #: the providers a model setting may name (`provider:model`); a bare model name is
 #: Anthropic's, or the Anthropic-compatible server's at ANTHROPIC_BASE_URL
-PROVIDERS = ("anthropic", "openai", "vertex")
-LATER = ("bedrock",)
+PROVIDERS = ("anthropic", "openai", "vertex", "bedrock")
+LATER: tuple[str, ...] = ()
 #: prefixes that name a provider Switchboard does not speak to (other tools' names);
 #: any other prefix is part of a bare model name (`llama3:8b`, `qwen2.5:7b`)
 FOREIGN = ("azure", "google", "gemini", "google-vertex", "groq", "cohere", "deepseek",
@@ -198,8 +198,8 @@ def provider_of(model: str) -> str:
 
 def spec_of(model: str) -> ModelSpec | None:
     """The table's entry for `model`: exact, else its family's for a snapshot name
-    (`-20250929`, `-latest`, or Vertex's `@20250929`, a `vertex:` prefix left out)."""
-    model = model.removeprefix("vertex:").partition("@")[0]
+    (`-20250929`, `-latest`), a cloud's model id read as Anthropic's (`cloud_name`)."""
+    model = cloud_name(model)
     if model in MODELS:
         return MODELS[model]
     base, _, suffix = model.rpartition("-")

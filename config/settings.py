@@ -68,6 +68,8 @@ class Settings(RoleSettings, BaseSettings):
     cloud_ml_region: str | None = None  # `vertex:` models, with ANTHROPIC_VERTEX_PROJECT_ID
     anthropic_vertex_project_id: str | None = None
     anthropic_vertex_base_url: str | None = None
+    aws_region: str | None = None  # `bedrock:` models; ANTHROPIC_BEDROCK_BASE_URL in tests
+    anthropic_bedrock_base_url: str | None = None
     # the model, max_tokens and effort of each role: config/roles.py
     max_llm_calls: int = Field(default=8, ge=1)
     llm_retry_base_seconds: float = Field(default=2.0, gt=0)

@@ -20,6 +20,7 @@ PLATFORM_PREFIXES = (
     "anthropic_",
     "openai_",
     "cloud_ml_",
+    "aws_",
     "slack_",
     "discord_",
     "email_",

@@ -259,8 +259,12 @@ class FakeAnthropic(ThreadedServer[list[Call]]):
         message = self._answer(call, spec, reply)
         call.answer = message
         if body.get("stream"):
-            return await stream(request, call, message, reply)
+            return await stream(request, call, message, reply, self._stream_response())
         return web.json_response(message)
+
+    def _stream_response(self) -> web.StreamResponse | None:
+        """The response a streamed answer is written on (None: server-sent events)."""
+        return None
 
     async def _model(self, request: web.Request) -> web.Response:
         model_id = request.match_info["model_id"]

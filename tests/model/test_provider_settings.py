@@ -12,12 +12,12 @@ from config.settings import SettingsError, load_settings, require_llm
     [
         ({"SWITCHBOARD_MODEL": "groq:llama-3"}, r"^SWITCHBOARD_MODEL: unknown provider groq:"),
         (
-            {"SWITCHBOARD_MODEL": "bedrock:claude"},
-            r"^SWITCHBOARD_MODEL: the bedrock: provider is not",
+            {"SWITCHBOARD_MODEL": "azure:gpt-5"},
+            r"^SWITCHBOARD_MODEL: unknown provider azure:",
         ),
         (
-            {"SWITCHBOARD_MODEL_FALLBACK": "x,bedrock:c"},
-            r"^SWITCHBOARD_MODEL_FALLBACK: the bedrock:",
+            {"SWITCHBOARD_MODEL_FALLBACK": "x,ollama:c"},
+            r"^SWITCHBOARD_MODEL_FALLBACK: unknown provider ollama:",
         ),
         ({"SWITCHBOARD_MODEL": "openai:"}, r"^SWITCHBOARD_MODEL: openai: names no model"),
     ],
@@ -72,3 +72,12 @@ def test_a_vertex_model_is_priced_as_anthropics_and_others_by_the_config() -> No
     s = load_settings(None, {})
     assert s.price("vertex:claude-sonnet-5@20260101") == s.price("claude-sonnet-5")
     assert s.price("openai:gpt-test") is None  # `[prices."openai:gpt-test"]` sets it
+
+
+def test_a_bedrock_model_needs_its_region_and_is_priced_as_anthropics() -> None:
+    model = "bedrock:us.anthropic.claude-sonnet-5-v1:0"
+    with pytest.raises(SettingsError, match=r"^AWS_REGION is not set"):
+        require_llm(load_settings(None, {"SWITCHBOARD_MODEL": model}))
+    s = load_settings(None, {"SWITCHBOARD_MODEL": model, "AWS_REGION": "us-east-1"})
+    require_llm(s)
+    assert s.price(model) == s.price("claude-sonnet-5")

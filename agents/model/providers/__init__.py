@@ -6,7 +6,8 @@ server's at ANTHROPIC_BASE_URL), `openai:gpt-5.2` goes to Chat Completions at
 OPENAI_BASE_URL. `Connector` makes one backend per provider, lazily: an SDK is imported
 only when a model of its provider is called. `vertex:claude-…` is Claude on Google
 Vertex AI through the anthropic SDK's own client (the same Messages API, Google's
-credentials). Bedrock is refused at start in this version (config/models.py).
+credentials), `bedrock:anthropic.claude-…` Claude on Amazon Bedrock through its
+`AnthropicBedrock` client (SigV4 with the AWS credential chain).
 
 The transcript stays in Anthropic's block form whatever runs; a provider speaking
 another API translates at its edge (base.py says the contract).
@@ -25,7 +26,7 @@ ANTHROPIC = "anthropic"
 def split(model: str) -> tuple[str, str]:
     """(provider, the model's name on the wire) of a configured model."""
     provider, sep, name = model.partition(":")
-    if sep and provider in ("openai", "vertex"):
+    if sep and provider in ("openai", "vertex", "bedrock"):
         return provider, name
     return ANTHROPIC, model  # a bare name, colons and all (`llama3:8b`)
 
@@ -42,6 +43,9 @@ class Endpoints:
     vertex_region: str | None = None
     vertex_project: str | None = None
     vertex_base_url: str | None = None
+    #: Claude on Bedrock: region, base URL (tests); the AWS credential chain signs
+    bedrock_region: str | None = None
+    bedrock_base_url: str | None = None
 
 
 class Connector:
@@ -69,6 +73,8 @@ class Connector:
 
         if provider == "vertex":
             return AnthropicBackend(lambda: _vertex(e))
+        if provider == "bedrock":
+            return AnthropicBackend(lambda: _bedrock(e))
         return AnthropicBackend(lambda: _anthropic(e))
 
 
@@ -89,6 +95,14 @@ def _vertex(e: Endpoints) -> Any:
             region=region, project_id=e.vertex_project, base_url=e.vertex_base_url
         )
     return AsyncAnthropicVertex(region=region, base_url=e.vertex_base_url)
+
+
+def _bedrock(e: Endpoints) -> Any:
+    """botocore's credential chain: environment, profiles (AWS_PROFILE), SSO, the
+    instance's or the pod's role; temporary credentials are refreshed as they expire."""
+    from anthropic import AsyncAnthropicBedrock
+
+    return AsyncAnthropicBedrock(aws_region=e.bedrock_region, base_url=e.bedrock_base_url)
 
 
 def _openai(e: Endpoints) -> Any:

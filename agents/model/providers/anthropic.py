@@ -141,14 +141,20 @@ def _credentials_error(exc: Exception) -> Exception:
     kind = type(exc).__name__
     if kind == "MissingDependencyError":  # the SDK's: an extra is not installed
         return ModelError(f"{exc}".strip()[:300])
-    if not type(exc).__module__.startswith("google.auth"):
+    module = type(exc).__module__
+    if not module.startswith(("google.auth", "botocore")):
         return exc
     if kind == "DefaultCredentialsError":
         return ModelError(
             "no Google credentials for vertex: set GOOGLE_APPLICATION_CREDENTIALS or run "
             f"`gcloud auth application-default login` ({exc})"[:300]
         )
-    return ModelUnavailable(f"Google credentials could not be refreshed: {kind}: {exc}"[:300])
+    if kind in ("NoCredentialsError", "PartialCredentialsError", "ProfileNotFound"):
+        return ModelError(
+            f"no AWS credentials for bedrock ({exc}): set AWS_ACCESS_KEY_ID and "
+            "AWS_SECRET_ACCESS_KEY, AWS_PROFILE, or run on a role"[:300]
+        )
+    return ModelUnavailable(f"cloud credentials could not be refreshed: {kind}: {exc}"[:300])
 
 
 NOT_A_STREAM = (
