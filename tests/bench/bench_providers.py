@@ -4,9 +4,9 @@ with the provider configured.
     .venv/bin/python tests/bench/bench_providers.py [--calls N]
 
 1. A call through the runtime's `Provider` against each fake (the fake Anthropic, the
-   fake Chat Completions server; both in this process, each answering one short text
-   streamed): p50/p99 per call, side by side. The fakes differ, so the figure that
-   speaks for the adapter alone is 2.
+   fake Chat Completions server, the fake Bedrock and Vertex; all in this process, each
+   answering one short text streamed, no thinking): p50/p99 per call, side by side.
+   The fakes differ, so the figure that speaks for the adapter alone is 2.
 2. The `openai:` adapter's own work per call, without the network: a 20-message
    history with tools translated to Chat Completions, and a streamed answer of 40
    chunks gathered back into blocks; p50/p99.
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import statistics
 import subprocess
 import sys
@@ -35,7 +36,9 @@ from agents.model.llm import Provider  # noqa: E402
 from agents.model.providers import Connector, Endpoints  # noqa: E402
 from agents.model.providers.openai_wire import Gathered, chat_request  # noqa: E402
 from tests.fakes.anthropic_api import FakeAnthropic, text  # noqa: E402
+from tests.fakes.bedrock_api import REGION, FakeBedrock  # noqa: E402
 from tests.fakes.openai_api import Answer, FakeOpenAI  # noqa: E402
+from tests.fakes.vertex_api import FakeVertex  # noqa: E402
 
 ASKED = [{"role": "user", "content": [{"type": "text", "text": "hello"}]}]
 TOOLS = [
@@ -60,19 +63,34 @@ async def timed(llm: Provider, n: int) -> list[float]:
 
 
 async def calls(n: int) -> None:
+    ok = [text("ok, noted")]
     with (
-        FakeAnthropic(lambda call: [text("ok, noted")]) as fa,
+        FakeAnthropic(lambda call: ok) as fa,
         FakeOpenAI(lambda call: Answer("ok, noted")) as fo,
+        FakeBedrock() as fb,
+        FakeVertex() as fv,
+        tempfile.TemporaryDirectory() as keys,
     ):
-        fa.thinks = False
-        anthropic = Provider(Connector(Endpoints("k", fa.url)), "claude-sonnet-5", 1024, 2)
-        openai = Provider(
-            Connector(Endpoints(openai_key="k", openai_base_url=fo.url)), "openai:m", 1024, 2
-        )
-        a, o = await timed(anthropic, n), await timed(openai, n)
-    print(f"1. call through Provider, {n} calls (ms):   p50     p99")
-    print(f"   anthropic (fake Anthropic)        {pct(a, 0.5):7.2f} {pct(a, 0.99):7.2f}")
-    print(f"   openai: (fake Chat Completions)   {pct(o, 0.5):7.2f} {pct(o, 0.99):7.2f}")
+        for fake in (fa, fb, fv):
+            fake.responder, fake.thinks = (lambda call: ok), False
+        os.environ.update(fb.aws_credentials())
+        os.environ["GOOGLE_APPLICATION_CREDENTIALS"] = str(fv.adc_file(Path(keys)))
+        sonnet = "claude-sonnet-4-5"  # no thinking on any path: the adapters alone
+        providers = {
+            "anthropic (fake Anthropic)": (Endpoints("k", fa.url), sonnet),
+            "openai: (fake Chat Completions)": (
+                Endpoints(openai_key="k", openai_base_url=fo.url), "openai:m"),
+            "bedrock: (fake Bedrock)": (
+                Endpoints(bedrock_region=REGION, bedrock_base_url=fb.url),
+                f"bedrock:anthropic.{sonnet}-v1:0"),
+            "vertex: (fake Vertex)": (
+                Endpoints(vertex_region="us-east5", vertex_project="proj-1",
+                          vertex_base_url=f"{fv.url}/v1"), f"vertex:{sonnet}"),
+        }  # fmt: skip
+        print(f"1. call through Provider, {n} calls (ms):   p50     p99")
+        for name, (endpoints, model) in providers.items():
+            times = await timed(Provider(Connector(endpoints), model, 1024, 2), n)
+            print(f"   {name:<33} {pct(times, 0.5):7.2f} {pct(times, 0.99):7.2f}")
 
 
 def history() -> list[dict[str, Any]]:
