@@ -58,3 +58,22 @@ async def test_the_next_turn_goes_back_to_the_primary_without_the_fallbacks_thin
     sent = [b.get("type") for m in last.messages if m["role"] == "assistant" for b in m["content"]]
     assert "thinking" not in sent and "text" in sent  # opus's thinking left out, its words kept
     assert len(events(tmp_path, "llm.failover")) == 1
+
+
+def test_a_thinking_block_another_model_signed_is_dropped_on_its_400() -> None:
+    from agents.loop.failover import foreign_thinking
+    from agents.model.llm import ModelError
+
+    messages = [
+        {"role": "user", "content": [{"type": "text", "text": "hi"}]},
+        {"role": "assistant", "content": [
+            {"type": "thinking", "thinking": "t", "signature": "other-model"},
+            {"type": "text", "text": "hello"},
+        ]},
+        {"role": "user", "content": [{"type": "text", "text": "again"}]},
+    ]  # fmt: skip
+    other = ModelError("HTTP 400: messages.1.content.0: Invalid `signature` in `thinking` block")
+    assert not foreign_thinking(messages, ModelError("HTTP 400: messages: too long"))
+    assert messages[1]["content"][0]["type"] == "thinking"
+    assert foreign_thinking(messages, other)
+    assert messages[1]["content"] == [{"type": "text", "text": "hello"}]
