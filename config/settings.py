@@ -23,7 +23,7 @@ from croniter import croniter
 from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
-from config.checks import check_channels, check_operator
+from config.checks import check_channels, check_operator, llm_problem
 from config.entries import (
     HeartbeatConfig,
     PersonConfig,
@@ -63,6 +63,13 @@ class Settings(RoleSettings, BaseSettings):
     # LLM
     anthropic_api_key: SecretStr | None = None
     anthropic_base_url: str | None = None
+    openai_api_key: SecretStr | None = None  # for `openai:` models (docs/models.md)
+    openai_base_url: str | None = None
+    cloud_ml_region: str | None = None  # `vertex:` models, with ANTHROPIC_VERTEX_PROJECT_ID
+    anthropic_vertex_project_id: str | None = None
+    anthropic_vertex_base_url: str | None = None
+    aws_region: str | None = None  # `bedrock:` models; ANTHROPIC_BEDROCK_BASE_URL in tests
+    anthropic_bedrock_base_url: str | None = None
     # the model, max_tokens and effort of each role: config/roles.py
     max_llm_calls: int = Field(default=8, ge=1)
     llm_retry_base_seconds: float = Field(default=2.0, gt=0)
@@ -385,9 +392,7 @@ def secret_fields() -> set[str]:
 
 
 def require_llm(settings: Settings) -> None:
-    """The LLM endpoint must be reachable in principle before anything starts."""
-    if settings.anthropic_api_key is None and settings.anthropic_base_url is None:
-        raise SettingsError(
-            "ANTHROPIC_API_KEY is not set: export ANTHROPIC_API_KEY=sk-ant-... "
-            "(or point ANTHROPIC_BASE_URL at an Anthropic-compatible server)."
-        )
+    """The LLM endpoints must be reachable in principle before anything starts."""
+    problem = llm_problem(settings)
+    if problem is not None:
+        raise SettingsError(problem)

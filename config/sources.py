@@ -16,9 +16,19 @@ from pydantic import ValidationError
 from config.entries import PeopleProblem
 
 # Fields whose environment variable is the upper-cased field name without prefix.
-PLATFORM_PREFIXES = ("anthropic_", "slack_", "discord_", "email_", "imap_", "smtp_")
+PLATFORM_PREFIXES = (
+    "anthropic_",
+    "openai_",
+    "cloud_ml_",
+    "aws_",
+    "slack_",
+    "discord_",
+    "email_",
+    "imap_",
+    "smtp_",
+)
 # TOML sections whose keys are flattened to `<section>_<key>`.
-TOML_SECTIONS = ("anthropic", "slack", "discord", "email", "imap", "smtp")
+TOML_SECTIONS = ("anthropic", "openai", "slack", "discord", "email", "imap", "smtp")
 
 
 # Fields set only in the config file (structured entries, no environment variable).

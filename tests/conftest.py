@@ -23,6 +23,7 @@ pytest_plugins = [
     "tests.kits.browser_kit",
     "tests.kits.mail_kit",
     "tests.kits.security_kit",
+    "tests.kits.openai_kit",
 ]
 
 
@@ -64,7 +65,7 @@ def chaos_plan(request: pytest.FixtureRequest) -> tuple[int, int]:
     return kills, seed
 
 
-_OURS = ("SWITCHBOARD_", "ANTHROPIC_", "SLACK_", "DISCORD_", "EMAIL_", "IMAP_", "SMTP_")
+_OURS = ("SWITCHBOARD_", "ANTHROPIC_", "OPENAI_", "SLACK_", "DISCORD_", "EMAIL_", "IMAP_", "SMTP_")
 
 
 @pytest.fixture(autouse=True)
