@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bot.core import redact
+from bot.evaluation.command import add_eval, run_eval
 from config.settings import Settings, SettingsError, load_settings, require_llm
 
 if TYPE_CHECKING:
@@ -76,6 +77,7 @@ def parser() -> argparse.ArgumentParser:
     )
     for command in (backup, restore):
         command.add_argument("dir", type=Path, metavar="DIR")
+    add_eval(sub, [after])
     return p
 
 
@@ -89,6 +91,8 @@ def main(argv: list[str] | None = None) -> int:
             return audit(settings, args.since, args.json)
         if args.command in ("backup", "restore"):
             return backup_or_restore(settings, args.command, args.dir)
+        if args.command == "eval":
+            return run_eval(args, settings)
         require_llm(settings)
     except SettingsError as exc:
         print(f"switchboard: {exc}", file=sys.stderr)
