@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bot.evaluation.tasks import Task
-from bot.evaluation.world import TaskTimeout, World, world
+from bot.evaluation.world import Unmet, World, world
 from bot.ledger.status import table
 
 #: what a run takes from the environment: the model and how to reach and price it
@@ -71,7 +71,7 @@ async def _play(task: Task, w: World, result: Result) -> None:
     try:
         for step in task.steps:
             await step(w)
-    except TaskTimeout as exc:
+    except Unmet as exc:
         result.failed.append(str(exc))
     result.failed += [check.label for check in task.checks if not check.test(w)]
 

@@ -58,10 +58,10 @@ def mention_when_working(worker: str, text: str, tool: str) -> Step:
     writes `@worker text` in the thread and waits for the runtime to settle."""
 
     async def step(w: World) -> None:
-        await w.until(lambda: bool(_calls(w, worker, tool)), f"{worker} to start working")
+        await w.expect(lambda: bool(_calls(w, worker, tool)), f"{worker}'s first {tool}")
         w.mark("mention")
         await w.answer(f"@{worker} {text}")
-        await w.until(lambda: bool(w.since("mention")), f"an answer to @{worker}")
+        await w.expect(lambda: bool(w.since("mention")), f"an answer to @{worker}")
         await w.settle()
 
     return step

@@ -32,10 +32,11 @@ PEOPLE = {"UANN": "Ann", "UBOB": "Bob"}  # Ann asks; Bob approves
 MENTION = f"<@{BOT_USER}>"
 POLL = 0.05
 QUIET_POLLS = 4
+GIVE_UP_POLLS = 20  # idle this long (1 s) with what a step waits for not there: it never comes
 
 
-class TaskTimeout(Exception):
-    """The task's time ran out while waiting for something."""
+class Unmet(Exception):
+    """A step waited in vain: the task's time ran out, or what it waited for never came."""
 
 
 @dataclass
@@ -106,16 +107,32 @@ class World:
         self.marks[name] = len(self.posts)
 
     def since(self, name: str, channel: str | None = None) -> list[dict[str, Any]]:
-        """The bot's posts after the mark `name` (in `channel`, if given)."""
-        later = self.posts[self.marks[name] :]
-        return [p for p in later if channel is None or p["channel"] == channel]
+        """The bot's posts after the mark `name`, up to the next mark (in `channel`)."""
+        start = self.marks[name]
+        end = min((n for n in self.marks.values() if n > start), default=len(self.posts))
+        return [p for p in self.posts[start:end] if channel is None or p["channel"] == channel]
 
     # -- waiting -------------------------------------------------------------------------
     async def until(self, check: Callable[[], bool], what: str) -> None:
         while not check():
             if time.monotonic() > self.deadline:
-                raise TaskTimeout(f"timed out waiting for {what}")
+                raise Unmet(f"timed out waiting for {what}")
             await asyncio.sleep(POLL)
+
+    async def expect(self, check: Callable[[], bool], what: str) -> None:
+        """Until `check` holds; when the agents are idle and it still does not, what was
+        expected will not come (the model did not do it): raise `Unmet` at once."""
+        calm = 0
+        while not check():
+            if calm >= GIVE_UP_POLLS:
+                raise Unmet(f"{what} never came")
+            if time.monotonic() > self.deadline:
+                raise Unmet(f"timed out waiting for {what}")
+            await asyncio.sleep(POLL)
+            calm = calm + 1 if self._idle() else 0
+
+    def _idle(self) -> bool:
+        return quiet(self.app, "") and not self.app.store.outbox_counts().get("pending")
 
     async def settle(self) -> None:
         """Until no agent has work under way and nothing waits to be delivered, for a few
@@ -123,13 +140,12 @@ class World:
         calm = 0
         while calm < QUIET_POLLS:
             if time.monotonic() > self.deadline:
-                raise TaskTimeout("timed out waiting for the agents to finish")
+                raise Unmet("timed out waiting for the agents to finish")
             await asyncio.sleep(POLL)
-            idle = quiet(self.app, "") and not self.app.store.outbox_counts().get("pending")
-            calm = calm + 1 if idle else 0
+            calm = calm + 1 if self._idle() else 0
 
     async def event(self, kind: str, count: int = 1) -> Event:
-        await self.until(lambda: len(self.of_type(kind)) >= count, f"a {kind} event")
+        await self.expect(lambda: len(self.of_type(kind)) >= count, f"a {kind} event")
         return self.of_type(kind)[count - 1]
 
 

@@ -1,0 +1,113 @@
+"""`switchboard eval` end to end: the real App on the evaluation's local Slack, the real
+anthropic SDK against the fake Anthropic API playing a scripted model
+(tests/eval/models.py), run through the CLI as a person runs it.
+
+A model that does each task right passes every task; one that does some wrong fails
+exactly those; `--tasks`, `--list` and `--model` do what they say; the table has its
+columns and the exit status tells CI whether all passed.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.cli import main
+from bot.evaluation.tasks import TASKS
+from tests.eval.models import BAD_FAILS, BadModel, GoodModel
+from tests.fakes.anthropic_api import FakeAnthropic
+
+COLUMNS = ["task", "result", "turns", "tokens in", "tokens out", "cost", "time"]
+
+
+@pytest.fixture(autouse=True)
+def model_env(monkeypatch: pytest.MonkeyPatch, fake: FakeAnthropic) -> None:
+    """The run's settings from the environment, as `switchboard eval` reads them."""
+    for key, value in fake.env().items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("SWITCHBOARD_LLM_RETRY_BASE_SECONDS", "0.05")
+    monkeypatch.setenv("SWITCHBOARD_LLM_RETRY_MAX_SECONDS", "0.2")
+    monkeypatch.delenv("SWITCHBOARD_MODEL", raising=False)
+
+
+def rows(out: str) -> dict[str, list[str]]:
+    """The table's rows by task: the cells, split on runs of two spaces."""
+    lines = out.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("task"))
+    body = []
+    for line in lines[start + 2 :]:
+        if not line.strip():
+            break
+        body.append([cell.strip() for cell in line.split("  ") if cell.strip()])
+    return {cells[0]: cells for cells in body}
+
+
+def test_a_good_model_passes_every_task(
+    fake: FakeAnthropic, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake.responder = GoodModel()
+    code = main(["eval"])
+    out = capsys.readouterr().out
+    table = rows(out)
+    header = next(line for line in out.splitlines() if line.startswith("task"))
+    assert [cell.strip() for cell in header.split("  ") if cell.strip()] == COLUMNS
+    assert list(table) == [t.name for t in TASKS] and len(TASKS) >= 10
+    failed = {name: cells for name, cells in table.items() if cells[1] != "pass"}
+    assert not failed, out
+    for cells in table.values():
+        turns, tokens_in, tokens_out = (int(x) for x in cells[2:5])
+        assert turns >= 1 and tokens_in > 0 and tokens_out > 0
+        assert cells[5].startswith("$") and cells[6].endswith("s")
+    assert f"passed {len(TASKS)}/{len(TASKS)} (100%)" in out
+    assert code == 0
+
+
+def test_a_bad_model_fails_the_tasks_it_gets_wrong(
+    fake: FakeAnthropic, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake.responder = BadModel()
+    wanted = ["answer", *sorted(BAD_FAILS), "worker"]
+    code = main(["eval", "--tasks", ",".join(wanted)])
+    out = capsys.readouterr().out
+    table = rows(out)
+    assert list(table) == wanted  # only the tasks named, in that order
+    assert {name for name, cells in table.items() if cells[1] == "FAIL"} == BAD_FAILS, out
+    assert "injection: nothing posted says '7731'" in out  # it obeyed the page
+    assert "language: every answer is in es" in out  # it answered in English
+    assert "summary: 0 post(s) in C0OPS after second" in out  # it spoke with nothing new
+    assert f"passed 2/{len(wanted)}" in out
+    assert code == 1
+
+
+def test_model_option_measures_that_model(
+    fake: FakeAnthropic, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake.responder = GoodModel()
+    assert main(["eval", "--tasks", "answer", "--model", "anthropic:claude-opus-5"]) == 0
+    out = capsys.readouterr().out
+    assert {call.body["model"] for call in fake.calls} == {"claude-opus-5"}
+    assert out.splitlines()[0].endswith("claude-opus-5")
+
+
+def test_list_names_every_task_without_a_model(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    monkeypatch.delenv("ANTHROPIC_BASE_URL")
+    assert main(["eval", "--list"]) == 0
+    listed = [line.split()[0] for line in capsys.readouterr().out.splitlines()]
+    assert listed == [t.name for t in TASKS]
+
+
+def test_an_unknown_task_is_one_line_naming_it(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["eval", "--tasks", "answer,juggle"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "juggle" in err and "answer" in err and len(err.splitlines()) == 1
+
+
+def test_no_model_endpoint_is_one_line_naming_the_variable(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    monkeypatch.delenv("ANTHROPIC_BASE_URL")
+    assert main(["eval", "--tasks", "answer"]) == 2
+    assert "ANTHROPIC_API_KEY" in capsys.readouterr().err
