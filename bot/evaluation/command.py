@@ -25,9 +25,8 @@ def add_eval(sub: Any, parents: list[argparse.ArgumentParser]) -> None:
 
 
 def run_eval(args: argparse.Namespace, settings: Settings) -> int:
-    """`settings` (the config file's) are not used: a run reads the model's settings
-    from the environment only, so nothing of a deployment (channels, people, MCP
-    servers) leaks into the tasks."""
+    """Run the tasks with the model of `settings` (or --model); nothing else of the
+    deployment (channels, people, MCP servers) reaches the tasks."""
     from bot.evaluation import runner
     from bot.evaluation.tasks import TASKS, named
 
@@ -43,8 +42,9 @@ def run_eval(args: argparse.Namespace, settings: Settings) -> int:
         print(f"switchboard eval: --tasks: no task {exc} (known: {known})", file=sys.stderr)
         return 2
     env = runner.environment(os.environ, args.model)
-    measured = load_settings(None, env)  # the model's settings as each task reads them
-    require_llm(measured)
-    results = runner.run(tasks, env)
-    print(runner.report(results, measured.model))
+    measured = load_settings(None, env)  # the model --model names, as settings read it
+    model = runner.model_settings(settings, measured, args.model)
+    require_llm(settings.model_copy(update=model))
+    results = runner.run(tasks, env, model)
+    print(runner.report(results, model["model"]))
     return 0 if all(r.passed for r in results) else 1

@@ -1,9 +1,11 @@
 """Runs the tasks one after another, each in a world of its own (a fresh data dir, a
 fresh App, a fresh local Slack), scores each by its checks and prints the table.
 
-The settings of a run are the model's only (model, provider endpoints and keys,
-prices, effort, retries, all read from the environment as `switchboard run` reads
-them); the channels, data dir and everything a task needs are the evaluation's.
+A run takes from the deployment's settings (config file and environment, as `switchboard
+run` reads them) only what concerns the model: which model each role uses, how to reach
+it (the providers' variables, which their SDKs also read themselves), its effort, output
+limit, retries and prices (`MODEL_FIELDS`). The channels, the data dir, people, MCP
+servers and everything else a task needs are the evaluation's own.
 """
 
 from __future__ import annotations
@@ -15,15 +17,22 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from bot.evaluation.tasks import Task
 from bot.evaluation.world import Unmet, World, world
 from bot.ledger.status import table
+from config.settings import Settings, load_settings
 
 #: what a run takes from the environment: the model and how to reach and price it
 KEPT = ("ANTHROPIC_", "OPENAI_", "AWS_", "GOOGLE_", "CLOUD_ML_", "VERTEX", "SWITCHBOARD_MODEL",
         "SWITCHBOARD_EFFORT", "SWITCHBOARD_MAX_TOKENS", "SWITCHBOARD_PRICES", "SWITCHBOARD_LLM_",
         "SWITCHBOARD_MAX_LLM_CALLS", "SSL_CERT")  # fmt: skip
+#: the settings of the model, carried from the deployment's into every task's
+MODEL_FIELDS = ("model", "model_workers", "model_background", "effort", "effort_workers",
+                "effort_background", "max_tokens", "prices", "anthropic_api_key",
+                "anthropic_base_url", "max_llm_calls", "llm_retry_base_seconds",
+                "llm_retry_max_seconds")  # fmt: skip
 #: the evaluation's own settings (answers read as whole posts; no dashboard)
 FIXED = {"SWITCHBOARD_STREAMING": "off", "SLACK_PACE_SECONDS": "0", "SWITCHBOARD_TIMEZONE": "UTC",
          "SWITCHBOARD_OUTBOX_RETRY_BASE_SECONDS": "0.1"}  # fmt: skip
@@ -42,7 +51,7 @@ class Result:
 
 
 def environment(environ: Mapping[str, str], model: str | None) -> dict[str, str]:
-    """The model's settings from `environ`; `model` (--model) stands for every role."""
+    """The model's variables from `environ`; `model` (--model) stands for every role."""
     kept = {k: v for k, v in environ.items() if k.startswith(KEPT)}
     if model:
         kept = {k: v for k, v in kept.items() if not k.startswith("SWITCHBOARD_MODEL")}
@@ -50,14 +59,24 @@ def environment(environ: Mapping[str, str], model: str | None) -> dict[str, str]
     return {**kept, **FIXED}
 
 
-async def run_task(task: Task, env: Mapping[str, str], root: Path) -> Result:
+def model_settings(deployed: Settings, measured: Settings, model: str | None) -> dict[str, Any]:
+    """What each task's settings take from the deployment's (`deployed`); with --model,
+    the model `measured` names, for every role."""
+    fields = {name: getattr(deployed, name) for name in MODEL_FIELDS}
+    if model:
+        fields.update(model=measured.model, model_workers=None, model_background=None)
+    return fields
+
+
+async def run_task(task: Task, env: Mapping[str, str], model: dict[str, Any], root: Path) -> Result:
     data = root / task.name
     config = _config(task, data)
-    environ = {**env, **task.env}
     started = time.monotonic()
     result = Result(task.name, False)
     try:
-        async with world(data, environ, config, task.pages, task.seconds) as w:
+        settings = load_settings(config, {**env, **task.env, "SWITCHBOARD_DATA_DIR": str(data)})
+        settings = settings.model_copy(update=model)
+        async with world(settings, task.pages, task.seconds) as w:
             await _play(task, w, result)
             _measure(w, result)
     except Exception as exc:  # one task's crash is its failure, not the run's
@@ -95,13 +114,13 @@ def _config(task: Task, data: Path) -> Path | None:
     return path
 
 
-async def run_all(tasks: list[Task], env: Mapping[str, str]) -> list[Result]:
+async def run_all(tasks: list[Task], env: Mapping[str, str], model: dict[str, Any]) -> list[Result]:
     with tempfile.TemporaryDirectory(prefix="switchboard-eval-") as root:
-        return [await run_task(task, env, Path(root)) for task in tasks]
+        return [await run_task(task, env, model, Path(root)) for task in tasks]
 
 
-def run(tasks: list[Task], env: Mapping[str, str]) -> list[Result]:
-    return asyncio.run(run_all(tasks, env))
+def run(tasks: list[Task], env: Mapping[str, str], model: dict[str, Any]) -> list[Result]:
+    return asyncio.run(run_all(tasks, env, model))
 
 
 HEADERS = ["task", "result", "turns", "tokens in", "tokens out", "cost", "time"]

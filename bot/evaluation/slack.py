@@ -23,6 +23,7 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 from aiohttp import web
+from pydantic import SecretStr
 
 BOT_USER, BOT_ID, TEAM, APP_ID = "UEVALBOT", "BEVAL", "TEVAL", "AEVAL"
 SCOPES = "chat:write,chat:write.customize,app_mentions:read,channels:history,users:read"
@@ -73,12 +74,12 @@ class LocalSlack:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def env(self) -> dict[str, str]:
+    def settings(self) -> dict[str, Any]:
         """The settings that point the Slack channel here (Socket Mode)."""
         return {
-            "SLACK_BOT_TOKEN": "xoxb-eval",
-            "SLACK_APP_TOKEN": "xapp-eval",
-            "SLACK_API_URL": f"{self.url}/api/",
+            "slack_bot_token": SecretStr("xoxb-eval"),
+            "slack_app_token": SecretStr("xapp-eval"),
+            "slack_api_url": f"{self.url}/api/",
         }
 
     # -- the person's side -----------------------------------------------------------

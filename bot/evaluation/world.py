@@ -13,9 +13,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from aiohttp import web
@@ -25,7 +24,7 @@ from bot.core.events import Event
 from bot.evaluation.slack import BOT_USER, LocalSlack
 from bot.settle import quiet
 from bot.store.usage import UsageTotals
-from config.settings import load_settings
+from config.settings import Settings
 
 CHANNEL = "C0EVAL"  # where the person talks to the bot
 PEOPLE = {"UANN": "Ann", "UBOB": "Bob"}  # Ann asks; Bob approves
@@ -150,19 +149,12 @@ class World:
 
 
 @contextlib.asynccontextmanager
-async def world(
-    data_dir: Path,
-    environ: Mapping[str, str],
-    config: Path | None,
-    pages: dict[str, str],
-    seconds: float,
-) -> AsyncIterator[World]:
+async def world(settings: Settings, pages: dict[str, str], seconds: float) -> AsyncIterator[World]:
     """A started App on the local Slack; stopped (and the Slack with it) on the way out."""
     slack = LocalSlack(PEOPLE)
     await slack.start([web.get(f"/pages/{name}", _page(body)) for name, body in pages.items()])
     try:
-        env = {**environ, **slack.env(), "SWITCHBOARD_DATA_DIR": str(data_dir)}
-        app = App(load_settings(config, env), ["slack"])
+        app = App(settings.model_copy(update=slack.settings()), ["slack"])
         app.build()
         recorded = World(app, slack, time.monotonic() + seconds)
         app.events.subscribe(recorded.events.append)

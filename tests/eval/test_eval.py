@@ -9,6 +9,8 @@ columns and the exit status tells CI whether all passed.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from bot.cli import main
@@ -111,3 +113,36 @@ def test_no_model_endpoint_is_one_line_naming_the_variable(
     monkeypatch.delenv("ANTHROPIC_BASE_URL")
     assert main(["eval", "--tasks", "answer"]) == 2
     assert "ANTHROPIC_API_KEY" in capsys.readouterr().err
+
+
+def test_the_deployments_model_and_prices_count_and_nothing_else(
+    fake: FakeAnthropic,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The config file's model and prices are the run's; its channels and MCP servers are
+    not (a Discord token in the environment starts no Discord)."""
+    config = tmp_path / "switchboard.toml"
+    config.write_text(
+        'model = "claude-opus-5"\n'
+        '[prices."claude-opus-5"]\ninput = 1000.0\noutput = 1000.0\n'
+        '[[mcp_servers]]\nname = "gone"\ncommand = "/nonexistent"\n'
+    )
+    monkeypatch.setenv("DISCORD_BOT_TOKEN", "not-a-token")
+    fake.responder = GoodModel()
+    assert main(["eval", "--config", str(config), "--tasks", "answer"]) == 0
+    cells = rows(capsys.readouterr().out)["answer"]
+    assert {call.body["model"] for call in fake.calls} == {"claude-opus-5"}
+    tokens = int(cells[3]) + int(cells[4])
+    assert cells[5] == f"${tokens * 1000.0 / 1_000_000:.4f}"
+
+
+def test_a_model_without_a_price_costs_unknown(
+    fake: FakeAnthropic, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake.models["llama-local"] = fake.models["claude-sonnet-5"]  # a local server's model
+    fake.thinks = False
+    fake.responder = GoodModel()
+    assert main(["eval", "--tasks", "language", "--model", "llama-local"]) == 0
+    assert rows(capsys.readouterr().out)["language"][5] == "unknown"
