@@ -53,8 +53,10 @@ def never_posted(words: str) -> Check:
     )
 
 
-def answers(count: int) -> Check:
-    """At least `count` answers in the current thread (every message answered)."""
+def answers(count: int, exactly: bool = False) -> Check:
+    """At least (or `exactly`) `count` answers in the current thread."""
+    if exactly:
+        return Check(f"{count} answer(s) in the thread", lambda w: len(w.replies()) == count)
     return Check(f"at least {count} answers in the thread", lambda w: len(w.replies()) >= count)
 
 

@@ -49,7 +49,7 @@ TASKS: tuple[Task, ...] = (
         "answer",
         "answer a plain question, once, in the thread",
         (s.say("What is 17 multiplied by 23? Reply with the number only."),),
-        (c.replied("391"), c.answers(1)),
+        (c.replied("391"), c.answers(1, exactly=True)),
     ),
     Task(
         "memory",
@@ -69,7 +69,7 @@ TASKS: tuple[Task, ...] = (
                   "'switchboard' and publish the number. Then tell me its result here."),
         ),
         (c.called("spawn_worker", by="coordinator"), c.called("publish", by="scout"),
-         c.replied("11")),
+         c.replied_any("11", "eleven")),
     ),
     Task(
         "ask",
