@@ -115,8 +115,15 @@ def _config(task: Task, data: Path) -> Path | None:
 
 
 async def run_all(tasks: list[Task], env: Mapping[str, str], model: dict[str, Any]) -> list[Result]:
+    """Each task in turn; a line on stderr as each ends (a real model takes minutes)."""
+    results = []
     with tempfile.TemporaryDirectory(prefix="switchboard-eval-") as root:
-        return [await run_task(task, env, model, Path(root)) for task in tasks]
+        for task in tasks:
+            result = await run_task(task, env, model, Path(root))
+            verdict = "pass" if result.passed else "FAIL"
+            print(f"{task.name}: {verdict} ({result.seconds:.1f}s)", file=sys.stderr, flush=True)
+            results.append(result)
+    return results
 
 
 def run(tasks: list[Task], env: Mapping[str, str], model: dict[str, Any]) -> list[Result]:

@@ -9,6 +9,9 @@ columns and the exit status tells CI whether all passed.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -146,3 +149,19 @@ def test_a_model_without_a_price_costs_unknown(
     fake.responder = GoodModel()
     assert main(["eval", "--tasks", "language", "--model", "llama-local"]) == 0
     assert rows(capsys.readouterr().out)["language"][5] == "unknown"
+
+
+def test_the_command_ships_in_the_product(fake: FakeAnthropic, tmp_path: Path) -> None:
+    """`python -m bot eval` in a directory where `tests` cannot be imported (the package
+    as installed): the harness and its local Slack need nothing of the test suite; the
+    table on stdout, a line per task on stderr as it ends."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SWITCHBOARD_", "PYTHON"))}
+    env.update(fake.env())
+    fake.responder = GoodModel()
+    done = subprocess.run(
+        [sys.executable, "-m", "bot", "eval", "--tasks", "answer,language"],
+        cwd=tmp_path, env=env, text=True, capture_output=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert list(rows(done.stdout)) == ["answer", "language"]
+    assert "answer: pass" in done.stderr and "language: pass" in done.stderr
