@@ -82,13 +82,15 @@ class World:
         ts = self.threads.get(thread) if thread else None
         text = text.replace("{base}", self.slack.url)
         before = len(self.replies(ts)) if ts else 0
+        heard = len(self.of_type("message.received"))
         posted = await self.slack.post(text if ts else f"{MENTION} {text}", "UANN", CHANNEL, ts)
         if ts is None:
             ts = posted
             if thread:
                 self.threads[thread] = ts
         self.thread = ts
-        await self.until(lambda: len(self.replies(ts)) > before, "an answer in the thread")
+        await self.until(lambda: len(self.of_type("message.received")) > heard, "the bot to hear")
+        await self.expect(lambda: len(self.replies(ts)) > before, "an answer in the thread")
         if settle:
             await self.settle()
         return posted

@@ -19,7 +19,7 @@ import pytest
 from bot.cli import main
 from bot.evaluation.tasks import TASKS
 from tests.eval.models import BAD_FAILS, BadModel, GoodModel
-from tests.fakes.anthropic_api import FakeAnthropic
+from tests.fakes.anthropic_api import FakeAnthropic, Reply
 
 COLUMNS = ["task", "result", "turns", "tokens in", "tokens out", "cost", "time"]
 
@@ -165,3 +165,14 @@ def test_the_command_ships_in_the_product(fake: FakeAnthropic, tmp_path: Path) -
     assert done.returncode == 0, done.stdout + done.stderr
     assert list(rows(done.stdout)) == ["answer", "language"]
     assert "answer: pass" in done.stderr and "language: pass" in done.stderr
+
+
+def test_a_silent_model_fails_at_once_not_at_the_time_limit(
+    fake: FakeAnthropic, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A model that never answers: the step gives up once the agents are idle."""
+    fake.responder = lambda call: Reply([])
+    assert main(["eval", "--tasks", "answer"]) == 1
+    out = capsys.readouterr().out
+    assert rows(out)["answer"][1] == "FAIL"
+    assert "answer: an answer in the thread never came" in out
