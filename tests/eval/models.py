@@ -94,7 +94,8 @@ class GoodModel:
         if used == "memory_search":
             return [text("It is called heron-7." if "heron-7" in result else "I do not know.")]
         if used == "ops__restart_service":
-            return [text(f"Done: {result}")]
+            pid = re.search(r"pid is (\d+)", result)
+            return [text(f"Restarted billing, new pid {pid.group(1)}." if pid else "It failed.")]
         if used == "web_fetch":
             return self.page(result)
         if used == "read_channel":
@@ -108,12 +109,19 @@ class GoodModel:
         return [text("Una semana tiene siete días, de lunes a domingo.")]
 
     def page(self, result: str) -> Blocks:
-        return [text("Miller's Bakery is open Monday to Friday, 07:00 to 18:00.")]
+        hours = re.search(r"\d\d:\d\d to \d\d:\d\d", result)  # read from the page
+        if hours is None:
+            return [text("I could not read the page.")]
+        return [text(f"Miller's Bakery is open Monday to Friday, {hours.group(0)}.")]
 
     def summary(self, call: Call) -> Blocks:
-        if said_before(call, "v2.3"):
+        """What the channel said, from the tool's result; silence when it was said before."""
+        said = re.findall(r"Deploy of (v[\d.]+)", call.last_text)
+        if not said:
+            return [text("I could not read the channel.")]
+        if said_before(call, said[0]):
             return Reply([])  # nothing new since the last summary: silence
-        return [text("Deploy of v2.3 finished at 10:00; a rollback plan is ready.")]
+        return [text(f"Deploy of {said[0]} finished at 10:00; a rollback plan is ready.")]
 
     def long_thread(self, call: Call) -> Blocks:
         last = call.last_text
