@@ -148,8 +148,10 @@ class GoodModel:
         written = call.all_text.count('"name": "write_file"')
         if last_tool(call) == "publish":
             return []
-        if written >= 3:
-            return [tool("publish", result="Onboarding guide: three sections written.")]
+        if written >= 3:  # a slow machine's mention may come late: wait for it a little
+            asked = "which section are you writing" in call.all_text
+            done = tool("publish", result="Onboarding guide: three sections written.")
+            return Reply([done], delay=0.0 if asked else 3.0)
         n = written + 1
         step = tool("write_file", path=f"section{n}.md", content=f"# Section {n}\n")
         return Reply([step], delay=0.4 if ANSWERED_MARK not in last else 0.0)
