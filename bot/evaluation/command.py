@@ -45,6 +45,6 @@ def run_eval(args: argparse.Namespace, settings: Settings) -> int:
     measured = load_settings(None, env)  # the model --model names, as settings read it
     model = runner.model_settings(settings, measured, args.model)
     require_llm(settings.model_copy(update=model))
-    results = runner.run(tasks, env, model)
+    results = runner.run(tasks, env, model, args.data_dir)
     print(runner.report(results, model["model"]))
     return 0 if all(r.passed for r in results) else 1

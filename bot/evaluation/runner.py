@@ -114,20 +114,30 @@ def _config(task: Task, data: Path) -> Path | None:
     return path
 
 
-async def run_all(tasks: list[Task], env: Mapping[str, str], model: dict[str, Any]) -> list[Result]:
+async def run_all(
+    tasks: list[Task], env: Mapping[str, str], model: dict[str, Any], root: Path
+) -> list[Result]:
     """Each task in turn; a line on stderr as each ends (a real model takes minutes)."""
     results = []
-    with tempfile.TemporaryDirectory(prefix="switchboard-eval-") as root:
-        for task in tasks:
-            result = await run_task(task, env, model, Path(root))
-            verdict = "pass" if result.passed else "FAIL"
-            print(f"{task.name}: {verdict} ({result.seconds:.1f}s)", file=sys.stderr, flush=True)
-            results.append(result)
+    for task in tasks:
+        result = await run_task(task, env, model, root)
+        verdict = "pass" if result.passed else "FAIL"
+        print(f"{task.name}: {verdict} ({result.seconds:.1f}s)", file=sys.stderr, flush=True)
+        results.append(result)
     return results
 
 
-def run(tasks: list[Task], env: Mapping[str, str], model: dict[str, Any]) -> list[Result]:
-    return asyncio.run(run_all(tasks, env, model))
+def run(
+    tasks: list[Task], env: Mapping[str, str], model: dict[str, Any], keep: Path | None = None
+) -> list[Result]:
+    """The tasks' data dirs are temporary, or kept under `keep` (--data-dir) in a new
+    folder per run, to read what happened (events.jsonl, transcripts) afterwards."""
+    if keep is not None:
+        root = keep / time.strftime("eval-%Y%m%d-%H%M%S")
+        print(f"switchboard eval: the tasks' data is kept in {root}", file=sys.stderr)
+        return asyncio.run(run_all(tasks, env, model, root))
+    with tempfile.TemporaryDirectory(prefix="switchboard-eval-") as temp:
+        return asyncio.run(run_all(tasks, env, model, Path(temp)))
 
 
 HEADERS = ["task", "result", "turns", "tokens in", "tokens out", "cost", "time"]

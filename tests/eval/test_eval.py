@@ -83,14 +83,17 @@ def test_a_bad_model_fails_the_tasks_it_gets_wrong(
     assert code == 1
 
 
-def test_model_option_measures_that_model(
-    fake: FakeAnthropic, capsys: pytest.CaptureFixture[str]
+def test_model_option_measures_that_model_and_data_dir_keeps_the_runs_data(
+    fake: FakeAnthropic, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     fake.responder = GoodModel()
-    assert main(["eval", "--tasks", "answer", "--model", "anthropic:claude-opus-5"]) == 0
+    args = ["eval", "--tasks", "answer", "--model", "anthropic:claude-opus-5"]
+    assert main([*args, "--data-dir", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert {call.body["model"] for call in fake.calls} == {"claude-opus-5"}
     assert out.splitlines()[0].endswith("claude-opus-5")
+    (kept,) = tmp_path.glob("eval-*/answer/events.jsonl")
+    assert '"tool.called"' not in kept.read_text() and '"message.sent"' in kept.read_text()
 
 
 def test_list_names_every_task_without_a_model(
