@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bot.core import redact
+from bot.evaluation.command import add_eval, run_eval
 from bot.store.errors import StoreError
 from config.settings import Settings, SettingsError, load_settings, require_llm
 
@@ -77,6 +78,7 @@ def parser() -> argparse.ArgumentParser:
     )
     for command in (backup, restore):
         command.add_argument("dir", type=Path, metavar="DIR")
+    add_eval(sub, [after])
     return p
 
 
@@ -90,6 +92,8 @@ def main(argv: list[str] | None = None) -> int:
             return audit(settings, args.since, args.json)
         if args.command in ("backup", "restore"):
             return backup_or_restore(settings, args.command, args.dir)
+        if args.command == "eval":
+            return run_eval(args, settings)
         require_llm(settings)
     except (SettingsError, StoreError) as exc:
         print(f"switchboard: {exc}", file=sys.stderr)

@@ -13,7 +13,15 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-COMPOSITION = ("bot.app", "bot.cli", "bot.settle", "bot.leadership", "bot.__main__", "bot.ops")
+COMPOSITION = (
+    "bot.app",
+    "bot.cli",
+    "bot.settle",
+    "bot.leadership",
+    "bot.__main__",
+    "bot.ops",
+    "bot.evaluation",
+)
 #: who may import whom, by floor
 ALLOWED = {
     "config": {"config"},
