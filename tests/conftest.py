@@ -22,6 +22,7 @@ pytest_plugins = [
     "tests.kits.discord_kit",
     "tests.kits.browser_kit",
     "tests.kits.mail_kit",
+    "tests.kits.oauth_kit",
 ]
 
 
@@ -36,7 +37,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 #: fixtures that start a heavy server: Chromium, dovecot, PostgreSQL
-SLOW_FIXTURES = {"browser", "dovecot", "pg_cluster", "pg_url"}
+SLOW_FIXTURES = {"browser", "dovecot", "oauth_dovecot", "pg_cluster", "pg_url"}
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
