@@ -15,11 +15,13 @@ Their calls block, so they run in a worker thread, bounded by FETCH_SECONDS.
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import re
 import time
 from datetime import UTC
 from typing import Any
+from urllib.parse import quote_plus
 
 import aiohttp
 
@@ -86,15 +88,18 @@ class Generic:
         form = {"grant_type": "client_credentials"}
         if self.scope:
             form["scope"] = self.scope
-        auth = aiohttp.BasicAuth(self.client_id, self.secret) if self.basic else None
-        if not self.basic:
+        headers = {"Accept": "application/json"}
+        if self.basic:  # RFC 6749 section 2.3.1: each part form-encoded first
+            pair = f"{quote_plus(self.client_id)}:{quote_plus(self.secret)}"
+            headers["Authorization"] = "Basic " + base64.b64encode(pair.encode()).decode()
+        else:
             form |= {"client_id": self.client_id, "client_secret": self.secret}
         timeout = aiohttp.ClientTimeout(total=FETCH_SECONDS)
         now = time.time()
         try:
             async with (
                 aiohttp.ClientSession(timeout=timeout) as session,
-                session.post(self.url, data=form, auth=auth, allow_redirects=False) as resp,
+                session.post(self.url, data=form, headers=headers, allow_redirects=False) as resp,
             ):
                 status, kind, body = resp.status, resp.content_type, await resp.read()
         except (aiohttp.ClientError, OSError, TimeoutError) as exc:
