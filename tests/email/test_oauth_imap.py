@@ -6,11 +6,14 @@ offers neither mechanism, and the whole bot answering mail without a password.""
 from __future__ import annotations
 
 import asyncio
+import io
+import logging
 import time
 from pathlib import Path
 
 import pytest
 
+from bot.core import redact
 from channels.email import sasl
 from channels.email.imap_client import ImapClient
 from channels.email.oauth import SignInError, Token, TokenSource
@@ -94,3 +97,36 @@ async def test_a_server_offering_no_xoauth2_is_one_line(
         await client.connect()
     await client.close()
     assert "IMAP_HOST" in caught.value.line and "AUTH=PLAIN" in caught.value.line
+
+
+async def test_no_token_reaches_a_log_line_even_at_debug(
+    tmp_path: Path, fake: FakeAnthropic, oauth: OAuthWorld
+) -> None:
+    settings = oauth.settings(tmp_path, fake)
+    out = io.StringIO()
+    handler = logging.StreamHandler(out)
+    redactor = redact.Redactor(redact.configured_secrets(settings))
+    handler.addFilter(redactor)
+    root = logging.getLogger()
+    level = root.level
+    root.addHandler(handler)
+    root.setLevel(logging.DEBUG)
+    try:
+        tokens = token_source(settings)
+        assert tokens is not None
+        client = ImapClient(settings, asyncio.Event(), tokens)
+        await client.connect()
+        token = (await tokens.token()).value
+        await client.close()
+        logging.getLogger("x").error("server said: A1 AUTHENTICATE XOAUTH2 %s",
+                                     sasl.xoauth2(oauth.bot, token).decode())  # fmt: skip
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(level)
+    text = out.getvalue()
+    assert "AUTHENTICATE" in text and token not in text
+    assert sasl.xoauth2(oauth.bot, token).decode() not in text
+    assert "app-secret-0123456789" not in text
+    samples = ["eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJib3QifQ.c2lnbmF0dXJl", "ya29.a0AfH6SMBx-123abc",
+               "1//0gLd8xOXbYZ-abcdefghijklmnop"]  # fmt: skip
+    assert all(s not in redactor.redact(f"token {s} here") for s in samples)

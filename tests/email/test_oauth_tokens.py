@@ -11,6 +11,8 @@ from __future__ import annotations
 import asyncio
 import datetime
 import json
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -280,3 +282,22 @@ def test_a_token_never_shows_in_its_repr() -> None:
     token = Token("at-very-secret-value", time.time() + 60, time.time())
     assert "very-secret" not in repr(token) and "very-secret" not in str([token])
     assert oauth.REFRESH_MARGIN_SECONDS == 300.0
+
+
+def test_msal_and_google_auth_load_only_for_their_provider(tmp_path: Path) -> None:
+    probe = f"""
+import asyncio, sys
+sys.path.insert(0, {str(Path(__file__).resolve().parents[2])!r})
+from config.settings import load_settings
+from channels.email.channel import EmailChannel
+from channels.email.oauth_providers import token_source
+env = {{"SWITCHBOARD_DATA_DIR": {str(tmp_path)!r}, "EMAIL_ADDRESS": "b@x.org",
+       "EMAIL_AUTHSERV_ID": "mx", "IMAP_HOST": "h", "SMTP_HOST": "h", "EMAIL_AUTH": "oauth2",
+       "EMAIL_OAUTH_TOKEN_URL": "https://idp.x.org/token", "EMAIL_OAUTH_CLIENT_ID": "c",
+       "EMAIL_OAUTH_CLIENT_SECRET": "s"}}
+token_source(load_settings(None, env))
+print(sorted(m for m in ("msal", "google.auth", "requests") if m in sys.modules))
+"""
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         check=True)  # fmt: skip
+    assert out.stdout.strip().splitlines()[-1] == "[]"
