@@ -70,3 +70,32 @@ async def test_a_revoked_token_is_one_line_everywhere_and_the_channel_comes_back
         await oauth.ann.wait_mail(1, match="answered", timeout=30)
     assert any("connected again" in r.getMessage() for r in caplog.records)
     assert len(fake.calls) == 1  # the mail of the outage, answered once
+
+
+async def test_a_refresh_token_revoked_mid_idle_asks_for_a_new_one_and_loses_no_mail(
+    tmp_path: Path, fake: FakeAnthropic, oauth: OAuthWorld
+) -> None:
+    fake.responder = lambda call: [text("answered")]
+    oauth.idp.lifetime = 6.0
+    oauth.idp.client("google-app", secret="g-secret-0123456789", mailbox=oauth.bot)
+
+    def google(refresh: str) -> dict[str, str]:
+        return {
+            "EMAIL_OAUTH_PROVIDER": "google", "EMAIL_OAUTH_CLIENT_ID": "google-app",
+            "EMAIL_OAUTH_CLIENT_SECRET": "g-secret-0123456789",
+            "EMAIL_OAUTH_REFRESH_TOKEN": refresh,
+            "EMAIL_OAUTH_TOKEN_URL": f"{oauth.idp.base()}/google/token",
+        }  # fmt: skip
+
+    first = oauth.idp.refresh_token("google-app", oauth.bot)
+    async with email_app(oauth.settings(tmp_path, fake, **google(first))) as app:
+        watcher = channel_of(app).watcher
+        await eventually(lambda: watcher.state[0] == "connected", 15)
+        oauth.idp.revoke_all(oauth.bot)  # the person revoked the bot's access, mid-IDLE
+        await eventually(lambda: watcher.state[0] == "signin-failed", 20)
+        assert "EMAIL_OAUTH_REFRESH_TOKEN" in watcher.state[1]
+        await oauth.ann.send(oauth.ann.compose(oauth.bot, "m-outage", "still there?"))
+    second = oauth.idp.refresh_token("google-app", oauth.bot)  # a new sign-in, set anew
+    async with email_app(oauth.settings(tmp_path, fake, **google(second))) as app:
+        await oauth.ann.wait_mail(1, match="answered", timeout=30)
+    assert len(fake.calls) == 1

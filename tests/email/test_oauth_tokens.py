@@ -9,6 +9,7 @@ delegation, a token endpoint that times out or answers HTML."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import datetime
 import json
 import subprocess
@@ -22,7 +23,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.x509.oid import NameOID
 
-from channels.email import oauth, oauth_providers
+from channels.email import oauth, oauth_providers, sasl
 from channels.email.oauth import STORE_NAME, SignInError, Token, TokenSource
 from channels.email.oauth_providers import token_source
 from config.settings import Settings, SettingsError, load_settings
@@ -301,3 +302,18 @@ print(sorted(m for m in ("msal", "google.auth", "requests") if m in sys.modules)
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                          check=True)  # fmt: skip
     assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_xoauth2_where_offered_else_oauthbearer_in_their_wire_forms() -> None:
+    assert sasl.choose({"AUTH=XOAUTH2", "AUTH=OAUTHBEARER", "SASL-IR"}) == "XOAUTH2"
+    assert sasl.choose({"AUTH=OAUTHBEARER", "AUTH=PLAIN"}) == "OAUTHBEARER"
+    assert sasl.choose({"AUTH=PLAIN", "AUTH=LOGIN"}) is None
+    assert base64.b64decode(sasl.initial_response("XOAUTH2", "b@x.org", "tk")) == (
+        b"user=b@x.org\x01auth=Bearer tk\x01\x01"
+    )
+    assert base64.b64decode(sasl.initial_response("OAUTHBEARER", "a,b=c@x.org", "tk")) == (
+        b"n,a=a=2Cb=3Dc@x.org,\x01auth=Bearer tk\x01\x01"  # RFC 7628 section 3.1
+    )
+    error = base64.b64encode(b'{"status":"401","schemes":"bearer","scope":"mail"}')
+    assert oauth.server_error(error) == {"status": "401", "schemes": "bearer", "scope": "mail"}
+    assert oauth.server_error(b"not base64 json") == {}
