@@ -43,7 +43,11 @@ _MICROSOFT = {
 
 
 def token_error(
-    provider: str, error: str, description: str = "", status: int | None = None
+    provider: str,
+    error: str,
+    description: str = "",
+    status: int | None = None,
+    service_account: bool = False,
 ) -> SignInError:
     """A token endpoint's OAuth 2.0 error as one line a person can act on."""
     error = (error or "").strip()
@@ -51,8 +55,12 @@ def token_error(
     why = f"{error}: {short}" if short else error
     if (code := _AADSTS.search(description or "")) is not None and code.group(1) in _MICROSOFT:
         return SignInError(_MICROSOFT[code.group(1)].format(code=code.group(1)))
-    if error == "invalid_grant" and provider == "google" and "account" in description.lower():
-        return SignInError(_not_delegated(why))
+    if error == "invalid_grant" and service_account:  # its key, or a mailbox of no user
+        return SignInError(
+            f"Google refused the service account's sign-in ({why}): check "
+            "EMAIL_OAUTH_SERVICE_ACCOUNT_FILE (a current key) and that IMAP_USER/"
+            "EMAIL_ADDRESS is a user of the Workspace domain"
+        )
     if error == "invalid_grant" and provider != "generic":
         return SignInError(LOGIN_AGAIN.format(why=why))
     if error == "unauthorized_client" and provider == "google":

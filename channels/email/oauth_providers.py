@@ -256,7 +256,10 @@ class Google:
             data = exc.args[1] if len(exc.args) > 1 and isinstance(exc.args[1], dict) else {}
             error = str(data.get("error", "")) or str(exc.args[0] if exc.args else exc)
             said = str(data.get("error_description", ""))
-            raise oauth_errors.token_error("google", error.split(":")[0], said) from None
+            service_account = self.settings.email_oauth_service_account_file is not None
+            raise oauth_errors.token_error(
+                "google", error.split(":")[0], said, service_account=service_account
+            ) from None
         except google.auth.exceptions.TransportError as exc:
             raise oauth_errors.unreachable(self.url, exc) from None
         new_refresh = getattr(creds, "refresh_token", None)
