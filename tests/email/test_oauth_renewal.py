@@ -13,9 +13,11 @@ from pathlib import Path
 
 import pytest
 
+from bot.app import App
 from bot.ledger.report import full_status
 from bot.ops.views import channels as dashboard_channels
 from tests.email.conftest import channel_of, email_app
+from tests.email.servers import RelayHandler, SmtpRelay
 from tests.fakes.anthropic_api import FakeAnthropic, text
 from tests.kits.app_kit import eventually
 from tests.kits.oauth_kit import OAuthWorld
@@ -99,3 +101,24 @@ async def test_a_refresh_token_revoked_mid_idle_asks_for_a_new_one_and_loses_no_
     async with email_app(oauth.settings(tmp_path, fake, **google(second))) as app:
         await oauth.ann.wait_mail(1, match="answered", timeout=30)
     assert len(fake.calls) == 1
+
+
+async def test_an_smtp_server_refusing_the_sign_in_shows_on_the_channel_and_mail_waits(
+    tmp_path: Path, fake: FakeAnthropic, oauth: OAuthWorld
+) -> None:
+    fake.responder = lambda call: [text("answered")]
+    plain = await SmtpRelay(RelayHandler(oauth.dovecot)).start()  # PLAIN/LOGIN only
+    try:
+        settings = oauth.settings(tmp_path, fake, SMTP_PORT=str(plain.port))
+        async with email_app(settings) as app:
+            await oauth.ann.send(oauth.ann.compose(oauth.bot, "m-1", "hello?"))
+            await eventually(lambda: _email(app)[0] == "signin-failed", 30)
+            line = _email(app)[1]
+            assert "SMTP" in line and "offers neither XOAUTH2 nor OAUTHBEARER" in line
+            assert not plain.handler.accepted and app.store.views.outbox_pending()
+    finally:
+        await plain.stop()
+
+
+def _email(app: App) -> tuple[str, str]:
+    return next((s, d) for c, s, d, _ in app.store.health() if c == "email")
