@@ -256,6 +256,9 @@ class Google:
             data = exc.args[1] if len(exc.args) > 1 and isinstance(exc.args[1], dict) else {}
             error = str(data.get("error", "")) or str(exc.args[0] if exc.args else exc)
             said = str(data.get("error_description", ""))
+            if not data and error.lstrip().startswith("<"):  # a proxy's or an outage's page
+                raise SignInError(f"the token endpoint {self.url} answered HTML, not a token; "
+                                  "trying again", needs_person=False) from None  # fmt: skip
             service_account = self.settings.email_oauth_service_account_file is not None
             raise oauth_errors.token_error(
                 "google", error.split(":")[0], said, service_account=service_account

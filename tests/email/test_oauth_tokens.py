@@ -218,6 +218,10 @@ async def test_google_refresh_token_then_revoked(fresh: FakeIdP, tmp_path: Path)
     )  # fmt: skip
     source = token_source(settings)
     assert source is not None
+    fresh.fail_next.append((502, "<html><body>Bad Gateway</body></html>"))
+    with pytest.raises(SignInError, match="answered HTML, not a token") as caught:
+        await source.token()
+    assert not caught.value.needs_person
     token = await source.token()
     assert token.expires_at - token.fetched_at == pytest.approx(3600, abs=5)
     fresh.revoke_all("bot@localhost")
