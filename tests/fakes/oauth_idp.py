@@ -21,7 +21,6 @@ a device code as the person at the browser would.
 from __future__ import annotations
 
 import base64
-import json
 import secrets
 import ssl
 import time
@@ -335,7 +334,3 @@ def _aad(status: int, error: str, code: int, text: str) -> web.Response:
         {"error": error, "error_description": description, "error_codes": [code]},
         status=status,
     )
-
-
-def _json(data: Any) -> str:
-    return json.dumps(data)
