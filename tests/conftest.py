@@ -18,11 +18,11 @@ from tests.kits.app_kit import make_settings
 
 pytest_plugins = [
     "tests.kits.pgcluster",
+    "tests.kits.oauth_kit",
     "tests.kits.slack_kit",
     "tests.kits.discord_kit",
     "tests.kits.browser_kit",
     "tests.kits.mail_kit",
-    "tests.kits.oauth_kit",
 ]
 
 
