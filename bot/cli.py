@@ -1,5 +1,5 @@
-"""The `switchboard` command: `chat`, `run`, `status`, `audit`, `backup`, `restore`
-(and `python -m bot`).
+"""The `switchboard` command: `chat`, `run`, `status`, `audit`, `backup`, `restore`,
+`email login` (and `python -m bot`).
 
 The environment is read here, once; everything below receives `Settings`.
 A bad setting is one line on stderr naming the variable, and exit status 2.
@@ -79,6 +79,8 @@ def parser() -> argparse.ArgumentParser:
     for command in (backup, restore):
         command.add_argument("dir", type=Path, metavar="DIR")
     add_eval(sub, [after])
+    email = sub.add_parser("email", parents=[after], help="email: `login` signs a mailbox in")
+    email.add_argument("action", choices=["login"], help="the one-time OAuth2 sign-in")
     return p
 
 
@@ -94,6 +96,10 @@ def main(argv: list[str] | None = None) -> int:
             return backup_or_restore(settings, args.command, args.dir)
         if args.command == "eval":
             return run_eval(args, settings)
+        if args.command == "email":
+            from channels.email.login import login
+
+            return login(settings)
         require_llm(settings)
     except (SettingsError, StoreError) as exc:
         print(f"switchboard: {exc}", file=sys.stderr)

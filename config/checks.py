@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from pydantic import SecretStr
 
 from config.callers import MIN_TOKEN_CHARS, api_callers, api_targets
+from config.email_auth import check_email_auth
 from config.models import MODEL_VARIABLES, ROLES, provider_of
 from config.sources import FieldProblem
 
@@ -38,9 +39,10 @@ def check_channels(s: Settings) -> None:
             " with the connections:write scope)",
         )
     if s.email_address:
-        for name in ("imap_host", "imap_user", "imap_password", "smtp_host"):
+        for name in ("imap_host", "smtp_host"):
             if not getattr(s, name):
                 raise FieldProblem(name, "is required when EMAIL_ADDRESS is set")
+        check_email_auth(s)
 
 
 def check_operator(s: Settings) -> None:

@@ -24,6 +24,7 @@ from pydantic import Field, SecretStr, ValidationError, field_validator, model_v
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from config.checks import check_channels, check_operator, llm_problem
+from config.email_auth import EmailAuthSettings
 from config.entries import (
     HeartbeatConfig,
     PersonConfig,
@@ -55,7 +56,7 @@ class SettingsError(Exception):
     """A setting is missing or malformed; the message is one line naming the variable."""
 
 
-class Settings(RoleSettings, BaseSettings):
+class Settings(RoleSettings, EmailAuthSettings, BaseSettings):
     """Every setting of Switchboard, validated once at start."""
 
     model_config = SettingsConfigDict(extra="ignore", validate_default=True)
@@ -139,7 +140,7 @@ class Settings(RoleSettings, BaseSettings):
     discord_allowed_users: list[str] = Field(default_factory=list)
     discord_allowed_channels: list[str] = Field(default_factory=list)
 
-    # Email
+    # Email (and how it signs in: config/email_auth.py)
     email_address: str | None = None
     email_allowed_senders: list[str] = Field(default_factory=list)
     # whose Authentication-Results count, how far down, and what unverified mail is

@@ -18,6 +18,7 @@ from tests.kits.app_kit import make_settings
 
 pytest_plugins = [
     "tests.kits.pgcluster",
+    "tests.kits.oauth_kit",
     "tests.kits.slack_kit",
     "tests.kits.discord_kit",
     "tests.kits.browser_kit",
@@ -38,7 +39,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 #: fixtures that start a heavy server: Chromium, dovecot, PostgreSQL
-SLOW_FIXTURES = {"browser", "dovecot", "pg_cluster", "pg_url"}
+SLOW_FIXTURES = {"browser", "dovecot", "oauth_dovecot", "pg_cluster", "pg_url"}
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

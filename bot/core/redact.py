@@ -4,7 +4,8 @@
 Every record is rendered once and scrubbed before any handler writes it: the
 configured secrets (every `SecretStr` setting, and the values of MCP servers' `env`
 and `headers`), credentials in URLs (`https://user:pass@host` keeps only the host),
-bearer tokens, well-known token shapes (Slack `xox*-`/`xapp-`, Anthropic `sk-ant-`),
+bearer tokens, well-known token shapes (Slack `xox*-`/`xapp-`, Anthropic `sk-ant-`, JWTs,
+Google's `ya29.`/`1//`, a SASL XOAUTH2/OAUTHBEARER response carrying an email token),
 `token=`/`key=`/`password=`/`session=` parameters and session ids (`session ID: ...`,
 `Mcp-Session-Id: ...`, as the MCP SDK logs them). An MCP server's URL may carry its key
 in the path (`https://mcp.example.com/v1/<key>/mcp`, as hosted servers do): a path
@@ -34,6 +35,11 @@ _PATTERNS = (
     (re.compile(r"(?i)\b(bearer|basic)\s+[\w.~+/=-]{8,}"), r"\1 " + MASK),
     (re.compile(r"\b(?:xox[abposr]|xapp)-[\w-]{6,}"), MASK),
     (re.compile(r"\bsk-ant-[\w-]{6,}"), MASK),
+    # OAuth2 for email: a SASL initial response (base64 of the token), a JWT (Microsoft's
+    # access tokens), Google's access and refresh tokens
+    (re.compile(r"(?i)\b(XOAUTH2|OAUTHBEARER)\s+[A-Za-z0-9+/]{8,}={0,2}"), r"\1 " + MASK),
+    (re.compile(r"\beyJ[\w-]{6,}\.[\w-]{6,}\.[\w-]*"), MASK),
+    (re.compile(r"\bya29\.[\w.-]{8,}|\b1//[\w-]{16,}"), MASK),
     (
         re.compile(r"(?i)\b((?:[\w-]*[_-])?(?:token|key|secret|password|passwd|session"
                    r"|sessionid|sid|cookie)[\"']?\s*[=:]\s*[\"']?)[^\s&\"',;]+"),

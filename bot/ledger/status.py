@@ -75,10 +75,13 @@ def _questions(store: Store) -> str:
 
 
 def _channels(store: Store) -> str:
-    rows = [[c, s, d, ago(t)] for c, s, d, t in store.health()]
+    health = store.health()
+    rows = [[c, s, d, ago(t)] for c, s, d, t in health]
     if not rows:
         return "Channels: none has run yet"
-    return "Channels\n" + table(["channel", "state", "detail", "updated"], rows)
+    # what is wrong is said whole (a cell is cut at 60 characters): a person acts on it
+    wrong = [f"{c}: {d}" for c, s, d, _ in health if s != "connected" and len(d) > 60]
+    return "\n".join(["Channels", table(["channel", "state", "detail", "updated"], rows), *wrong])
 
 
 def _fetching(store: Store) -> str | None:
