@@ -14,7 +14,9 @@ thread's subject, References chain and people are kept in the store so answers t
 correctly. Outbound: `deliver` composes the mail for the conversation's thread (or a
 new mail: a worker's question, a notice, anyone not of the thread) and sends it over
 SMTP; the receipt's `platform_id` is the Message-ID, which the human node records on a
-worker's open question so the person's reply finds that worker.
+worker's open question so the person's reply finds that worker. Email shows nothing of
+the work under way, so a verified person's mail is marked `RECEIPT`: when it answers a
+worker's question, the core acknowledges it once in its thread.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import time
 from email.message import EmailMessage
 
 from bot.seam import (
+    RECEIPT,
     UNVERIFIED,
     Attachment,
     BaseChannel,
@@ -176,6 +179,8 @@ class EmailChannel(BaseChannel):
         if unverified is not None:  # nobody vouched for the address: not its owner's id
             sender = Sender(UNVERIFIED_ID + mail.sender, mail.sender_name or mail.sender)
             meta[UNVERIFIED] = unverified
+        else:  # a verified person (machine mail was refused): an answer gets a receipt
+            meta[RECEIPT] = True
         return Inbound(
             channel=KIND,
             message_id=mail.message_id,
