@@ -2,7 +2,8 @@
 
 The real app, a real dovecot: the worker asks by email, the person answers the way a
 German Outlook or a bottom-posting Gmail user does, and the worker is handed the
-answer alone (no quote header, no quoted question, no separator, no sign-off).
+answer alone (no quote header, no separator, no sign-off; the quoted question only as
+the context of an answer written below it).
 """
 
 from __future__ import annotations
@@ -38,7 +39,11 @@ def gmail_bottom_post(question: EmailMessage, bot: str) -> str:
 ANSWERED = " answered: "  # how the worker is handed the answer
 CLIENTS = {
     "german outlook": (german_outlook, "Nur Rechenzentrum, bitte."),
-    "gmail bottom post": (gmail_bottom_post, "Hi Alice,\n\nData center only, please."),
+    # below the quoted question: the question it answers is shown above it
+    "gmail bottom post": (
+        gmail_bottom_post,
+        "Hi Alice,\n\n> Data center or consumer GPUs?\nData center only, please.",
+    ),
 }
 
 
