@@ -48,6 +48,7 @@ from bot.seam import (
 )
 from channels.email.compose import Thread, compose, reply_subject
 from channels.email.imap import ImapWatcher
+from channels.email.inside import answers_inside
 from channels.email.parse import ParsedMail, parse_mail
 from channels.email.safety import UNVERIFIED_ID, Policy, RateGuard, check
 from channels.email.smtp import SmtpSender
@@ -129,6 +130,7 @@ class EmailChannel(BaseChannel):
             self._refuse(mail, verdict.refused)
             return
         try:
+            await self._read_inside(mail)
             self._accept(mail, verdict.unverified, cut=size > len(raw))
         except Exception as exc:  # one bad mail never stops the channel: answer once
             self._set_aside(mail, exc)
@@ -142,6 +144,18 @@ class EmailChannel(BaseChannel):
             log.error("a mail of %d bytes was not parsed in %g s; set aside", size, PARSE_SECONDS)
             self.ctx.refuse(KIND, f"not parsed in {PARSE_SECONDS:g} s", size=size)
             return None
+
+    async def _read_inside(self, mail: ParsedMail) -> None:
+        """A reply to a worker's question mail: answers typed inside its quote join the
+        text (or take the place of the whole mail, handed on when nothing was outside the
+        quote)."""
+        own = self.threads.quoted_question(mail)
+        found = [] if own is None else await asyncio.to_thread(answers_inside, mail.body, own)
+        if found:
+            whole = mail.text.strip() == mail.body.replace("\r\n", "\n").strip()
+            inside = "\n".join(found).strip()
+            text = inside if whole else f"{mail.text.strip()}\n\n{inside}"
+            mail.text = text[: self.settings.email_max_chars]
 
     def _accept(self, mail: ParsedMail, unverified: str | None, cut: bool) -> None:
         place = self.threads.place(mail)
