@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from bot.channel_context import ChannelContext
 from bot.core.bus import Bus
 from bot.core.events import EventLog
 from bot.core.messages import BusMessage, Outbound
-from bot.inbox.channel_context import ChannelContext
 from bot.inbox.human import HumanNode
 from bot.store.core import QuestionRow, Store
 from channels.email import EmailChannel
