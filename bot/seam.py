@@ -28,6 +28,7 @@ from bot.core.html_text import html_to_text
 from bot.core.messages import (
     COORDINATOR,
     HUMAN,
+    RECEIPT,
     UNVERIFIED,
     Attachment,
     DeliveryReceipt,
@@ -52,6 +53,7 @@ __all__ = [
     "APPROVAL_CODE",
     "COORDINATOR",
     "HUMAN",
+    "RECEIPT",
     "SYSTEM_SPEAKER",
     "UNKNOWN",
     "UNVERIFIED",

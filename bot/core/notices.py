@@ -174,6 +174,11 @@ def unverified_answer(worker: str) -> str:
     )
 
 
+def answer_receipt(worker: str) -> str:
+    """An answer by mail reached the worker that asked (email shows no live progress)."""
+    return f"{worker} has your answer and is working on it; you will hear back here."
+
+
 QUESTION_GONE = "That question is no longer open (it was answered or its worker ended)."
 QUESTION_TAKEN = "Someone answered that question meanwhile; yours was not sent."
 APPROVAL_GONE = "No such approval is waiting."
