@@ -22,7 +22,7 @@ TOML_SECTIONS = ("anthropic", "slack", "discord", "email", "imap", "smtp")
 
 
 # Fields set only in the config file (structured entries, no environment variable).
-FILE_ONLY = ("schedules", "heartbeat", "people", "prices", "mcp_servers")
+FILE_ONLY = ("schedules", "heartbeat", "people", "prices", "mcp_servers", "hooks")
 
 
 def env_name(field: str) -> str:
