@@ -92,9 +92,11 @@ def generic() -> dict[str, Any]:
 
 
 def sample(kind: str) -> dict[str, Any]:
-    return {"alertmanager": alertmanager, "github": workflow_run, "pagerduty": pagerduty}.get(
-        kind, generic
-    )()
+    if kind == "alertmanager":
+        return alertmanager()
+    if kind == "github":
+        return workflow_run()
+    return pagerduty() if kind == "pagerduty" else generic()
 
 
 def signed(kind: str, secret: str, body: bytes, delivery: str | None = None) -> dict[str, str]:
