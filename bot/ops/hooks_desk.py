@@ -45,7 +45,7 @@ LAST_KEY = "hooks.last"
 POLL_SECONDS = 1.0
 RECENT = 50
 #: event fields a payload may not set (they say whose and which event it is)
-RESERVED = frozenset({"conversation", "trigger_id", "id", "kind", "hook", "agent_id"})
+RESERVED = frozenset({"conversation", "trigger_id", "id", "kind", "place", "agent_id"})
 
 
 @dataclass(slots=True)
@@ -121,7 +121,7 @@ class HookDesk:
         fields = {k: v for k, v in dict(msg.meta.get("fields") or {}).items() if k not in RESERVED}
         self.app.events.emit(
             f"hook.{hook.name}", f"hook:{hook.name}", **fields, id=msg.message_id,
-            kind=hook.kind, conversation=msg.conversation,
+            kind=hook.kind, conversation=msg.conversation, place=hook.deliver_to,
         )  # fmt: skip
 
     # -- groups ------------------------------------------------------------------------
