@@ -15,8 +15,9 @@ A group (an Alertmanager `groupKey`, a PagerDuty incident) has one thread: its f
 turn posts in `deliver_to`, and once that post is delivered its thread is recorded
 (`hooks.thread:<conversation>` in the store), so later notifications are answered
 there. A notification that comes while the group's first post is still on its way, or
-within `cooldown_seconds` of the group's last turn, waits; when the wait ends the
-newest one is handed over, the ones it replaced counted in its note: a storm is one turn.
+within `cooldown_seconds` of the group's last turn (or of its first post), waits; when
+the wait ends the newest one is handed over, the ones it replaced counted in its note:
+a storm is one turn.
 """
 
 from __future__ import annotations
@@ -169,6 +170,7 @@ class HookDesk:
             thread = msg.target.in_thread(receipt.thread)
             self.app.store.set_kv(THREAD_KEY + conversation, str(thread))
         group.awaiting_post = False
+        group.last = time.time()  # the cooldown runs from the post people saw
         hook = self.configs.get(conversation.removeprefix("hook:").split("/", 1)[0])
         if hook is not None and group.held:
             self._arm(hook, conversation, group)
