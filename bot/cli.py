@@ -76,6 +76,9 @@ def parser() -> argparse.ArgumentParser:
     )
     for command in (backup, restore):
         command.add_argument("dir", type=Path, metavar="DIR")
+    hooks = sub.add_parser("hooks", parents=[after], help="send a hook a signed sample payload")
+    hooks.add_argument("action", choices=["test"])
+    hooks.add_argument("name", help="the [[hooks]] entry's name")
     return p
 
 
@@ -89,6 +92,10 @@ def main(argv: list[str] | None = None) -> int:
             return audit(settings, args.since, args.json)
         if args.command in ("backup", "restore"):
             return backup_or_restore(settings, args.command, args.dir)
+        if args.command == "hooks":
+            from bot.ops.hooks_cli import hooks_command
+
+            return hooks_command(settings, args.action, args.name)
         require_llm(settings)
     except SettingsError as exc:
         print(f"switchboard: {exc}", file=sys.stderr)

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from bot.core.messages import COORDINATOR, BusMessage, DeliveryReceipt, Inbound, Outbound
+from bot.ledger.hooks_status import LAST_KEY
 from bot.ops.hooks import HookMetrics
 from bot.ops.hooks_view import digest
 from config.hooks import HookConfig
@@ -42,7 +43,6 @@ log = logging.getLogger(__name__)
 
 SENDER = "hooks"
 THREAD_KEY = "hooks.thread:"
-LAST_KEY = "hooks.last"
 POLL_SECONDS = 1.0
 RECENT = 50
 #: event fields a payload may not set (they say whose and which event it is)
@@ -70,6 +70,7 @@ class HookDesk:
         self.last: dict[str, dict[str, Any]] = _load(app.store.get_kv(LAST_KEY))
         self._received: dict[str, tuple[str, float]] = {}  # conversation -> (hook, at)
         self._seen: set[int] = set()
+        self._dirty = False
         self._wake = asyncio.Event()
         app.human.outbox.observers.append(self.delivered)
 
@@ -95,7 +96,8 @@ class HookDesk:
         for inbound_id, msg in rows:
             self._seen.add(inbound_id)
             self._one(inbound_id, msg)
-        if rows:
+        if self._dirty:  # what `switchboard status` reads
+            self._dirty = False
             self.app.store.set_kv(LAST_KEY, json.dumps(self.last))
         return len(rows)
 
@@ -223,6 +225,7 @@ class HookDesk:
         if at is not None:
             entry.update(at=at, count=int(entry.get("count", 0)) + 1)
         entry["outcome"] = outcome
+        self._dirty = True
 
 
 def source_of(hook: HookConfig) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -36,11 +37,11 @@ async def _up(port: int, limit: float = 30.0) -> None:
 async def test_a_kill_between_the_2xx_and_the_post_is_answered_once_after_restart(
     tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack
 ) -> None:
-    held = {"on": True}
+    released = threading.Event()
 
     async def slow_then_quick(call: Call) -> list[dict[str, Any]]:
-        while held["on"]:  # the model has not answered when the bot is killed
-            await asyncio.sleep(0.05)
+        # the model has not answered when the bot is killed
+        await asyncio.to_thread(released.wait, 60)
         return analyst(call)
 
     fake.responder = slow_then_quick
@@ -59,7 +60,7 @@ async def test_a_kill_between_the_2xx_and_the_post_is_answered_once_after_restar
         await asyncio.to_thread(fake.wait_for, lambda calls: len(calls) >= 1, 20)
         run.kill()  # acknowledged, the turn under way, nothing posted
         assert slack.posts == []
-        held["on"] = False
+        released.set()
         run.start()
         await _up(port)
         await slack.until(posted("ANALYSIS"), timeout=30)
