@@ -95,26 +95,27 @@ class Hooks:
         delivery = delivery_id(hook.kind, request.headers, payload)
         seen = view(hook.kind, event, payload, hook.max_alerts)
         msg = _inbound(hook, delivery, seen, event)
-        fresh = self._journal(hook, msg, wanted=_wanted(hook, seen))
-        self.metrics.deliveries.labels(name, "accepted" if fresh else "duplicate").inc()
-        if not fresh:
+        inbound_id = self._journal(hook, msg, wanted=_wanted(hook, seen))
+        self.metrics.deliveries.labels(name, "accepted" if inbound_id else "duplicate").inc()
+        if inbound_id is None:
             return 200, {"id": msg.message_id, "duplicate": True}
-        self.desk.wake()
+        if inbound_id > 0 and self.app.leading:  # else the leader finds it in the journal
+            self.desk.offer(inbound_id, msg)
         return 202, {"id": msg.message_id, "conversation": msg.conversation}
 
-    def _journal(self, hook: HookConfig, msg: Inbound, wanted: bool) -> bool:
-        """The delivery and its audit line in one commit; False when seen before."""
+    def _journal(self, hook: HookConfig, msg: Inbound, wanted: bool) -> int | None:
+        """The delivery and its audit line in one commit: its journal id (0 when the
+        filter leaves it alone), None when it was seen before."""
         store = self.app.store
         with store.tx():
-            fresh = store.journal(msg, status="hook" if wanted else "routed") is not None
-            if fresh and wanted:
-                store.notify("hooks")
+            inbound_id = store.journal(msg, status="hook" if wanted else "routed")
+            fresh = inbound_id is not None
             self.app.events.emit(
                 "operator.action", f"hook:{hook.name}", action="hook_delivery",
                 decider=f"hook:{hook.name}", how=hook.kind, conversation=msg.conversation,
                 outcome=("accepted" if wanted else "filtered") if fresh else "duplicate",
             )  # fmt: skip
-        return fresh
+        return None if inbound_id is None else (inbound_id if wanted else 0)
 
     def _refused(self, name: str, problem: Refused) -> None:
         known = name if name in self.configs else "(unknown)"

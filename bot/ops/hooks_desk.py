@@ -43,7 +43,7 @@ log = logging.getLogger(__name__)
 
 SENDER = "hooks"
 THREAD_KEY = "hooks.thread:"
-POLL_SECONDS = 1.0
+POLL_SECONDS = 5.0
 RECENT = 50
 #: event fields a payload may not set (they say whose and which event it is)
 RESERVED = frozenset({"conversation", "trigger_id", "id", "kind", "place", "agent_id"})
@@ -69,32 +69,45 @@ class HookDesk:
         self.recent: deque[dict[str, Any]] = deque(maxlen=RECENT)
         self.last: dict[str, dict[str, Any]] = _load(app.store.get_kv(LAST_KEY))
         self._received: dict[str, tuple[str, float]] = {}  # conversation -> (hook, at)
+        #: journal rows this node is handing over or holding (not read twice)
         self._seen: set[int] = set()
+        self._queue: list[tuple[int, Inbound]] = []
         self._dirty = False
         self._wake = asyncio.Event()
         app.human.outbox.observers.append(self.delivered)
 
     # -- taking ------------------------------------------------------------------------
-    def wake(self) -> None:
-        self._wake.set()
+    def offer(self, inbound_id: int, msg: Inbound) -> None:
+        """A delivery this node just journaled: handed over at the desk's next turn,
+        without reading the journal again."""
+        if inbound_id not in self._seen:
+            self._seen.add(inbound_id)
+            self._queue.append((inbound_id, msg))
+            self._wake.set()
 
     async def run(self) -> None:
-        """Hand over what the journal holds open, now and whenever woken."""
+        """Hand over what is offered at once; read the journal at start and every
+        `POLL_SECONDS` for what another node (or a run before a crash) journaled."""
+        scan = True
         while True:
             self._wake.clear()
             try:
-                self.take()
+                self.take(scan)
             except Exception:  # a bad row must not stop the desk: it is looked at again
                 log.exception("handing hook deliveries over failed")
             try:
                 await asyncio.wait_for(self._wake.wait(), POLL_SECONDS)
+                scan = False
             except TimeoutError:
-                pass
+                scan = True
 
-    def take(self) -> int:
-        rows = [r for r in self.app.store.inbound_by_status("hook") if r[0] not in self._seen]
+    def take(self, scan: bool = True) -> int:
+        rows, self._queue = self._queue, []
+        if scan:
+            found = self.app.store.inbound_by_status("hook")
+            rows += [r for r in found if r[0] not in self._seen]
+            self._seen.update(r[0] for r in rows)
         for inbound_id, msg in rows:
-            self._seen.add(inbound_id)
             self._one(inbound_id, msg)
         if self._dirty:  # what `switchboard status` reads
             self._dirty = False
@@ -196,6 +209,7 @@ class HookDesk:
             with store.tx():
                 store.mark_inbound(inbound_id, "routed")
                 self.app.bus.send(_mail(hook, msg, task, target, inbound_id))
+        self._seen.discard(inbound_id)  # closed: no scan returns it again
         self._received.setdefault(msg.conversation, (hook.name, msg.received_at))
         self._note(hook.name, msg, f"handed to {agent}")
 
@@ -209,6 +223,7 @@ class HookDesk:
 
     def _close(self, inbound_id: int, msg: Inbound, outcome: str) -> None:
         self.app.store.mark_inbound(inbound_id, "routed")
+        self._seen.discard(inbound_id)
         self._note(str(msg.meta.get("hook")), msg, outcome)
 
     def _note(self, hook: str, msg: Inbound, outcome: str) -> None:
