@@ -164,7 +164,7 @@ def _inbound(hook: HookConfig, delivery: str, seen: View, event: str) -> Inbound
         message_id=f"{hook.name}/{delivery}",
         conversation=conversation_of(hook.name, seen.group or delivery),
         sender=Sender(f"hook:{hook.name}", hook.name, is_bot=True),
-        text=seen.text(),
+        text="",  # the view is rendered for the model when handed over, not on this path
         reply_to=Target.parse(hook.deliver_to),
         meta={
             "hook": hook.name,
@@ -172,6 +172,7 @@ def _inbound(hook: HookConfig, delivery: str, seen: View, event: str) -> Inbound
             "event": event,
             "group": seen.group,
             "fields": seen.fields,
+            "view": seen.data,
             "delivery": delivery[:200],
         },
     )

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from bot.core.messages import COORDINATOR, BusMessage, DeliveryReceipt, Inbound, Outbound
 from bot.ledger.hooks_status import LAST_KEY
 from bot.ops.hooks import HookMetrics
-from bot.ops.hooks_view import digest
+from bot.ops.hooks_view import digest, rendered
 from config.hooks import HookConfig
 
 if TYPE_CHECKING:
@@ -218,7 +218,7 @@ class HookDesk:
 
         name = f"{hook.name[:20]}-{digest(msg.message_id)[:4]}"
         name = name if name[0].isalpha() else "h" + name
-        full = f"{task}\n\n{untrusted(msg.text, source_of(hook))}"
+        full = f"{task}\n\n{untrusted(payload_text(msg), source_of(hook))}"
         self.app.team.spawn(name, full, msg.conversation, target)
 
     def _close(self, inbound_id: int, msg: Inbound, outcome: str) -> None:
@@ -243,6 +243,11 @@ class HookDesk:
         self._dirty = True
 
 
+def payload_text(msg: Inbound) -> str:
+    """The trimmed payload (bot/ops/hooks_view.py) as the model reads it."""
+    return msg.text or rendered(msg.meta.get("view"))
+
+
 def source_of(hook: HookConfig) -> str:
     """What the payload's untrusted block says it is."""
     return f"{hook.kind} webhook {hook.name} (payload: data from whoever sent it)"
@@ -262,7 +267,7 @@ def _notes(in_thread: bool, replaced: int) -> str:
 def _mail(hook: HookConfig, msg: Inbound, task: str, target: str, inbound_id: int) -> BusMessage:
     return BusMessage(
         SENDER, COORDINATOR, task, kind="task", conversation=msg.conversation,
-        meta={"reply_to": target, "hook": hook.name, "hook_data": msg.text,
+        meta={"reply_to": target, "hook": hook.name, "hook_data": payload_text(msg),
               "hook_source": source_of(hook), "hook_inbound": inbound_id},
     )  # fmt: skip
 

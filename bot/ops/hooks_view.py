@@ -37,7 +37,12 @@ class View:
     group: str | None = None
 
     def text(self) -> str:
-        return json.dumps(self.data, indent=1, ensure_ascii=False)
+        return rendered(self.data)
+
+
+def rendered(data: Any) -> str:
+    """The view as the model reads it: indented JSON."""
+    return json.dumps(data, indent=1, ensure_ascii=False)
 
 
 def view(kind: str, event: str, body: dict[str, Any], max_alerts: int = 20) -> View:
