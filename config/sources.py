@@ -80,7 +80,7 @@ def one_line(exc: ValidationError, secret: Collection[str] = ()) -> str:
         return f"config file [[people]]: {problem}."
     if loc and loc[0] == "people":
         return f"config file [[people]] entry {'.'.join(loc[1:])}: {error['msg']}."
-    if loc and loc[0] in ("schedules", "heartbeat", "prices", "mcp_servers"):
+    if loc and loc[0] in ("schedules", "heartbeat", "prices", "mcp_servers", "hooks"):
         where = ".".join(loc)
         return f"config file [{where}]: {error['msg']}."
     name = env_name(loc[0]) if loc else "settings"
