@@ -43,7 +43,10 @@ log = logging.getLogger(__name__)
 
 SENDER = "hooks"
 THREAD_KEY = "hooks.thread:"
+#: how often the journal is read for deliveries this node was not offered: another
+#: node's (PostgreSQL), or one whose hand-over failed; the read decodes every open row
 POLL_SECONDS = 5.0
+POLL_SECONDS_ALONE = 60.0
 RECENT = 50
 #: event fields a payload may not set (they say whose and which event it is)
 RESERVED = frozenset({"conversation", "trigger_id", "id", "kind", "place", "agent_id"})
@@ -86,20 +89,23 @@ class HookDesk:
             self._wake.set()
 
     async def run(self) -> None:
-        """Hand over what is offered at once; read the journal at start and every
-        `POLL_SECONDS` for what another node (or a run before a crash) journaled."""
-        scan = True
+        """Hand over what is offered at once; read the journal at start (what a run
+        before a crash left) and every few seconds (what another node journaled)."""
+        every = POLL_SECONDS if self.app.settings.database_url else POLL_SECONDS_ALONE
+        scan, last_scan = True, 0.0
         while True:
             self._wake.clear()
             try:
                 self.take(scan)
             except Exception:  # a bad row must not stop the desk: it is looked at again
                 log.exception("handing hook deliveries over failed")
+            last_scan = time.monotonic() if scan else last_scan
+            wait = max(0.0, last_scan + every - time.monotonic())
             try:
-                await asyncio.wait_for(self._wake.wait(), POLL_SECONDS)
-                scan = False
+                await asyncio.wait_for(self._wake.wait(), wait)
             except TimeoutError:
-                scan = True
+                pass
+            scan = time.monotonic() >= last_scan + every
 
     def take(self, scan: bool = True) -> int:
         rows, self._queue = self._queue, []

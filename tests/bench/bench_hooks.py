@@ -18,6 +18,7 @@ fast fake in another process (tests/bench/fast_fake.py: answers at once).
 from __future__ import annotations
 
 import asyncio
+import json
 import statistics
 import sys
 import tempfile
@@ -58,6 +59,15 @@ async def post(
 
 
 async def acks(url: str, name: str = "ci") -> list[float]:
+    """Timed by a client in another process (it would share this loop otherwise)."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, __file__, "--acks", url, name, stdout=asyncio.subprocess.PIPE
+    )
+    out, _ = await proc.communicate()
+    return [float(x) for x in json.loads(out)]
+
+
+async def send_acks(url: str, name: str) -> None:
     times = []
     async with aiohttp.ClientSession() as session:
         for _ in range(ACKS):
@@ -66,7 +76,7 @@ async def acks(url: str, name: str = "ci") -> list[float]:
             start = time.perf_counter()
             assert await post(session, f"{url}/hooks/{name}", body, headers) == 202
             times.append((time.perf_counter() - start) * 1000)
-    return times
+    print(json.dumps(times))
 
 
 def storm_bodies() -> list[bytes]:
@@ -79,7 +89,8 @@ def storm_bodies() -> list[bytes]:
     return out
 
 
-async def storm(app: App, url: str) -> tuple[float, int, int, int]:
+async def send_storm(url: str) -> None:
+    """The load generator, in its own process (`--storm URL`): prints rate and statuses."""
     bodies = storm_bodies()
     headers = signed("alertmanager", SECRET, b"")
     queue: asyncio.Queue[bytes] = asyncio.Queue()
@@ -95,16 +106,25 @@ async def storm(app: App, url: str) -> tuple[float, int, int, int]:
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=CONCURRENCY)) as s:
         await asyncio.gather(*(sender(s) for _ in range(CONCURRENCY)))
     seconds = time.perf_counter() - start
+    print(json.dumps({"rate": len(bodies) / seconds, "statuses": statuses}))
+
+
+async def storm(app: App, url: str) -> tuple[float, int, int, int]:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, __file__, "--storm", url, stdout=asyncio.subprocess.PIPE
+    )
+    out, _ = await proc.communicate()
+    found = json.loads(out)
+    statuses = found["statuses"]
     assert all(200 <= s < 300 for s in statuses), set(statuses)
     await asyncio.sleep(1.0)
     journaled = app.store.db.execute(
         "SELECT count(*) FROM inbound WHERE channel = 'hook' AND message_id LIKE 'alerts/%'"
     ).fetchone()[0]
     assert app.ops.hooks is not None
-    desk = app.ops.hooks.desk
-    outcomes = [d["outcome"] for d in desk.recent]
+    outcomes = [d["outcome"] for d in app.ops.hooks.desk.recent]
     handed = sum(1 for o in outcomes if o.startswith("handed"))
-    return len(bodies) / seconds, journaled, statuses.count(202), handed
+    return found["rate"], journaled, statuses.count(202), handed
 
 
 async def first_posts(url: str, recorder: Recorder) -> list[float]:
@@ -135,7 +155,8 @@ async def measure(app: App, url: str, recorder: Recorder) -> None:
     spread(f"receipt -> 2xx, each a coordinator turn ({ACKS} sequential; target <= 5 ms)",
            await acks(url))  # fmt: skip
     rate, journaled, new, handed = await storm(app, url)
-    print(f"alert storm: {STORM} notifications, {GROUPS} groups, {CONCURRENCY} at once: "
+    print(f"alert storm ({STORM} notifications, {GROUPS} groups, {CONCURRENCY} at once, sent "
+          "by another process): "
           f"{rate:.0f}/s answered 2xx (target >= 500/s)")  # fmt: skip
     waiting = len(app.store.inbound_by_status("hook"))
     print(f"  journaled {journaled} (new {new}, the rest duplicates); waiting out the group "
@@ -164,4 +185,9 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    if sys.argv[1:2] == ["--storm"]:
+        asyncio.run(send_storm(sys.argv[2]))
+    elif sys.argv[1:2] == ["--acks"]:
+        asyncio.run(send_acks(sys.argv[2], sys.argv[3]))
+    else:
+        asyncio.run(main())
