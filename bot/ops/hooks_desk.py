@@ -48,6 +48,8 @@ THREAD_KEY = "hooks.thread:"
 POLL_SECONDS = 5.0
 POLL_SECONDS_ALONE = 60.0
 RECENT = 50
+#: conversations whose first post is awaited (receipt-to-post time), at most
+MAX_AWAITED = 10_000
 #: event fields a payload may not set (they say whose and which event it is)
 RESERVED = frozenset({"conversation", "trigger_id", "id", "kind", "place", "agent_id"})
 
@@ -216,6 +218,8 @@ class HookDesk:
                 store.mark_inbound(inbound_id, "routed")
                 self.app.bus.send(_mail(hook, msg, task, target, inbound_id))
         self._seen.discard(inbound_id)  # closed: no scan returns it again
+        if len(self._received) >= MAX_AWAITED:  # turns that posted nothing: forgotten
+            self._received.pop(next(iter(self._received)))
         self._received.setdefault(msg.conversation, (hook.name, msg.received_at))
         self._note(hook.name, msg, f"handed to {agent}")
 
