@@ -34,12 +34,12 @@ from agents.tools.read_channel import read_channel_tools
 from agents.tools.scope_guard import ScopeGuard, listing_filter
 from agents.tools.triggers import trigger_tools
 from agents.tools.web_fetch import FetchLimits, WebFetch
+from bot.channel_context import ChannelContext
 from bot.core.bus import Bus
 from bot.core.channel import Channel
 from bot.core.events import EventLog
 from bot.core.messages import Target
 from bot.core.tasks import cancel_all
-from bot.inbox.channel_context import ChannelContext
 from bot.inbox.files import FileStore
 from bot.inbox.human import HumanNode
 from bot.inbox.people import People

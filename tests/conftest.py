@@ -22,6 +22,7 @@ pytest_plugins = [
     "tests.kits.discord_kit",
     "tests.kits.browser_kit",
     "tests.kits.mail_kit",
+    "tests.kits.security_kit",
 ]
 
 

@@ -1,4 +1,5 @@
-"""No token, key, password or session id in the logs: a filter on the log handlers.
+"""No token, key, password or session id in the logs: a filter on the log handlers; and
+`args_digest`, the audit log's digest of a call's arguments (nothing of them readable).
 
 Every record is rendered once and scrubbed before any handler writes it: the
 configured secrets (every `SecretStr` setting, and the values of MCP servers' `env`
@@ -13,9 +14,12 @@ text of a logged exception.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import re
 from collections.abc import Iterable
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from pydantic import SecretStr
@@ -96,3 +100,15 @@ def install(settings: Settings, logger: logging.Logger | None = None) -> Redacto
     for handler in (logger or logging.getLogger()).handlers:
         handler.addFilter(redactor)
     return redactor
+
+
+DIGEST_CHARS = 16
+
+
+def args_digest(args: Any) -> str:
+    """A short sha256 of the arguments as canonical JSON (sorted keys, no spaces): the
+    same call gives the same digest, and nothing of its content is readable."""
+    canonical = json.dumps(
+        args, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
+    )
+    return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()[:DIGEST_CHARS]

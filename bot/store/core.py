@@ -24,6 +24,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
+from bot.core.channel import AttemptRow
 from bot.core.messages import BusMessage, Inbound
 from bot.store import migrations
 from bot.store.agents import AgentTables
@@ -34,7 +35,6 @@ from bot.store.migrations import CHANNEL
 from bot.store.outbox import OutboxTables
 from bot.store.schema import (
     ACTIVE_WORKER_STATES,
-    AttemptRow,
     InboundStatus,
     OutboxRow,
     ParkedState,

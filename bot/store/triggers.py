@@ -14,8 +14,8 @@ import sqlite3
 import time
 from typing import TYPE_CHECKING, Any
 
-from bot.triggers.model import TriggerSpec
-from bot.triggers.rows import ACTIVE, RunOutcome, RunStats, TriggerRow, TriggerStatus
+from bot.core.trigger_spec import TriggerSpec
+from bot.store.trigger_rows import ACTIVE, RunOutcome, RunStats, TriggerRow, TriggerStatus
 
 if TYPE_CHECKING:
     from bot.store.core import Store

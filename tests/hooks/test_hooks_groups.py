@@ -7,8 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from bot.core.trigger_spec import TriggerSpec
 from bot.ops.hooks_samples import alertmanager
-from bot.triggers.model import TriggerSpec
 from tests.fakes.anthropic_api import Call, FakeAnthropic, text
 from tests.fakes.slack_api import FakeSlack
 from tests.kits.app_kit import eventually

@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from bot.ledger.audit import args_digest, parse_duration
+from bot.core.redact import args_digest
+from bot.ledger.audit import parse_duration
 from bot.store.core import Store
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.slack_api import FakeSlack
