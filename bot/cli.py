@@ -81,6 +81,9 @@ def parser() -> argparse.ArgumentParser:
     add_eval(sub, [after])
     email = sub.add_parser("email", parents=[after], help="email: `login` signs a mailbox in")
     email.add_argument("action", choices=["login"], help="the one-time OAuth2 sign-in")
+    hooks = sub.add_parser("hooks", parents=[after], help="send a hook a signed sample payload")
+    hooks.add_argument("action", choices=["test"])
+    hooks.add_argument("name", help="the [[hooks]] entry's name")
     return p
 
 
@@ -100,6 +103,10 @@ def main(argv: list[str] | None = None) -> int:
             from channels.email.login import login
 
             return login(settings)
+        if args.command == "hooks":
+            from bot.ops.hooks_cli import hooks_command
+
+            return hooks_command(settings, args.action, args.name)
         require_llm(settings)
     except (SettingsError, StoreError) as exc:
         print(f"switchboard: {exc}", file=sys.stderr)

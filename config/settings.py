@@ -36,6 +36,7 @@ from config.entries import (
     expand_names,
     split_csv,
 )
+from config.hooks import HookConfig, fill_secrets, unique_hooks
 from config.mail import Hops, hops, settle
 from config.models import DEFAULT_PRICES
 from config.prices import ModelPrice, price_of
@@ -184,6 +185,8 @@ class Settings(RoleSettings, EmailAuthSettings, BaseSettings):
 
     # Tools that act (config/tools.py; README "Tools that act")
     mcp_servers: list[McpServerConfig] = Field(default_factory=list)
+    # Signed inbound webhooks (config/hooks.py; docs/hooks.md): POST /hooks/<name>
+    hooks: list[HookConfig] = Field(default_factory=list)
     approvers: list[str] = Field(default_factory=list)
     approval_via: str | None = None
     approval_timeout_seconds: float | None = Field(default=None, gt=0)
@@ -218,6 +221,7 @@ class Settings(RoleSettings, EmailAuthSettings, BaseSettings):
         mode="before",
     )(split_csv)
     _servers = field_validator("mcp_servers")(unique_servers)
+    _hooks = field_validator("hooks")(unique_hooks)
     _hops = field_validator("email_authserv_hops", mode="before")(hops)
     _via = field_validator("approval_via")(lambda v: v if v is None else check_target(v))
     _targets = field_validator("targets")(lambda v: [check_target(t) for t in v])
@@ -312,7 +316,7 @@ class Settings(RoleSettings, EmailAuthSettings, BaseSettings):
         """`switchboard run` serves HTTP: a port is set, or Slack's HTTP Events or the API
         (SWITCHBOARD_API_TOKEN) need one."""
         slack_http = self.slack_signing_secret is not None and self.slack_app_token is None
-        wanted = slack_http or self.api_token is not None
+        wanted = slack_http or self.api_token is not None or bool(self.hooks)
         return self.http_port is not None or self.port is not None or wanted
 
     @property
@@ -373,6 +377,7 @@ def load_settings(
             raise SettingsError(f"SWITCHBOARD_CONFIG: {path} is not valid TOML ({exc}).") from exc
     try:
         values["mcp_servers"] = interpolate(values.get("mcp_servers", []), env)
+        values["hooks"] = fill_secrets(values.get("hooks", []), env)
     except MissingVariable as exc:
         raise SettingsError(str(exc)) from exc
     values.update(from_environ(env, Settings.model_fields))

@@ -32,7 +32,7 @@ TOML_SECTIONS = ("anthropic", "openai", "slack", "discord", "email", "imap", "sm
 
 
 # Fields set only in the config file (structured entries, no environment variable).
-FILE_ONLY = ("schedules", "heartbeat", "people", "prices", "mcp_servers")
+FILE_ONLY = ("schedules", "heartbeat", "people", "prices", "mcp_servers", "hooks")
 
 
 def env_name(field: str) -> str:
@@ -90,7 +90,7 @@ def one_line(exc: ValidationError, secret: Collection[str] = ()) -> str:
         return f"config file [[people]]: {problem}."
     if loc and loc[0] == "people":
         return f"config file [[people]] entry {'.'.join(loc[1:])}: {error['msg']}."
-    if loc and loc[0] in ("schedules", "heartbeat", "prices", "mcp_servers"):
+    if loc and loc[0] in ("schedules", "heartbeat", "prices", "mcp_servers", "hooks"):
         where = ".".join(loc)
         return f"config file [{where}]: {error['msg']}."
     name = env_name(loc[0]) if loc else "settings"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from bot.ledger.hooks_status import hooks_section
 from bot.ledger.status import Section, render_status
 from bot.ledger.tools_status import approvals_section, mcp_section
 from bot.ledger.usage import usage_section
@@ -18,6 +19,7 @@ SECTIONS: tuple[Section, ...] = (
     usage_section,
     mcp_section,
     approvals_section,
+    hooks_section,
 )
 
 

@@ -17,6 +17,7 @@ from bot.ops.assets import SCRIPT, STYLE
 from bot.ops.audit_view import audit_page
 from bot.ops.auth import CSRF_FIELD, Access, client, refusal, throttled_response
 from bot.ops.charts import charts
+from bot.ops.hooks_card import hooks_card
 from bot.ops.html import Markup, esc, page
 from bot.ops.live import LiveEvents
 from bot.ops.server import Handler, Route
@@ -89,6 +90,7 @@ class Dashboard:
                 charts(app, app.ops.latency, app.ops.sums),
                 views.usage(app),
                 views.triggers(app, csrf),
+                hooks_card(app),
                 views.recent_events(app),
             ]
         )

@@ -24,6 +24,8 @@ from bot.ops.auth import Access
 from bot.ops.charts import AnswerLatency, HourlySums
 from bot.ops.dashboard import Dashboard
 from bot.ops.health import LLMHealth, health, public_health
+from bot.ops.hooks import HookMetrics, Hooks
+from bot.ops.hooks_desk import HookDesk
 from bot.ops.live import LiveEvents
 from bot.ops.metrics import CONTENT_TYPE, Metrics, without_spend
 from bot.ops.probe import probe_channels
@@ -65,6 +67,10 @@ class Operator:
                 app, api_callers(s.api_token.get_secret_value()), api_targets(s.api_targets)
             )
             app.human.outbox.add_channel(ApiChannel())
+        self.hooks: Hooks | None = None
+        if s.hooks:  # POST /hooks/<name> (bot/ops/hooks.py)
+            hook_metrics = HookMetrics(self.metrics.registry)
+            self.hooks = Hooks(app, HookDesk(app, hook_metrics), hook_metrics)
         self._tasks: list[asyncio.Task[None]] = []
 
     # -- model calls -------------------------------------------------------------------
@@ -171,6 +177,7 @@ class Operator:
             *Dashboard(self.app, self.access, self.live).routes(),
             *Actions(self.app, self.access).routes(),
             *(self.api.routes() if self.api is not None else []),
+            *(self.hooks.routes() if self.hooks is not None else []),
         ]
 
     async def serve(self) -> None:
@@ -192,6 +199,8 @@ class Operator:
     def lead(self) -> None:
         """What the leader alone runs: reminders of stalled work, the budget's record."""
         self._tasks.append(asyncio.create_task(self.stalled.run(), name="stalled-work"))
+        if self.hooks is not None:
+            self._tasks.append(asyncio.create_task(self.hooks.desk.run(), name="hook-desk"))
         self.budget.save()
 
     async def stop(self) -> None:
@@ -217,6 +226,8 @@ class Operator:
         status, body = health(self.app, self.llm_health)
         if audience == "public":
             body = public_health(body)
+        elif self.hooks is not None:
+            body["hooks"] = self.hooks.desk.last
         return web.json_response(body, status=status, headers={"Cache-Control": "no-store"})
 
     async def _metrics(self, request: web.Request) -> web.Response:

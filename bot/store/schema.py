@@ -31,7 +31,7 @@ ACTIVE_WORKER_STATES: tuple[WorkerStatus, ...] = ("running", "parked")
 QuestionStatus = Literal["open", "answered", "cancelled", "corrupt"]
 #: A journaled message is `pending` until routed (a crash in between: routed at start),
 #: `fetching` while its files are downloaded (bot/inbox/intake.py).
-InboundStatus = Literal["pending", "fetching", "routed", "corrupt"]
+InboundStatus = Literal["pending", "fetching", "routed", "corrupt", "hook"]
 
 
 @dataclass(slots=True)
