@@ -17,6 +17,14 @@ BLOCK = 65536
 def tail(path: Path, limit: int, before: int | None = None) -> tuple[list[Event], int]:
     """Up to `limit` events that end before byte `before` (default: the end of the
     file), newest first, and the offset of the page before them (0: none left)."""
+    placed, older = tail_placed(path, limit, before)
+    return [e for _, e in placed], older
+
+
+def tail_placed(
+    path: Path, limit: int, before: int | None = None
+) -> tuple[list[tuple[int, Event]], int]:
+    """As `tail`, each event with the byte offset its line starts at."""
     if limit <= 0 or not path.exists():
         return [], 0
     with path.open("rb") as fh:
@@ -38,5 +46,5 @@ def tail(path: Path, limit: int, before: int | None = None) -> tuple[list[Event]
     entries = [(offset, line) for offset, line in entries if line.strip()]
     page = entries[-limit:]
     more = bool(page) and (pos > 0 or len(entries) > len(page))
-    events = [e for e in (parse_line(line) for _, line in reversed(page)) if e is not None]
-    return events, page[0][0] if more else 0
+    parsed = ((offset, parse_line(line)) for offset, line in reversed(page))
+    return [(o, e) for o, e in parsed if e is not None], page[0][0] if more else 0

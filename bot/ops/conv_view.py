@@ -1,0 +1,128 @@
+"""The dashboard's /conversations page: every conversation by its place's name, the
+people in it, its first line and its last activity, searchable (`?q=`).
+
+Search runs here, on the server, over a summary of each of the newest INDEXED
+conversations (place, people, first line, agent, key), kept in memory and remade only
+for a conversation whose `updated_at` moved: a page reads one narrow SQL page of
+(agent, key, updated_at) and parses only what changed since the last page.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+from urllib.parse import urlencode
+
+from bot.ops.html import Markup, esc, form, ident, link, section, short, table, when
+from bot.ops.places import describe
+from bot.ops.reading import people_and_first_line, subject_of
+
+if TYPE_CHECKING:
+    from bot.app import App
+
+PAGE = 50
+#: the newest conversations the list and its search cover
+INDEXED = 5000
+
+
+@dataclass(slots=True)
+class Summary:
+    agent: str
+    key: str
+    target: str | None
+    updated_at: float
+    messages: int
+    place: str
+    people: list[str]
+    first: str
+    haystack: str  # what a search matches, case-folded
+
+
+class ConversationIndex:
+    def __init__(self) -> None:
+        self._kept: dict[tuple[str, str], Summary] = {}
+
+    def newest(self, app: App) -> list[Summary]:
+        """Summaries of the newest INDEXED conversations, newest first."""
+        rows = app.store.views.conversations_page(0, INDEXED)
+        out = []
+        for row in rows:
+            kept = self._kept.get((row.agent, row.key))
+            if kept is None or kept.updated_at != row.updated_at:
+                kept = self._summarize(app, row.agent, row.key, row.updated_at)
+                self._kept[(row.agent, row.key)] = kept
+            out.append(kept)
+        if len(self._kept) > len(out):  # forget what left the window or was removed
+            alive = {(s.agent, s.key) for s in out}
+            self._kept = {k: v for k, v in self._kept.items() if k in alive}
+        return out
+
+    def search(self, app: App, query: str) -> list[Summary]:
+        words = query.casefold().split()
+        found = self.newest(app)
+        if not words:
+            return found
+        return [s for s in found if all(w in s.haystack for w in words)]
+
+    @staticmethod
+    def _summarize(app: App, agent: str, key: str, updated_at: float) -> Summary:
+        messages, target = app.store.load_conversation(agent, key)
+        people, first = people_and_first_line(messages)
+        place = describe(key, target, people, subject_of(messages))
+        words = " ".join([place, *people, first, agent, key, target or ""])
+        return Summary(agent, key, target, updated_at, len(messages), place, people,
+                       short(first, 200), words.casefold())  # fmt: skip
+
+
+def _fresh(csrf: str, s: Summary, back: str) -> Markup | str:
+    if s.agent != "coordinator":
+        return ""
+    return form("/actions/new", csrf, {"conversation": s.key}, "", "Start afresh", back)
+
+
+def conversations(app: App, index: ConversationIndex, query: str, page: int, csrf: str) -> Markup:
+    found = index.search(app, query)
+    start = (page - 1) * PAGE
+    back = "/conversations" + ("?" + urlencode({"q": query}) if query else "")
+    rows = [
+        [
+            link("/conversation", s.place, agent=s.agent, key=s.key),
+            s.agent,
+            ", ".join(s.people) or "-",
+            s.first or "-",
+            Markup(f"{when(s.updated_at)}"),
+            s.messages,
+            _fresh(csrf, s, back),
+        ]
+        for s in found[start : start + PAGE]
+    ]
+    empty = f"no conversation matches \u201c{query}\u201d" if query else "none yet"
+    headers = ["place", "agent", "people", "first line", "last activity", "messages", ""]
+    body = _search_form(query) + _count(len(found), query) + table(headers, rows, empty)
+    more = _pager(query, page, start + PAGE < len(found))
+    return section("Conversations", Markup(body + more), "conversations")
+
+
+def _search_form(query: str) -> Markup:
+    return Markup(
+        '<form class="search" method="get" action="/conversations">'
+        f'<input type="search" name="q" value="{esc(query)}" aria-label="search" '
+        'placeholder="a name, a person, words of the first line">'
+        '<button type="submit">Search</button></form>'
+    )
+
+
+def _count(n: int, query: str) -> Markup:
+    if not query:
+        return Markup("")
+    return Markup(f"<p>{n} conversation(s) match {ident(query)}.</p>")
+
+
+def _pager(query: str, page: int, has_next: bool) -> Markup:
+    parts = []
+    q = query or None
+    if page > 1:
+        parts.append(link("/conversations", "\u2190 newer", q=q, page=page - 1))
+    if has_next:
+        parts.append(link("/conversations", "older \u2192", q=q, page=page + 1))
+    return Markup('<nav class="pager">' + " ".join(parts) + "</nav>") if parts else Markup("")

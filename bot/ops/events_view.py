@@ -1,0 +1,141 @@
+"""The dashboard's events: the overview's recent events and the /events page.
+
+Each event reads as when, type, who and what (bot/ops/event_text.py), never as JSON.
+/events filters by type (a prefix: `tool` is every `tool.*`) and agent with a GET
+form; the filter reads the log backwards from the end (bot/ops/tail.py) and stops at
+SCAN_LIMIT events, offering the older rest as a link. A run of GROUP_AT or more events
+of one agent in a row folds into one line: "Alice: 37 tool calls, 12:01 to 12:09".
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import datetime
+from typing import TYPE_CHECKING
+from urllib.parse import urlencode
+
+from bot.core.events import Event
+from bot.ops.event_text import plural, what
+from bot.ops.html import Markup, esc, link, section, when
+from bot.ops.tail import tail, tail_placed
+from bot.ops.views import worker_names
+
+if TYPE_CHECKING:
+    from zoneinfo import ZoneInfo
+
+    from bot.app import App
+
+EVENTS_ON_OVERVIEW = 30
+EVENTS_PAGE = 100
+SCAN_LIMIT = 20_000
+SCAN_STEP = 1000
+GROUP_AT = 4
+
+
+def _item(e: Event, who: dict[str, str]) -> str:
+    agent = who.get(e.agent_id, e.agent_id)
+    return (
+        f"<li>{when(e.ts)} <b>{esc(e.type)}</b> <span class=agent>{esc(agent)}</span>"
+        f" <span class=what>{esc(what(e))}</span></li>"
+    )
+
+
+def _runs(events: list[Event]) -> list[list[Event]]:
+    runs: list[list[Event]] = []
+    for e in events:
+        if runs and runs[-1][0].agent_id == e.agent_id:
+            runs[-1].append(e)
+        else:
+            runs.append([e])
+    return runs
+
+
+def items(events: list[Event], who: dict[str, str], zone: ZoneInfo, group: bool = True) -> Markup:
+    """Events newest first; a busy agent's run folded under one line (`group`)."""
+    out: list[str] = []
+    for run in _runs(events):
+        if len(run) < GROUP_AT or not group:
+            out.extend(_item(e, who) for e in run)
+            continue
+        agent = who.get(run[0].agent_id, run[0].agent_id)
+        counts = Counter(e.type for e in run)
+        told = ", ".join(plural(t, n) for t, n in counts.most_common())
+        span = f"{_clock(run[-1].ts, zone)}\u2013{_clock(run[0].ts, zone)}"
+        inner = "".join(_item(e, who) for e in run)
+        out.append(
+            f'<li class="run"><details><summary>{when(run[0].ts)} '
+            f"<span class=agent>{esc(agent)}</span>: {esc(told)}, {esc(span)}</summary>"
+            f'<ul class="events">{inner}</ul></details></li>'
+        )
+    return Markup("".join(out))
+
+
+def _clock(ts: float, zone: ZoneInfo) -> str:
+    return datetime.fromtimestamp(ts, zone).strftime("%H:%M")
+
+
+def recent_events(app: App) -> Markup:
+    assert app.events.path is not None
+    events, _before = tail(app.events.path, EVENTS_ON_OVERVIEW)
+    shown = items(events, worker_names(app), app.ops.ledger.zone)
+    body = Markup(
+        '<p><span id="live-status">connecting</span> \u00b7 '
+        f'{link("/events", "all events, filter")}</p><ul id="live-events">{shown}</ul>'
+    )
+    return Markup(f'<section class="wide" id="events"><h2>Recent events</h2>{body}</section>')
+
+
+def matching(app: App, kind: str, agent: str, before: int | None) -> tuple[list[Event], int, int]:
+    """Up to EVENTS_PAGE events of type prefix `kind` and agent `agent` (id or name),
+    newest first, scanning at most SCAN_LIMIT; the offset to go on from (0: the start
+    of the log) and how many were scanned."""
+    assert app.events.path is not None
+    who = worker_names(app)
+    agent_key = agent.casefold()
+    step = SCAN_STEP if kind or agent else EVENTS_PAGE
+    found: list[Event] = []
+    scanned, offset, last_at = 0, before, 0
+    while len(found) < EVENTS_PAGE and scanned < SCAN_LIMIT and offset != 0:
+        batch, older = tail_placed(app.events.path, step, offset)
+        for at, e in batch:
+            if len(found) == EVENTS_PAGE:
+                return found, last_at, scanned  # the next page: what began before the last
+            scanned += 1
+            if _fits(e, kind, agent_key, who):
+                found.append(e)
+                last_at = at
+        offset = older
+    return found, offset or 0, scanned
+
+
+def _fits(e: Event, kind: str, agent: str, who: dict[str, str]) -> bool:
+    if kind and not (e.type == kind or e.type.startswith(kind.rstrip(".") + ".")):
+        return False
+    if agent and agent not in (e.agent_id.casefold(), who.get(e.agent_id, "").casefold()):
+        return False
+    return True
+
+
+def events_page(app: App, kind: str, agent: str, before: int | None) -> Markup:
+    events, older, scanned = matching(app, kind, agent, before)
+    shown = items(events, worker_names(app), app.ops.ledger.zone, group=not agent)
+    params = {k: v for k, v in (("type", kind), ("agent", agent)) if v}
+    nav = link("/events", "older \u2192", before=older, **params) if older else Markup("")
+    note = Markup("")
+    if (kind or agent) and len(events) < EVENTS_PAGE and older:
+        note = Markup(f"<p>Looked through the newest {scanned:,} events.</p>")
+    body = Markup(
+        f'{_filter_form(kind, agent)}{note}<ul class="events">{shown}</ul>'
+        f'<nav class="pager">{nav}</nav>'
+    )
+    title = "Events (newest first)" + (f": {urlencode(params)}" if params else "")
+    return section(title, body)
+
+
+def _filter_form(kind: str, agent: str) -> Markup:
+    return Markup(
+        '<form class="search" method="get" action="/events">'
+        f'<label>type <input name="type" value="{esc(kind)}" placeholder="tool, message.sent">'
+        f'</label> <label>agent <input name="agent" value="{esc(agent)}" '
+        'placeholder="Alice"></label> <button type="submit">Filter</button></form>'
+    )
