@@ -16,6 +16,7 @@ from urllib.parse import urlencode
 from bot.ops.html import Markup, esc, form, ident, link, section, short, table, when
 from bot.ops.places import describe
 from bot.ops.reading import people_and_first_line, subject_of
+from bot.ops.views import worker_names
 
 if TYPE_CHECKING:
     from bot.app import App
@@ -28,6 +29,7 @@ INDEXED = 5000
 @dataclass(slots=True)
 class Summary:
     agent: str
+    name: str  # the agent's name as given
     key: str
     target: str | None
     updated_at: float
@@ -46,10 +48,14 @@ class ConversationIndex:
         """Summaries of the newest INDEXED conversations, newest first."""
         rows = app.store.views.conversations_page(0, INDEXED)
         out = []
+        stale = [r for r in rows if getattr(self._kept.get((r.agent, r.key)), "updated_at", None)
+                 != r.updated_at]  # fmt: skip
+        names = worker_names(app, {r.agent for r in stale if r.agent != "coordinator"})
         for row in rows:
             kept = self._kept.get((row.agent, row.key))
             if kept is None or kept.updated_at != row.updated_at:
-                kept = self._summarize(app, row.agent, row.key, row.updated_at)
+                name = names.get(row.agent, row.agent)
+                kept = self._summarize(app, row.agent, name, row.key, row.updated_at)
                 self._kept[(row.agent, row.key)] = kept
             out.append(kept)
         if len(self._kept) > len(out):  # forget what left the window or was removed
@@ -65,12 +71,12 @@ class ConversationIndex:
         return [s for s in found if all(w in s.haystack for w in words)]
 
     @staticmethod
-    def _summarize(app: App, agent: str, key: str, updated_at: float) -> Summary:
+    def _summarize(app: App, agent: str, name: str, key: str, updated_at: float) -> Summary:
         messages, target = app.store.load_conversation(agent, key)
         people, first = people_and_first_line(messages)
-        place = describe(key, target, people, subject_of(messages))
-        words = " ".join([place, *people, first, agent, key, target or ""])
-        return Summary(agent, key, target, updated_at, len(messages), place, people,
+        place = describe(key, target, people, subject_of(messages), name)
+        words = " ".join([place, *people, first, name, agent, key, target or ""])
+        return Summary(agent, name, key, target, updated_at, len(messages), place, people,
                        short(first, 200), words.casefold())  # fmt: skip
 
 
@@ -87,7 +93,7 @@ def conversations(app: App, index: ConversationIndex, query: str, page: int, csr
     rows = [
         [
             link("/conversation", s.place, agent=s.agent, key=s.key),
-            s.agent,
+            s.name,
             ", ".join(s.people) or "-",
             s.first or "-",
             Markup(f"{when(s.updated_at)}"),

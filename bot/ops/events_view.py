@@ -40,10 +40,15 @@ def _item(e: Event, who: dict[str, str]) -> str:
     )
 
 
-def _runs(events: list[Event]) -> list[list[Event]]:
+def _runs(events: list[Event], who: dict[str, str]) -> list[list[Event]]:
+    """Events in a row by one agent (by its name: `alice` and `Alice` are one)."""
+
+    def name(e: Event) -> str:
+        return who.get(e.agent_id, e.agent_id).casefold()
+
     runs: list[list[Event]] = []
     for e in events:
-        if runs and runs[-1][0].agent_id == e.agent_id:
+        if runs and name(runs[-1][0]) == name(e):
             runs[-1].append(e)
         else:
             runs.append([e])
@@ -53,18 +58,20 @@ def _runs(events: list[Event]) -> list[list[Event]]:
 def items(events: list[Event], who: dict[str, str], zone: ZoneInfo, group: bool = True) -> Markup:
     """Events newest first; a busy agent's run folded under one line (`group`)."""
     out: list[str] = []
-    for run in _runs(events):
+    for run in _runs(events, who):
         if len(run) < GROUP_AT or not group:
             out.extend(_item(e, who) for e in run)
             continue
         agent = who.get(run[0].agent_id, run[0].agent_id)
-        counts = Counter(e.type for e in run)
-        told = ", ".join(plural(t, n) for t, n in counts.most_common())
-        span = f"{_clock(run[-1].ts, zone)}\u2013{_clock(run[0].ts, zone)}"
+        counts = Counter(e.type for e in run).most_common()
+        told = ", ".join(plural(t, n) for t, n in counts[:3]) + (", \u2026" if counts[3:] else "")
+        first, last = _clock(run[-1].ts, zone), _clock(run[0].ts, zone)
+        span = first if first == last else f"{first}\u2013{last}"
         inner = "".join(_item(e, who) for e in run)
         out.append(
             f'<li class="run"><details><summary>{when(run[0].ts)} '
-            f"<span class=agent>{esc(agent)}</span>: {esc(told)}, {esc(span)}</summary>"
+            f"<span class=agent>{esc(agent)}</span>: {len(run)} events ({esc(told)}), {esc(span)}"
+            "</summary>"
             f'<ul class="events">{inner}</ul></details></li>'
         )
     return Markup("".join(out))
@@ -77,7 +84,7 @@ def _clock(ts: float, zone: ZoneInfo) -> str:
 def recent_events(app: App) -> Markup:
     assert app.events.path is not None
     events, _before = tail(app.events.path, EVENTS_ON_OVERVIEW)
-    shown = items(events, worker_names(app), app.ops.ledger.zone)
+    shown = items(events, worker_names(app, {e.agent_id for e in events}), app.ops.ledger.zone)
     body = Markup(
         '<p><span id="live-status">connecting</span> \u00b7 '
         f'{link("/events", "all events, filter")}</p><ul id="live-events">{shown}</ul>'
@@ -86,11 +93,10 @@ def recent_events(app: App) -> Markup:
 
 
 def matching(app: App, kind: str, agent: str, before: int | None) -> tuple[list[Event], int, int]:
-    """Up to EVENTS_PAGE events of type prefix `kind` and agent `agent` (id or name),
+    """Up to EVENTS_PAGE events of type prefix `kind` and agent `agent`,
     newest first, scanning at most SCAN_LIMIT; the offset to go on from (0: the start
     of the log) and how many were scanned."""
     assert app.events.path is not None
-    who = worker_names(app)
     agent_key = agent.casefold()
     step = SCAN_STEP if kind or agent else EVENTS_PAGE
     found: list[Event] = []
@@ -101,24 +107,29 @@ def matching(app: App, kind: str, agent: str, before: int | None) -> tuple[list[
             if len(found) == EVENTS_PAGE:
                 return found, last_at, scanned  # the next page: what began before the last
             scanned += 1
-            if _fits(e, kind, agent_key, who):
+            if _fits(e, kind, agent_key):
                 found.append(e)
                 last_at = at
         offset = older
     return found, offset or 0, scanned
 
 
-def _fits(e: Event, kind: str, agent: str, who: dict[str, str]) -> bool:
+def _fits(e: Event, kind: str, agent: str) -> bool:
+    """Of type `kind` (or under it: `tool` is `tool.*`) and by `agent`, an id or a
+    name in any case (a worker's id is its name in lower case)."""
     if kind and not (e.type == kind or e.type.startswith(kind.rstrip(".") + ".")):
         return False
-    if agent and agent not in (e.agent_id.casefold(), who.get(e.agent_id, "").casefold()):
-        return False
-    return True
+    return not agent or e.agent_id.casefold() == agent
 
 
 def events_page(app: App, kind: str, agent: str, before: int | None) -> Markup:
     events, older, scanned = matching(app, kind, agent, before)
-    shown = items(events, worker_names(app), app.ops.ledger.zone, group=not agent)
+    shown = items(
+        events,
+        worker_names(app, {e.agent_id for e in events}),
+        app.ops.ledger.zone,
+        group=not agent,
+    )
     params = {k: v for k, v in (("type", kind), ("agent", agent)) if v}
     nav = link("/events", "older \u2192", before=older, **params) if older else Markup("")
     note = Markup("")

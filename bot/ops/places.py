@@ -15,15 +15,18 @@ from bot.core.messages import Target, TargetError
 from bot.ops.reading import people_and_first_line, subject_of
 
 
-def place_name(key: str, target: str | None, messages: list[dict[str, Any]]) -> str:
+def place_name(
+    key: str, target: str | None, messages: list[dict[str, Any]], agent: str = ""
+) -> str:
     people, _first = people_and_first_line(messages)
-    return describe(key, target, people, subject_of(messages))
+    return describe(key, target, people, subject_of(messages), agent)
 
 
-def describe(key: str, target: str | None, people: list[str], subject: str) -> str:
-    """`DM with Ann (slack)`, `Slack channel C1, a thread`, `Email: Invoice 42`..."""
+def describe(key: str, target: str | None, people: list[str], subject: str, agent: str = "") -> str:
+    """`Slack DM with Ann`, `Slack channel C1, a thread`, `Email: Invoice 42`,
+    `Alice's task`..."""
     if key == "task":
-        return "worker task"
+        return f"{agent}'s task" if agent else "a worker's task"
     if key == "home":
         return "home (mail that belongs to no conversation)"
     if key.startswith("trigger:"):

@@ -27,6 +27,9 @@ _BLOCK = re.compile(
 _SPEAKER = re.compile(r"\[(?P<who>[^\]\n]+?)(?: via (?P<via>[^\]\n]+))?\]: ")
 _ANSWERED = re.compile(r"(?P<who>[^\n]+?) answered: ")
 _LABEL = re.compile(r"\[(?P<label>[^\]\n]+)\]: ")
+RELAYED = ("result", "suggestion")  # a worker's words in its coordinator's conversation
+_RESULT = re.compile(r"\[Worker (?P<who>[^\]\n]+?) (?P<what>published its result|suggests a "
+                     r"next step)\]: ")  # fmt: skip
 _NOW = re.compile(r"^\[Now: [^\n]*\]\s*$", re.M)
 _UNMARK = re.compile(r"(?m)^(\s*)\\(?=[\[\uff3b])")
 _TAGS = re.compile(r"&lt;(?=/?(?:untrusted|memory|profile)\b)", re.I)
@@ -79,6 +82,10 @@ def _block(match: re.Match[str]) -> Piece:
     if speaker and answered:
         return Piece("said", answered["who"], "answered: " + unmark(body[answered.end() :]))
     label = _LABEL.match(body)
+    result = _RESULT.match(body)
+    if result:  # a worker's words, relayed: said by the worker
+        what = "result" if result["what"].startswith("published") else "suggestion"
+        return Piece("said", result["who"], unmark(body[result.end() :]).strip(), what)
     if label:
         return Piece("note", "", f"{label['label']}: {unmark(body[label.end() :]).strip()}")
     return Piece("note", "", f"{source}: {unmark(body).strip()}")
@@ -154,7 +161,7 @@ def people_and_first_line(messages: list[dict[str, Any]]) -> tuple[list[str], st
         if message.get("role") != "user":
             continue
         for kind, piece in message_pieces(message):
-            if kind != "text" or piece.kind != "said" or not piece.who:
+            if kind != "text" or piece.kind != "said" or not piece.who or piece.via in RELAYED:
                 continue
             if piece.who not in people:
                 people.append(piece.who)

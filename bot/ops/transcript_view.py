@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from bot.ops.html import Markup, esc, ident, link, short
 from bot.ops.places import place_name
 from bot.ops.reading import Piece, message_pieces
+from bot.ops.views import worker_names
 
 if TYPE_CHECKING:
     from bot.app import App
@@ -27,7 +28,6 @@ def transcript(app: App, agent: str, key: str, page: int | None) -> tuple[str, M
     current = pages if page is None else min(max(1, page), pages)
     end = len(messages) - (pages - current) * TRANSCRIPT_PAGE
     shown = messages[max(0, end - TRANSCRIPT_PAGE) : end]
-    body = "".join(_message(agent, m) for m in shown) or '<p class="empty">no messages</p>'
     nav = []
     if current > 1:
         nav.append(link("/conversation", "\u2190 earlier", agent=agent, key=key, page=current - 1))
@@ -35,7 +35,9 @@ def transcript(app: App, agent: str, key: str, page: int | None) -> tuple[str, M
     if current < pages:
         nav.append(link("/conversation", "later \u2192", agent=agent, key=key, page=current + 1))
     pager = Markup('<nav class="pager">' + " ".join(nav) + "</nav>")
-    title = f"{agent}: {place_name(key, target, messages)}"
+    name = worker_names(app, [agent]).get(agent, agent)
+    title = f"{name}: {place_name(key, target, messages, name)}"
+    body = "".join(_message(name, m) for m in shown) or '<p class="empty">no messages</p>'
     head = Markup(
         f"<p>Answers go to {ident(target or 'the home target')} \u00b7 "
         f"conversation {ident(key)}</p>"
@@ -59,7 +61,8 @@ def _piece(agent: str, role: str, kind: str, piece: Piece) -> str:
     if kind == "tool_use":
         return _folded("tool", f"{agent} used {piece.who}", short(piece.text, 2000))
     if kind == "tool_result":
-        return _folded("tool", "result", short(piece.text, 4000))
+        return _folded("tool", "result: " + short(piece.text.split("\n", 1)[0], 80),
+                       short(piece.text, 4000))  # fmt: skip
     if piece.kind == "note":
         first = piece.text.split(":", 1)[0] if ":" in piece.text[:60] else "runtime note"
         return _folded("note", first, short(piece.text, 4000))

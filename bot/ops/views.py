@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -99,14 +100,16 @@ def _answer(csrf: str, question_id: str) -> Markup:
     return form("/actions/answer", csrf, {"question": question_id}, box, "Answer")
 
 
-def worker_names(app: App) -> dict[str, str]:
-    """Workers' ids to their names as given (`alice` -> `Alice`)."""
-    return {w.row.id: w.row.name for w in app.team.workers.values()}
+def worker_names(app: App, ids: Iterable[str] = ()) -> dict[str, str]:
+    """Workers' ids to their names as given (`alice` -> `Alice`): the running ones, and
+    those of `ids` from the store."""
+    names = app.store.views.worker_names([i for i in ids if i not in app.team.workers])
+    return names | {w.row.id: w.row.name for w in app.team.workers.values()}
 
 
 def questions(app: App, csrf: str) -> Markup:
     asked = app.store.open_questions()
-    names = worker_names(app)
+    names = worker_names(app, [q.worker for q in asked[:PAGE]])
     rows = [
         [
             link("/conversation", names.get(q.worker, q.worker), agent=q.worker, key="task"),
@@ -219,7 +222,7 @@ def usage(app: App) -> Markup:
     zone = app.ops.ledger.zone
     start = day_start(zone, time.time())
     per_agent, unknown = _usage_today(app, start)
-    names = worker_names(app)
+    names = worker_names(app, [t.agent for t in per_agent])
     rows: list[list[object]] = [
         [names.get(t.agent, t.agent), t.calls, t.input_tokens, t.output_tokens, t.cache_read_tokens,
          t.cache_write_tokens, cost_text(t)]
