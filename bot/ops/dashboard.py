@@ -101,8 +101,8 @@ class Dashboard:
                 views.questions(app, csrf),
                 views.approvals(app.store.approvals.pending(), csrf),
                 views.channels(app),
-                charts(app, app.ops.latency, app.ops.sums),
                 views.usage(app),
+                charts(app, app.ops.latency, app.ops.sums),
                 views.triggers(app, csrf),
                 recent_events(app),
             ]

@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections import Counter
 from datetime import datetime
 from typing import TYPE_CHECKING
-from urllib.parse import urlencode
 
 from bot.core.events import Event
 from bot.ops.event_text import plural, what
@@ -30,6 +29,8 @@ EVENTS_PAGE = 100
 SCAN_LIMIT = 20_000
 SCAN_STEP = 1000
 GROUP_AT = 4
+#: the types offered as one-click filters (each a prefix: `tool` is `tool.*`)
+KINDS = ("message", "tool", "worker", "human", "llm", "channel", "operator", "trigger")
 
 
 def _item(e: Event, who: dict[str, str]) -> str:
@@ -139,7 +140,8 @@ def events_page(app: App, kind: str, agent: str, before: int | None) -> Markup:
         f'{_filter_form(kind, agent)}{note}<ul class="events">{shown}</ul>'
         f'<nav class="pager">{nav}</nav>'
     )
-    title = "Events (newest first)" + (f": {urlencode(params)}" if params else "")
+    said = [f"of type {kind}" if kind else "", f"by {agent}" if agent else ""]
+    title = " ".join(["Events", *[w for w in said if w], "(newest first)"])
     return section(title, body)
 
 
@@ -148,5 +150,7 @@ def _filter_form(kind: str, agent: str) -> Markup:
         '<form class="search" method="get" action="/events">'
         f'<label>type <input name="type" value="{esc(kind)}" placeholder="tool, message.sent">'
         f'</label> <label>agent <input name="agent" value="{esc(agent)}" '
-        'placeholder="Alice"></label> <button type="submit">Filter</button></form>'
+        'placeholder="Alice"></label> <button type="submit">Filter</button> '
+        + " ".join(link("/events", k, type=k, agent=agent or None) for k in KINDS)
+        + "</form>"
     )

@@ -34,7 +34,7 @@ def transcript(app: App, agent: str, key: str, page: int | None) -> tuple[str, M
     nav.append(Markup(f"<span>page {current} of {pages} ({len(messages)} messages)</span>"))
     if current < pages:
         nav.append(link("/conversation", "later \u2192", agent=agent, key=key, page=current + 1))
-    pager = Markup('<nav class="pager">' + " ".join(nav) + "</nav>")
+    pager = Markup('<nav class="pager">' + " ".join(nav) + "</nav>") if pages > 1 else Markup("")
     name = worker_names(app, [agent]).get(agent, agent)
     title = f"{name}: {place_name(key, target, messages, name)}"
     body = "".join(_message(name, m) for m in shown) or '<p class="empty">no messages</p>'
