@@ -100,8 +100,11 @@ li.run ul.events { margin-left: 1.5em; }
 .agent, .who { color: #2d5fa8; font-weight: 600; }
 .msg { border-left: 3px solid #dde1e6; padding: .2em .8em; margin: .5em 0; }
 .msg.user { border-color: #7aa7e0; } .msg.assistant { border-color: #7cc48d; }
+.waiting { background: #fff7e0; border: 1px solid #f0d58a; border-radius: 4px;
+  padding: .4em .8em; margin: .5em 0; }
 .said { margin: .2em 0; white-space: pre-wrap; overflow-wrap: break-word; }
 details { margin: .2em 0; color: #6b7580; font-size: 13px; }
+details.confirm { margin: 0; } details.confirm summary { cursor: pointer; white-space: nowrap; }
 details pre { white-space: pre-wrap; overflow-wrap: break-word; margin: .2em 0 .2em 1em;
   font: inherit; }
 details.tool summary { color: #7a4fb0; }

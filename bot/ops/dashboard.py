@@ -120,7 +120,7 @@ class Dashboard:
         key = request.query.get("key", "")
         raw = request.query.get("page")
         number = int(raw) if raw and raw.isdigit() else None
-        title, body = transcript(self.app, agent, key, number)
+        title, body = transcript(self.app, agent, key, number, self._csrf(request)[0])
         return self._page(request, title, body)
 
     async def events(self, request: web.Request) -> web.Response:

@@ -9,11 +9,12 @@ TRANSCRIPT_PAGE messages count from the newest, so the page that opens is full.
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlencode
 
 from bot.ops.html import Markup, esc, ident, link, short
 from bot.ops.places import place_name
 from bot.ops.reading import Piece, message_pieces
-from bot.ops.views import worker_names
+from bot.ops.views import answer_form, worker_names
 
 if TYPE_CHECKING:
     from bot.app import App
@@ -21,8 +22,11 @@ if TYPE_CHECKING:
 TRANSCRIPT_PAGE = 40
 
 
-def transcript(app: App, agent: str, key: str, page: int | None) -> tuple[str, Markup]:
-    """The page's title and body."""
+def transcript(
+    app: App, agent: str, key: str, page: int | None, csrf: str = ""
+) -> tuple[str, Markup]:
+    """The page's title and body; a worker waiting for an answer says so above, with
+    the form to answer it."""
     messages, target = app.store.load_conversation(agent, key)
     pages = max(1, -(-len(messages) // TRANSCRIPT_PAGE))
     current = pages if page is None else min(max(1, page), pages)
@@ -42,11 +46,22 @@ def transcript(app: App, agent: str, key: str, page: int | None) -> tuple[str, M
         f"<p>Answers go to {ident(target or 'the home target')} \u00b7 "
         f"conversation {ident(key)}</p>"
     )
+    back = "/conversation?" + urlencode({"agent": agent, "key": key})
+    waiting = _waiting(app, agent, name, csrf, back) if key == "task" else ""
     section = Markup(
-        f'<section class="wide transcript"><h2>{esc(title)}</h2>{head}{pager}{body}'
+        f'<section class="wide transcript"><h2>{esc(title)}</h2>{head}{waiting}{pager}{body}'
         f"{pager}</section>"
     )
     return title, section
+
+
+def _waiting(app: App, agent: str, name: str, csrf: str, back: str) -> str:
+    asked = [q for q in app.store.open_questions() if q.worker == agent]
+    return "".join(
+        f'<div class="waiting"><p>{esc(name)} is waiting for an answer: '
+        f"<b>{esc(q.question)}</b></p>{answer_form(csrf, q.id, back)}</div>"
+        for q in asked
+    )
 
 
 def _message(agent: str, message: dict[str, Any]) -> str:

@@ -18,6 +18,7 @@ from bot.ledger.status import runtime_live
 from bot.ledger.tools_status import MCP_PREFIX
 from bot.ledger.usage import BUDGET_KEY, cost_text, day_start
 from bot.ops.html import Markup, esc, form, ident, link, pager, section, short, table, when
+from bot.ops.places import describe
 from bot.ops.reading import arguments
 from bot.store.approvals import ApprovalRow
 from bot.store.core import ACTIVE_WORKER_STATES, MissingTable
@@ -69,7 +70,17 @@ def _mcp_row(name: str, info: dict[str, Any], live: bool) -> list[object]:
 
 
 def _stop(csrf: str, name: str) -> Markup:
-    return form("/actions/stop", csrf, {"worker": name}, "", "Stop")
+    """Stop asks once more (a fold, no script): `Stop…` opens `Stop Alice`."""
+    button = form("/actions/stop", csrf, {"worker": name}, "", f"Stop {name}")
+    return Markup(f'<details class="confirm"><summary>Stop…</summary>{button}</details>')
+
+
+def asked_in(conversation: str | None, target: str) -> Markup:
+    """Where a question or an approval was asked: the place's name, linked to the
+    coordinator's conversation there, the raw target as an id beside it."""
+    name = describe(conversation or target, target, [], "")
+    shown = link("/conversation", name, agent="coordinator", key=conversation or target)
+    return Markup(f"{shown} {ident(target)}")
 
 
 def agents(app: App, page: int, csrf: str) -> Markup:
@@ -95,9 +106,9 @@ def agents(app: App, page: int, csrf: str) -> Markup:
     )
 
 
-def _answer(csrf: str, question_id: str) -> Markup:
+def answer_form(csrf: str, question_id: str, back: str = "/") -> Markup:
     box = Markup('<textarea name="text" rows="2" required aria-label="answer"></textarea>')
-    return form("/actions/answer", csrf, {"question": question_id}, box, "Answer")
+    return form("/actions/answer", csrf, {"question": question_id}, box, "Answer", back)
 
 
 def worker_names(app: App, ids: Iterable[str] = ()) -> dict[str, str]:
@@ -114,9 +125,9 @@ def questions(app: App, csrf: str) -> Markup:
         [
             link("/conversation", names.get(q.worker, q.worker), agent=q.worker, key="task"),
             short(q.question, 300),
-            ident(q.target),
+            asked_in(q.conversation, q.target),
             when(q.asked_at),
-            _answer(csrf, q.id),
+            answer_form(csrf, q.id),
         ]
         for q in asked[:PAGE]  # the oldest first: they have waited longest
     ]
@@ -142,7 +153,7 @@ def approvals(pending: list[ApprovalRow], csrf: str) -> Markup:
             a.speaker,
             ident(a.tool),
             Markup(f'<span class="args">{esc(short(arguments(a.args), 300))}</span>'),
-            ident(a.target),
+            asked_in(None, a.target),
             when(a.requested_at),
             _decide(csrf, a.id),
         ]

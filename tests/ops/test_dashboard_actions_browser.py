@@ -59,7 +59,8 @@ async def test_stop_a_worker_and_answer_a_question_from_the_dashboard(
 
         await page.goto(url + "/")
         row = page.locator("#agents tr", has_text="Alice")
-        await row.locator("button", has_text="Stop").click()
+        await row.locator("summary", has_text="Stop").click()  # Stop asks once more
+        await row.locator("button", has_text="Stop Alice").click()
         await expect(page.locator(".flash")).to_have_text("Worker Alice stopped.")
         assert app.human.directory.questions == {}
 

@@ -187,3 +187,27 @@ async def test_stop_comes_back_to_the_page_says_so_in_the_thread_and_ends_its_st
         await read(session, url + where)
     stops = [e for e in events(tmp_path, "operator.action") if e["data"]["action"] == "stop"]
     assert len(stops) == 1 and stops[0]["data"]["outcome"] == "stopped"
+
+
+async def test_a_waiting_worker_is_answered_from_its_transcript_and_the_page_comes_back(
+    tmp_path: Path, fake: FakeAnthropic, session: aiohttp.ClientSession
+) -> None:
+    fake.responder = TeamScript()
+    async with served_app(tmp_path, fake, **ENV) as (app, channel, url):
+        app.human.accept(inbound("please research GPUs"))
+        await channel.wait_kind("question", 30)
+        csrf = await sign_in(session, url)
+        overview = await read(session, url + "/")
+        html = await read(session, url + "/conversation?agent=alice&key=task")
+        assert "Alice is waiting for an answer: <b>Data center or consumer GPUs?</b>" in html
+        back = re.search(r'name="back" value="([^"]+)"', html.split('class="waiting"')[1])
+        assert back is not None and back.group(1) == "/conversation?agent=alice&amp;key=task"
+        [qid] = app.human.directory.questions
+        form = {"question": qid, "text": "consumer", "csrf": csrf,
+                "back": "/conversation?agent=alice&key=task"}  # fmt: skip
+        where, kind, text = await act(session, url + "/actions/answer", form)
+        assert where.startswith("/conversation?agent=alice&key=task&done=")
+        assert (kind, text) == ("ok", "Answer sent to Alice.")
+        await channel.wait_text("Report based on: consumer")
+    assert 'key=terminal">Terminal</a>' in overview  # asked in: the place by its name
+    assert "<summary>Stop\u2026</summary>" in overview and ">Stop Alice</button>" in overview
