@@ -43,25 +43,29 @@ class Summary:
 class ConversationIndex:
     def __init__(self) -> None:
         self._kept: dict[tuple[str, str], Summary] = {}
+        self._mark: tuple[int, float] | None = None
+        self._newest: list[Summary] = []
 
     def newest(self, app: App) -> list[Summary]:
-        """Summaries of the newest INDEXED conversations, newest first."""
-        rows = app.store.views.conversations_page(0, INDEXED)
-        out = []
-        stale = [r for r in rows if getattr(self._kept.get((r.agent, r.key)), "updated_at", None)
-                 != r.updated_at]  # fmt: skip
-        names = worker_names(app, {r.agent for r in stale if r.agent != "coordinator"})
-        for row in rows:
-            kept = self._kept.get((row.agent, row.key))
-            if kept is None or kept.updated_at != row.updated_at:
-                name = names.get(row.agent, row.agent)
-                kept = self._summarize(app, row.agent, name, row.key, row.updated_at)
-                self._kept[(row.agent, row.key)] = kept
-            out.append(kept)
-        if len(self._kept) > len(out):  # forget what left the window or was removed
-            alive = {(s.agent, s.key) for s in out}
-            self._kept = {k: v for k, v in self._kept.items() if k in alive}
-        return out
+        """Summaries of the newest INDEXED conversations, newest first; the last list
+        again while no conversation was saved since."""
+        mark = app.store.views.conversations_mark()
+        if mark != self._mark:
+            self._newest, self._mark = self._read(app), mark
+        return self._newest
+
+    def _read(self, app: App) -> list[Summary]:
+        rows = app.store.views.conversation_stamps(INDEXED)
+        kept = self._kept
+        stale = [r for r in rows if getattr(kept.get((r[0], r[1])), "updated_at", None) != r[3]]
+        if stale:
+            names = worker_names(app, {r[0] for r in stale if r[0] != "coordinator"})
+            for agent, key, _target, updated_at in stale:
+                name = names.get(agent, agent)
+                kept[(agent, key)] = self._summarize(app, agent, name, key, updated_at)
+        if len(kept) > len(rows):  # forget what left the window or was removed
+            self._kept = {(r[0], r[1]): kept[(r[0], r[1])] for r in rows}
+        return [self._kept[(r[0], r[1])] for r in rows]
 
     def search(self, app: App, query: str) -> list[Summary]:
         words = query.casefold().split()

@@ -13,10 +13,10 @@ from collections import Counter
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from bot.core.events import Event
+from bot.core.events import Event, parse_line
 from bot.ops.event_text import plural, what
 from bot.ops.html import Markup, esc, link, section, when
-from bot.ops.tail import tail, tail_placed
+from bot.ops.tail import scan_back, tail
 from bot.ops.views import worker_names
 
 if TYPE_CHECKING:
@@ -26,8 +26,8 @@ if TYPE_CHECKING:
 
 EVENTS_ON_OVERVIEW = 30
 EVENTS_PAGE = 100
-SCAN_LIMIT = 20_000
-SCAN_STEP = 1000
+SCAN_LIMIT = 10_000
+SCAN_STEP = 5000
 GROUP_AT = 4
 #: the types offered as one-click filters (each a prefix: `tool` is `tool.*`)
 KINDS = ("message", "tool", "worker", "human", "llm", "channel", "operator", "trigger")
@@ -94,25 +94,38 @@ def recent_events(app: App) -> Markup:
 
 
 def matching(app: App, kind: str, agent: str, before: int | None) -> tuple[list[Event], int, int]:
-    """Up to EVENTS_PAGE events of type prefix `kind` and agent `agent`,
-    newest first, scanning at most SCAN_LIMIT; the offset to go on from (0: the start
-    of the log) and how many were scanned."""
-    assert app.events.path is not None
+    """Up to EVENTS_PAGE events of type prefix `kind` and agent `agent`, newest first,
+    looking through about SCAN_LIMIT; the offset to go on from (0: the start of the
+    log) and how many were looked through. Lines are picked by a regex over the raw
+    log (bot/ops/tail.py `scan_back`), then parsed and checked."""
+    path = app.events.path
+    assert path is not None
+    if not (kind or agent):
+        events, older = tail(path, EVENTS_PAGE, before)
+        return events, older, len(events)
     agent_key = agent.casefold()
-    step = SCAN_STEP if kind or agent else EVENTS_PAGE
+    needles = _needles(kind, agent_key)
     found: list[Event] = []
-    scanned, offset, last_at = 0, before, 0
+    scanned, offset, last_at, step = 0, before, 0, EVENTS_PAGE * 4
     while len(found) < EVENTS_PAGE and scanned < SCAN_LIMIT and offset != 0:
-        batch, older = tail_placed(app.events.path, step, offset)
-        for at, e in batch:
-            if len(found) == EVENTS_PAGE:
-                return found, last_at, scanned  # the next page: what began before the last
-            scanned += 1
-            if _fits(e, kind, agent_key):
+        lines, older = scan_back(path, step, offset, needles)
+        for at, line in lines:
+            e = parse_line(line)
+            if e is not None and _fits(e, kind, agent_key):
+                if len(found) == EVENTS_PAGE:
+                    return found, last_at, scanned  # the next page: what began before the last
                 found.append(e)
                 last_at = at
-        offset = older
+        scanned += step
+        offset, step = older, min(SCAN_STEP, step * 4)
     return found, offset or 0, scanned
+
+
+def _needles(kind: str, agent: str) -> list[bytes]:
+    """What a line holding such an event must contain, the likely rarer word first (a
+    word with other than ASCII is left to the exact check: the log escapes it)."""
+    words = [w.casefold().encode() for w in (agent, kind) if w and w.isascii()]
+    return words or [b"{"]
 
 
 def _fits(e: Event, kind: str, agent: str) -> bool:

@@ -78,6 +78,22 @@ class StoreViews:
         )
         return [ConversationInfo(*row) for row in rows]
 
+    def conversations_mark(self) -> tuple[int, float]:
+        """How many conversations there are and the newest activity: while both stay
+        the same, no conversation changed (each save moves `updated_at` forward)."""
+        row = self.store.execute("SELECT COUNT(*), MAX(updated_at) FROM conversations").fetchone()
+        return int(row[0]), float(row[1] or 0.0)
+
+    def conversation_stamps(self, limit: int) -> list[tuple[str, str, str | None, float]]:
+        """(agent, key, target, updated_at) of the newest `limit` conversations, newest
+        first: no transcript is read (the dashboard's index asks what changed)."""
+        rows = self.store.execute(
+            "SELECT agent, key, target, updated_at FROM conversations"
+            " ORDER BY updated_at DESC LIMIT ?",
+            (limit,),
+        )
+        return [(row[0], row[1], row[2], row[3]) for row in rows]
+
     def inbound_message(self, channel: str, message_id: str) -> Inbound | None:
         """A journaled message by its channel and platform id."""
         rows = self.store.execute(

@@ -194,8 +194,8 @@ async def test_a_followers_dashboard_names_the_leader_for_actions_on_the_agents(
             assert app.node.role == "follower"
             csrf = await sign_in(session, url)
             form = {"conversation": "terminal", "csrf": csrf}
-            status, text = await post(session, url + "/actions/new", form)
-            assert status == 409 and "node a" in text
+            _, kind, text = await act(session, url + "/actions/new", form)
+            assert kind == "error" and "node a" in text
         audit = events(tmp_path / "b", "operator.action")[-1]["data"]
         assert audit["outcome"] == "refused: follower"
     finally:

@@ -172,8 +172,12 @@ async def test_stop_comes_back_to_the_page_says_so_in_the_thread_and_ends_its_st
         app.human.progress.add("terminal", surface)
         app.human.accept(inbound("please research GPUs"))
         await channel.wait_kind("question")
-        assert any(s.startswith("Alice: ") for s in surface.shown)
         csrf = await sign_in(session, url)
+        # what Alice's announce shows while she waits (the coordinator's turn end in the
+        # same conversation may have ended the first one already)
+        app.human.progress.status("terminal", "Alice: Waiting for an answer", Target("terminal"))
+        await asyncio.sleep(0.1)
+        assert surface.shown[-1] == "Alice: Waiting for an answer"
         ended_before = len(surface.ended)
         form = {"worker": "Alice", "csrf": csrf, "back": "/conversations?q=gpu"}
         where, kind, text = await act(session, url + "/actions/stop", form)
