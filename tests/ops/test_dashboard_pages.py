@@ -132,6 +132,8 @@ async def test_every_page_offers_sign_out(
         async with aiohttp.ClientSession() as stranger:
             async with stranger.get(url + "/login") as response:
                 login = await response.text()
+            async with stranger.get(url + "/favicon.ico") as icon:
+                assert icon.status == 204  # asked on every page load: no 404 logged
     assert 'href="/conversations"' not in login  # no nav that leads back to the sign-in
 
 
