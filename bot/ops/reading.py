@@ -130,6 +130,8 @@ def message_pieces(message: dict[str, Any]) -> list[tuple[str, Piece]]:
             out.append(("tool_use", Piece("note", name, args)))
         elif kind == "tool_result":
             out.append(("tool_result", Piece("note", "", _result_text(block))))
+        elif kind in ("image", "document"):
+            out.append(("text", Piece("note", "", f"(an attached {kind})")))
     return out
 
 
