@@ -171,11 +171,12 @@ class Operator:
 
     # -- HTTP --------------------------------------------------------------------------
     def routes(self) -> list[Route]:
+        dashboard = Dashboard(self.app, self.access, self.live)
         return [
             ("GET", "/healthz", self._healthz),
             ("GET", "/metrics", self._metrics),
-            *Dashboard(self.app, self.access, self.live).routes(),
-            *Actions(self.app, self.access).routes(),
+            *dashboard.routes(),
+            *Actions(self.app, self.access, dashboard.flashes).routes(),
             *(self.api.routes() if self.api is not None else []),
             *(self.hooks.routes() if self.hooks is not None else []),
         ]
