@@ -25,6 +25,7 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 
 from config.checks import check_channels, check_operator, llm_problem
 from config.email_auth import EmailAuthSettings
+from config.email_settings import EmailSettings
 from config.entries import (
     HeartbeatConfig,
     PersonConfig,
@@ -37,7 +38,7 @@ from config.entries import (
     split_csv,
 )
 from config.hooks import HookConfig, fill_secrets, unique_hooks
-from config.mail import Hops, hops, settle
+from config.mail import hops, settle
 from config.models import DEFAULT_PRICES
 from config.prices import ModelPrice, price_of
 from config.roles import RoleSettings
@@ -57,7 +58,7 @@ class SettingsError(Exception):
     """A setting is missing or malformed; the message is one line naming the variable."""
 
 
-class Settings(RoleSettings, EmailAuthSettings, BaseSettings):
+class Settings(RoleSettings, EmailSettings, EmailAuthSettings, BaseSettings):
     """Every setting of Switchboard, validated once at start."""
 
     model_config = SettingsConfigDict(extra="ignore", validate_default=True)
@@ -140,33 +141,6 @@ class Settings(RoleSettings, EmailAuthSettings, BaseSettings):
     discord_gateway_url: str | None = None
     discord_allowed_users: list[str] = Field(default_factory=list)
     discord_allowed_channels: list[str] = Field(default_factory=list)
-
-    # Email (and how it signs in: config/email_auth.py)
-    email_address: str | None = None
-    email_allowed_senders: list[str] = Field(default_factory=list)
-    # whose Authentication-Results count, how far down, and what unverified mail is
-    # (config/mail.py: filled in for Gmail and Microsoft 365; required unless accept)
-    email_authserv_id: str | None = None
-    email_authserv_hops: Hops | None = None
-    email_unverified: Literal["refuse", "accept"] = "refuse"
-    imap_host: str | None = None
-    imap_port: int | None = Field(default=None, ge=1, le=65535)
-    imap_user: str | None = None
-    imap_password: SecretStr | None = None
-    imap_tls: Literal["ssl", "starttls", "none"] = "ssl"
-    smtp_host: str | None = None
-    smtp_port: int | None = Field(default=None, ge=1, le=65535)
-    smtp_user: str | None = None
-    smtp_password: SecretStr | None = None
-    smtp_tls: Literal["ssl", "starttls", "none"] = "starttls"
-    imap_mailbox: str = "INBOX"
-    # a sync at the latest this often (the IDLE itself ends every CHECK_SECONDS, 7 s)
-    imap_idle_seconds: float = Field(default=25 * 60, gt=0, le=29 * 60)
-    imap_poll_seconds: float = Field(default=60.0, gt=0)
-    email_tls_ca_file: Path | None = None
-    email_max_chars: int = Field(default=20_000, ge=200)
-    email_max_bytes: int = Field(default=10_000_000, ge=10_000)
-    email_max_per_sender_per_hour: int = Field(default=60, ge=1)
 
     # Nightly distillation of daily logs into MEMORY.md (cron, in `timezone`); off: never
     memory_distil_cron: str = "30 3 * * *"
@@ -267,11 +241,6 @@ class Settings(RoleSettings, EmailAuthSettings, BaseSettings):
         if value is not None and not value.is_file():
             raise ValueError("is not a readable file of CA certificates (PEM)")
         return value
-
-    @field_validator("email_allowed_senders")
-    @classmethod
-    def _lower(cls, value: list[str]) -> list[str]:
-        return [v.lower() for v in value]
 
     @model_validator(mode="after")
     def _people_in_allow_lists(self) -> Settings:
