@@ -21,6 +21,7 @@ from typing import Any
 
 from pydantic import SecretStr
 
+from agents.loop.marking import untrusted
 from agents.mcp import install_mcp
 from agents.memory import install_memory
 from agents.model.attachments import Expander
@@ -35,6 +36,7 @@ from agents.tools.egress import EgressGuard, EgressPolicy, chained, sends_matche
 from agents.tools.files import file_tools
 from agents.tools.read_channel import read_channel_tools
 from agents.tools.scope_guard import ScopeGuard, listing_filter
+from agents.tools.toolbox import ToolError
 from agents.tools.triggers import trigger_tools
 from agents.tools.web_fetch import FetchLimits, WebFetch
 from bot.channel_context import ChannelContext
@@ -272,6 +274,20 @@ class App:
         # the model SDK (~1 s of CPU) loads in a thread while the channels connect: they
         # do not wait for it, and a first answer only for what is left of it
         self._spawn(self.llm.warm(), "warm-model")
+
+    async def stop_worker(self, name: str) -> str:
+        """An operator stops a worker (the dashboard); LookupError says why none was."""
+        try:
+            return await self.team.stop(name)
+        except ToolError as exc:
+            raise LookupError(str(exc)) from exc
+
+    def spawn_on_data(
+        self, name: str, task: str, data: str, source: str, conversation: str, target: str
+    ) -> None:
+        """A worker whose task carries data nobody vouches for (a hook's payload), marked
+        as untrusted (agents/loop/marking.py)."""
+        self.team.spawn(name, f"{task}\n\n{untrusted(data, source)}", conversation, target)
 
     def _generation(self) -> int | None:
         """The lease generation this node leads with (None: it does not lead)."""

@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING
 from aiohttp import web
 from multidict import MultiDictProxy
 
-from agents.tools.toolbox import ToolError
 from bot.core import notices
 from bot.core.messages import COORDINATOR, HUMAN, BusMessage, Outbound, Target
 from bot.core.notices import SYSTEM_SPEAKER
@@ -156,8 +155,8 @@ class Actions:
             return Done(404, f"Nothing stopped: no active worker called {name!r}.", "stale")
         row = worker.row
         try:
-            text = await self.app.team.stop(row.name)
-        except ToolError as exc:
+            text = await self.app.stop_worker(row.name)
+        except LookupError as exc:
             return Done(404, f"Nothing stopped: {exc}.", "stale")
         progress = self.app.human.progress
         work = progress.works.get(row.origin_conversation or "")

@@ -224,12 +224,10 @@ class HookDesk:
         self._note(hook.name, msg, f"handed to {agent}")
 
     def _spawn(self, hook: HookConfig, msg: Inbound, task: str, target: str) -> None:
-        from agents.loop.marking import untrusted  # the composition floor: agents allowed
-
         name = f"{hook.name[:20]}-{digest(msg.message_id)[:4]}"
         name = name if name[0].isalpha() else "h" + name
-        full = f"{task}\n\n{untrusted(payload_text(msg), source_of(hook))}"
-        self.app.team.spawn(name, full, msg.conversation, target)
+        data, source = payload_text(msg), source_of(hook)
+        self.app.spawn_on_data(name, task, data, source, msg.conversation, target)
 
     def _close(self, inbound_id: int, msg: Inbound, outcome: str) -> None:
         self.app.store.mark_inbound(inbound_id, "routed")

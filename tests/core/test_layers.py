@@ -94,6 +94,16 @@ def test_a_core_room_imports_only_the_rooms_below_it(name: str, path: Path) -> N
 
 
 @pytest.mark.parametrize(
+    ("name", "path"), [m for m in modules() if m[0].startswith("bot.ops.")], ids=str
+)
+def test_the_operator_surface_imports_nothing_of_the_agents(name: str, path: Path) -> None:
+    """`bot/ops/` reads and acts through the app's face (`App.stop_worker`), never an
+    agent's module."""
+    wrong = sorted(m for m in imports(path) if m.split(".")[0] == "agents")
+    assert not wrong, f"{name} imports {wrong}"
+
+
+@pytest.mark.parametrize(
     ("name", "path"), [m for m in modules() if m[0].startswith("channels.")], ids=str
 )
 def test_a_channel_sees_the_core_only_through_its_face(name: str, path: Path) -> None:
