@@ -114,6 +114,8 @@ class Settings(RoleSettings, EmailSettings, EmailAuthSettings, BaseSettings):
     #: a running worker with no tool call and no model answer for this long is reported
     stuck_after: float = 15 * 60.0
     daily_budget_usd: float | None = Field(default=None, gt=0)
+    # the share of it at which the home target is told what will wait (once a day)
+    budget_warn_at: float = Field(default=0.8, gt=0, lt=1)
     prices: dict[str, ModelPrice] = Field(default_factory=dict)
 
     # Memory (agents/memory): token figures are estimates at 4 characters per token

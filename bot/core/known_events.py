@@ -43,6 +43,7 @@ KNOWN_EVENTS: dict[str, tuple[str, ...]] = {
         "tool",
     ),
     "budget.exceeded": ("limit", "spent"),
+    "budget.warning": ("limit", "spent", "share"),
     "budget.resumed": ("spent",),
     "channel.caught_up": ("forgotten", "messages", "places"),
     "channel.connected": ("mode",),

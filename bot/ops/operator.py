@@ -48,7 +48,9 @@ class Operator:
         self.metrics = Metrics()
         self.llm_health = LLMHealth()
         self.ledger = Ledger(s, app.store)
-        self.budget = Budget(s.daily_budget_usd, self.ledger, app.human, app.events)
+        self.budget = Budget(
+            s.daily_budget_usd, self.ledger, app.human, app.events, warn_at=s.budget_warn_at
+        )
         self.live = LiveEvents(app.events)
         self.latency = AnswerLatency(app.events)
         self.sums = HourlySums()
