@@ -1,8 +1,11 @@
 """The team: spawning, stopping, listing and restoring workers.
 
-Each worker is an asyncio task. An exception inside one is caught here, reported to
-the coordinator and the person, and never touches another worker or the
-coordinator. Limits: `max_workers` active at once (running or parked).
+Each worker is an asyncio task. An exception inside one is caught here and never
+touches another worker or the coordinator. One that may pass (PASSING: the model or
+the database unreachable, a timeout, a lost connection) restarts the worker from its
+stored conversation after a backoff, at most RECOVERIES times, and its thread is told;
+any other, or the last, is reported to the coordinator and the person, and the worker
+has failed. Limits: `max_workers` active at once (running or parked).
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import logging
 import re
 from dataclasses import replace
 
+from agents.model.llm import ModelUnavailable
 from agents.services import Services
 from agents.team.asked import Asker, WorkerPeople
 from agents.team.worker import TASK_KEY, Worker
@@ -19,13 +23,19 @@ from agents.tools.toolbox import ToolError
 from bot.core.bus import Mail
 from bot.core.messages import BROADCAST, COORDINATOR, HUMAN, BusMessage, Outbound
 from bot.core.names import operator_conversation
-from bot.core.notices import SHOWN, SYSTEM_SPEAKER, where_to, worker_failed
+from bot.core.notices import SHOWN, SYSTEM_SPEAKER, where_to, worker_failed, worker_recovering
 from bot.core.tasks import cancel_all
 from bot.inbox.places import Origin
+from bot.outbox.sender import backoff
 from bot.store.core import ACTIVE_WORKER_STATES, WorkerRow, WorkerStatus
+from bot.store.errors import StoreUnavailable
 
 log = logging.getLogger(__name__)
 
+#: failures that may pass by themselves: the worker goes on from its stored conversation
+PASSING = (ModelUnavailable, StoreUnavailable, TimeoutError, ConnectionError)
+#: how many times a worker goes on after one, in this process
+RECOVERIES = 3
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,31}$")
 RESERVED = {COORDINATOR, HUMAN, BROADCAST, "all", "everyone", SYSTEM_SPEAKER, "person", "user"}
 
@@ -108,13 +118,43 @@ class Team:
         return worker
 
     async def _guard(self, worker: Worker) -> None:
-        try:
-            await worker.run()
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:
-            log.exception("worker %s failed", worker.row.id)
-            self._crashed(worker, exc)
+        for attempt in range(RECOVERIES + 1):
+            try:
+                await worker.run()
+                return
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                if not isinstance(exc, PASSING) or attempt == RECOVERIES:
+                    log.exception("worker %s failed", worker.row.id)
+                    self._crashed(worker, exc)
+                    return
+                log.warning("worker %s: %s; going on (try %d)", worker.row.id, exc, attempt + 1)
+                await asyncio.sleep(self._recovering(worker, exc, attempt))
+                worker = self._again(worker)
+
+    def _recovering(self, worker: Worker, exc: Exception, attempt: int) -> float:
+        """Tell the worker's thread it goes on; how long it waits first."""
+        limits = self.services.limits
+        wait = backoff(attempt + 1, limits.llm_retry_base, limits.llm_retry_max)
+        row = worker.row
+        text = worker_recovering(row.name, exc, wait, RECOVERIES - attempt - 1)
+        target = where_to(row.origin_target, home=self.services.home)
+        if target is not None:
+            with self.services.store.tx():
+                self.services.human.say(
+                    Outbound(SYSTEM_SPEAKER, target, text, row.origin_conversation, kind="notice")
+                )
+        self.services.events.emit("worker.recovering", row.id, error=str(exc), attempt=attempt + 1)
+        return wait
+
+    def _again(self, worker: Worker) -> Worker:
+        """The same worker from its stored row and conversation (its last checkpoint)."""
+        stored = self.services.store.workers(ACTIVE_WORKER_STATES)
+        row = next((r for r in stored if r.id == worker.row.id), worker.row)
+        again = Worker(self.services, row, on_finished=self.finished)
+        self.workers[row.id] = again
+        return again
 
     def _crashed(self, worker: Worker, exc: Exception) -> None:
         row = worker.row

@@ -136,6 +136,7 @@ KNOWN_EVENTS: dict[str, tuple[str, ...]] = {
     "trigger.repeated_time": ("fire_key", "trigger_id"),
     "worker.completed": ("result",),
     "worker.failed": ("error",),
+    "worker.recovering": ("error", "attempt"),
     "worker.parked": ("question_id",),
     "worker.reminded": ("answered",),
     "worker.resumed": ("question_id",),

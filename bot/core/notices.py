@@ -124,6 +124,15 @@ def worker_failed(name: str, exc: BaseException) -> str:
     return f"Worker {name} failed: {type(exc).__name__}: {exc}"
 
 
+def worker_recovering(name: str, exc: BaseException, seconds: float, left: int) -> str:
+    """A worker's task failed on something that may pass: it goes on by itself."""
+    again = f"{left} more tr{'y' if left == 1 else 'ies'} after this one" if left else "last try"
+    return (
+        f"Worker {name} hit a problem that may pass ({type(exc).__name__}: {exc}); it "
+        f"goes on from where it was in {seconds:.0f} s ({again})."
+    )
+
+
 # -- triggers ------------------------------------------------------------------------
 def trigger_failed(trigger_id: str, schedule: str, error: str) -> str:
     return f"Trigger {trigger_id} ({schedule}) could not act: {error}"
