@@ -6,6 +6,12 @@ each means for the role that has the tool. A worker is one of the speaker's own
 conversation (spawned from it): another conversation's worker is not reached, as a
 person's `@Name` would not reach it (bot/inbox/places.py). Messages are queued in the
 speaker's current step and land with its checkpoint.
+
+The coordinator answers for a person when told to ("tell Alice: data center only"): a
+message to a worker waiting on a question answers it, and resumes the worker, when the
+person of the step may answer it (the question was asked in this conversation, or the
+person spoke where it was asked, or is a listed approver); from anyone else it reaches
+the worker as information and the worker stays parked.
 """
 
 from __future__ import annotations
@@ -16,7 +22,9 @@ from agents.loop.step import Step
 from agents.services import Services
 from agents.tools.files import FILES_ARG, step_workspace
 from agents.tools.toolbox import STR, Tool, ToolError, ToolSpec, arg, schema
-from bot.core.messages import COORDINATOR, HUMAN, BusMessage, Outbound
+from bot.core.messages import COORDINATOR, HUMAN, Attachment, BusMessage, Outbound
+from bot.core.names import platform_id
+from bot.store.core import QuestionRow
 
 
 def _spec(description: str, to: str) -> ToolSpec:
@@ -52,6 +60,7 @@ def send_message_tool(services: Services, role: Literal["coordinator", "worker"]
             raise ToolError("content is empty")
         recipients = _recipients(services, to, step.speaker_id, step.conversation)
         files = step_workspace(services, step).attachments(args.get("files") or [])
+        notes: list[str] = []
         for recipient in recipients:
             if recipient == HUMAN:
                 step.effects.outbound.append(
@@ -59,6 +68,10 @@ def send_message_tool(services: Services, role: Literal["coordinator", "worker"]
                         step.speaker, step.human, content, step.conversation, attachments=files
                     )
                 )
+            elif role == "coordinator" and (question := _answerable(services, recipient, step)):
+                step.effects.mail.append(_answer(step, recipient, question, content, files))
+                name = services.human.directory.workers.get(recipient, recipient)
+                notes.append(f"it answers {name}'s open question for {step.person}: {name} goes on")
             else:
                 step.effects.mail.append(
                     BusMessage(
@@ -70,7 +83,8 @@ def send_message_tool(services: Services, role: Literal["coordinator", "worker"]
                     )
                 )
         attached = f" with {len(files)} file(s)" if files else ""
-        return f"Sent to {', '.join(recipients)}{attached}."
+        said = f" ({'; '.join(notes)})" if notes else ""
+        return f"Sent to {', '.join(recipients)}{attached}{said}."
 
     return Tool(SEND_MESSAGE[role], step_handler=handler)
 
@@ -93,3 +107,49 @@ def _recipients(
         raise ToolError(f"{to} works for another conversation: message only this one's workers")
     known = ", ".join(["human", "coordinator", *directory.names(workers), "*"])
     raise ToolError(f"unknown recipient {to!r}. Use one of: {known}.")
+
+
+def _answerable(services: Services, worker: str, step: Step) -> QuestionRow | None:
+    """The open question of `worker` the person of this step may answer, if any: one
+    asked here, or of them (its target is one of their ids), or where they spoke; or
+    any, for a listed approver."""
+    questions = services.human.directory.of_worker(worker)
+    if not questions or step.person is None:
+        return None
+    question = questions[-1]
+    if question.conversation is not None and question.conversation == step.conversation:
+        return question  # asked in this very conversation: a reply here would answer it
+    people = services.human.people
+    idents = {step.person_id} if step.person_id else set()
+    idents |= {platform_id(kind, ident) for kind, ident in people.ids_of(step.person)}
+    if question.target.lower() in idents:
+        return question  # the person it was asked of
+    if question.conversation in people.conversations_of(idents):
+        return question  # the person spoke where it was asked
+    approvers = {a.strip().lower() for a in services.human.approvals.approvers if a.strip()}
+    if approvers & {step.person.lower(), *idents}:
+        return question
+    return None
+
+
+def _answer(
+    step: Step, worker: str, question: QuestionRow, content: str, files: list[Attachment]
+) -> BusMessage:
+    """The person's answer, relayed by the coordinator, as the human node would hand it."""
+    person = str(step.person)
+    return BusMessage(
+        HUMAN,
+        worker,
+        content,
+        kind="answer",
+        conversation=step.conversation,
+        question_id=question.id,
+        meta={
+            "sender": person,
+            "person": person,
+            "person_id": step.person_id,
+            "reply_to": str(step.human),
+            "relayed_by": COORDINATOR,
+        },
+        attachments=files,
+    )
