@@ -47,6 +47,7 @@ from bot.inbox.scope import Scope
 from bot.leadership import Node
 from bot.ledger.audit import AuditLog
 from bot.ops.operator import Operator
+from bot.store import growth
 from bot.store.core import Store, StoreError
 from bot.triggers.engine import TriggerEngine
 from config.models import ROLES
@@ -119,7 +120,7 @@ class App:
             return
         s = self.settings
         s.data_dir.mkdir(parents=True, exist_ok=True)
-        self.events = EventLog(s.data_dir / "events.jsonl")
+        self.events = EventLog(s.data_dir / "events.jsonl", s.events_max_bytes, s.events_keep)
         self.store = Store(s.database, report=self._corrupt_row)
         AuditLog(self.store).attach(self.events)  # before anything can emit
         self.bus = Bus(self.store)
@@ -182,6 +183,8 @@ class App:
             self.triggers.add_internal(
                 "team-consolidate", s.consolidate_cron, self.memory.consolidator.run
             )
+        self.pruner = growth.pruner(self.store, s)  # retention: docs/running-for-months.md
+        self.triggers.add_internal("store-prune", growth.PRUNE_CRON, self.pruner.run)
         self.mcp = install_mcp(self.services, s)
         self.human.approvals.approvers = list(s.approvers)
         via = Target.parse(s.approval_via) if s.approval_via else None

@@ -38,6 +38,7 @@ from config.entries import (
 from config.mail import Hops, hops, settle
 from config.models import DEFAULT_PRICES
 from config.prices import ModelPrice, price_of
+from config.retention import RetentionSettings
 from config.roles import RoleSettings
 from config.sources import FieldProblem, default_config_path, flatten_toml, from_environ, one_line
 from config.tools import McpServerConfig, MissingVariable, interpolate, unique_servers
@@ -55,7 +56,7 @@ class SettingsError(Exception):
     """A setting is missing or malformed; the message is one line naming the variable."""
 
 
-class Settings(RoleSettings, BaseSettings):
+class Settings(RoleSettings, RetentionSettings, BaseSettings):
     """Every setting of Switchboard, validated once at start."""
 
     model_config = SettingsConfigDict(extra="ignore", validate_default=True)
