@@ -184,7 +184,7 @@ class App:
                 "team-consolidate", s.consolidate_cron, self.memory.consolidator.run
             )
         self.pruner = growth.pruner(self.store, s)  # retention: docs/running-for-months.md
-        self.triggers.add_internal("store-prune", growth.PRUNE_CRON, self.pruner.run)
+        self.triggers.add_internal("store-prune", s.prune_cron, self.pruner.run)
         self.mcp = install_mcp(self.services, s)
         self.human.approvals.approvers = list(s.approvers)
         via = Target.parse(s.approval_via) if s.approval_via else None

@@ -10,6 +10,7 @@ A value is a duration: `90d`, `12h`, `30m`, or a plain number of days (`90`).
 
 from __future__ import annotations
 
+from croniter import croniter
 from pydantic import BaseModel, Field, field_validator
 
 from config.entries import duration
@@ -43,7 +44,16 @@ class RetentionSettings(BaseModel):
     #: events.jsonl is rotated past this size, keeping this many old files
     events_max_bytes: int = Field(default=64 * 1024 * 1024, ge=64 * 1024)
     events_keep: int = Field(default=5, ge=1)
+    #: when the leader prunes (and checkpoints the SQLite WAL)
+    prune_cron: str = "*/10 * * * *"
 
     _retention = field_validator("retention", "audit_retention", mode="before")(
         lambda v: retention(v)
     )
+
+    @field_validator("prune_cron")
+    @classmethod
+    def _cron(cls, value: str) -> str:
+        if len(value.split()) != 5 or not croniter.is_valid(value):
+            raise ValueError("must be a 5-field cron expression, e.g. '*/10 * * * *'")
+        return value

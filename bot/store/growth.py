@@ -27,8 +27,6 @@ log = logging.getLogger(__name__)
 #: back once per checkpoint, bench_core), and cut back to JOURNAL_LIMIT after each one
 AUTOCHECKPOINT_PAGES = 10_000
 JOURNAL_LIMIT = 64 * 1024 * 1024
-#: the runtime's own pruning job (bot/app.py), on the leader only
-PRUNE_CRON = "*/10 * * * *"
 
 
 def tune_sqlite(db: object) -> None:
