@@ -49,6 +49,7 @@ from bot.ledger.audit import AuditLog
 from bot.ops.operator import Operator
 from bot.store import growth
 from bot.store.core import Store, StoreError
+from bot.store.space import DiskWatch
 from bot.triggers.engine import TriggerEngine
 from config.models import ROLES
 from config.settings import Settings
@@ -122,6 +123,7 @@ class App:
         s.data_dir.mkdir(parents=True, exist_ok=True)
         self.events = EventLog(s.data_dir / "events.jsonl", s.events_max_bytes, s.events_keep)
         self.store = Store(s.database, report=self._corrupt_row)
+        self.store.space = DiskWatch(s.data_dir)  # a full disk: new work waits
         AuditLog(self.store).attach(self.events)  # before anything can emit
         self.bus = Bus(self.store)
         home = Target.parse(s.home) if s.home else None

@@ -53,6 +53,7 @@ class EventLog:
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._file = path.open("a", encoding="utf-8", buffering=1)
+        self.write_failed = False
         #: bounded by the code: one per part that listens (engine, audit, idle, status)
         self._subscribers: list[Subscriber] = []
 
@@ -64,15 +65,28 @@ class EventLog:
         event = Event(type, agent_id, data)
         if self._file is not None:
             line = {"type": type, "agent_id": agent_id, "data": data, "ts": event.ts}
-            self._file.write(_encode(line) + "\n")
-            if self._file.tell() > self.max_bytes:
-                self.rotate()
+            self._write(_encode(line) + "\n")
         for fn in list(self._subscribers):
             try:
                 fn(event)
             except Exception:
                 log.exception("event subscriber failed on %s", type)
         return event
+
+    def _write(self, line: str) -> None:
+        """Append a line; a full disk loses the line (said once), never the emitter's work."""
+        assert self._file is not None
+        try:
+            self._file.write(line)
+            if self._file.tell() > self.max_bytes:
+                self.rotate()
+        except OSError as exc:
+            if not self.write_failed:
+                log.error("events.jsonl: a line could not be written (%s); lines are lost "
+                          "until the disk has room", exc)  # fmt: skip
+            self.write_failed = True
+            return
+        self.write_failed = False
 
     def rotate(self) -> None:
         """events.jsonl -> events.jsonl.1 -> ... -> .<keep>; the oldest is dropped."""
