@@ -31,6 +31,8 @@ BATCH = 500
 USAGE_FLOOR_SECONDS = 40 * 86_400.0
 #: where the last run is recorded (`switchboard status`, the dashboard, /metrics)
 LAST_KEY = "prune:last"
+#: the Slack threads the bot is in, one key each (channels/slack/threads.py)
+THREADS = "slack.thread."
 ENDED_WORKERS = "('done', 'failed', 'stopped', 'corrupt')"
 #: the conversations something still waits in: a worker at work or parked, an open
 #: question, an approval not yet settled
@@ -151,6 +153,7 @@ class Pruner:
         usage_cutoff = now - max(self.retention, USAGE_FLOOR_SECONDS)
         out.append(("llm_usage", lambda: self._roll_up(usage_cutoff)))
         out.append(("audit", lambda: self._audit(now - self.audit_retention)))
+        out.append(("slack_threads", partial(self._threads, cutoff)))
         return out
 
     def run_now(self) -> PruneRun:
@@ -215,6 +218,26 @@ class Pruner:
                     f"DELETE FROM llm_usage WHERE id IN ({marks})", tuple(r[0] for r in rows)
                 )
         return len(rows)
+
+    def _threads(self, cutoff: float) -> int:
+        """One batch of the Slack threads the bot was in (channels/slack/threads.py), begun
+        before `cutoff` (the thread's ts is its start): a follow-up there after the
+        retention needs a mention again."""
+        old = []
+        for (key,) in self.store.execute(
+            "SELECT key FROM kv WHERE key >= ? AND key < ?", (THREADS, THREADS[:-1] + "/")
+        ):
+            try:
+                if float(key.rpartition("/")[2]) < cutoff:
+                    old.append(key)
+            except ValueError:
+                continue
+            if len(old) >= self.batch:
+                break
+        with self.store.tx():
+            for key in old:
+                self.store.delete_kv(key)
+        return len(old)
 
     def _audit(self, before: float) -> int:
         """Audit lines older than `before`: the horizon moves there (never back), then a

@@ -94,6 +94,8 @@ def test_old_handled_rows_go_and_what_is_waited_on_stays(store: Store) -> None:
         )
     )
     store.triggers.claim("t1", "k1", "fired")
+    store.set_kv(f"slack.thread.C2/{time.time():.6f}", "1")
+    store.set_kv(f"slack.thread.C3/{time.time() + 110 * DAY:.6f}", "1")
     # a recent message: 10 days old by the pruner's clock
     recent = store.journal(inbound("recent", conversation="slack:C3/1"), "routed")
     store.execute(
@@ -121,6 +123,7 @@ def test_old_handled_rows_go_and_what_is_waited_on_stays(store: Store) -> None:
     # sent replies go, the two still pending stay
     assert store.outbox_counts() == {"pending": 2}
     assert count(store, "trigger_runs") == 0
+    assert [k[:3] for k in store.kv_prefixed("slack.thread.")] == ["C3/"]  # the recent one
     assert last_run(store) is not None and last_run(store).removed == run.removed  # type: ignore[union-attr]
     # a second run finds nothing more
     assert pruner(store).run_now().removed == {}
