@@ -10,10 +10,11 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from prometheus_client import ProcessCollector
 
+from bot.ops.html import Markup, section, table, when
 from bot.store.growth import Growth, growth
 
 if TYPE_CHECKING:
@@ -79,15 +80,16 @@ def _ages(g: Growth) -> dict[tuple[str, ...], float]:
     }
 
 
-def card(g: Growth) -> dict[str, Any]:
-    """The dashboard's and `switchboard status`'s view: sizes in MB, times as given."""
+def card(figures: GrowthFigures) -> Markup:
+    """The dashboard's Storage card."""
+    g = figures.now()
     run = g.last_prune
-    return {
-        "data_dir_mb": round(g.data_dir_bytes / 1e6, 1),
-        "database_mb": round(g.database_bytes / 1e6, 1),
-        "wal_mb": round(g.wal_bytes / 1e6, 1),
-        "oldest_inbound": g.oldest_inbound,
-        "oldest_sent": g.oldest_sent,
-        "last_prune": run.at if run else None,
-        "last_prune_removed": run.removed if run else {},
-    }
+    oldest = min((t for t in (g.oldest_inbound, g.oldest_sent) if t), default=None)
+    rows = [
+        ["data dir", f"{g.data_dir_bytes / 1e6:.1f} MB"],
+        ["database", f"{g.database_bytes / 1e6:.1f} MB"],
+        ["WAL", f"{g.wal_bytes / 1e6:.1f} MB"],
+        ["oldest row kept", when(oldest)],
+        ["last pruned", when(run.at) if run else "never"],
+    ]
+    return section("Storage", table(["", ""], rows))
