@@ -154,6 +154,7 @@ class Pruner:
         out.append(("llm_usage", lambda: self._roll_up(usage_cutoff)))
         out.append(("audit", lambda: self._audit(now - self.audit_retention)))
         out.append(("slack_threads", partial(self._threads, cutoff)))
+        out.append(("kv", partial(self._orphans, now - 86_400)))
         return out
 
     def run_now(self) -> PruneRun:
@@ -238,6 +239,34 @@ class Pruner:
             for key in old:
                 self.store.delete_kv(key)
         return len(old)
+
+    def _orphans(self, recent: float) -> int:
+        """One batch of the per-conversation and per-worker key/value rows whose
+        conversation or worker is gone (a cached prompt, who spoke where, who asked a
+        worker), and that nobody spoke in since `recent`: rewritten if it speaks again."""
+        convs = {f"{a}:{k}" for a, k in self.store.execute("SELECT agent, key FROM conversations")}
+        places = {k.partition(":")[2] for k in convs if k.startswith("coordinator:")}
+        places |= {
+            c for (c,) in self.store.execute(
+                "SELECT DISTINCT conversation FROM inbound WHERE received_at >= ?", (recent,)
+            )
+        }  # fmt: skip
+        places |= {c for (c,) in self.store.execute(_NEEDED)}  # something waits there
+        workers = {w for (w,) in self.store.execute("SELECT id FROM workers")}
+        live = {"prompt:": convs, "worker-people:": workers, "people:speaker:": places,
+                "people:speaker-id:": places}  # fmt: skip
+        gone: list[str] = []
+        for prefix, kept in (*live.items(), ("people:in:", places)):
+            for key in self.store.kv_prefixed(prefix):
+                owner = key.rpartition("\x1f")[2] if prefix == "people:in:" else key
+                if owner not in kept:
+                    gone.append(prefix + key)
+                if len(gone) >= self.batch:
+                    break
+        with self.store.tx():
+            for key in gone[: self.batch]:
+                self.store.delete_kv(key)
+        return len(gone[: self.batch])
 
     def _audit(self, before: float) -> int:
         """Audit lines older than `before`: the horizon moves there (never back), then a

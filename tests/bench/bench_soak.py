@@ -93,7 +93,8 @@ class Traffic:
 
     slack: FakeSlack
     discord: FakeDiscord
-    threads: deque[tuple[str, str]] = field(default_factory=lambda: deque(maxlen=2000))
+    #: the threads still talked in: a thread goes quiet after ~300 newer ones
+    threads: deque[tuple[str, str]] = field(default_factory=lambda: deque(maxlen=300))
     answers: deque[tuple[float, str, str, str]] = field(default_factory=deque)
     sent: int = 0
     workers: int = 0

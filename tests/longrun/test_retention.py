@@ -95,6 +95,11 @@ def test_old_handled_rows_go_and_what_is_waited_on_stays(store: Store) -> None:
     )
     store.triggers.claim("t1", "k1", "fired")
     store.set_kv(f"slack.thread.C2/{time.time():.6f}", "1")
+    for place in ("slack:C2/1", "slack:C1/parked"):  # a conversation pruned, one kept
+        store.set_kv(f"people:speaker:{place}", "UANN")
+        store.set_kv(f"people:in:slack:UANN\x1f{place}", "1")
+    store.set_kv("prompt:parked1:task", "{}")
+    store.set_kv("prompt:done1:task", "{}")
     store.set_kv(f"slack.thread.C3/{time.time() + 110 * DAY:.6f}", "1")
     # a recent message: 10 days old by the pruner's clock
     recent = store.journal(inbound("recent", conversation="slack:C3/1"), "routed")
@@ -124,6 +129,10 @@ def test_old_handled_rows_go_and_what_is_waited_on_stays(store: Store) -> None:
     assert store.outbox_counts() == {"pending": 2}
     assert count(store, "trigger_runs") == 0
     assert [k[:3] for k in store.kv_prefixed("slack.thread.")] == ["C3/"]  # the recent one
+    assert list(store.kv_prefixed("prompt:")) == ["parked1:task"]
+    # who spoke where: kept where the parked worker waits, gone where nothing does
+    assert list(store.kv_prefixed("people:speaker:")) == ["slack:C1/parked"]
+    assert list(store.kv_prefixed("people:in:")) == ["slack:UANN\x1fslack:C1/parked"]
     assert last_run(store) is not None and last_run(store).removed == run.removed  # type: ignore[union-attr]
     # a second run finds nothing more
     assert pruner(store).run_now().removed == {}
