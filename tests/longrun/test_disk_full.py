@@ -96,13 +96,19 @@ async def test_slack_messages_wait_unacked_while_the_disk_is_full(
     tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack
 ) -> None:
     fake.responder = lambda call: [text("answered: " + call.last_text.splitlines()[-1])]
-    slack.retry_seconds = 1.0  # Slack sends an unacked event again
+    slack.retry_seconds = 3.0  # Slack sends an unacked event again (after 1 and 5 minutes)
     async with slack_app(slack_settings(tmp_path / "data", fake, slack)) as (app, _):
         watch = app.store.space
         assert watch is not None
-        watch.full, watch.check = True, lambda: watch.full  # type: ignore[method-assign]
+        asked: list[bool] = []
+        watch.full = True
+        watch.check = lambda: asked.append(watch.full) or watch.full  # type: ignore[method-assign]
         slack.post("hello while full", channel="D1", channel_type="im")
-        await asyncio.sleep(0.8)
+        for _ in range(100):  # until the bot has tried to journal it, and refused
+            if asked:
+                break
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.3)
         assert slack.unacked() and not fake.calls
         status, body = health(app, LLMHealth())
         assert (status, body["disk"]) == (503, "full")
