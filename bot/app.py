@@ -17,12 +17,16 @@ import logging
 import os
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from pydantic import SecretStr
+
+from agents.loop.marking import untrusted
 from agents.mcp import install_mcp
 from agents.memory import install_memory
 from agents.model.attachments import Expander
 from agents.model.llm import Provider
+from agents.model.providers import Connector, Endpoints
 from agents.services import Limits, Services
 from agents.team.coordinator import Coordinator
 from agents.team.stop import Stopper
@@ -32,14 +36,15 @@ from agents.tools.egress import EgressGuard, EgressPolicy, chained, sends_matche
 from agents.tools.files import file_tools
 from agents.tools.read_channel import read_channel_tools
 from agents.tools.scope_guard import ScopeGuard, listing_filter
+from agents.tools.toolbox import ToolError
 from agents.tools.triggers import trigger_tools
 from agents.tools.web_fetch import FetchLimits, WebFetch
+from bot.channel_context import ChannelContext
 from bot.core.bus import Bus
 from bot.core.channel import Channel
 from bot.core.events import EventLog
 from bot.core.messages import Target
 from bot.core.tasks import cancel_all
-from bot.inbox.channel_context import ChannelContext
 from bot.inbox.files import FileStore
 from bot.inbox.human import HumanNode
 from bot.inbox.people import People
@@ -53,9 +58,6 @@ from bot.store.space import DiskWatch
 from bot.triggers.engine import TriggerEngine
 from config.models import ROLES
 from config.settings import Settings
-
-if TYPE_CHECKING:
-    import anthropic
 
 log = logging.getLogger(__name__)
 
@@ -84,12 +86,25 @@ def configured_channels(settings: Settings) -> list[str]:
     ]
 
 
-def anthropic_client(settings: Settings) -> anthropic.AsyncAnthropic:
-    """The SDK client; the SDK is imported here, at the provider's first use."""
-    from anthropic import AsyncAnthropic
+def connector(settings: Settings) -> Connector:
+    """The model providers' backends, each made (its SDK imported) at its first use."""
 
-    key = settings.anthropic_api_key.get_secret_value() if settings.anthropic_api_key else None
-    return AsyncAnthropic(api_key=key or "unset", base_url=settings.anthropic_base_url)
+    def secret(value: SecretStr | None) -> str | None:
+        return value.get_secret_value() if value else None
+
+    return Connector(
+        Endpoints(
+            secret(settings.anthropic_api_key),
+            settings.anthropic_base_url,
+            secret(settings.openai_api_key),
+            settings.openai_base_url,
+            settings.cloud_ml_region,
+            settings.anthropic_vertex_project_id,
+            settings.anthropic_vertex_base_url,
+            settings.aws_region,
+            settings.anthropic_bedrock_base_url,
+        )
+    )
 
 
 class App:
@@ -139,12 +154,13 @@ class App:
         self.human.progress.streaming = s.streaming == "on"
         self.human.progress.reactions = s.ack_reactions == "on"
         self.llm = Provider(
-            lambda: anthropic_client(s),
+            connector(s),
             s.model,
             s.max_tokens,
             s.max_llm_calls,
             efforts={role: s.effort_of(role) for role in ROLES},
             models={role: s.model_of(role) for role in ROLES},
+            fallbacks=s.model_fallback,
         )
         self.llm.expander = Expander(s.data_dir)
         limits = Limits(
@@ -263,6 +279,20 @@ class App:
         # the model SDK (~1 s of CPU) loads in a thread while the channels connect: they
         # do not wait for it, and a first answer only for what is left of it
         self._spawn(self.llm.warm(), "warm-model")
+
+    async def stop_worker(self, name: str) -> str:
+        """An operator stops a worker (the dashboard); LookupError says why none was."""
+        try:
+            return await self.team.stop(name)
+        except ToolError as exc:
+            raise LookupError(str(exc)) from exc
+
+    def spawn_on_data(
+        self, name: str, task: str, data: str, source: str, conversation: str, target: str
+    ) -> None:
+        """A worker whose task carries data nobody vouches for (a hook's payload), marked
+        as untrusted (agents/loop/marking.py)."""
+        self.team.spawn(name, f"{task}\n\n{untrusted(data, source)}", conversation, target)
 
     def _generation(self) -> int | None:
         """The lease generation this node leads with (None: it does not lead)."""

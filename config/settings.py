@@ -23,7 +23,9 @@ from croniter import croniter
 from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
-from config.checks import check_channels, check_operator
+from config.checks import check_channels, check_operator, llm_problem
+from config.email_auth import EmailAuthSettings
+from config.email_settings import EmailSettings
 from config.entries import (
     HeartbeatConfig,
     PersonConfig,
@@ -35,7 +37,8 @@ from config.entries import (
     expand_names,
     split_csv,
 )
-from config.mail import Hops, hops, settle
+from config.hooks import HookConfig, fill_secrets, unique_hooks
+from config.mail import hops, settle
 from config.models import DEFAULT_PRICES
 from config.prices import ModelPrice, price_of
 from config.retention import RetentionSettings
@@ -56,7 +59,7 @@ class SettingsError(Exception):
     """A setting is missing or malformed; the message is one line naming the variable."""
 
 
-class Settings(RoleSettings, RetentionSettings, BaseSettings):
+class Settings(RoleSettings, EmailSettings, EmailAuthSettings, RetentionSettings, BaseSettings):
     """Every setting of Switchboard, validated once at start."""
 
     model_config = SettingsConfigDict(extra="ignore", validate_default=True)
@@ -64,6 +67,13 @@ class Settings(RoleSettings, RetentionSettings, BaseSettings):
     # LLM
     anthropic_api_key: SecretStr | None = None
     anthropic_base_url: str | None = None
+    openai_api_key: SecretStr | None = None  # for `openai:` models (docs/models.md)
+    openai_base_url: str | None = None
+    cloud_ml_region: str | None = None  # `vertex:` models, with ANTHROPIC_VERTEX_PROJECT_ID
+    anthropic_vertex_project_id: str | None = None
+    anthropic_vertex_base_url: str | None = None
+    aws_region: str | None = None  # `bedrock:` models; ANTHROPIC_BEDROCK_BASE_URL in tests
+    anthropic_bedrock_base_url: str | None = None
     # the model, max_tokens and effort of each role: config/roles.py
     max_llm_calls: int = Field(default=8, ge=1)
     llm_retry_base_seconds: float = Field(default=2.0, gt=0)
@@ -105,6 +115,8 @@ class Settings(RoleSettings, RetentionSettings, BaseSettings):
     #: a running worker with no tool call and no model answer for this long is reported
     stuck_after: float = 15 * 60.0
     daily_budget_usd: float | None = Field(default=None, gt=0)
+    # the share of it at which the home target is told what will wait (once a day)
+    budget_warn_at: float = Field(default=0.8, gt=0, lt=1)
     prices: dict[str, ModelPrice] = Field(default_factory=dict)
 
     # Memory (agents/memory): token figures are estimates at 4 characters per token
@@ -133,33 +145,6 @@ class Settings(RoleSettings, RetentionSettings, BaseSettings):
     discord_allowed_users: list[str] = Field(default_factory=list)
     discord_allowed_channels: list[str] = Field(default_factory=list)
 
-    # Email
-    email_address: str | None = None
-    email_allowed_senders: list[str] = Field(default_factory=list)
-    # whose Authentication-Results count, how far down, and what unverified mail is
-    # (config/mail.py: filled in for Gmail and Microsoft 365; required unless accept)
-    email_authserv_id: str | None = None
-    email_authserv_hops: Hops | None = None
-    email_unverified: Literal["refuse", "accept"] = "refuse"
-    imap_host: str | None = None
-    imap_port: int | None = Field(default=None, ge=1, le=65535)
-    imap_user: str | None = None
-    imap_password: SecretStr | None = None
-    imap_tls: Literal["ssl", "starttls", "none"] = "ssl"
-    smtp_host: str | None = None
-    smtp_port: int | None = Field(default=None, ge=1, le=65535)
-    smtp_user: str | None = None
-    smtp_password: SecretStr | None = None
-    smtp_tls: Literal["ssl", "starttls", "none"] = "starttls"
-    imap_mailbox: str = "INBOX"
-    # a sync at the latest this often (the IDLE itself ends every CHECK_SECONDS, 7 s)
-    imap_idle_seconds: float = Field(default=25 * 60, gt=0, le=29 * 60)
-    imap_poll_seconds: float = Field(default=60.0, gt=0)
-    email_tls_ca_file: Path | None = None
-    email_max_chars: int = Field(default=20_000, ge=200)
-    email_max_bytes: int = Field(default=10_000_000, ge=10_000)
-    email_max_per_sender_per_hour: int = Field(default=60, ge=1)
-
     # Nightly distillation of daily logs into MEMORY.md (cron, in `timezone`); off: never
     memory_distil_cron: str = "30 3 * * *"
     memory_distil: bool = True
@@ -177,6 +162,8 @@ class Settings(RoleSettings, RetentionSettings, BaseSettings):
 
     # Tools that act (config/tools.py; README "Tools that act")
     mcp_servers: list[McpServerConfig] = Field(default_factory=list)
+    # Signed inbound webhooks (config/hooks.py; docs/hooks.md): POST /hooks/<name>
+    hooks: list[HookConfig] = Field(default_factory=list)
     approvers: list[str] = Field(default_factory=list)
     approval_via: str | None = None
     approval_timeout_seconds: float | None = Field(default=None, gt=0)
@@ -211,6 +198,7 @@ class Settings(RoleSettings, RetentionSettings, BaseSettings):
         mode="before",
     )(split_csv)
     _servers = field_validator("mcp_servers")(unique_servers)
+    _hooks = field_validator("hooks")(unique_hooks)
     _hops = field_validator("email_authserv_hops", mode="before")(hops)
     _via = field_validator("approval_via")(lambda v: v if v is None else check_target(v))
     _targets = field_validator("targets")(lambda v: [check_target(t) for t in v])
@@ -257,11 +245,6 @@ class Settings(RoleSettings, RetentionSettings, BaseSettings):
             raise ValueError("is not a readable file of CA certificates (PEM)")
         return value
 
-    @field_validator("email_allowed_senders")
-    @classmethod
-    def _lower(cls, value: list[str]) -> list[str]:
-        return [v.lower() for v in value]
-
     @model_validator(mode="after")
     def _people_in_allow_lists(self) -> Settings:
         for field, kind in (
@@ -305,7 +288,7 @@ class Settings(RoleSettings, RetentionSettings, BaseSettings):
         """`switchboard run` serves HTTP: a port is set, or Slack's HTTP Events or the API
         (SWITCHBOARD_API_TOKEN) need one."""
         slack_http = self.slack_signing_secret is not None and self.slack_app_token is None
-        wanted = slack_http or self.api_token is not None
+        wanted = slack_http or self.api_token is not None or bool(self.hooks)
         return self.http_port is not None or self.port is not None or wanted
 
     @property
@@ -366,6 +349,7 @@ def load_settings(
             raise SettingsError(f"SWITCHBOARD_CONFIG: {path} is not valid TOML ({exc}).") from exc
     try:
         values["mcp_servers"] = interpolate(values.get("mcp_servers", []), env)
+        values["hooks"] = fill_secrets(values.get("hooks", []), env)
     except MissingVariable as exc:
         raise SettingsError(str(exc)) from exc
     values.update(from_environ(env, Settings.model_fields))
@@ -386,9 +370,7 @@ def secret_fields() -> set[str]:
 
 
 def require_llm(settings: Settings) -> None:
-    """The LLM endpoint must be reachable in principle before anything starts."""
-    if settings.anthropic_api_key is None and settings.anthropic_base_url is None:
-        raise SettingsError(
-            "ANTHROPIC_API_KEY is not set: export ANTHROPIC_API_KEY=sk-ant-... "
-            "(or point ANTHROPIC_BASE_URL at an Anthropic-compatible server)."
-        )
+    """The LLM endpoints must be reachable in principle before anything starts."""
+    problem = llm_problem(settings)
+    if problem is not None:
+        raise SettingsError(problem)

@@ -16,13 +16,23 @@ from pydantic import ValidationError
 from config.entries import PeopleProblem
 
 # Fields whose environment variable is the upper-cased field name without prefix.
-PLATFORM_PREFIXES = ("anthropic_", "slack_", "discord_", "email_", "imap_", "smtp_")
+PLATFORM_PREFIXES = (
+    "anthropic_",
+    "openai_",
+    "cloud_ml_",
+    "aws_",
+    "slack_",
+    "discord_",
+    "email_",
+    "imap_",
+    "smtp_",
+)
 # TOML sections whose keys are flattened to `<section>_<key>`.
-TOML_SECTIONS = ("anthropic", "slack", "discord", "email", "imap", "smtp")
+TOML_SECTIONS = ("anthropic", "openai", "slack", "discord", "email", "imap", "smtp")
 
 
 # Fields set only in the config file (structured entries, no environment variable).
-FILE_ONLY = ("schedules", "heartbeat", "people", "prices", "mcp_servers")
+FILE_ONLY = ("schedules", "heartbeat", "people", "prices", "mcp_servers", "hooks")
 
 
 def env_name(field: str) -> str:
@@ -80,7 +90,7 @@ def one_line(exc: ValidationError, secret: Collection[str] = ()) -> str:
         return f"config file [[people]]: {problem}."
     if loc and loc[0] == "people":
         return f"config file [[people]] entry {'.'.join(loc[1:])}: {error['msg']}."
-    if loc and loc[0] in ("schedules", "heartbeat", "prices", "mcp_servers"):
+    if loc and loc[0] in ("schedules", "heartbeat", "prices", "mcp_servers", "hooks"):
         where = ".".join(loc)
         return f"config file [{where}]: {error['msg']}."
     name = env_name(loc[0]) if loc else "settings"

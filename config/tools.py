@@ -81,9 +81,9 @@ def unique_servers(value: list[McpServerConfig]) -> list[McpServerConfig]:
 class MissingVariable(Exception):
     """An `${NAME}` in an [[mcp_servers]] entry names a variable that is not set."""
 
-    def __init__(self, server: str, variable: str) -> None:
+    def __init__(self, server: str, variable: str, table: str = "mcp_servers") -> None:
         super().__init__(
-            f"{variable} is not set (config file [[mcp_servers]] {server!r} uses ${{{variable}}})."
+            f"{variable} is not set (config file [[{table}]] {server!r} uses ${{{variable}}})."
         )
 
 

@@ -34,8 +34,16 @@ def render(mail: Mail) -> str:
         where = f" via {via}" if via else ""
         return untrusted(msg.text, f"{via or 'a person'} message", who, f"[{who}{where}]: ")
     if msg.kind in RUNTIME or msg.sender == COORDINATOR:
-        return f"{label(msg)}: {neutralise(msg.text)}"
+        return f"{label(msg)}: {neutralise(msg.text)}" + _payload(msg)
     return untrusted(msg.text, relayed_source(msg), head=f"{label(msg)}: ")
+
+
+def _payload(msg: BusMessage) -> str:
+    """A hook's payload beside its task (bot/ops/hooks_desk.py): data, marked untrusted."""
+    data = msg.meta.get("hook_data")
+    if not isinstance(data, str):
+        return ""
+    return "\n" + untrusted(data, str(msg.meta.get("hook_source") or "webhook payload"))
 
 
 def label(msg: BusMessage) -> str:
@@ -44,6 +52,7 @@ def label(msg: BusMessage) -> str:
         "result": f"[Worker {msg.sender} published its result]",
         "suggestion": f"[Worker {msg.sender} suggests a next step]",
         **RUNTIME,
+        **({"task": f"[Hook {msg.meta['hook']}]"} if msg.meta.get("hook") else {}),
     }.get(msg.kind, f"[Message from {msg.sender}]")
 
 

@@ -27,6 +27,10 @@ FROM_PERSON: tuple[MessageKind, ...] = ("human", "answer")
 #: no receiving server vouched for, taken under EMAIL_UNVERIFIED=accept). Such a message
 #: never decides an approval nor answers a question, and its sender is nobody listed.
 UNVERIFIED = "unverified"
+#: An inbound message's meta key: its channel shows nothing of the work under way (email)
+#: and its sender may be written to (verified, not a machine). An answer to a worker's
+#: question from such a message gets one runtime receipt in its thread (bot/inbox/human.py).
+RECEIPT = "receipt"
 #: What an outbox message is: an agent's `reply`, a worker's `question` (`ask_human`),
 #: a runtime `notice`, or a `failure` report sent home (never reported again itself).
 OutboundKind = Literal["reply", "question", "notice", "failure"]

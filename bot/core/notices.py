@@ -140,6 +140,20 @@ def budget_spent(limit: float, spent: float, resumes: str) -> str:
     )
 
 
+def budget_nearly_spent(limit: float, spent: float, resumes: str, due: list[str]) -> str:
+    """The warning before the daily budget is reached, naming what would wait."""
+    share = spent / limit if limit else 1.0
+    text = (
+        f"Today's model spend is ${spent:.2f}, {share:.0%} of the ${limit:.2f} daily budget "
+        f"(SWITCHBOARD_DAILY_BUDGET_USD). Once it is reached, new model work waits until "
+        f"{resumes}: messages to the agents, workers' next steps"
+    )
+    if due:
+        shown = ", ".join(due[:3]) + (f" and {len(due) - 3} more" if len(due) > 3 else "")
+        text += f", and the schedules due before then ({shown})"
+    return text + "."
+
+
 # -- a fresh start (`new`) -------------------------------------------------------------
 def fresh_start(archived: bool, parked: list[str]) -> str:
     """The answer to `new`: what was kept, and the workers still waiting here."""
@@ -172,6 +186,11 @@ def unverified_answer(worker: str) -> str:
         f"Your mail could not be verified (the mail server did not vouch for its sender), "
         f"so it does not answer {worker}'s question; nothing was passed on."
     )
+
+
+def answer_receipt(worker: str) -> str:
+    """An answer by mail reached the worker that asked (email shows no live progress)."""
+    return f"{worker} has your answer and is working on it; you will hear back here."
 
 
 QUESTION_GONE = "That question is no longer open (it was answered or its worker ended)."

@@ -9,6 +9,7 @@ The node also keeps the directory the router reads (live workers, open questions
 
 from __future__ import annotations
 
+import hashlib
 import logging
 
 from bot.approvals.desk import ApprovalDesk
@@ -17,17 +18,19 @@ from bot.core.events import EventLog
 from bot.core.messages import (
     COORDINATOR,
     HUMAN,
+    RECEIPT,
     BusMessage,
     DeliveryReceipt,
     Inbound,
     Outbound,
     Target,
 )
-from bot.core.notices import SYSTEM_SPEAKER, undeliverable, unverified_answer
+from bot.core.names import platform_id
+from bot.core.notices import SYSTEM_SPEAKER, answer_receipt, undeliverable, unverified_answer
 from bot.core.progress import QUIET_SECONDS, WORKER_QUIET_SECONDS, Progress
 from bot.inbox.files import FileStore
 from bot.inbox.intake import FETCHING, FileIntake
-from bot.inbox.people import People, Person, platform_id
+from bot.inbox.people import People, Person
 from bot.inbox.places import Origin
 from bot.inbox.router import Directory, Route, is_stop, route
 from bot.inbox.scope import FileOwners
@@ -174,7 +177,22 @@ class HumanNode:
             self.bus.send(self._bus_message(inbound_id, msg, decision, recipient, person))
         if decision.question is not None and decision.question.worker in decision.recipients:
             self.answering.add(decision.question.id)
+            self._receipt(msg, decision.question.worker, decision.text)
         return decision
+
+    def _receipt(self, msg: Inbound, worker: str, text: str) -> None:
+        """An answer from a channel that shows no work under way (email) is acknowledged
+        once, in its thread, in the transaction that routes it. The outbox row is keyed by
+        the message's platform id: a redelivery or a re-route after a restart queues the
+        same row, which the outbox keeps once. Never for a sender nobody verified (the
+        forged address would get it); machine mail never gets this far."""
+        if not msg.meta.get(RECEIPT) or msg.unverified or is_stop(text):
+            return
+        name = self.directory.workers.get(worker, worker)
+        key = hashlib.sha256(f"{msg.channel}\x00{msg.message_id}".encode()).hexdigest()[:32]
+        receipt = Outbound(SYSTEM_SPEAKER, msg.reply_to, answer_receipt(name), msg.conversation,
+                           kind="notice", id=f"receipt-{key}")  # fmt: skip
+        self.say(receipt)
 
     def refused(self, msg: Inbound, person: Person, action: str, resource: str) -> None:
         """An audit line: this person tried to reach another conversation's work."""

@@ -1,5 +1,6 @@
 """The daily budget (SWITCHBOARD_DAILY_BUDGET_USD): once today's estimated spend passes
-it, new model work waits.
+it, new model work waits; at SWITCHBOARD_BUDGET_WARN_AT of it (80%), the home target is
+told once a day what will wait (the schedules due before the day turns).
 
 `wait()` is the LLM provider's gate: every model call awaits it first. Over budget,
 the home target is told once per day, the state is written for the dashboard and
@@ -20,9 +21,10 @@ from datetime import datetime
 
 from bot.core.events import EventLog
 from bot.core.messages import Outbound
-from bot.core.notices import SYSTEM_SPEAKER, budget_spent
+from bot.core.notices import SYSTEM_SPEAKER, budget_nearly_spent, budget_spent
 from bot.inbox.human import HumanNode
 from bot.ledger.usage import BUDGET_KEY, Ledger, next_day
+from bot.store.trigger_rows import job_id_of
 
 log = logging.getLogger(__name__)
 
@@ -38,14 +40,17 @@ class Budget:
         human: HumanNode,
         events: EventLog,
         clock: Callable[[], float] = time.time,
+        warn_at: float = 0.8,
     ) -> None:
         self.limit = limit
+        self.warn_at = warn_at
         self.ledger = ledger
         self.human = human
         self.events = events
         self.clock = clock
         saved = json.loads(human.store.get_kv(BUDGET_KEY) or "{}")
         self._told_day = float(saved.get("told_day", 0.0))  # told once a day, restarts too
+        self._warned_day = float(saved.get("warned_day", 0.0))
         self._recheck = asyncio.Event()
         self.waiting = 0
 
@@ -59,6 +64,7 @@ class Budget:
     async def wait(self) -> None:
         """Return when new model work may start."""
         if not self.exceeded:
+            self._warn()
             return
         self._announce()
         self.waiting += 1
@@ -94,6 +100,7 @@ class Budget:
             "waiting": self.waiting,
             "updated_at": self.clock(),
             "told_day": self._told_day,
+            "warned_day": self._warned_day,
         }
         self.human.store.set_kv(BUDGET_KEY, json.dumps(state))
 
@@ -112,3 +119,39 @@ class Budget:
         self.events.emit("budget.exceeded", SYSTEM_SPEAKER, limit=self.limit, spent=spent)
         if self.human.home is not None:
             self.human.say(Outbound(SYSTEM_SPEAKER, self.human.home, text, kind="notice"))
+
+    def _warn(self) -> None:
+        """Once a day, at `warn_at` of the budget: what will wait once it is reached."""
+        if self.limit is None or self._warned_day == self.ledger.day:
+            return
+        spent = self.ledger.today(self.clock())
+        if spent < self.warn_at * self.limit:
+            return
+        self._warned_day = self.ledger.day
+        self.save()
+        resumes_at = self.resumes_at()
+        resumes = datetime.fromtimestamp(resumes_at, self.ledger.zone).strftime("%Y-%m-%d %H:%M %Z")
+        text = budget_nearly_spent(self.limit, spent, resumes, self._due_before(resumes_at))
+        log.warning(text)
+        share = round(spent / self.limit, 3)
+        self.events.emit(
+            "budget.warning", SYSTEM_SPEAKER, limit=self.limit, spent=spent, share=share
+        )
+        if self.human.home is not None:
+            self.human.say(Outbound(SYSTEM_SPEAKER, self.human.home, text, kind="notice"))
+
+    def _due_before(self, when: float) -> list[str]:
+        """The actions of the schedules that fire before `when`, soonest first."""
+        store = self.human.store
+        next_at = store.triggers.next_run_times()
+        due = []
+        for row in store.triggers.active():
+            at = next_at.get(job_id_of(row.id))
+            if at is not None and at < when:
+                due.append((at, row.spec.action))
+        return [_short(action) for _, action in sorted(due)]
+
+
+def _short(action: str) -> str:
+    first = action.strip().splitlines()[0] if action.strip() else "a schedule"
+    return f"'{first[:57]}...'" if len(first) > 60 else f"'{first}'"

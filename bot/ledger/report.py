@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from bot.ledger.hooks_status import hooks_section
 from bot.ledger.status import Section, render_status
 from bot.ledger.storage import storage_section
 from bot.ledger.tools_status import approvals_section, mcp_section
@@ -20,6 +21,7 @@ SECTIONS: tuple[Section, ...] = (
     usage_section,
     mcp_section,
     approvals_section,
+    hooks_section,
 )
 
 

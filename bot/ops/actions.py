@@ -3,11 +3,13 @@ approve or deny a pending call (with a reason), stop a worker, start a conversat
 afresh.
 
 Each is a POST form carrying the CSRF token (`Access.csrf`); one without it, or
-without a session, changes nothing. Each is audited: an `operator.action` event with
+without a session, changes nothing. What an action did is said on the page its form
+was on: the answer is a 303 redirect there (bot/ops/flash.py), so a reload never posts
+again. Each is audited: an `operator.action` event with
 the operator as decider (`dashboard`), how (`dashboard`), the conversation and the
 outcome. Approvals are decided through the desk's one `decide` (`_decide` here is the
 only call). A stale id, or a question someone answered in Slack meanwhile, gets a
-clear page and changes nothing.
+clear message and changes nothing.
 """
 
 from __future__ import annotations
@@ -19,13 +21,13 @@ from typing import TYPE_CHECKING
 from aiohttp import web
 from multidict import MultiDictProxy
 
-from agents.tools.toolbox import ToolError
 from bot.core import notices
 from bot.core.messages import COORDINATOR, HUMAN, BusMessage, Outbound, Target
 from bot.core.notices import SYSTEM_SPEAKER
 from bot.ops.auth import CSRF_FIELD, Access, refusal, throttled_response
+from bot.ops.flash import Flashes
 from bot.ops.html import Markup, esc, page
-from bot.ops.server import Route
+from bot.ops.server import Handler, Route
 
 if TYPE_CHECKING:
     from bot.app import App
@@ -54,9 +56,10 @@ Act = Callable[[Form], Awaitable[Done]]
 
 
 class Actions:
-    def __init__(self, app: App, access: Access) -> None:
+    def __init__(self, app: App, access: Access, flashes: Flashes) -> None:
         self.app = app
         self.access = access
+        self.flashes = flashes
 
     def routes(self) -> list[Route]:
         return [
@@ -67,26 +70,27 @@ class Actions:
             ("POST", "/actions/cancel", self._form("cancel", self.cancel)),
         ]
 
-    def _form(self, action: str, act: Act) -> Callable[[web.Request], Awaitable[web.Response]]:
-        async def handle(request: web.Request) -> web.Response:
+    def _form(self, action: str, act: Act) -> Handler:
+        async def handle(request: web.Request) -> web.StreamResponse:
             wait = self.access.throttled(request)
             if wait:
                 return throttled_response(wait)
             if not self.access.allowed(request):
-                return refusal(self.access, request) or _result(
-                    401, "Sign in first (SWITCHBOARD_DASHBOARD_TOKEN)."
+                return refusal(self.access, request) or _refused(
+                    401, "Sign in first (SWITCHBOARD_DASHBOARD_TOKEN).", ""
                 )
             form = await request.post()
             if not self.access.csrf_ok(request, form.get(CSRF_FIELD)):
                 self._audit(action, Done(403, "", "refused: csrf"))
-                return _result(403, notices.CSRF_REFUSED)
+                return _refused(403, notices.CSRF_REFUSED, self.access.csrf(request))
             if action in LEADER_ONLY and self.app.node.role != "leader":
                 leader = self.app.node.leader().node
                 done = Done(409, notices.follower_cannot(leader), "refused: follower")
             else:
                 done = await act(form)
             self._audit(done.action or action, done)
-            return _result(done.status, done.text)
+            where = self.flashes.redirect_to(_field(form, "back"), done.text, done.status < 400)
+            raise web.HTTPSeeOther(where, headers={"Cache-Control": "no-store"})
 
         return handle
 
@@ -117,7 +121,9 @@ class Actions:
             human.say(Outbound(SYSTEM_SPEAKER, Target.parse(question.target),
                                notices.answered_by_operator(OPERATOR, text),
                                question.conversation, kind="notice"))  # fmt: skip
-        return Done(200, f"Answer sent to {question.worker}.", "answered", question.conversation)
+        worker = self.app.team.workers.get(question.worker)
+        name = worker.row.name if worker is not None else question.worker
+        return Done(200, f"Answer sent to {name}.", "answered", question.conversation)
 
     # -- approve or deny a pending call ------------------------------------------------
     async def decide(self, form: Form) -> Done:
@@ -141,14 +147,29 @@ class Actions:
 
     # -- stop a worker -----------------------------------------------------------------
     async def stop(self, form: Form) -> Done:
+        """Stop a worker; the conversation it works for reads so (through the outbox)
+        and its status line there ends."""
         name = _field(form, "worker")
         worker = self.app.team.workers.get(name.lower())
-        conversation = worker.row.origin_conversation if worker is not None else None
+        if worker is None:
+            return Done(404, f"Nothing stopped: no active worker called {name!r}.", "stale")
+        row = worker.row
         try:
-            text = await self.app.team.stop(name)
-        except ToolError as exc:
+            text = await self.app.stop_worker(row.name)
+        except LookupError as exc:
             return Done(404, f"Nothing stopped: {exc}.", "stale")
-        return Done(200, text, "stopped", conversation)
+        progress = self.app.human.progress
+        work = progress.works.get(row.origin_conversation or "")
+        if work is not None and work.status.startswith(f"{row.name}: "):
+            progress.end(row.origin_conversation or "")
+        if row.origin_target:
+            said = f"Worker {row.name} was stopped by an operator from the dashboard."
+            where = Target.parse(row.origin_target)
+            with self.app.store.tx():
+                self.app.human.say(
+                    Outbound(SYSTEM_SPEAKER, where, said, row.origin_conversation, kind="notice")
+                )
+        return Done(200, text, "stopped", row.origin_conversation)
 
     # -- start a conversation afresh ---------------------------------------------------
     async def fresh(self, form: Form) -> Done:
@@ -183,10 +204,12 @@ def _field(form: Form, name: str) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _result(status: int, text: str) -> web.Response:
-    body = Markup(f'<section><p class="result">{esc(text)}</p><p><a href="/">Back to the '
+def _refused(status: int, text: str, csrf: str) -> web.Response:
+    """A post that was not taken (no session, a stale form): said on a page with the
+    nav, so the way on is one click."""
+    body = Markup(f'<section><p class="flash error">{esc(text)}</p><p><a href="/">Back to the '
                   "overview</a></p></section>")  # fmt: skip
     return web.Response(
-        text=page("Done" if status < 400 else "Nothing changed", body), status=status,
+        text=page("Nothing changed", body, csrf=csrf), status=status,
         content_type="text/html", headers={"Cache-Control": "no-store"},
     )  # fmt: skip

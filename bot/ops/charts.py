@@ -126,12 +126,16 @@ def charts(app: App, latency: AnswerLatency, sums: HourlySums, now: float | None
         for channel, n in sums.inbound[hour].items():
             per_channel[channel] = per_channel.get(channel, 0) + n
     channels = sorted(per_channel)
+    zone = app.ops.ledger.zone.key
     body = Markup("").join(
         [
-            svg.bars("LLM calls per hour (last 24 h)", labels, calls),
-            svg.bars("LLM cost per hour, USD (priced calls)", labels, cost, " $"),
+            svg.bars(f"LLM calls per hour (last 24 h, {zone})", labels, calls),
+            svg.bars(f"LLM cost per hour, USD (priced calls, {zone})", labels, cost, "$"),
             svg.lines(
-                "Answer latency per hour, seconds", labels, [("p50", p50), ("p95", p95)], " s"
+                f"Answer latency per hour, seconds (p50, p95; {zone})",
+                labels,
+                [("p50", p50), ("p95", p95)],
+                " s",
             ),
             svg.bars(
                 "Messages per channel (last 24 h)",

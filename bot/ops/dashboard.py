@@ -1,7 +1,9 @@
 """The read-only dashboard at `/`: routes, login and access checks.
 
-Pages: `/` (overview), `/conversations`, `/conversation?agent=..&key=..&page=..`,
-`/events?before=..`, `/audit?since=..`; the live stream `/events/stream`; `/login`. With
+Pages: `/` (overview), `/conversations?q=..`, `/conversation?agent=..&key=..&page=..`,
+`/events?type=..&agent=..&before=..`, `/audit?since=..`; the live stream
+`/events/stream`; `/login`. Every page has Sign out (with a token) and shows what an
+action just did (`?done=`, bot/ops/flash.py). With
 SWITCHBOARD_DASHBOARD_TOKEN set every page asks for it (a bearer header, or the
 cookie the login form sets); a wrong or missing token gets 401.
 """
@@ -17,9 +19,14 @@ from bot.ops.assets import SCRIPT, STYLE
 from bot.ops.audit_view import audit_page
 from bot.ops.auth import CSRF_FIELD, Access, client, refusal, throttled_response
 from bot.ops.charts import charts
+from bot.ops.conv_view import ConversationIndex, conversations
+from bot.ops.events_view import events_page, recent_events
+from bot.ops.flash import PARAM, Flashes
+from bot.ops.hooks_card import hooks_card
 from bot.ops.html import Markup, esc, page
 from bot.ops.live import LiveEvents
 from bot.ops.server import Handler, Route
+from bot.ops.transcript_view import transcript
 
 if TYPE_CHECKING:
     from bot.app import App
@@ -32,6 +39,8 @@ class Dashboard:
         self.app = app
         self.access = access
         self.live = live
+        self.flashes = Flashes()
+        self.index = ConversationIndex()
 
     def routes(self) -> list[Route]:
         guard = self._guard
@@ -47,6 +56,7 @@ class Dashboard:
             ("POST", "/logout", self.logout),
             ("GET", "/static/dashboard.js", _static(SCRIPT, "text/javascript")),
             ("GET", "/static/dashboard.css", _static(STYLE, "text/css")),
+            ("GET", "/favicon.ico", _no_icon),
         ]
 
     def _guard(self, handler: Handler) -> Handler:
@@ -77,9 +87,16 @@ class Dashboard:
         csrf = self.access.csrf(request)
         return csrf, "" if self.access.open else csrf
 
+    def _page(self, request: web.Request, title: str, body: Markup) -> web.Response:
+        """A page with Sign out, the budget banner and what an action just did."""
+        _csrf, sign_out = self._csrf(request)
+        flash = self.flashes.shown(request.query.get(PARAM))
+        banner = Markup((views.budget_banner(self.app) or "") + flash)
+        return _html(page(title, body, banner, sign_out))
+
     async def overview(self, request: web.Request) -> web.Response:
         app = self.app
-        csrf, sign_out = self._csrf(request)
+        csrf, _ = self._csrf(request)
         body = Markup("").join(
             [
                 views.agents(app, _page(request), csrf),
@@ -87,34 +104,39 @@ class Dashboard:
                 views.approvals(app.store.approvals.pending(), csrf),
                 views.channels(app),
                 growth_view.card(app.ops.growth),  # data dir, database, WAL, pruning
-                charts(app, app.ops.latency, app.ops.sums),
                 views.usage(app),
+                charts(app, app.ops.latency, app.ops.sums),
                 views.triggers(app, csrf),
-                views.recent_events(app),
+                hooks_card(app),
+                recent_events(app),
             ]
         )
-        return _html(page("Overview", Markup(body), views.budget_banner(app), sign_out))
+        return self._page(request, "Overview", Markup(body))
 
     async def conversations(self, request: web.Request) -> web.Response:
-        csrf, sign_out = self._csrf(request)
-        body = views.conversations(self.app, _page(request), csrf)
-        return _html(page("Conversations", body, csrf=sign_out))
+        csrf, _ = self._csrf(request)
+        query = request.query.get("q", "").strip()[:200]
+        body = conversations(self.app, self.index, query, _page(request), csrf)
+        return self._page(request, "Conversations", body)
 
     async def conversation(self, request: web.Request) -> web.Response:
         agent = request.query.get("agent", "")
         key = request.query.get("key", "")
         raw = request.query.get("page")
         number = int(raw) if raw and raw.isdigit() else None
-        body = views.transcript(self.app, agent, key, number)
-        return _html(page(f"{agent} / {key}", body))
+        title, body = transcript(self.app, agent, key, number, self._csrf(request)[0])
+        return self._page(request, title, body)
 
     async def events(self, request: web.Request) -> web.Response:
         raw = request.query.get("before", "")
         before = int(raw) if raw.isdigit() else None
-        return _html(page("Events", views.events_page(self.app, before)))
+        kind = request.query.get("type", "").strip()[:100]
+        agent = request.query.get("agent", "").strip()[:100]
+        return self._page(request, "Events", events_page(self.app, kind, agent, before))
 
     async def audit(self, request: web.Request) -> web.Response:
-        return _html(page("Audit", audit_page(self.app.store, request.query.get("since"))))
+        body = audit_page(self.app.store, request.query.get("since"))
+        return self._page(request, "Audit", body)
 
     # -- login -------------------------------------------------------------------------
     async def login_form(self, request: web.Request) -> web.Response:
@@ -136,7 +158,8 @@ class Dashboard:
     async def logout(self, request: web.Request) -> web.StreamResponse:
         form = await request.post()
         if not self.access.csrf_ok(request, form.get(CSRF_FIELD)):
-            return _html(page("Nothing changed", Markup("<p>Reload the page.</p>")), status=403)
+            body = Markup('<p class="flash error">Nothing changed: reload the page.</p>')
+            return _html(page("Nothing changed", body), status=403)
         response = web.HTTPSeeOther("/login")
         self.access.log_out(request, response)
         raise response
@@ -158,6 +181,11 @@ def _static(body: str, content_type: str) -> Handler:
     return serve
 
 
+async def _no_icon(request: web.Request) -> web.Response:
+    """Browsers ask every page load: no icon, and no 404 in the log."""
+    return web.Response(status=204, headers={"Cache-Control": "max-age=86400"})
+
+
 def _login_page(error: str = "") -> str:
     problem = f'<p class="error">{esc(error)}</p>' if error else ""
     form = Markup(
@@ -166,4 +194,4 @@ def _login_page(error: str = "") -> str:
         '<input type="password" name="token" autocomplete="current-password" autofocus>'
         '</label><button type="submit">Sign in</button></form>'
     )
-    return page("Sign in", form)
+    return page("Sign in", form, nav=False)

@@ -18,6 +18,7 @@ from typing import Any
 from aiohttp import web
 
 from bot.core.events import Event, EventLog
+from bot.ops.event_text import what
 
 log = logging.getLogger(__name__)
 
@@ -25,15 +26,11 @@ QUEUE_LIMIT = 256
 MAX_CLIENTS = 32
 KEEPALIVE_SECONDS = 15.0
 WRITE_SECONDS = 10.0
-SUMMARY_CHARS = 240
 
 
 def summarize(event: Event) -> dict[str, Any]:
     """What the dashboard shows of an event (the browser renders it as text)."""
-    data = json.dumps(event.data, default=str, ensure_ascii=False)
-    if len(data) > SUMMARY_CHARS:
-        data = data[: SUMMARY_CHARS - 3] + "..."
-    return {"type": event.type, "agent": event.agent_id, "ts": event.ts, "data": data}
+    return {"type": event.type, "agent": event.agent_id, "ts": event.ts, "data": what(event)}
 
 
 @dataclass(eq=False)

@@ -25,6 +25,8 @@ from bot.ops.auth import Access
 from bot.ops.charts import AnswerLatency, HourlySums
 from bot.ops.dashboard import Dashboard
 from bot.ops.health import LLMHealth, health, public_health
+from bot.ops.hooks import HookMetrics, Hooks
+from bot.ops.hooks_desk import HookDesk
 from bot.ops.live import LiveEvents
 from bot.ops.metrics import CONTENT_TYPE, Metrics, without_spend
 from bot.ops.probe import probe_channels
@@ -47,7 +49,9 @@ class Operator:
         self.metrics = Metrics()
         self.llm_health = LLMHealth()
         self.ledger = Ledger(s, app.store)
-        self.budget = Budget(s.daily_budget_usd, self.ledger, app.human, app.events)
+        self.budget = Budget(
+            s.daily_budget_usd, self.ledger, app.human, app.events, warn_at=s.budget_warn_at
+        )
         self.live = LiveEvents(app.events)
         self.latency = AnswerLatency(app.events)
         self.sums = HourlySums()
@@ -66,6 +70,10 @@ class Operator:
                 app, api_callers(s.api_token.get_secret_value()), api_targets(s.api_targets)
             )
             app.human.outbox.add_channel(ApiChannel())
+        self.hooks: Hooks | None = None
+        if s.hooks:  # POST /hooks/<name> (bot/ops/hooks.py)
+            hook_metrics = HookMetrics(self.metrics.registry)
+            self.hooks = Hooks(app, HookDesk(app, hook_metrics), hook_metrics)
         self._tasks: list[asyncio.Task[None]] = []
 
     # -- model calls -------------------------------------------------------------------
@@ -167,12 +175,14 @@ class Operator:
 
     # -- HTTP --------------------------------------------------------------------------
     def routes(self) -> list[Route]:
+        dashboard = Dashboard(self.app, self.access, self.live)
         return [
             ("GET", "/healthz", self._healthz),
             ("GET", "/metrics", self._metrics),
-            *Dashboard(self.app, self.access, self.live).routes(),
-            *Actions(self.app, self.access).routes(),
+            *dashboard.routes(),
+            *Actions(self.app, self.access, dashboard.flashes).routes(),
             *(self.api.routes() if self.api is not None else []),
+            *(self.hooks.routes() if self.hooks is not None else []),
         ]
 
     async def serve(self) -> None:
@@ -194,6 +204,8 @@ class Operator:
     def lead(self) -> None:
         """What the leader alone runs: reminders of stalled work, the budget's record."""
         self._tasks.append(asyncio.create_task(self.stalled.run(), name="stalled-work"))
+        if self.hooks is not None:
+            self._tasks.append(asyncio.create_task(self.hooks.desk.run(), name="hook-desk"))
         self.budget.save()
 
     async def stop(self) -> None:
@@ -219,6 +231,8 @@ class Operator:
         status, body = health(self.app, self.llm_health)
         if audience == "public":
             body = public_health(body)
+        elif self.hooks is not None:
+            body["hooks"] = self.hooks.desk.last
         return web.json_response(body, status=status, headers={"Cache-Control": "no-store"})
 
     async def _metrics(self, request: web.Request) -> web.Response:

@@ -1,31 +1,34 @@
-"""The dashboard's sections, rendered from the store, the event log and the live app.
+"""The overview's sections, rendered from the store and the live app: workers, open
+questions, pending approvals, channels and MCP servers (each with the reason it is not
+up), triggers, today's usage.
 
-Everything is read-only and paged: workers and conversations in pages of 50 (SQL
-LIMIT/OFFSET), events from the end of the log, a transcript in pages of messages.
+Everything is read-only and paged: workers in pages of 50 (SQL LIMIT/OFFSET). Ids and
+targets are `ident`s, the one text that may break anywhere.
 """
 
 from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from bot.ledger.status import runtime_live
+from bot.ledger.tools_status import MCP_PREFIX
 from bot.ledger.usage import BUDGET_KEY, cost_text, day_start
-from bot.ops.html import Markup, esc, form, link, pager, section, short, table, when
-from bot.ops.live import summarize
-from bot.ops.tail import tail
+from bot.ops.html import Markup, esc, form, ident, link, pager, section, short, table, when
+from bot.ops.places import describe
+from bot.ops.reading import arguments
 from bot.store.approvals import ApprovalRow
 from bot.store.core import ACTIVE_WORKER_STATES, MissingTable
+from bot.store.trigger_rows import job_id_of
 from bot.store.usage import UsageTotals
-from bot.triggers.rows import job_id_of
 
 if TYPE_CHECKING:
     from bot.app import App
 
 PAGE = 50
-EVENTS_ON_OVERVIEW = 30
-TRANSCRIPT_PAGE = 40
 
 
 def budget_banner(app: App) -> Markup | None:
@@ -39,15 +42,45 @@ def budget_banner(app: App) -> Markup | None:
     )
 
 
+def _state(state: str) -> Markup:
+    kind = "up" if state == "connected" else "down"
+    return Markup(f'<span class="state {kind}">{esc(state)}</span>')
+
+
 def channels(app: App) -> Markup:
-    rows = [[c, s, d, when(t)] for c, s, d, t in app.store.health()]
-    return section(
-        "Channels", table(["channel", "state", "detail", "updated"], rows, "none has run yet")
-    )
+    """Each channel's and MCP server's state, with the reason it gives when not up."""
+    rows = [[c, _state(s), d, when(t)] for c, s, d, t in app.store.health()]
+    body = table(["channel", "state", "reason", "updated"], rows, "none has run yet")
+    servers = app.store.kv_prefixed(MCP_PREFIX)
+    if servers:
+        live = runtime_live(app.store)
+        mcp = [_mcp_row(name, json.loads(raw), live) for name, raw in sorted(servers.items())]
+        body = Markup(body + Markup("<h3>MCP servers</h3>")
+                      + table(["server", "state", "tools", "reason", "updated"], mcp))  # fmt: skip
+    return section("Channels and MCP servers", body, "channels", "half")
+
+
+def _mcp_row(name: str, info: dict[str, Any], live: bool) -> list[object]:
+    state = str(info.get("state")) if live else f"unknown (was {info.get('state')})"
+    reasons = [str(info.get("reason") or "")] + [
+        f"{tool} not offered: {why}" for tool, why in (info.get("refused") or {}).items()
+    ]
+    reason = "; ".join(r for r in reasons if r)
+    return [name, _state(state), info.get("tools", 0), reason, when(info.get("updated"))]
 
 
 def _stop(csrf: str, name: str) -> Markup:
-    return form("/actions/stop", csrf, {"worker": name}, "", "Stop")
+    """Stop asks once more (a fold, no script): `Stop…` opens `Stop Alice`."""
+    button = form("/actions/stop", csrf, {"worker": name}, "", f"Stop {name}")
+    return Markup(f'<details class="confirm"><summary>Stop…</summary>{button}</details>')
+
+
+def asked_in(conversation: str | None, target: str) -> Markup:
+    """Where a question or an approval was asked: the place's name, linked to the
+    coordinator's conversation there, the raw target as an id beside it."""
+    name = describe(conversation or target, target, [], "")
+    shown = link("/conversation", name, agent="coordinator", key=conversation or target)
+    return Markup(f"{shown} {ident(target)}")
 
 
 def agents(app: App, page: int, csrf: str) -> Markup:
@@ -73,20 +106,28 @@ def agents(app: App, page: int, csrf: str) -> Markup:
     )
 
 
-def _answer(csrf: str, question_id: str) -> Markup:
+def answer_form(csrf: str, question_id: str, back: str = "/") -> Markup:
     box = Markup('<textarea name="text" rows="2" required aria-label="answer"></textarea>')
-    return form("/actions/answer", csrf, {"question": question_id}, box, "Answer")
+    return form("/actions/answer", csrf, {"question": question_id}, box, "Answer", back)
+
+
+def worker_names(app: App, ids: Iterable[str] = ()) -> dict[str, str]:
+    """Workers' ids to their names as given (`alice` -> `Alice`): the running ones, and
+    those of `ids` from the store."""
+    names = app.store.views.worker_names([i for i in ids if i not in app.team.workers])
+    return names | {w.row.id: w.row.name for w in app.team.workers.values()}
 
 
 def questions(app: App, csrf: str) -> Markup:
     asked = app.store.open_questions()
+    names = worker_names(app, [q.worker for q in asked[:PAGE]])
     rows = [
         [
-            link("/conversation", q.worker, agent=q.worker, key="task"),
+            link("/conversation", names.get(q.worker, q.worker), agent=q.worker, key="task"),
             short(q.question, 300),
-            q.target,
+            asked_in(q.conversation, q.target),
             when(q.asked_at),
-            _answer(csrf, q.id),
+            answer_form(csrf, q.id),
         ]
         for q in asked[:PAGE]  # the oldest first: they have waited longest
     ]
@@ -110,9 +151,9 @@ def approvals(pending: list[ApprovalRow], csrf: str) -> Markup:
     rows = [
         [
             a.speaker,
-            a.tool,
-            short(json.dumps(a.args, ensure_ascii=False), 300),
-            a.target,
+            ident(a.tool),
+            Markup(f'<span class="args">{esc(short(arguments(a.args), 300))}</span>'),
+            asked_in(None, a.target),
             when(a.requested_at),
             _decide(csrf, a.id),
         ]
@@ -138,11 +179,11 @@ def triggers(app: App, csrf: str) -> Markup:
     rows.sort(key=lambda r: next_at.get(job_id_of(r.id), float("inf")))
     lines = [
         [
-            r.id,
+            ident(r.id),
             r.spec.type,
             r.spec.describe(),
             when(next_at.get(job_id_of(r.id))),
-            r.spec.deliver_to or r.origin_target or "home",
+            ident(r.spec.deliver_to or r.origin_target or "home"),
             short(r.spec.action, 160),
             r.created_by if r.status == "active" else f"{r.created_by} (paused)",
             _cancel(csrf, r.id, r.source),
@@ -192,8 +233,9 @@ def usage(app: App) -> Markup:
     zone = app.ops.ledger.zone
     start = day_start(zone, time.time())
     per_agent, unknown = _usage_today(app, start)
+    names = worker_names(app, [t.agent for t in per_agent])
     rows: list[list[object]] = [
-        [t.agent, t.calls, t.input_tokens, t.output_tokens, t.cache_read_tokens,
+        [names.get(t.agent, t.agent), t.calls, t.input_tokens, t.output_tokens, t.cache_read_tokens,
          t.cache_write_tokens, cost_text(t)]
         for t in [*per_agent, _sum("all", per_agent)] if t.calls
     ]  # fmt: skip
@@ -209,102 +251,5 @@ def usage(app: App) -> Markup:
             f"{'EXCEEDED' if budget.exceeded else 'within'}.</p>"
         )
     title = f"LLM usage today ({day}, {zone.key})"
-    return section(title, Markup(table(headers, rows, "no model calls today") + notes))
-
-
-def event_items(events: list[dict[str, Any]]) -> Markup:
-    items = "".join(
-        f"<li>{when(e['ts'])} <b>{esc(e['type'])}</b> <span class=agent>{esc(e['agent'])}</span>"
-        f" <code>{esc(e['data'])}</code></li>"
-        for e in events
-    )
-    return Markup(items)
-
-
-def recent_events(app: App) -> Markup:
-    assert app.events.path is not None
-    events, before = tail(app.events.path, EVENTS_ON_OVERVIEW)
-    items = event_items([summarize(e) for e in events])
-    older = link("/events", "older events", before=before) if before else Markup("")
-    body = Markup(
-        '<p><span id="live-status">connecting</span> \u00b7 '
-        f'{older}</p><ul id="live-events">{items}</ul>'
-    )
-    return Markup(f'<section class="wide" id="events"><h2>Recent events</h2>{body}</section>')
-
-
-def events_page(app: App, before: int | None) -> Markup:
-    assert app.events.path is not None
-    events, older = tail(app.events.path, 100, before)
-    items = event_items([summarize(e) for e in events])
-    nav = link("/events", "older \u2192", before=older) if older else Markup("")
-    body = Markup(f'<ul class="events">{items}</ul><nav class="pager">{nav}</nav>')
-    return section("Events (newest first)", body)
-
-
-def _fresh(csrf: str, agent: str, key: str) -> Markup | str:
-    if agent != "coordinator":
-        return ""
-    return form("/actions/new", csrf, {"conversation": key}, "", "Start afresh")
-
-
-def conversations(app: App, page: int, csrf: str) -> Markup:
-    convs = app.store.views.conversations_page((page - 1) * PAGE, PAGE + 1)
-    rows = [
-        [
-            link("/conversation", f"{c.agent} / {c.key}", agent=c.agent, key=c.key),
-            c.target or "-",
-            when(c.updated_at),
-            f"{c.size // 1024} KB",
-            _fresh(csrf, c.agent, c.key),
-        ]
-        for c in convs[:PAGE]
-    ]
-    body = table(["conversation", "answers go to", "updated", "size", ""], rows, "none yet")
-    return section("Conversations", Markup(body + pager("/conversations", page, len(convs) > PAGE)))
-
-
-def transcript(app: App, agent: str, key: str, page: int | None) -> Markup:
-    messages, target = app.store.load_conversation(agent, key)
-    pages = max(1, -(-len(messages) // TRANSCRIPT_PAGE))
-    current = pages if page is None else min(max(1, page), pages)
-    start = (current - 1) * TRANSCRIPT_PAGE
-    shown = messages[start : start + TRANSCRIPT_PAGE]
-    body = "".join(_message(m) for m in shown) or '<p class="empty">no messages</p>'
-    nav = []
-    if current > 1:
-        nav.append(link("/conversation", "\u2190 earlier", agent=agent, key=key, page=current - 1))
-    nav.append(Markup(f"<span>page {current} of {pages} ({len(messages)} messages)</span>"))
-    if current < pages:
-        nav.append(link("/conversation", "later \u2192", agent=agent, key=key, page=current + 1))
-    pager_html = Markup('<nav class="pager">' + " ".join(nav) + "</nav>")
-    head = Markup(f"<p>Answers go to {esc(target or 'the home target')}.</p>")
-    title = f"Conversation {agent} / {key}"
-    return Markup(f'<section class="wide"><h2>{esc(title)}</h2>{head}{pager_html}{body}'
-                  f"{pager_html}</section>")  # fmt: skip
-
-
-def _message(message: dict[str, Any]) -> str:
-    role = str(message.get("role", "?"))
-    content = message.get("content")
-    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
-    parts = "".join(_block(b) for b in blocks if isinstance(b, dict))
-    return f'<div class="msg {esc(role)}"><div class="role">{esc(role)}</div>{parts}</div>'
-
-
-def _block(block: dict[str, Any]) -> str:
-    kind = block.get("type")
-    if kind == "text":
-        return f"<pre>{esc(block.get('text', ''))}</pre>"
-    if kind == "tool_use":
-        args = json.dumps(block.get("input", {}), ensure_ascii=False)
-        return f'<pre class="tool">\u2192 {esc(block.get("name"))}({esc(short(args, 2000))})</pre>'
-    if kind == "tool_result":
-        content = block.get("content")
-        if not isinstance(content, str):
-            content = json.dumps(content, ensure_ascii=False)
-        error = " (error)" if block.get("is_error") else ""
-        return f'<pre class="tool">\u2190 result{error}: {esc(short(content, 4000))}</pre>'
-    if kind in ("thinking", "redacted_thinking"):
-        return '<pre class="tool">(thinking, not shown)</pre>'
-    return f"<pre>[{esc(kind)}]</pre>"
+    body = Markup(table(headers, rows, "no model calls today") + notes)
+    return section(title, body, "usage", "half")

@@ -88,6 +88,8 @@ class Outbox:
         self.channels: dict[str, Channel] = {}
         self.pacer = Pacer()
         self._on_delivered = on_delivered
+        #: told of every delivery after `on_delivered` (bot/ops/hooks_desk.py: threads)
+        self.observers: list[Callable[[Outbound, DeliveryReceipt], None]] = []
         self._on_failed = on_failed
         #: asked before every post: raises when this node may no longer send (a leader
         #: that lost its lease, bot/leadership.py)
@@ -216,6 +218,8 @@ class Outbox:
         )  # fmt: skip
         if self._on_delivered is not None:
             self._on_delivered(msg, receipt)
+        for observer in self.observers:
+            observer(msg, receipt)
         return True
 
     def _retry(

@@ -24,17 +24,18 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, TypeVar
 
+from bot.core.channel import AttemptRow
 from bot.core.messages import BusMessage, Inbound
-from bot.store import growth, migrations
+from bot.store import growth, migrations, sqlite
 from bot.store.agents import AgentTables
 from bot.store.approvals import ApprovalRows
 from bot.store.audit import AuditRows
+from bot.store.errors import MissingTable, StoreError, from_sqlite
 from bot.store.lease import Leader
 from bot.store.migrations import CHANNEL
 from bot.store.outbox import OutboxTables
 from bot.store.schema import (
     ACTIVE_WORKER_STATES,
-    AttemptRow,
     InboundStatus,
     OutboxRow,
     ParkedState,
@@ -53,10 +54,6 @@ from config.settings import Database, is_postgres
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-#: what a read raises when it cannot be done (a missing table, a locked file): callers
-#: catch this, not the driver's errors
-StoreError = sqlite3.Error
-MissingTable = sqlite3.OperationalError
 __all__ = [
     "ACTIVE_WORKER_STATES",
     "AttemptRow",
@@ -107,13 +104,16 @@ class Store(AgentTables, OutboxTables):
 
     @staticmethod
     def _open_sqlite(path: Path, readonly: bool) -> Any:
-        db = migrations.connect(path, readonly)
+        try:
+            db = migrations.connect(path, readonly)
+        except sqlite3.Error as exc:
+            raise from_sqlite(exc) from exc
         if not readonly:
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
             growth.tune_sqlite(db)  # the WAL stays bounded (bot/store/growth.py)
             migrations.migrate(db, path)
-        return db
+        return sqlite.Connection(db)
 
     def now(self) -> float:
         """Unix seconds by the database's clock on PostgreSQL (one clock for every node,
@@ -162,9 +162,9 @@ class Store(AgentTables, OutboxTables):
         transaction open) and the disk watch told."""
         try:
             self.db.execute("COMMIT")
-        except sqlite3.Error as exc:
+        except StoreError as exc:
             if out_of_space(exc):
-                with suppress(sqlite3.Error):
+                with suppress(StoreError):
                     self.db.execute("ROLLBACK")
                 if self.space is not None:
                     self.space.hit(exc)

@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from bot.core.channel import AttemptRow
 from bot.core.messages import BusMessage, Inbound, Outbound
 
 #: the audit line's fields after its sequence number, in column order (bot/ledger/audit.py)
@@ -30,7 +31,7 @@ ACTIVE_WORKER_STATES: tuple[WorkerStatus, ...] = ("running", "parked")
 QuestionStatus = Literal["open", "answered", "cancelled", "corrupt"]
 #: A journaled message is `pending` until routed (a crash in between: routed at start),
 #: `fetching` while its files are downloaded (bot/inbox/intake.py).
-InboundStatus = Literal["pending", "fetching", "routed", "corrupt"]
+InboundStatus = Literal["pending", "fetching", "routed", "corrupt", "hook"]
 
 
 @dataclass(slots=True)
@@ -87,18 +88,6 @@ class QuestionRow:
     refs: list[str]
     status: QuestionStatus
     asked_at: float
-
-
-@dataclass(slots=True)
-class AttemptRow:
-    """One part of an outbound message (a chunk, a file) that a channel tried to post:
-    `state` is `trying` (sent, answer not recorded: it may exist on the platform) or
-    `posted` (`detail` then holds what the platform answered)."""
-
-    part: str
-    state: str
-    detail: dict[str, Any]
-    at: float
 
 
 @dataclass(slots=True)

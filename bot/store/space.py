@@ -14,10 +14,11 @@ from __future__ import annotations
 import errno
 import logging
 import os
-import sqlite3
 import time
 from collections.abc import Callable
 from pathlib import Path
+
+from bot.store.errors import StoreError, StoreUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -27,7 +28,7 @@ FLOOR_SHARE = 0.02
 CHECK_SECONDS = 1.0
 
 
-class StoreFull(sqlite3.OperationalError):
+class StoreFull(StoreUnavailable):
     """The data dir's disk is full: nothing new is taken until there is room."""
 
 
@@ -35,7 +36,7 @@ def out_of_space(exc: BaseException) -> bool:
     """Whether a write failed for want of space (SQLite's SQLITE_FULL, or ENOSPC)."""
     if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
         return True
-    return isinstance(exc, sqlite3.Error) and "disk is full" in str(exc)
+    return isinstance(exc, StoreError) and "disk is full" in str(exc)
 
 
 class DiskWatch:

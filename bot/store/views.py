@@ -7,6 +7,7 @@ Part of the store (the only code that speaks SQL): `Store.views` is one of these
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -48,6 +49,17 @@ class StoreViews:
         )
         return self.store.decode("workers", rows, decode_worker)
 
+    def worker_names(self, ids: Collection[str]) -> dict[str, str]:
+        """Workers' names as given, by id, for the ids asked (the dashboard's labels)."""
+        wanted = sorted(set(ids))[:1000]
+        if not wanted:
+            return {}
+        marks = ", ".join("?" * len(wanted))
+        rows = self.store.execute(
+            f"SELECT id, name FROM workers WHERE id IN ({marks})", tuple(wanted)
+        )
+        return {row[0]: row[1] for row in rows}
+
     def outbox_pending(self) -> tuple[int, float | None]:
         """How many deliveries wait, and since when the oldest one has."""
         row = self.store.execute(
@@ -65,6 +77,22 @@ class StoreViews:
             (limit, offset),
         )
         return [ConversationInfo(*row) for row in rows]
+
+    def conversations_mark(self) -> tuple[int, float]:
+        """How many conversations there are and the newest activity: while both stay
+        the same, no conversation changed (each save moves `updated_at` forward)."""
+        row = self.store.execute("SELECT COUNT(*), MAX(updated_at) FROM conversations").fetchone()
+        return int(row[0]), float(row[1] or 0.0)
+
+    def conversation_stamps(self, limit: int) -> list[tuple[str, str, str | None, float]]:
+        """(agent, key, target, updated_at) of the newest `limit` conversations, newest
+        first: no transcript is read (the dashboard's index asks what changed)."""
+        rows = self.store.execute(
+            "SELECT agent, key, target, updated_at FROM conversations"
+            " ORDER BY updated_at DESC LIMIT ?",
+            (limit,),
+        )
+        return [(row[0], row[1], row[2], row[3]) for row in rows]
 
     def inbound_message(self, channel: str, message_id: str) -> Inbound | None:
         """A journaled message by its channel and platform id."""

@@ -12,8 +12,10 @@ schedules the firing on the loop (`call_soon`); nothing is written from inside.
   (its messages, its workers' work, its approvals); the operator's (the config file's,
   or one made by work no person's message started) sees every event. The note it
   fires with names the event's type, agent and ids, never what was said or done
-  (texts, tasks, results). Events of the trigger engine itself (`trigger.*`) and the
-  trigger's own posts never match, and a trigger fires at most once per
+  (texts, tasks, results). A hook's events (`hook.<name>`, bot/ops/hooks_desk.py) name
+  the channel the hook posts to (`place`): a trigger made in a conversation of that
+  channel sees them, as the people there see its posts. Events of the trigger engine
+  itself (`trigger.*`) and the trigger's own posts never match, and a trigger fires at most once per
   `cooldown_seconds`, never more often than once per `MIN_COOLDOWN_SECONDS` (10 s).
 - `on_idle`: the watched agent's last activity is its last event (`*` watches every
   agent). The trigger fires `idle_seconds` after it and re-arms: the next firing is
@@ -30,9 +32,10 @@ from collections.abc import Callable
 from typing import Any
 
 from bot.core.events import Event
-from bot.inbox.places import operator_conversation
-from bot.triggers.model import MIN_COOLDOWN_SECONDS
-from bot.triggers.rows import TriggerRow
+from bot.core.messages import Target, TargetError
+from bot.core.names import operator_conversation
+from bot.core.trigger_spec import MIN_COOLDOWN_SECONDS
+from bot.store.trigger_rows import TriggerRow
 
 #: fire(row, fire_key, note) — the engine's firing entry point.
 Fire = Callable[[TriggerRow, str, str], Any]
@@ -52,7 +55,18 @@ def sees(row: TriggerRow, event: Event, owner: Owner) -> bool:
         return False
     if everything(row):
         return True
-    return owner(event) == row.conversation
+    return owner(event) == row.conversation or _in_place(row, event.data.get("place"))
+
+
+def _in_place(row: TriggerRow, place: object) -> bool:
+    """The event names a channel (a hook's `deliver_to`) the trigger was made in."""
+    if not isinstance(place, str) or not row.origin_target:
+        return False
+    try:
+        here, there = Target.parse(row.origin_target), Target.parse(place)
+    except TargetError:
+        return False
+    return (here.kind, here.address) == (there.kind, there.address)
 
 
 def everything(row: TriggerRow) -> bool:

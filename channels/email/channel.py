@@ -14,7 +14,9 @@ thread's subject, References chain and people are kept in the store so answers t
 correctly. Outbound: `deliver` composes the mail for the conversation's thread (or a
 new mail: a worker's question, a notice, anyone not of the thread) and sends it over
 SMTP; the receipt's `platform_id` is the Message-ID, which the human node records on a
-worker's open question so the person's reply finds that worker.
+worker's open question so the person's reply finds that worker. Email shows nothing of
+the work under way, so a verified person's mail is marked `RECEIPT`: when it answers a
+worker's question, the core acknowledges it once in its thread.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import time
 from email.message import EmailMessage
 
 from bot.seam import (
+    RECEIPT,
     UNVERIFIED,
     Attachment,
     BaseChannel,
@@ -45,6 +48,8 @@ from bot.seam import (
 )
 from channels.email.compose import Thread, compose, reply_subject
 from channels.email.imap import ImapWatcher
+from channels.email.inside import answers_inside
+from channels.email.oauth_providers import token_source
 from channels.email.parse import ParsedMail, parse_mail
 from channels.email.safety import UNVERIFIED_ID, Policy, RateGuard, check
 from channels.email.smtp import SmtpSender
@@ -90,8 +95,10 @@ class EmailChannel(BaseChannel):
             None if hops == "any" else hops, settings.email_unverified == "accept",
         )  # fmt: skip
         self.threads = Threads(ctx.store, ctx.people, self.address)
-        self.smtp = SmtpSender(settings)
-        self.watcher = ImapWatcher(settings, self.store, ctx.events, self.handle, self._health)
+        tokens = token_source(settings)  # EMAIL_AUTH=oauth2: one token source for both
+        self.smtp = SmtpSender(settings, tokens)
+        self.watcher = ImapWatcher(settings, self.store, ctx.events, self.handle, self._health,
+                                   tokens)  # fmt: skip
         self._task: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
@@ -110,6 +117,8 @@ class EmailChannel(BaseChannel):
         """The IMAP connection's own state (bot/ops/probe.py); None once stopped."""
         if self._task is None or self._task.done():
             return None
+        if self.smtp.problem is not None:  # mail cannot go out: that is the news
+            return ("signin-failed", self.smtp.problem)
         return await self.watcher.probe()
 
     def _health(self, state: str, detail: str) -> None:
@@ -126,6 +135,7 @@ class EmailChannel(BaseChannel):
             self._refuse(mail, verdict.refused)
             return
         try:
+            await self._read_inside(mail)
             self._accept(mail, verdict.unverified, cut=size > len(raw))
         except Exception as exc:  # one bad mail never stops the channel: answer once
             self._set_aside(mail, exc)
@@ -139,6 +149,18 @@ class EmailChannel(BaseChannel):
             log.error("a mail of %d bytes was not parsed in %g s; set aside", size, PARSE_SECONDS)
             self.ctx.refuse(KIND, f"not parsed in {PARSE_SECONDS:g} s", size=size)
             return None
+
+    async def _read_inside(self, mail: ParsedMail) -> None:
+        """A reply to a worker's question mail: answers typed inside its quote join the
+        text (or take the place of the whole mail, handed on when nothing was outside the
+        quote)."""
+        own = self.threads.quoted_question(mail)
+        found = [] if own is None else await asyncio.to_thread(answers_inside, mail.body, own)
+        if found:
+            whole = mail.text.strip() == mail.body.replace("\r\n", "\n").strip()
+            inside = "\n".join(found).strip()
+            text = inside if whole else f"{mail.text.strip()}\n\n{inside}"
+            mail.text = text[: self.settings.email_max_chars]
 
     def _accept(self, mail: ParsedMail, unverified: str | None, cut: bool) -> None:
         place = self.threads.place(mail)
@@ -176,6 +198,8 @@ class EmailChannel(BaseChannel):
         if unverified is not None:  # nobody vouched for the address: not its owner's id
             sender = Sender(UNVERIFIED_ID + mail.sender, mail.sender_name or mail.sender)
             meta[UNVERIFIED] = unverified
+        else:  # a verified person (machine mail was refused): an answer gets a receipt
+            meta[RECEIPT] = True
         return Inbound(
             channel=KIND,
             message_id=mail.message_id,

@@ -63,6 +63,9 @@ class ParsedMail:
     recipients: list[str] = field(default_factory=list)
     headers: dict[str, str] = field(default_factory=dict)
     text: str = ""  # the new part of the mail: quotes and signature stripped, capped
+    #: the body as read, quotes and all (bounded): read again against a mail of ours it
+    #: quotes, for answers typed inside that quote (inside.py)
+    body: str = field(default="", repr=False)
     part_types: list[str] = field(default_factory=list)  # content types of the parts
     attachments: list[Attachment] = field(default_factory=list)
     cut: bool = False
@@ -101,6 +104,7 @@ def parse_mail(raw: bytes, max_chars: int, full_size: int | None = None) -> Pars
     # bound the work the reply parser's regexes do, then the text handed on
     if len(body) > max_chars * 2:
         body, mail.cut = body[: max_chars * 2], True
+    mail.body = body
     text = strip_reply(body)
     if len(text) > max_chars:
         text, mail.cut = text[:max_chars], True

@@ -17,6 +17,7 @@ from mailparser_reply.constants import MAIL_LANGUAGES
 from mailparser_reply.parser import EmailMessage as ReplyText
 
 from channels.email import reply_patterns as pat
+from channels.email.inline import Segment, is_quote, render
 
 _SHELF = re.compile(r"\x01(\d+)\x01")
 #: a signature delimiter as the HTML converter escapes it ("\-- "): made plain "-- "
@@ -41,8 +42,10 @@ class Cut:
 
 
 def strip_reply(text: str) -> str:
-    """The new part of a reply: no quoted history, no signature; the whole text when
-    stripping leaves nothing (a mail that is all quote says nothing new)."""
+    """The new part of a reply: no quoted history, no signature; answers between quotes
+    with the quoted lines they answer (inline.py); the whole text when stripping leaves
+    nothing (a mail that is all quote, or answered inside the quote, says nothing new
+    outside it: nothing is lost)."""
     text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "").replace("\x01", "")
     text = _HTML_DELIMITER.sub("-- ", text)
     lines = text.split("\n")
@@ -146,10 +149,11 @@ def _header_at(lines: list[str], i: int) -> tuple[int, bool]:
     return 0, False
 
 
-def _quote_at(lines: list[str], i: int) -> bool:
-    """Whether the next line from `i` that says anything is a `>` quote."""
+def _quote_at(lines: list[str], i: int) -> str:
+    """The mark (`>` or `|`) of the quote the next line from `i` that says anything
+    opens; "" when it is no quote."""
     nxt = next((x.strip() for x in lines[i : i + HEADER_SPAN] if x.strip()), "")
-    return nxt.startswith(">")
+    return nxt[:1] if is_quote(nxt, pipes=True) else ""
 
 
 def _answer(lines: list[str], cut: Cut) -> list[str]:
@@ -230,27 +234,37 @@ def _says_something(head: list[str]) -> bool:
 
 
 def _unquoted_after(lines: list[str], start: int) -> list[str]:
-    """A bottom-posted or interleaved answer: the unquoted lines after `>` quotes,
-    without the quote headers between them, up to older history (a forward, a separator,
-    a header block, or a quote header over unquoted text: a stacked thread)."""
-    kept: list[str] = []
-    seen_quote = False
+    """A bottom-posted or interleaved answer: the unquoted lines after quotes (`>`, or
+    `|` under a quote header), without the quote headers between them, up to older
+    history (a forward, a separator, a header block, or a quote header over unquoted
+    text: a stacked thread); interleaved answers come with the lines they answer."""
+    segments: list[Segment] = []
+    pipes = False
     i = start
     while i < len(lines):
         s = lines[i].strip()
         if span := _header_at(lines, i)[0]:
-            if not _quote_at(lines, i + span):
+            mark = _quote_at(lines, i + span)
+            if not mark:
                 break  # an older mail of a stacked thread, not quoted: nobody's answer
-            i += span
+            pipes, i = pipes or mark == "|", i + span
             continue
-        if s.startswith(">"):
-            seen_quote = True
+        if is_quote(s, pipes):
+            if not segments or segments[-1].answer:
+                segments.append(Segment())
+            segments[-1].quote.append(lines[i])
         elif _history(lines, i):
             break  # older history, or a list's or a server's footer: nobody's words
-        elif seen_quote and (s or not kept or kept[-1].strip()):
-            kept.append(lines[i])
+        elif segments and (s or _open(segments[-1].answer)):
+            segments[-1].answer.append(lines[i])
         i += 1
+    kept = render(segments)
     return kept if any(x.strip() for x in kept) else []
+
+
+def _open(answer: list[str]) -> bool:
+    """Whether a blank line may follow: the answer has a last line that says something."""
+    return bool(answer) and bool(answer[-1].strip())
 
 
 def _trim_tail(lines: list[str]) -> list[str]:

@@ -28,7 +28,7 @@ import secrets
 from dataclasses import asdict, dataclass
 
 from bot.seam import APPROVAL_CODE, ChannelStore, Outbound, People
-from channels.email.compose import Thread, new_subject
+from channels.email.compose import Thread, message_id_for, new_subject
 from channels.email.parse import ParsedMail
 from channels.email.safety import UNVERIFIED_ID
 
@@ -40,6 +40,7 @@ REQUEST_KEY = "email:request:"
 SENT_KEY = "email:sent:"
 MESSAGE_KEY = "email:message-key"
 MAX_CHAIN = 50  # references looked up for a thread of ours
+OWN_SCAN = 200  # our newest mails to one address searched for the one a reply quotes
 
 
 @dataclass(slots=True)
@@ -133,6 +134,19 @@ class Threads:
     def _request(self, mail: ParsedMail) -> list[str]:
         """The request mail a stranger's mail replies to, if it is one of ours."""
         return [r for r in mail.in_reply_to if self.store.get_kv(REQUEST_KEY + r) is not None]
+
+    def quoted_question(self, mail: ParsedMail) -> str | None:
+        """The text of the worker's question mail that `mail` replies to (its
+        In-Reply-To), when it went to `mail`'s sender among our newest OWN_SCAN mails to
+        them; else None (a reply to any other mail of ours is read as it is)."""
+        ref = next(iter(mail.in_reply_to), "")
+        if not ref or self.store.get_kv(SENT_KEY + ref) is None:
+            return None
+        key = self.message_key()
+        for _, sent in self.store.sent_to([f"{KIND}:{mail.sender}"], 0.0, OWN_SCAN):
+            if message_id_for(sent, self.own, key) == ref:
+                return sent.text if sent.kind == "question" else None
+        return None
 
     # -- outbound ----------------------------------------------------------------------
     def thread_for(self, msg: Outbound) -> Thread | None:

@@ -77,7 +77,8 @@ async def test_an_email_answer_to_a_question_asked_in_slack_resumes_the_worker(
         await slack.until(lambda s: any("Report based on: consumer" in p["text"] for p in s.posts))
         report = next(p for p in slack.posts if "Report based on" in p["text"])
         await ann.send(ann.compose(world.bot, "Another thing", "What should I budget?"))
-        (answer,) = await ann.wait_mail(1)
+        (answer,) = await ann.wait_mail(1, match="Re: Another thing")
+        (receipt,) = await ann.wait_mail(1, match="has your answer")  # her answer, by mail
     assert report["thread_ts"] == question["thread_ts"]  # back in the Slack thread
     assert script.answers_seen == ["consumer, please"]
     assert len(slack.method_calls("users.info")) == 1  # linked once, then known
@@ -88,3 +89,4 @@ async def test_an_email_answer_to_a_question_asked_in_slack_resumes_the_worker(
     assert "[Ann via email]" in by_mail.last_text
     resumed = [e for e in events(settings.data_dir, "worker.resumed")]
     assert len(resumed) == 1 and answer["Subject"] == "Re: Another thing"
+    assert receipt["Subject"] == "Re: GPUs"

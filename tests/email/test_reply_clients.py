@@ -1,8 +1,9 @@
 """A parked worker resumes with exactly the person's words, whatever client wrote the reply.
 
 The real app, a real dovecot: the worker asks by email, the person answers the way a
-German Outlook or a bottom-posting Gmail user does, and the worker is handed the
-answer alone (no quote header, no quoted question, no separator, no sign-off).
+German Outlook or a bottom-posting Gmail user does, or types inside the quote as Apple
+Mail lets them, and the worker is handed the answer alone (no quote header, no
+separator, no sign-off; the quoted question only as the context of an answer below it).
 """
 
 from __future__ import annotations
@@ -35,10 +36,28 @@ def gmail_bottom_post(question: EmailMessage, bot: str) -> str:
     )
 
 
+def apple_inside_the_quote(question: EmailMessage, bot: str) -> str:
+    """Typed inside the quoted question (a blockquote the client did not break out of)."""
+    quoted = "\n".join(f"> {line}" for line in body_text(question).splitlines())
+    return (
+        f"Hi Alice,\n\nOn 1 Jan 2024, at 10:00, Alice (Switchboard) <{bot}> wrote:\n\n"
+        f"{quoted}\n>\n> Data center only, please.\n"
+    )
+
+
 ANSWERED = " answered: "  # how the worker is handed the answer
 CLIENTS = {
     "german outlook": (german_outlook, "Nur Rechenzentrum, bitte."),
-    "gmail bottom post": (gmail_bottom_post, "Hi Alice,\n\nData center only, please."),
+    # inside the quote of the question: found by knowing the question mail
+    "apple inside the quote": (
+        apple_inside_the_quote,
+        "Hi Alice,\n\n> Data center or consumer GPUs?\nData center only, please.",
+    ),
+    # below the quoted question: the question it answers is shown above it
+    "gmail bottom post": (
+        gmail_bottom_post,
+        "Hi Alice,\n\n> Data center or consumer GPUs?\nData center only, please.",
+    ),
 }
 
 

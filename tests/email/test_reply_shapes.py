@@ -112,8 +112,10 @@ def test_outlook_blocks_and_separators_end_the_answer(shape: str) -> None:
 def test_a_bottom_posted_answer_is_kept_not_the_greeting() -> None:
     header = "On Mon, Jan 1, 2024 at 10:00 AM Ann <ann@example.com> wrote:"
     mail = f"Hi Ann,\n\n{header}\n{QUOTE}\n{ANSWER}\n"
-    assert strip_reply(mail) == f"Hi Ann,\n\n{ANSWER}"
-    assert strip_reply(f"{QUOTE}\n{ANSWER}\n") == ANSWER  # Thunderbird: quote first
+    # the question it answers shown above it (not the name signed under it)
+    assert strip_reply(mail) == f"Hi Ann,\n\n> Shall we ship on Friday?\n{ANSWER}"
+    assert strip_reply(f"{QUOTE}\n{ANSWER}\n") == f"> Shall we ship on Friday?\n{ANSWER}"
+    assert strip_reply(f"> We shipped.\n\n{ANSWER}\n") == ANSWER  # it answers no question
 
 
 def test_an_interleaved_answer_keeps_every_line_the_person_wrote() -> None:
@@ -121,7 +123,7 @@ def test_an_interleaved_answer_keeps_every_line_the_person_wrote() -> None:
         "On Mon, Jan 1, 2024 at 10:00 AM Ann <ann@example.com> wrote:\n"
         "> Ship on Friday?\n\nYes.\n\n> And the docs?\n\nDone, see the wiki.\n\n-- \nBob\n"
     )
-    assert strip_reply(mail) == "Yes.\n\nDone, see the wiki."
+    assert strip_reply(mail) == "> Ship on Friday?\nYes.\n\n> And the docs?\nDone, see the wiki."
 
 
 def test_a_forward_with_no_comment_passes_the_forwarded_mail_on_marked() -> None:
@@ -166,7 +168,9 @@ def test_an_embedded_mail_is_cut_at_its_headers_whatever_their_order(block: str)
 
 def test_a_reply_followed_by_an_interleaved_answer_keeps_both() -> None:
     mail = "I agree with most of it.\n\n> Ship on Friday?\n\nYes.\n\n> And the docs?\n\nLater.\n"
-    assert strip_reply(mail) == "I agree with most of it.\n\nYes.\n\nLater."
+    assert strip_reply(mail) == (
+        "I agree with most of it.\n\n> Ship on Friday?\nYes.\n\n> And the docs?\nLater."
+    )
 
 
 def test_history_below_an_interleaved_answer_is_not_kept() -> None:
@@ -174,7 +178,7 @@ def test_history_below_an_interleaved_answer_is_not_kept() -> None:
         "Mostly fine.\n\n> Ship on Friday?\n\nYes.\n\n"
         "From: Ann <ann@example.com>\nSent: Monday\nTo: Bob\n\nOlder text.\n"
     )
-    assert strip_reply(mail) == "Mostly fine.\n\nYes."
+    assert strip_reply(mail) == "Mostly fine.\n\n> Ship on Friday?\nYes."
 
 
 def test_a_forward_quoted_by_the_client_is_passed_on_unquoted() -> None:
@@ -228,14 +232,16 @@ def test_older_history_under_a_wrapped_header_is_not_kept_as_an_answer(shape: st
     assert strip_reply(stacked) == ANSWER  # a stacked thread below a bare quote
     quoted = f"{ANSWER}\n\n> Shall we?\n\n{header}\n> Friday works.\n>> Shall we?\n"
     assert strip_reply(quoted) == ANSWER  # the same thread, quoted
-    assert strip_reply(f"> Ship on Friday?\n\nYes.\n\n{header}\n\nOlder.\n") == "Yes."
+    older = f"> Ship on Friday?\n\nYes.\n\n{header}\n\nOlder.\n"
+    assert strip_reply(older) == "> Ship on Friday?\nYes."
 
 
 def test_answers_below_quotes_under_wrapped_headers_are_kept_whole() -> None:
     header = WRAPPED["en-angle"]
-    assert strip_reply(f"Hi Ann,\n\n{header}\n{QUOTE}\n{ANSWER}\n") == f"Hi Ann,\n\n{ANSWER}"
+    shown = f"Hi Ann,\n\n> Shall we ship on Friday?\n{ANSWER}"
+    assert strip_reply(f"Hi Ann,\n\n{header}\n{QUOTE}\n{ANSWER}\n") == shown
     mail = f"{header}\n> Ship on Friday?\n\nYes.\n\n{WRAPPED['de']}\n> Docs?\n\nDone.\n"
-    assert strip_reply(mail) == "Yes.\n\nDone."
+    assert strip_reply(mail) == "> Ship on Friday?\nYes.\n\n> Docs?\nDone."
 
 
 def test_a_zoho_forward_with_no_comment_keeps_its_headers() -> None:
@@ -255,7 +261,7 @@ def test_a_forward_under_only_a_signature_or_a_greeting_is_passed_on() -> None:
 
 def test_a_bare_quote_under_a_loose_intro_keeps_the_answers_below_it() -> None:
     mail = "I agree with most of it.\n\nAnn wrote\n> Ship on Friday?\n\nYes.\n"
-    assert strip_reply(mail) == "I agree with most of it.\n\nYes."
+    assert strip_reply(mail) == "I agree with most of it.\n\n> Ship on Friday?\nYes."
 
 
 def _html_mail(html: str) -> bytes:
@@ -272,3 +278,54 @@ def test_an_html_forward_and_an_html_signature_read_like_plain_ones() -> None:
     assert text.startswith(FORWARDED) and text.endswith("\n\nShall we ship?")
     signed = f"<div>{ANSWER}</div><div>-- <br>Bob Jones<br>ACME</div>"
     assert parse_mail(_html_mail(signed), 20_000).text == ANSWER
+
+
+BARE_DATE = "2026-11-20 14:03 Alice Example <alice@example.com>"
+
+
+def test_pipe_quoted_history_under_a_bare_date_and_name_line_is_cut() -> None:
+    mail = f"{ANSWER}\n\n{BARE_DATE}\n| Shall we ship on Friday?\n|\n| Alice\n"
+    assert strip_reply(mail) == ANSWER
+    de = "Am 20.11.2026 um 14:03 schrieb Alice <alice@example.com>:"
+    assert strip_reply(f"{ANSWER}\n\n{de}\n| Shall we ship on Friday?\n") == ANSWER
+
+
+def test_answers_between_pipe_quotes_are_kept_with_their_questions() -> None:
+    mail = f"{BARE_DATE}\n| Which region?\n\nEU.\n\n| How many?\n|\n| Alice\n\nFour.\n"
+    assert strip_reply(mail) == "> Which region?\nEU.\n\n> How many?\nFour."
+
+
+def test_a_table_a_person_writes_is_not_taken_for_a_pipe_quote() -> None:
+    table = "Here are the numbers:\n\n| region | servers |\n| EU | 4 |\n"
+    assert strip_reply(table) == table.strip()
+
+
+def test_the_context_is_the_question_and_at_most_three_lines_of_it() -> None:
+    long = "\n".join(f"> line {n} of a long question" for n in range(6)) + "?"
+    assert strip_reply(f"{long}\n\nYes.\n") == (
+        "> line 3 of a long question\n> line 4 of a long question\n"
+        "> line 5 of a long question?\nYes."
+    )
+    asked = "> Which region?\n>\n> I can also check prices later.\n\nEU.\n"
+    assert strip_reply(asked) == "> Which region?\nEU."
+
+
+def test_inline_answers_between_html_blockquotes_keep_their_questions() -> None:
+    html = (
+        "<div>Hi Alice,</div><div>On Mon, 23 Nov 2026 at 09:12, Alice &lt;bot@example.com&gt; "
+        "wrote:</div><blockquote><div>1. Which region?</div></blockquote><div>EU.</div>"
+        "<blockquote><div>2. How many?</div><div>Alice</div></blockquote><div>Four.</div>"
+    )
+    assert parse_mail(_html_mail(html), 20_000).text == (
+        "Hi Alice,\n\n> 1. Which region?\nEU.\n\n> 2. How many?\nFour."
+    )
+
+
+def test_a_reply_above_a_forward_keeps_the_reply_and_drops_the_forward() -> None:
+    for marker, head in (
+        ("---------- Forwarded message ---------", "From: Carol <carol@example.com>"),
+        ("---------- Weitergeleitete Nachricht ---------", "Von: Carol <carol@example.com>"),
+        ("-------- Message transféré --------", "De : Carol <carol@example.com>"),
+    ):
+        mail = f"Use these numbers.\n\n{marker}\n{head}\nSubject: Q3\n\nRevenue 1.2M\n"
+        assert strip_reply(mail) == "Use these numbers."

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import html
 import re
 import socket
 import time
@@ -106,6 +107,26 @@ async def sign_in(session: aiohttp.ClientSession, url: str) -> str:
 async def post(session: aiohttp.ClientSession, url: str, data: dict[str, str]) -> tuple[int, str]:
     async with session.post(url, data=data) as response:
         return response.status, await response.text()
+
+
+FLASH = re.compile(r'<div class="flash (ok|error)" role="status">([^<]*)</div>')
+
+
+async def act(
+    session: aiohttp.ClientSession, url: str, data: dict[str, str]
+) -> tuple[str, str, str]:
+    """Post a dashboard action as a browser would: it must answer 303 to a page on this
+    site; that page is read. (where it went, "ok" or "error", the message shown)."""
+    async with session.post(url, data=data, allow_redirects=False) as response:
+        assert response.status == 303, (response.status, await response.text())
+        where = response.headers["Location"]
+    assert where.startswith("/") and not where.startswith("//"), where
+    base = url.split("/actions/")[0]
+    async with session.get(base + where, headers={"Accept": "text/html"}) as page:
+        assert page.status == 200
+        found = FLASH.search(await page.text())
+    assert found is not None, where
+    return where, found.group(1), html.unescape(found.group(2))
 
 
 @contextlib.asynccontextmanager

@@ -5,7 +5,6 @@ thread it asked in), and the audit log goes only by its own, longer, age."""
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from collections.abc import Iterator
 
@@ -13,7 +12,7 @@ import pytest
 
 from bot.core.messages import Outbound, Target
 from bot.store.approvals import ApprovalRow
-from bot.store.core import ParkedState, QuestionRow, Store, WorkerRow
+from bot.store.core import ParkedState, QuestionRow, Store, StoreError, WorkerRow
 from bot.store.prune import Pruner, last_run
 from bot.store.usage import UsageRow
 from config.retention import DAY
@@ -160,7 +159,7 @@ def test_the_audit_log_goes_only_by_its_own_age(store: Store) -> None:
     pruner(store).run_now()  # the clock is 120 days on: only the 420-day-old line is over a year
     assert [line.agent for line in store.audit.since(0)] == ["coordinator"]
     # nothing younger than the horizon can be deleted, by the pruner or anyone else
-    with pytest.raises(sqlite3.DatabaseError):
+    with pytest.raises(StoreError):
         store.execute("DELETE FROM audit")
     assert count(store, "audit") == 1
 

@@ -120,13 +120,13 @@ async def test_an_operator_answers_a_question_in_chromium_and_a_forged_form_chan
         )
         await questions.locator("textarea").fill("consumer")
         await questions.locator("button", has_text="Answer").click()
-        await expect(page.locator(".result")).to_contain_text("CSRF")
+        await expect(page.locator(".flash")).to_contain_text("CSRF")
         assert script.answers_seen == []
 
         await page.goto(url + "/")
         await questions.locator("textarea").fill("data center only")
         await questions.locator("button", has_text="Answer").click()
-        await expect(page.locator(".result")).to_contain_text("Answer sent to alice")
+        await expect(page.locator(".flash")).to_contain_text("Answer sent to Alice")
         await slack.until(
             lambda s: any("Report based on: data center only" in p["text"] for p in s.posts), 30
         )

@@ -93,7 +93,7 @@ async def test_an_operator_denies_a_slack_approval_with_a_reason_in_chromium(
         await expect(pending).to_contain_text("ops__restart_service")
         await pending.locator("input[name=reason]").fill("not during the launch")
         await pending.locator("button", has_text="Deny").click()
-        await expect(page.locator(".result")).to_have_text("ops__restart_service denied.")
+        await expect(page.locator(".flash")).to_have_text("ops__restart_service denied.")
         await slack.until(lambda s: any("not during the launch" in p["text"] for p in s.posts), 30)
     assert calls(tmp_path / "calls.jsonl", "restart_service") == []
     assert all(p.get("thread_ts") == ts for p in slack.posts)

@@ -15,7 +15,7 @@ from yarl import URL
 from bot.triggers import build_spec
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.kits.app_kit import events, inbound, node
-from tests.kits.ops_kit import TOKEN, get, post, served_app, sign_in
+from tests.kits.ops_kit import TOKEN, act, get, post, served_app, sign_in
 from tests.kits.script import TeamScript
 
 ENV = {"SWITCHBOARD_DASHBOARD_TOKEN": TOKEN}
@@ -46,8 +46,8 @@ async def test_forms_without_a_session_or_csrf_change_nothing(
         status, _ = await post(session, url + "/actions/answer", {**form, "csrf": "0" * 64})
         assert status == 403
         assert list(app.human.directory.questions) == [qid]
-        status, text = await post(session, url + "/actions/answer", {**form, "csrf": csrf})
-        assert status == 200 and "Answer sent to alice" in text
+        where, kind, text = await act(session, url + "/actions/answer", {**form, "csrf": csrf})
+        assert (where.split("?")[0], kind, text) == ("/", "ok", "Answer sent to Alice.")
         await channel.wait_text("Report based on: consumer")
 
 
@@ -62,10 +62,10 @@ async def test_a_stale_id_or_a_question_answered_meanwhile_gets_a_clear_answer(
         [qid] = app.human.directory.questions
         csrf = await sign_in(session, url)
         app.human.accept(inbound("consumer"))  # answered in the thread meanwhile
-        status, text = await post(
+        _, kind, text = await act(
             session, url + "/actions/answer", {"question": qid, "text": "data center", "csrf": csrf}
         )
-        assert (status in (404, 409) and "nothing" not in text.lower()) or "answered" in text
+        assert (kind == "error" and "nothing" not in text.lower()) or "answered" in text
         await channel.wait_text("Report based on: consumer")
         for path, form in [
             ("/actions/answer", {"question": "nope", "text": "x"}),
@@ -73,8 +73,8 @@ async def test_a_stale_id_or_a_question_answered_meanwhile_gets_a_clear_answer(
             ("/actions/stop", {"worker": "Nobody"}),
             ("/actions/new", {"conversation": "nope"}),
         ]:
-            status, text = await post(session, url + path, {**form, "csrf": csrf})
-            assert status == 404, (path, text)
+            _, kind, text = await act(session, url + path, {**form, "csrf": csrf})
+            assert kind == "error" and text, (path, text)
     assert script.answers_seen == ["consumer"]
     outcomes = [e["data"]["outcome"] for e in events(tmp_path, "operator.action")]
     assert outcomes[0] in ("already answered", "stale") and outcomes[1:] == ["stale"] * 4
@@ -90,10 +90,10 @@ async def test_an_answer_routed_but_not_yet_taken_is_not_answered_twice(
         [qid] = app.human.directory.questions
         csrf = await sign_in(session, url)
         app.human.answering.add(qid)  # what routing a reply in the thread records
-        status, text = await post(
+        _, kind, text = await act(
             session, url + "/actions/answer", {"question": qid, "text": "x", "csrf": csrf}
         )
-        assert status == 409 and "answered that question meanwhile" in text
+        assert kind == "error" and "answered that question meanwhile" in text
 
 
 async def test_each_login_is_its_own_session_and_logout_ends_it(
@@ -154,11 +154,11 @@ async def test_an_operator_cancels_any_trigger_but_the_config_files(
         async with session.get(url + "/") as response:
             assert f'value="{row.id}"' in await response.text()  # its Cancel form
         form = {"trigger": row.id, "csrf": csrf}
-        status, text = await post(session, url + "/actions/cancel", form)
-        assert status == 200 and "cancelled" in text
+        _, kind, text = await act(session, url + "/actions/cancel", form)
+        assert kind == "ok" and "cancelled" in text
         assert app.triggers.table.get(row.id).status == "cancelled"  # type: ignore[union-attr]
-        status, _ = await post(session, url + "/actions/cancel", form)
-        assert status == 404
+        _, kind, _ = await act(session, url + "/actions/cancel", form)
+        assert kind == "error"
     audit = events(tmp_path, "operator.action")[0]["data"]
     assert audit["action"] == "cancel" and audit["decider"] == "dashboard"
 
@@ -194,8 +194,8 @@ async def test_a_followers_dashboard_names_the_leader_for_actions_on_the_agents(
             assert app.node.role == "follower"
             csrf = await sign_in(session, url)
             form = {"conversation": "terminal", "csrf": csrf}
-            status, text = await post(session, url + "/actions/new", form)
-            assert status == 409 and "node a" in text
+            _, kind, text = await act(session, url + "/actions/new", form)
+            assert kind == "error" and "node a" in text
         audit = events(tmp_path / "b", "operator.action")[-1]["data"]
         assert audit["outcome"] == "refused: follower"
     finally:

@@ -54,13 +54,14 @@ async def test_stop_a_worker_and_answer_a_question_from_the_dashboard(
         )
         await answer.locator("textarea").fill("consumer")
         await answer.locator("button", has_text="Answer").click()
-        await expect(page.locator(".result")).to_contain_text("CSRF check failed")
+        await expect(page.locator(".flash")).to_contain_text("CSRF check failed")
         assert len(app.human.directory.questions) == 1 and script.answers_seen == []
 
         await page.goto(url + "/")
         row = page.locator("#agents tr", has_text="Alice")
-        await row.locator("button", has_text="Stop").click()
-        await expect(page.locator(".result")).to_have_text("Worker Alice stopped.")
+        await row.locator("summary", has_text="Stop").click()  # Stop asks once more
+        await row.locator("button", has_text="Stop Alice").click()
+        await expect(page.locator(".flash")).to_have_text("Worker Alice stopped.")
         assert app.human.directory.questions == {}
 
         app.human.accept(inbound("please research GPUs again"))
@@ -68,7 +69,7 @@ async def test_stop_a_worker_and_answer_a_question_from_the_dashboard(
         await page.goto(url + "/")
         await answer.locator("textarea").fill("data center only")
         await answer.locator("button", has_text="Answer").click()
-        await expect(page.locator(".result")).to_have_text("Answer sent to alice.")
+        await expect(page.locator(".flash")).to_have_text("Answer sent to Alice.")
         await channel.wait_text("Report based on: data center only")
         assert any(t == "Answered from the dashboard by dashboard: data center only"
                    for t in channel.texts())  # fmt: skip
@@ -95,7 +96,7 @@ async def test_approve_and_deny_with_a_reason_from_the_dashboard(
         await sign_in(page, url)
         pending = page.locator("section", has_text="Pending approvals")
         await pending.locator("button", has_text="Approve").click()
-        await expect(page.locator(".result")).to_have_text("ops__restart_service approved.")
+        await expect(page.locator(".flash")).to_have_text("ops__restart_service approved.")
         await channel.wait_text("result: api restarted", 30)
         assert any(t.startswith("Approved by dashboard at ") for t in channel.texts())
 
@@ -104,7 +105,7 @@ async def test_approve_and_deny_with_a_reason_from_the_dashboard(
         await page.goto(url + "/")
         await pending.locator("input[name=reason]").fill("not during the launch")
         await pending.locator("button", has_text="Deny").click()
-        await expect(page.locator(".result")).to_have_text("ops__restart_service denied.")
+        await expect(page.locator(".flash")).to_have_text("ops__restart_service denied.")
         await channel.wait_text("denied by dashboard: not during the launch", 30)
     assert len(calls(tmp_path / "calls.jsonl", "restart_service")) == 1
     assert actions(tmp_path / "data") == [("approve", "approved"), ("deny", "denied")]

@@ -53,8 +53,8 @@ async def test_dashboard_in_chromium(
 
         await _screenshot(page)
         await page.click("header >> text=Conversations")
-        await page.click("text=coordinator / terminal")
-        transcript = page.locator(".msg pre", has_text="<script>alert('owned')</script>")
+        await page.locator("#conversations a", has_text="Terminal").click()
+        transcript = page.locator(".msg .said", has_text="<script>alert('owned')</script>")
         await expect(transcript.first).to_be_visible()
         assert await page.evaluate("document.querySelectorAll('main script').length") == 0
         assert dialogs == []

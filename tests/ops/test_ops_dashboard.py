@@ -117,7 +117,7 @@ async def test_older_events_are_paged_from_the_end_of_the_log(
         _, second, _ = await get(url + "/events?before=" + older)
 
     def has(page: str, n: int) -> bool:
-        return f"&quot;n&quot;: {n}}}" in page
+        return f"<span class=what>n {n}</span>" in page
 
     assert has(newest, 249) and has(newest, 150) and not has(newest, 149)
     assert has(second, 149) and has(second, 50) and not has(second, 49)
