@@ -52,7 +52,9 @@ from bot.inbox.scope import Scope
 from bot.leadership import Node
 from bot.ledger.audit import AuditLog
 from bot.ops.operator import Operator
+from bot.store import growth
 from bot.store.core import Store, StoreError
+from bot.store.space import DiskWatch
 from bot.triggers.engine import TriggerEngine
 from config.models import ROLES
 from config.settings import Settings
@@ -134,8 +136,9 @@ class App:
             return
         s = self.settings
         s.data_dir.mkdir(parents=True, exist_ok=True)
-        self.events = EventLog(s.data_dir / "events.jsonl")
+        self.events = EventLog(s.data_dir / "events.jsonl", s.events_max_bytes, s.events_keep)
         self.store = Store(s.database, report=self._corrupt_row)
+        self.store.space = DiskWatch(s.data_dir)  # a full disk: new work waits
         AuditLog(self.store).attach(self.events)  # before anything can emit
         self.bus = Bus(self.store)
         home = Target.parse(s.home) if s.home else None
@@ -198,6 +201,8 @@ class App:
             self.triggers.add_internal(
                 "team-consolidate", s.consolidate_cron, self.memory.consolidator.run
             )
+        self.pruner = growth.pruner(self.store, s)  # retention: docs/running-for-months.md
+        self.triggers.add_internal("store-prune", s.prune_cron, self.pruner.run)
         self.mcp = install_mcp(self.services, s)
         self.human.approvals.approvers = list(s.approvers)
         via = Target.parse(s.approval_via) if s.approval_via else None

@@ -169,7 +169,7 @@ def status(settings: Settings) -> int:
         return 0
     store = Store(settings.database, readonly=True)
     try:
-        print(full_status(store, functools.partial(is_this_node, settings)))
+        print(full_status(store, functools.partial(is_this_node, settings), settings.data_dir))
     finally:
         store.close()
     return 0

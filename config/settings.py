@@ -41,6 +41,7 @@ from config.hooks import HookConfig, fill_secrets, unique_hooks
 from config.mail import hops, settle
 from config.models import DEFAULT_PRICES
 from config.prices import ModelPrice, price_of
+from config.retention import RetentionSettings
 from config.roles import RoleSettings
 from config.sources import FieldProblem, default_config_path, flatten_toml, from_environ, one_line
 from config.tools import McpServerConfig, MissingVariable, interpolate, unique_servers
@@ -58,7 +59,7 @@ class SettingsError(Exception):
     """A setting is missing or malformed; the message is one line naming the variable."""
 
 
-class Settings(RoleSettings, EmailSettings, EmailAuthSettings, BaseSettings):
+class Settings(RoleSettings, EmailSettings, EmailAuthSettings, RetentionSettings, BaseSettings):
     """Every setting of Switchboard, validated once at start."""
 
     model_config = SettingsConfigDict(extra="ignore", validate_default=True)

@@ -80,6 +80,7 @@ class Coordinator:
         self.services = services
         self.team = team
         self.mailbox = services.bus.register(COORDINATOR)
+        #: bounded by the conversations with work under way: a session leaves when idle
         self.sessions: dict[str, Session] = {}
 
     async def run(self) -> None:

@@ -4,6 +4,11 @@ Subscribers (trigger engine, idle tracking, tests) are called synchronously for 
 event; a subscriber that raises is logged and never breaks the emitter.
 Event types follow reference 000 section 9: `agent.*`, `worker.*`, `message.*`,
 `tool.*`, `human.*`, `memory.*`, plus `channel.*`, `outbox.*` and `llm.*`.
+
+The file is rotated by size: past `max_bytes` it becomes `events.jsonl.1` (the older ones
+move on to `.2` ... `.<keep>`, the oldest dropped), and `read_events` reads across them.
+Rotated files older than SWITCHBOARD_RETENTION are removed by the pruner
+(bot/store/growth.py).
 """
 
 from __future__ import annotations
@@ -32,15 +37,24 @@ class Event:
 Subscriber = Callable[[Event], None]
 
 
+#: the defaults of SWITCHBOARD_EVENTS_MAX_BYTES and SWITCHBOARD_EVENTS_KEEP
+MAX_BYTES = 64 * 1024 * 1024
+KEEP = 5
+
+
 class EventLog:
     """Append-only JSON lines plus in-process subscribers."""
 
-    def __init__(self, path: Path | None) -> None:
+    def __init__(self, path: Path | None, max_bytes: int = MAX_BYTES, keep: int = KEEP) -> None:
         self.path = path
+        self.max_bytes = max_bytes
+        self.keep = keep
         self._file: IO[str] | None = None
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._file = path.open("a", encoding="utf-8", buffering=1)
+        self.write_failed = False
+        #: bounded by the code: one per part that listens (engine, audit, idle, status)
         self._subscribers: list[Subscriber] = []
 
     def subscribe(self, fn: Subscriber) -> Callable[[], None]:
@@ -51,13 +65,43 @@ class EventLog:
         event = Event(type, agent_id, data)
         if self._file is not None:
             line = {"type": type, "agent_id": agent_id, "data": data, "ts": event.ts}
-            self._file.write(_encode(line) + "\n")
+            self._write(_encode(line) + "\n")
         for fn in list(self._subscribers):
             try:
                 fn(event)
             except Exception:
                 log.exception("event subscriber failed on %s", type)
         return event
+
+    def _write(self, line: str) -> None:
+        """Append a line; a full disk loses the line (said once), never the emitter's work."""
+        assert self._file is not None
+        try:
+            self._file.write(line)
+            if self._file.tell() > self.max_bytes:
+                self.rotate()
+        except OSError as exc:
+            if not self.write_failed:
+                log.error("events.jsonl: a line could not be written (%s); lines are lost "
+                          "until the disk has room", exc)  # fmt: skip
+            self.write_failed = True
+            return
+        self.write_failed = False
+
+    def rotate(self) -> None:
+        """events.jsonl -> events.jsonl.1 -> ... -> .<keep>; the oldest is dropped."""
+        if self._file is None or self.path is None:
+            return
+        self._file.close()
+        for n in range(self.keep, 0, -1):
+            older = rotated(self.path, n)
+            if older.exists():
+                if n == self.keep:
+                    older.unlink()
+                else:
+                    older.replace(rotated(self.path, n + 1))
+        self.path.replace(rotated(self.path, 1))
+        self._file = self.path.open("a", encoding="utf-8", buffering=1)
 
     def close(self) -> None:
         if self._file is not None:
@@ -71,12 +115,35 @@ CLOCK_SLACK_SECONDS = 60.0
 BLOCK = 8192
 
 
-def read_events(path: Path, since: float = 0.0, until: float | None = None) -> Iterator[Event]:
-    """Events in [since, until) from a log file; unreadable lines are skipped.
+def rotated(path: Path, n: int) -> Path:
+    return path.with_name(f"{path.name}.{n}")
 
-    The log only grows (weeks of events are many megabytes), and heartbeats and
-    summaries ask for the last hour or day: the start is found by bisecting the file
-    on the lines' timestamps instead of reading it from the beginning."""
+
+def log_files(path: Path) -> list[Path]:
+    """The log's files, oldest first: the rotated ones (`.N` ... `.1`), then the live one."""
+    old = sorted(
+        (p for p in path.parent.glob(path.name + ".*") if p.suffix[1:].isdigit()),
+        key=lambda p: -int(p.suffix[1:]),
+    )
+    return [*old, path]
+
+
+def read_events(path: Path, since: float = 0.0, until: float | None = None) -> Iterator[Event]:
+    """Events in [since, until) from a log and its rotated files; unreadable lines are
+    skipped. A rotated file last written before `since` is not opened."""
+    for file in log_files(path):
+        try:
+            if file != path and file.stat().st_mtime < since - CLOCK_SLACK_SECONDS:
+                continue
+        except FileNotFoundError:
+            continue
+        yield from _read_file(file, since, until)
+
+
+def _read_file(path: Path, since: float, until: float | None) -> Iterator[Event]:
+    """Weeks of events are many megabytes, and heartbeats and summaries ask for the last
+    hour or day: the start is found by bisecting the file on the lines' timestamps
+    instead of reading it from the beginning."""
     if not path.exists():
         return
     with path.open("rb") as fh:

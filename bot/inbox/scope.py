@@ -32,6 +32,8 @@ from bot.store.core import Store
 Mode = Literal["approval", "deny"]
 Outcome = Literal["allowed", "approval", "denied"]
 MEMBERSHIP_TTL = 60.0
+#: membership answers kept before the cache starts over (bounded memory)
+SCOPE_CACHE_MAX = 10_000
 GRANT_TTL = 3600.0  # an approval given for a tool that parks holds this long (ask_human)
 _OWNER_KEY = "scope:file:"
 _SEP = "\x1f"
@@ -120,6 +122,7 @@ class Scope:
         self.readable = {_canon(t) for t in readable}
         self.mode: Mode = mode
         self.ttl = ttl
+        #: bounded: at SCOPE_CACHE_MAX answers it starts over (answers live `ttl` anyway)
         self._cache: dict[tuple[str, str, str], tuple[float, bool]] = {}
         self._grants: dict[tuple[str | None, str, str, str], float] = {}
 
@@ -244,6 +247,8 @@ class Scope:
             return hit[1]
         ask = channel.can_post if post else channel.can_read
         answer = bool(await ask(user, target))
+        if len(self._cache) >= SCOPE_CACHE_MAX:
+            self._cache.clear()
         self._cache[key] = (now + self.ttl, answer)
         return answer
 

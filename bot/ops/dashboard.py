@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from aiohttp import web
 
-from bot.ops import views
+from bot.ops import growth_view, views
 from bot.ops.assets import SCRIPT, STYLE
 from bot.ops.audit_view import audit_page
 from bot.ops.auth import CSRF_FIELD, Access, client, refusal, throttled_response
@@ -103,6 +103,7 @@ class Dashboard:
                 views.questions(app, csrf),
                 views.approvals(app.store.approvals.pending(), csrf),
                 views.channels(app),
+                growth_view.card(app.ops.growth),  # data dir, database, WAL, pruning
                 views.usage(app),
                 charts(app, app.ops.latency, app.ops.sums),
                 views.triggers(app, csrf),

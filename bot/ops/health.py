@@ -54,9 +54,11 @@ def health(app: App, llm: LLMHealth) -> tuple[int, dict[str, Any]]:
     store = _store_state(app)
     scheduler = app.triggers.scheduler
     scheduler_state = "running" if scheduler is not None and scheduler.running else "stopped"
+    disk = app.store.space.state() if app.store.space is not None else "ok"
     ok = (
         all(state == "connected" for state in channels.values())
         and store == "ok"
+        and disk == "ok"
         and (scheduler_state == "running" or node.role == "follower")
     )
     body = {
@@ -69,6 +71,7 @@ def health(app: App, llm: LLMHealth) -> tuple[int, dict[str, Any]]:
         },
         "scheduler": scheduler_state,
         "store": store,
+        "disk": disk,  # "full": new messages wait (bot/store/space.py)
         "llm": {
             **llm.to_json(),
             "in_flight": app.llm.in_flight,

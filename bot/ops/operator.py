@@ -18,6 +18,7 @@ from bot.core.model_calls import CallRecord
 from bot.core.tasks import cancel_all
 from bot.ledger.budget import Budget
 from bot.ledger.usage import Ledger, Tokens
+from bot.ops import growth_view
 from bot.ops.actions import Actions
 from bot.ops.api import Api, ApiChannel
 from bot.ops.auth import Access
@@ -112,6 +113,7 @@ class Operator:
     def _scrape_gauges(self) -> None:
         app, gauge = self.app, self.metrics.gauge
         views = app.store.views
+        self.growth = growth_view.install(app, self.metrics)  # data dir, database, WAL
         gauge("switchboard_outbox_pending", "Deliveries waiting", lambda: views.outbox_pending()[0])
         gauge(
             "switchboard_outbox_oldest_pending_age_seconds",

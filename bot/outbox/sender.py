@@ -38,10 +38,15 @@ def backoff(attempt: int, base: float, cap: float = MAX_BACKOFF) -> float:
     return delay / 2 + random.random() * delay / 2
 
 
+#: pace keys kept before the spent ones are dropped (a key per channel, or per target)
+PACE_KEYS_MAX = 1000
+
+
 class Pacer:
     """The earliest moment each pace key may receive its next post."""
 
     def __init__(self) -> None:
+        #: bounded: past PACE_KEYS_MAX keys, those whose moment has passed are dropped
         self._free_at: dict[str, float] = {}
 
     async def wait(self, key: str, spacing: float = 0.0) -> None:
@@ -52,6 +57,8 @@ class Pacer:
         instead of all firing together when the key frees up.
         """
         now = time.monotonic()
+        if len(self._free_at) > PACE_KEYS_MAX:
+            self._free_at = {k: at for k, at in self._free_at.items() if at > now}
         start = max(now, self._free_at.get(key, 0.0))
         self._free_at[key] = start + spacing
         if start > now:

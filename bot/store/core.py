@@ -20,13 +20,13 @@ import logging
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, TypeVar
 
 from bot.core.channel import AttemptRow
 from bot.core.messages import BusMessage, Inbound
-from bot.store import migrations, sqlite
+from bot.store import growth, migrations, sqlite
 from bot.store.agents import AgentTables
 from bot.store.approvals import ApprovalRows
 from bot.store.audit import AuditRows
@@ -46,6 +46,7 @@ from bot.store.schema import (
     decode_inbound,
     decode_mail,
 )
+from bot.store.space import DiskWatch, out_of_space
 from bot.store.triggers import TriggerRows
 from bot.store.usage import UsageRows
 from bot.store.views import StoreViews
@@ -98,6 +99,8 @@ class Store(AgentTables, OutboxTables):
         self.views = StoreViews(self)
         self.approvals = ApprovalRows(self)
         self.audit = AuditRows(self)
+        #: the data dir's disk (bot/store/space.py): new messages wait while it is full
+        self.space: DiskWatch | None = None
 
     @staticmethod
     def _open_sqlite(path: Path, readonly: bool) -> Any:
@@ -108,9 +111,7 @@ class Store(AgentTables, OutboxTables):
         if not readonly:
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
-            # checkpoint every ~40 MB of WAL, not 4 MB: hot pages are copied back once
-            # per checkpoint (bench_core routing: ~5,000 -> ~6,500 journaled messages/s)
-            db.execute("PRAGMA wal_autocheckpoint=10000")
+            growth.tune_sqlite(db)  # the WAL stays bounded (bot/store/growth.py)
             migrations.migrate(db, path)
         return sqlite.Connection(db)
 
@@ -145,14 +146,29 @@ class Store(AgentTables, OutboxTables):
         self._depth += 1
         try:
             yield
-        except BaseException:
+        except BaseException as exc:
             self._depth -= 1
             if self._depth == 0:
                 self.db.execute("ROLLBACK")
+            if self.space is not None and out_of_space(exc):
+                self.space.hit(exc)
             raise
         self._depth -= 1
         if self._depth == 0:
+            self._commit()
+
+    def _commit(self) -> None:
+        """COMMIT; one that fails for want of space is rolled back (SQLite would keep the
+        transaction open) and the disk watch told."""
+        try:
             self.db.execute("COMMIT")
+        except StoreError as exc:
+            if out_of_space(exc):
+                with suppress(StoreError):
+                    self.db.execute("ROLLBACK")
+                if self.space is not None:
+                    self.space.hit(exc)
+            raise
 
     @contextmanager
     def savepoint(self) -> Iterator[None]:
@@ -221,7 +237,10 @@ class Store(AgentTables, OutboxTables):
 
     # -- inbound journal -------------------------------------------------------------
     def journal(self, msg: Inbound, status: InboundStatus = "pending") -> int | None:
-        """Record a message from a person; None when it was journaled before."""
+        """Record a message from a person; None when it was journaled before. Raises
+        StoreFull while the disk is full (the channel does not ack: it comes again)."""
+        if self.space is not None:
+            self.space.refuse_new()
         cur = self._x(
             "INSERT INTO inbound"
             " (channel, message_id, conversation, payload, status, received_at)"

@@ -68,6 +68,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _script(sql.V3_AUDIT),
     _script(sql.V4_INBOUND_RECEIVED),
     _script(sql.V5_LEANER_INDEXES),
+    _script(sql.V6_RETENTION),
 )
 VERSION = len(MIGRATIONS)
 

@@ -108,6 +108,34 @@ DROP INDEX IF EXISTS inbound_status;
 CREATE INDEX IF NOT EXISTS inbound_open ON inbound (status) WHERE status <> 'routed';
 DROP INDEX IF EXISTS mail_recipient;
 """
+V6_RETENTION = """
+CREATE TABLE IF NOT EXISTS usage_daily (
+    day TEXT NOT NULL, agent TEXT NOT NULL, kind TEXT NOT NULL, model TEXT NOT NULL,
+    outcome TEXT NOT NULL, calls BIGINT NOT NULL, input_tokens BIGINT NOT NULL,
+    output_tokens BIGINT NOT NULL, cache_read_tokens BIGINT NOT NULL,
+    cache_write_tokens BIGINT NOT NULL, cost_usd DOUBLE PRECISION NOT NULL,
+    unpriced BIGINT NOT NULL, seconds DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (day, agent, kind, model, outcome));
+CREATE TABLE IF NOT EXISTS audit_horizon (id INTEGER PRIMARY KEY CHECK (id = 1),
+    before DOUBLE PRECISION NOT NULL);
+INSERT INTO audit_horizon (id, before) VALUES (1, 0) ON CONFLICT DO NOTHING;
+CREATE INDEX IF NOT EXISTS trigger_runs_at ON trigger_runs (at);
+CREATE OR REPLACE FUNCTION audit_below_horizon() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        IF OLD.at < (SELECT before FROM audit_horizon WHERE id = 1) THEN RETURN OLD; END IF;
+        RAISE EXCEPTION 'the audit log is append-only'
+            USING ERRCODE = 'integrity_constraint_violation';
+    END $$;
+DROP TRIGGER IF EXISTS audit_no_change ON audit;
+CREATE TRIGGER audit_no_change BEFORE UPDATE ON audit
+    FOR EACH ROW EXECUTE FUNCTION audit_append_only();
+DROP TRIGGER IF EXISTS audit_no_delete ON audit;
+CREATE TRIGGER audit_no_delete BEFORE DELETE ON audit
+    FOR EACH ROW EXECUTE FUNCTION audit_below_horizon();
+"""
 #: version n is reached by running MIGRATIONS[n - 1], as on SQLite
-MIGRATIONS = (V1_TABLES, V2_APPROVAL_COLUMNS, V3_AUDIT, V4_INBOUND_RECEIVED, V5_LEANER_INDEXES)
+MIGRATIONS = (
+    V1_TABLES, V2_APPROVAL_COLUMNS, V3_AUDIT, V4_INBOUND_RECEIVED, V5_LEANER_INDEXES,
+    V6_RETENTION,
+)  # fmt: skip
 SCHEMA_VERSION_TABLE = "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)"

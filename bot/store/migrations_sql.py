@@ -103,3 +103,22 @@ DROP INDEX IF EXISTS inbound_status;
 CREATE INDEX IF NOT EXISTS inbound_open ON inbound (status) WHERE status <> 'routed';
 DROP INDEX IF EXISTS mail_recipient;
 """
+
+#: v6: retention (bot/store/prune.py): usage detail rolled up into daily sums, and the
+#: audit log deletable only below its horizon, which only the pruner moves (by age)
+V6_RETENTION = """
+CREATE TABLE IF NOT EXISTS usage_daily (
+    day TEXT NOT NULL, agent TEXT NOT NULL, kind TEXT NOT NULL, model TEXT NOT NULL,
+    outcome TEXT NOT NULL, calls INTEGER NOT NULL, input_tokens INTEGER NOT NULL,
+    output_tokens INTEGER NOT NULL, cache_read_tokens INTEGER NOT NULL,
+    cache_write_tokens INTEGER NOT NULL, cost_usd REAL NOT NULL, unpriced INTEGER NOT NULL,
+    seconds REAL NOT NULL, PRIMARY KEY (day, agent, kind, model, outcome));
+CREATE TABLE IF NOT EXISTS audit_horizon (id INTEGER PRIMARY KEY CHECK (id = 1),
+    before REAL NOT NULL);
+INSERT INTO audit_horizon (id, before) VALUES (1, 0) ON CONFLICT DO NOTHING;
+CREATE INDEX IF NOT EXISTS trigger_runs_at ON trigger_runs (at);
+DROP TRIGGER IF EXISTS audit_no_delete;
+CREATE TRIGGER IF NOT EXISTS audit_no_delete BEFORE DELETE ON audit
+    WHEN OLD.at >= (SELECT before FROM audit_horizon WHERE id = 1)
+    BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
+"""

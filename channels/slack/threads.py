@@ -15,7 +15,9 @@ _PREFIX = "slack.thread."
 class ThreadMemory:
     def __init__(self, store: ChannelStore) -> None:
         self.store = store
-        self._known = set(store.kv_prefixed(_PREFIX))  # only this process writes them
+        # only this process writes them; grows by a thread the bot joins, until a restart
+        # (the rows older than SWITCHBOARD_RETENTION are pruned: bot/store/prune.py)
+        self._known = set(store.kv_prefixed(_PREFIX))
 
     def remember(self, channel: str, thread_ts: str) -> None:
         key = f"{channel}/{thread_ts}"

@@ -1,0 +1,295 @@
+"""Retention: what has served its purpose leaves the store, in small batches, off the hot
+path (the leader's periodic `store-prune` job, bot/app.py; both backends).
+
+One rule per table (docs/running-for-months.md lists them all, and what is never pruned).
+Each batch is one short transaction of at most `batch` rows, so a message routed meanwhile
+waits for one batch, never for the whole pruning. Nothing a parked worker, an open
+question, a pending approval or a conversation still at work needs is removed: `_NEEDED`
+names those conversations, and a worker is pruned only once it has ended.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from functools import partial
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from bot.store.core import Store
+
+log = logging.getLogger(__name__)
+
+BATCH = 500
+#: usage detail is kept at least this long, whatever SWITCHBOARD_RETENTION says: the
+#: month's budget and the dashboard's month read the detail (bot/ledger/usage.py)
+USAGE_FLOOR_SECONDS = 40 * 86_400.0
+#: where the last run is recorded (`switchboard status`, the dashboard, /metrics)
+LAST_KEY = "prune:last"
+#: the Slack threads the bot is in, one key each (channels/slack/threads.py)
+THREADS = "slack.thread."
+ENDED_WORKERS = "('done', 'failed', 'stopped', 'corrupt')"
+#: the conversations something still waits in: a worker at work or parked, an open
+#: question, an approval not yet settled
+_NEEDED = (
+    "SELECT origin_conversation FROM workers WHERE status IN ('running', 'parked')"
+    " AND origin_conversation IS NOT NULL"
+    " UNION SELECT conversation FROM questions WHERE status = 'open'"
+    " AND conversation IS NOT NULL"
+    " UNION SELECT conversation FROM approvals WHERE settled = 0"
+)
+_ACTIVE_IDS = "SELECT id FROM workers WHERE status IN ('running', 'parked')"
+
+#: table -> one batch: `DELETE ... WHERE key IN (SELECT key ... LIMIT ?)` (no DELETE LIMIT
+#: on either backend); the first `?` is the cutoff, the last the batch size
+RULES: dict[str, str] = {
+    # handled messages of people (routed, or quarantined: the quarantine holds them)
+    "inbound": "DELETE FROM inbound WHERE id IN (SELECT id FROM inbound WHERE received_at < ?"
+    f" AND status IN ('routed', 'corrupt') AND conversation NOT IN ({_NEEDED}) LIMIT ?)",
+    # delivered or given up; their attempt records went with them (bot/store/outbox.py)
+    "outbox": "DELETE FROM outbox WHERE seq IN (SELECT seq FROM outbox WHERE created_at < ?"
+    " AND status IN ('sent', 'failed', 'corrupt') LIMIT ?)",
+    # attempt records whose message is no longer pending (a corrupt one kept aside)
+    "attempts": "DELETE FROM attempts WHERE (outbox_id, part) IN (SELECT outbox_id, part"
+    " FROM attempts WHERE at < ? AND outbox_id NOT IN"
+    " (SELECT id FROM outbox WHERE status = 'pending') LIMIT ?)",
+    # a coordinator's conversation silent for the whole retention, nothing waiting in it
+    # (the next message there starts afresh; memory stays)
+    "conversations": "DELETE FROM conversations WHERE (agent, key) IN (SELECT agent, key"
+    " FROM conversations WHERE updated_at < ? AND agent = 'coordinator'"
+    f" AND key NOT IN ({_NEEDED}) LIMIT ?)",
+    # a worker's own conversation, once the worker ended long enough ago
+    "worker_conversations": "DELETE FROM conversations WHERE (agent, key) IN"
+    " (SELECT agent, key FROM conversations WHERE updated_at < ? AND agent IN"
+    f" (SELECT id FROM workers WHERE status IN {ENDED_WORKERS}) LIMIT ?)",
+    "questions": "DELETE FROM questions WHERE id IN (SELECT id FROM questions"
+    " WHERE asked_at < ? AND status IN ('answered', 'cancelled', 'corrupt')"
+    f" AND worker NOT IN ({_ACTIVE_IDS}) LIMIT ?)",
+    "workers": "DELETE FROM workers WHERE id IN (SELECT id FROM workers WHERE updated_at < ?"
+    f" AND status IN {ENDED_WORKERS} AND id NOT IN (SELECT agent FROM approvals"
+    " WHERE settled = 0) AND id NOT IN (SELECT worker FROM questions WHERE status = 'open')"
+    " LIMIT ?)",
+    # decided and carried out (a late click on one gone is refused as unknown)
+    "approvals": "DELETE FROM approvals WHERE id IN (SELECT id FROM approvals"
+    " WHERE requested_at < ? AND settled = 1 LIMIT ?)",
+    "trigger_runs": "DELETE FROM trigger_runs WHERE (trigger_id, fire_key) IN"
+    " (SELECT trigger_id, fire_key FROM trigger_runs WHERE at < ? LIMIT ?)",
+    "triggers": "DELETE FROM triggers WHERE id IN (SELECT id FROM triggers WHERE updated_at < ?"
+    " AND status IN ('fired', 'missed', 'failed', 'cancelled', 'removed', 'corrupt') LIMIT ?)",
+    "quarantine": "DELETE FROM quarantine WHERE id IN (SELECT id FROM quarantine WHERE at < ?"
+    " LIMIT ?)",
+}
+#: the asker of a worker that no longer exists (bot/store/agents.py keep_asker)
+_ORPHAN_ASKERS = (
+    "DELETE FROM kv WHERE key >= 'asker:' AND key < 'asker;'"
+    " AND substr(key, 7) NOT IN (SELECT id FROM workers)"
+)
+_USAGE = (
+    "SELECT id, at, agent, kind, model, outcome, input_tokens, output_tokens,"
+    " cache_read_tokens, cache_write_tokens, cost_usd, seconds FROM llm_usage"
+    " WHERE at < ? ORDER BY id LIMIT ?"
+)
+_ADD_DAY = (
+    "INSERT INTO usage_daily (day, agent, kind, model, outcome, calls, input_tokens,"
+    " output_tokens, cache_read_tokens, cache_write_tokens, cost_usd, unpriced, seconds)"
+    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (day, agent, kind, model, outcome)"
+    " DO UPDATE SET calls = usage_daily.calls + excluded.calls,"
+    " input_tokens = usage_daily.input_tokens + excluded.input_tokens,"
+    " output_tokens = usage_daily.output_tokens + excluded.output_tokens,"
+    " cache_read_tokens = usage_daily.cache_read_tokens + excluded.cache_read_tokens,"
+    " cache_write_tokens = usage_daily.cache_write_tokens + excluded.cache_write_tokens,"
+    " cost_usd = usage_daily.cost_usd + excluded.cost_usd,"
+    " unpriced = usage_daily.unpriced + excluded.unpriced,"
+    " seconds = usage_daily.seconds + excluded.seconds"
+)
+
+
+@dataclass(slots=True)
+class PruneRun:
+    """What one run removed, per table (and files), and when it ran."""
+
+    at: float
+    removed: dict[str, int] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    def to_json(self) -> dict[str, object]:
+        return {"at": self.at, "removed": self.removed, "seconds": round(self.seconds, 3)}
+
+
+class Pruner:
+    """Prunes one store by its retention settings (seconds), `clock` telling the time."""
+
+    def __init__(
+        self,
+        store: Store,
+        retention: float,
+        audit_retention: float,
+        *,
+        batch: int = BATCH,
+        clock: Callable[[], float] = time.time,
+        files: Callable[[float], int] | None = None,
+    ) -> None:
+        self.store = store
+        self.retention = retention
+        self.audit_retention = audit_retention
+        self.batch = batch
+        self.clock = clock
+        #: removes the files older than a cutoff (events, archives: bot/store/growth.py)
+        self.files = files
+        #: called after a run (the SQLite checkpoint: bot/store/growth.py)
+        self.after: Callable[[], object] | None = None
+
+    def steps(self, now: float) -> list[tuple[str, Callable[[], int]]]:
+        """(name, one batch) of every rule; a batch returns how many rows it removed."""
+        cutoff = now - self.retention
+        out: list[tuple[str, Callable[[], int]]] = [
+            (name, partial(self._delete, sql, cutoff)) for name, sql in RULES.items()
+        ]
+        usage_cutoff = now - max(self.retention, USAGE_FLOOR_SECONDS)
+        out.append(("llm_usage", lambda: self._roll_up(usage_cutoff)))
+        out.append(("audit", lambda: self._audit(now - self.audit_retention)))
+        out.append(("slack_threads", partial(self._threads, cutoff)))
+        out.append(("kv", partial(self._orphans, now - 86_400)))
+        return out
+
+    def run_now(self) -> PruneRun:
+        """Every rule to the end, at once (tests, `switchboard` maintenance)."""
+        run, began = PruneRun(self.clock()), time.perf_counter()
+        for name, batch in self.steps(run.at):
+            while (n := batch()) > 0:
+                run.removed[name] = run.removed.get(name, 0) + n
+                if n < self.batch:
+                    break
+        self._finish(run, began)
+        return run
+
+    async def run(self) -> PruneRun:
+        """Every rule to the end, batch by batch, yielding to the event loop between
+        batches (the periodic job)."""
+        run, began = PruneRun(self.clock()), time.perf_counter()
+        for name, batch in self.steps(run.at):
+            while (n := batch()) > 0:
+                run.removed[name] = run.removed.get(name, 0) + n
+                await asyncio.sleep(0)
+                if n < self.batch:
+                    break
+        self._finish(run, began)
+        return run
+
+    def _finish(self, run: PruneRun, began: float) -> None:
+        self.store.execute(_ORPHAN_ASKERS)
+        if self.files is not None:
+            if removed := self.files(run.at - self.retention):
+                run.removed["files"] = removed
+        if self.after is not None:
+            self.after()
+        run.seconds = time.perf_counter() - began
+        self.store.set_kv(LAST_KEY, json.dumps(run.to_json()))
+        if run.removed:
+            log.info("pruned %s in %.2f s", run.removed, run.seconds)
+
+    def _delete(self, sql: str, cutoff: float) -> int:
+        with self.store.tx():
+            return max(self.store.execute(sql, (cutoff, self.batch)).rowcount, 0)
+
+    def _roll_up(self, cutoff: float) -> int:
+        """One batch of usage detail older than `cutoff` added to its day's sums, then
+        deleted, in one transaction: counted once, whatever stops the run."""
+        with self.store.tx():
+            rows = self.store.execute(_USAGE, (cutoff, self.batch)).fetchall()
+            days: dict[tuple[str, ...], list[float]] = {}
+            for r in rows:
+                day = datetime.fromtimestamp(r[1], UTC).date().isoformat()
+                sums = days.setdefault((day, r[2], r[3], r[4], r[5]), [0.0] * 8)
+                priced = r[10] is not None
+                for i, v in enumerate((1, r[6], r[7], r[8], r[9], r[10] or 0.0, not priced)):
+                    sums[i] += v
+                sums[7] += r[11]
+            for key, s in days.items():
+                whole = [int(v) for v in s[:5]]
+                self.store.execute(_ADD_DAY, (*key, *whole, s[5], int(s[6]), s[7]))
+            if rows:
+                marks = ", ".join("?" * len(rows))
+                self.store.execute(
+                    f"DELETE FROM llm_usage WHERE id IN ({marks})", tuple(r[0] for r in rows)
+                )
+        return len(rows)
+
+    def _threads(self, cutoff: float) -> int:
+        """One batch of the Slack threads the bot was in (channels/slack/threads.py), begun
+        before `cutoff` (the thread's ts is its start): a follow-up there after the
+        retention needs a mention again."""
+        old = []
+        for (key,) in self.store.execute(
+            "SELECT key FROM kv WHERE key >= ? AND key < ?", (THREADS, THREADS[:-1] + "/")
+        ):
+            try:
+                if float(key.rpartition("/")[2]) < cutoff:
+                    old.append(key)
+            except ValueError:
+                continue
+            if len(old) >= self.batch:
+                break
+        with self.store.tx():
+            for key in old:
+                self.store.delete_kv(key)
+        return len(old)
+
+    def _orphans(self, recent: float) -> int:
+        """One batch of the per-conversation and per-worker key/value rows whose
+        conversation or worker is gone (a cached prompt, who spoke where, who asked a
+        worker), and that nobody spoke in since `recent`: rewritten if it speaks again."""
+        convs = {f"{a}:{k}" for a, k in self.store.execute("SELECT agent, key FROM conversations")}
+        places = {k.partition(":")[2] for k in convs if k.startswith("coordinator:")}
+        places |= {
+            c for (c,) in self.store.execute(
+                "SELECT DISTINCT conversation FROM inbound WHERE received_at >= ?", (recent,)
+            )
+        }  # fmt: skip
+        places |= {c for (c,) in self.store.execute(_NEEDED)}  # something waits there
+        workers = {w for (w,) in self.store.execute("SELECT id FROM workers")}
+        live = {"prompt:": convs, "worker-people:": workers, "people:speaker:": places,
+                "people:speaker-id:": places}  # fmt: skip
+        gone: list[str] = []
+        for prefix, kept in (*live.items(), ("people:in:", places)):
+            for key in self.store.kv_prefixed(prefix):
+                owner = key.rpartition("\x1f")[2] if prefix == "people:in:" else key
+                if owner not in kept:
+                    gone.append(prefix + key)
+                if len(gone) >= self.batch:
+                    break
+        with self.store.tx():
+            for key in gone[: self.batch]:
+                self.store.delete_kv(key)
+        return len(gone[: self.batch])
+
+    def _audit(self, before: float) -> int:
+        """Audit lines older than `before`: the horizon moves there (never back), then a
+        batch below it goes. The table's trigger refuses any delete above the horizon."""
+        with self.store.tx():
+            self.store.execute(
+                "UPDATE audit_horizon SET before = ? WHERE id = 1 AND before < ?", (before, before)
+            )
+            cur = self.store.execute(
+                "DELETE FROM audit WHERE seq IN (SELECT seq FROM audit WHERE at < ?"
+                " ORDER BY seq LIMIT ?)",
+                (before, self.batch),
+            )
+            return max(cur.rowcount, 0)
+
+
+def last_run(store: Store) -> PruneRun | None:
+    """The last run recorded, None before the first."""
+    raw = store.get_kv(LAST_KEY)
+    if raw is None:
+        return None
+    try:
+        data = json.loads(raw)
+        return PruneRun(float(data["at"]), dict(data["removed"]), float(data["seconds"]))
+    except (ValueError, KeyError, TypeError):
+        return None

@@ -1,0 +1,25 @@
+"""The soak benchmark's short mode (tests/bench/bench_soak.py): the real `switchboard run`
+against the fakes for half a minute. It checks the machinery (the bot starts, takes the
+traffic, is sampled, and the verdict names every figure); it never fails on the figures
+themselves, which a loaded CI machine cannot judge in 30 s."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.bench import bench_soak
+
+
+@pytest.mark.slow
+def test_a_short_soak_samples_the_running_bot(capsys: pytest.CaptureFixture[str]) -> None:
+    line = bench_soak.main(["--minutes", "0.4", "--rate", "5", "--sample", "4"])
+    out = capsys.readouterr().out
+    print(out)  # the figures, for the CI log
+    assert line.startswith(("PASS", "FAIL grows")), line
+    for figure in ("rss", "fds", "tasks", "pickup_ms", "db", "wal max"):
+        assert figure in line
+    rows = [r for r in out.splitlines() if r.strip() and r.split()[0].replace(".", "").isdigit()]
+    assert len(rows) >= 4
+    assert all(float(r.split()[1]) > 20 for r in rows)  # an RSS read from the live process
+    sent = out.split("\nsent ", 1)[1].split()[0]
+    assert int(sent) > 20
