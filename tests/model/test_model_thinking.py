@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from bot.ops.views import _block
+from bot.ops.transcript_view import _message
 from tests.fakes import model_habits as habit
 from tests.fakes.anthropic_api import Call, FakeAnthropic, Reply, redacted, text, thinking, tool
 from tests.fakes.anthropic_models import MODELS
@@ -83,7 +83,7 @@ async def test_thinking_never_reaches_a_person_a_log_a_page_or_an_archive(
     assert SECRET not in caplog.text
     assert SECRET not in (settings.data_dir / "events.jsonl").read_text()
     assert [e["data"]["blocks"] for e in events(settings.data_dir, "llm.thought")] == [1, 1]
-    assert SECRET not in _block(messages[1]["content"][0])  # the dashboard's transcript
+    assert SECRET not in _message("coordinator", messages[1])  # the dashboard's transcript
 
 
 async def test_a_worker_tool_loop_and_a_restart_in_its_cycle_keep_the_thinking(
