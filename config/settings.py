@@ -23,6 +23,7 @@ from croniter import croniter
 from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
+from config import sources
 from config.checks import check_channels, check_operator
 from config.entries import (
     HeartbeatConfig,
@@ -79,7 +80,7 @@ class Settings(RoleSettings, BaseSettings):
     http_host: str = "127.0.0.1"
     port: int | None = Field(default=None, ge=1, le=65535)
 
-    # Several nodes (README "Running several nodes"): every table in PostgreSQL, one
+    # Several nodes (docs/operations.md): every table in PostgreSQL, one
     # leader at a time, its lease lost after this long without renewing
     database_url: SecretStr | None = None
     leader_ttl_seconds: float = Field(default=5.0, ge=1, le=300)
@@ -174,7 +175,7 @@ class Settings(RoleSettings, BaseSettings):
     heartbeat: HeartbeatConfig | None = None
     trigger_min_interval_seconds: float = Field(default=60.0, gt=0)
 
-    # Tools that act (config/tools.py; README "Tools that act")
+    # Tools that act (config/tools.py; docs/tools.md)
     mcp_servers: list[McpServerConfig] = Field(default_factory=list)
     approvers: list[str] = Field(default_factory=list)
     approval_via: str | None = None
@@ -193,7 +194,7 @@ class Settings(RoleSettings, BaseSettings):
     fetch_timeout_seconds: float = Field(default=20.0, gt=0)
     ssl_cert_file: Path | None = None  # web_fetch's CA bundle (a corporate CA), as OpenSSL
 
-    # Scope (bot/inbox/scope.py; README "Security"): targets always open, and what a crossing does
+    # Scope (bot/inbox/scope.py; docs/security.md): targets always open, and what a crossing does
     targets: list[str] = Field(default_factory=list)
     cross_scope: Literal["approval", "deny"] = "approval"
 
@@ -358,11 +359,14 @@ def load_settings(
     values: dict[str, Any] = {}
     if path is not None:
         try:
-            values.update(flatten_toml(tomllib.loads(path.read_text(encoding="utf-8"))))
+            flat = flatten_toml(tomllib.loads(path.read_text(encoding="utf-8")))
+            values.update(sources.known_keys(flat, Settings.model_fields, path))
         except FileNotFoundError as exc:
             raise SettingsError(f"SWITCHBOARD_CONFIG: no such file {path}.") from exc
         except tomllib.TOMLDecodeError as exc:
             raise SettingsError(f"SWITCHBOARD_CONFIG: {path} is not valid TOML ({exc}).") from exc
+        except sources.UnknownKey as exc:
+            raise SettingsError(str(exc)) from exc
     try:
         values["mcp_servers"] = interpolate(values.get("mcp_servers", []), env)
     except MissingVariable as exc:

@@ -13,6 +13,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSITION = ("bot.app", "bot.cli", "bot.settle", "bot.leadership", "bot.__main__", "bot.ops")
+COMPOSITION += ("bot.setup",)  # switchboard init and doctor
 #: who may import whom, by floor
 ALLOWED = {
     "config": {"config"},
