@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING
 
 from agents.loop import turns
 from agents.model.llm import LLMResponse, ModelError, ModelUnavailable
-from bot.core.notices import CONTEXT_FULL, MODEL_UNAVAILABLE, media_left_out, model_refused
+from agents.model.reasons import for_people
+from bot.core.notices import CONTEXT_FULL, media_left_out, model_refused, model_unavailable
 from bot.outbox.sender import backoff
 
 if TYPE_CHECKING:
@@ -41,7 +42,7 @@ async def complete(node: AgentLoop, conv: Conversation, system: str) -> LLMRespo
             services.human.progress.restart(conv.key)  # the retry writes anew
             services.events.emit("llm.unavailable", node.agent_id, error=str(exc), attempt=attempt)
             if attempt == 0:
-                node.tell(conv, MODEL_UNAVAILABLE)
+                node.tell(conv, model_unavailable(for_people(str(exc))))
             limits = services.limits
             await asyncio.sleep(backoff(attempt, limits.llm_retry_base, limits.llm_retry_max))
             attempt += 1

@@ -4,7 +4,8 @@ The stable prefix (system prompt, then tools) carries cache breakpoints so that 
 consecutive turns of one agent reuse the prompt cache; callers keep it
 byte-identical between turns. A global semaphore caps calls in flight; waiting for
 it is counted for `switchboard status`. SDK errors are mapped here, once:
-`ModelUnavailable` after the SDK's own retries (429, 529, 5xx, connection), and
+`ModelUnavailable` after the SDK's own retries (429, 529, 5xx, connection; a refused key
+or an unreachable endpoint said in words a person can act on: agents/model/reasons.py), and
 `ModelError` for a request the API refuses.
 
 How much the model thinks is each role's effort (SWITCHBOARD_EFFORT...), sent the way
@@ -26,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from agents.model.attachments import Expander
 from agents.model.capabilities import Capabilities, thinking_params
+from agents.model.reasons import Outage, explain
 from bot.core.lazy import lazy, preload
 from bot.core.messages import COORDINATOR
 from bot.core.model_calls import UNLABELLED, CallLabel, CallOutcome, CallRecord, Usage
@@ -105,6 +107,8 @@ class Provider:
         self.gate: Gate | None = None
         #: turns saved-file references (images, PDFs people sent) into base64 blocks
         self.expander: Expander | None = None
+        #: the console hears of an outage once per change of its reason
+        self.outage = Outage()
 
     @property
     def client(self) -> anthropic.AsyncAnthropic:
@@ -146,6 +150,8 @@ class Provider:
             try:
                 response = _response(await self._create(request, on_text))
             except (ModelUnavailable, ModelError) as exc:
+                if isinstance(exc, ModelUnavailable):
+                    self.outage.failed(str(exc))
                 outcome: CallOutcome = (
                     "unavailable" if isinstance(exc, ModelUnavailable) else "refused"
                 )
@@ -155,6 +161,7 @@ class Provider:
                 raise
             finally:
                 self.in_flight -= 1
+        self.outage.answered()
         self._observe(CallRecord(label, model, "ok", time.monotonic() - started, response.usage))
         return response
 
@@ -167,10 +174,12 @@ class Provider:
                     await _read_along(stream, on_text)
                 return await stream.get_final_message()
         except (
-            anthropic.APIConnectionError,
-            anthropic.RateLimitError,
-            anthropic.InternalServerError,
+            anthropic.APIConnectionError,  # names the URL; a refused key names its variable
+            anthropic.AuthenticationError,
+            anthropic.PermissionDeniedError,
         ) as exc:
+            raise ModelUnavailable(explain(exc, str(self.client.base_url))) from exc
+        except (anthropic.RateLimitError, anthropic.InternalServerError) as exc:
             raise ModelUnavailable(_describe(exc)) from exc
         except anthropic.APIStatusError as exc:
             if exc.status_code in (408, 409) or exc.status_code >= 500:

@@ -64,6 +64,13 @@ def undeliverable(agent: str, target: Target, error: str) -> str:
 MODEL_UNAVAILABLE = "The model is unavailable right now; I will answer as soon as it is back."
 
 
+def model_unavailable(why: str = "") -> str:
+    """The outage notice, with why in words for people (agents/model/reasons.py)."""
+    if not why:
+        return MODEL_UNAVAILABLE
+    return f"The model is unavailable right now ({why}); I will answer as soon as it is back."
+
+
 def model_refused(error: object) -> str:
     """The API refused a request the runtime could not repair; that part is left out."""
     return (
