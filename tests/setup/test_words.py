@@ -1,0 +1,31 @@
+"""Words that agree: `/help` is answered by the runtime (no model call), the answer to
+`new` and the status lines name no tools."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bot.core.notices import HELP, doing, fresh_start
+from tests.fakes.anthropic_api import FakeAnthropic, text
+from tests.kits.proc import run_command
+
+
+def test_help_is_answered_without_the_model(tmp_path: Path, fake: FakeAnthropic) -> None:
+    fake.responder = lambda call: [text("the model answered")]
+    done = run_command(
+        ["chat", "--data-dir", str(tmp_path / "data")], fake.env(), tmp_path, input="/help\n"
+    )
+    assert done.returncode == 0, done.stderr
+    assert f"[switchboard] {HELP}" in done.stdout
+    assert fake.calls == []
+
+
+def test_what_people_read_names_no_tool() -> None:
+    tools = ("spawn_worker", "publish", "memory_search", "send_message", "ask_human")
+    said = [fresh_start(True, ["Alice"]), fresh_start(False, []), HELP]
+    said += [doing(tool, {"name": "Alice", "to": "Alice"}) for tool in tools]
+    said += [doing("some_new_tool", {})]
+    for line in said:
+        assert not any(tool in line for tool in (*tools, "some_new_tool")), line
+    assert doing("spawn_worker", {"name": "Alice"}) == "Starting Alice"
+    assert doing("ops__restart_service", {}) == "Using ops: restart service"
