@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from bot.core import redact
 from bot.setup import commands as setup
-from bot.setup import envfile
+from bot.setup import envfile, startup
 from config.settings import Settings, SettingsError, load_settings, require_llm
 
 if TYPE_CHECKING:
@@ -124,6 +124,9 @@ def _serve(
     settings: Settings, channels: list[str], reload: Callable[[], Settings] | None = None
 ) -> int:
     from bot.store.backup import running
+
+    for line in startup.warnings(settings, channels):  # valid, but cannot work as meant
+        log.warning(line)
 
     try:
         with running(settings.data_dir):
