@@ -24,6 +24,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
+from bot.core.changes import CHANGES
 from bot.core.messages import BusMessage, Inbound
 from bot.store import migrations
 from bot.store.agents import AgentTables
@@ -325,6 +326,7 @@ class Store(AgentTables, OutboxTables):
             " detail = excluded.detail, updated_at = excluded.updated_at",
             (channel, state, detail, time.time()),
         )
+        CHANGES.state(channel, state, detail)  # the console hears it once per change
 
     def health(self) -> list[tuple[str, str, str, float]]:
         return list(

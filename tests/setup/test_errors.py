@@ -79,3 +79,37 @@ def test_a_home_nowhere_and_an_approver_nobody_are_warned_at_start(
     ), warned
     approvers = [w for w in warned if "SWITCHBOARD_APPROVERS" in w]
     assert len(approvers) == 1 and "'Bobby' matches no [[people]] name" in approvers[0]
+
+
+def test_channel_and_mcp_failures_reach_the_console_once(
+    tmp_path: Path, fake: FakeAnthropic
+) -> None:
+    from tests.kits.proc import Switchboard
+    from tests.kits.slack_kit import free_port
+
+    config = tmp_path / "switchboard.toml"
+    config.write_text('[[mcp_servers]]\nname = "ops"\ncommand = "/nonexistent/python"\n')
+    env = {
+        **fake.env(),
+        "SWITCHBOARD_CONFIG": str(config),
+        "EMAIL_ADDRESS": "bot@localhost",
+        "EMAIL_AUTHSERV_ID": "mx.localhost",
+        "IMAP_HOST": "127.0.0.1",
+        "IMAP_PORT": str(free_port()),
+        "IMAP_USER": "bot@localhost",
+        "IMAP_PASSWORD": "pw",
+        "IMAP_TLS": "none",
+        "SMTP_HOST": "127.0.0.1",
+        "SMTP_PORT": str(free_port()),
+        "SMTP_TLS": "none",
+    }
+    bot = Switchboard(["--data-dir", str(tmp_path / "d"), "run"], env, tmp_path)
+    try:
+        bot.expect("WARNING switchboard: email: reconnecting (", timeout=30)
+        bot.expect("WARNING switchboard: MCP server ops: failed (", timeout=30)
+        lines = bot.settle(8)  # several retries of each
+    finally:
+        bot.proc.terminate()
+        bot.proc.wait(15)
+    assert len([line for line in lines if "switchboard: email: reconnecting" in line]) == 1
+    assert len([line for line in lines if "MCP server ops: failed" in line]) == 1
