@@ -29,3 +29,20 @@ def test_what_people_read_names_no_tool() -> None:
         assert not any(tool in line for tool in (*tools, "some_new_tool")), line
     assert doing("spawn_worker", {"name": "Alice"}) == "Starting Alice"
     assert doing("ops__restart_service", {}) == "Using ops: restart service"
+
+
+def test_status_names_a_worker_as_it_was_given(tmp_path: Path) -> None:
+    from bot.ledger.report import full_status
+    from bot.store.core import Store
+    from bot.store.schema import QuestionRow, WorkerRow
+
+    store = Store(tmp_path / "switchboard.db")
+    try:
+        store.upsert_worker(WorkerRow("alice", "Alice", "research chips", "parked", None, None))
+        store.add_question(QuestionRow("q1", "alice", "Which GPUs?", "terminal", "terminal", [],
+                                       "open", 0.0))  # fmt: skip
+        text = full_status(store)
+    finally:
+        store.close()
+    questions = text.split("Open questions", 1)[1].splitlines()[3]
+    assert " Alice " in f" {questions} " and "alice" not in questions
