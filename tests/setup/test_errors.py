@@ -113,3 +113,22 @@ def test_channel_and_mcp_failures_reach_the_console_once(
         bot.proc.wait(15)
     assert len([line for line in lines if "switchboard: email: reconnecting" in line]) == 1
     assert len([line for line in lines if "MCP server ops: failed" in line]) == 1
+
+
+def test_the_slack_sdk_repeating_a_failed_reconnect_is_heard_once() -> None:
+    import logging
+
+    from channels.slack.connection import _Repeated
+
+    quiet = _Repeated()
+
+    def record(message: str, at: float, level: int = logging.ERROR) -> logging.LogRecord:
+        made = logging.LogRecord("channels.slack.bolt", level, "", 0, message, None, None)
+        made.created = at
+        return made
+
+    failed = "Failed to retrieve WSS URL: service_unavailable\nTraceback ..."
+    heard = [quiet.filter(record(failed, t)) for t in (0.0, 5.0, 10.0, 599.0, 601.0)]
+    assert heard == [True, False, False, False, True]
+    assert quiet.filter(record("another problem", 11.0))
+    assert quiet.filter(record(failed, 12.0, logging.INFO))  # below a warning: as it is
