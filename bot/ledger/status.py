@@ -84,11 +84,12 @@ def _leader(store: Store, this_node: Callable[[str], bool] | None) -> str:
 def _runtime(store: Store) -> str:
     beat = _beat(store)
     if runtime_live(store):
+        down = beat.get("model_down")
         return (
             f"Switchboard: running (pid {beat['pid']}, up {ago(beat['started_at'])[:-4]}), "
             f"LLM calls in flight {beat['llm_in_flight']}, waiting for a slot "
             f"{beat['llm_waiting']}, conversations being answered {beat['sessions']}"
-        )
+        ) + (f"\nThe model cannot be used: {down}" if down else "")
     return "Switchboard: not running" + (
         f" (last seen {ago(beat['beat'], store.now())})" if beat.get("beat") else ""
     )

@@ -46,3 +46,26 @@ def test_status_names_a_worker_as_it_was_given(tmp_path: Path) -> None:
         store.close()
     questions = text.split("Open questions", 1)[1].splitlines()[3]
     assert " Alice " in f" {questions} " and "alice" not in questions
+
+
+def test_status_says_why_the_model_cannot_be_used(tmp_path: Path) -> None:
+    import json
+    import os
+
+    from bot.ledger.report import full_status
+    from bot.store.core import Store
+
+    store = Store(tmp_path / "switchboard.db")
+    try:
+        beat = {"pid": os.getpid(), "node": "n1", "started_at": store.now() - 60,
+                "beat": store.now(), "llm_in_flight": 0, "llm_waiting": 0, "sessions": 1,
+                "model_down": "ANTHROPIC_API_KEY was refused by https://api.anthropic.com "
+                "(invalid x-api-key)"}  # fmt: skip
+        store.set_kv("runtime", json.dumps(beat))  # as bot/app.py beats
+        text = full_status(store)
+    finally:
+        store.close()
+    assert text.splitlines()[1] == (
+        "The model cannot be used: ANTHROPIC_API_KEY was refused by "
+        "https://api.anthropic.com (invalid x-api-key)"
+    )
