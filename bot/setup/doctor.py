@@ -143,8 +143,19 @@ def dashboard_check(settings: Settings) -> Check:
     return passed("dashboard", f"on {where}, behind its token{cookie}")
 
 
+def secrets_check(env: Path = Path(".env")) -> list[Check]:
+    """`.env` holds tokens: only its owner may read it."""
+    if not env.is_file():
+        return []
+    mode = stat.S_IMODE(env.stat().st_mode)
+    if mode & 0o077:
+        return [failed(".env", f"{env} is readable by others (mode {mode:o})", f"chmod 600 {env}")]
+    return [passed(".env", f"{env}, mode {mode:o}")]
+
+
 def offline(settings: Settings) -> list[Check]:
-    return [data_dir_check(settings), database_check(settings), dashboard_check(settings)]
+    checks = [data_dir_check(settings), database_check(settings), dashboard_check(settings)]
+    return [*checks, *secrets_check()]
 
 
 Online = Callable[[Settings], Awaitable[list[Check]]]

@@ -219,3 +219,15 @@ def test_an_imap_server_that_is_not_there(good: Path, monkeypatch: pytest.Monkey
     assert failing[0].startswith(f"✗ imap: cannot sign in at 127.0.0.1:{port}: ")
     assert failing[1].startswith("✗ smtp: cannot sign in at 127.0.0.1:")
     assert "  fix: check IMAP_HOST, IMAP_PORT, IMAP_TLS, IMAP_USER and IMAP_PASSWORD" in lines
+
+
+def test_an_env_file_others_can_read(good: Path) -> None:
+    env = Path(".env")  # the test runs in tmp_path
+    env.write_text("ANTHROPIC_API_KEY=x\n")
+    env.chmod(0o644)
+    code, lines = diagnose(good, online=False)
+    assert code == 1 and _failing(lines) == ["✗ .env: .env is readable by others (mode 644)"]
+    assert "  fix: chmod 600 .env" in lines
+    env.chmod(0o600)
+    code, lines = diagnose(good, online=False)
+    assert code == 0 and "✓ .env: .env, mode 600" in lines
