@@ -17,12 +17,15 @@ import logging
 import os
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+from pydantic import SecretStr
 
 from agents.mcp import install_mcp
 from agents.memory import install_memory
 from agents.model.attachments import Expander
 from agents.model.llm import Provider
+from agents.model.providers import Connector, Endpoints
 from agents.services import Limits, Services
 from agents.team.coordinator import Coordinator
 from agents.team.stop import Stopper
@@ -34,12 +37,12 @@ from agents.tools.read_channel import read_channel_tools
 from agents.tools.scope_guard import ScopeGuard, listing_filter
 from agents.tools.triggers import trigger_tools
 from agents.tools.web_fetch import FetchLimits, WebFetch
+from bot.channel_context import ChannelContext
 from bot.core.bus import Bus
 from bot.core.channel import Channel
 from bot.core.events import EventLog
 from bot.core.messages import Target
 from bot.core.tasks import cancel_all
-from bot.inbox.channel_context import ChannelContext
 from bot.inbox.files import FileStore
 from bot.inbox.human import HumanNode
 from bot.inbox.people import People
@@ -51,9 +54,6 @@ from bot.store.core import Store, StoreError
 from bot.triggers.engine import TriggerEngine
 from config.models import ROLES
 from config.settings import Settings
-
-if TYPE_CHECKING:
-    import anthropic
 
 log = logging.getLogger(__name__)
 
@@ -82,12 +82,25 @@ def configured_channels(settings: Settings) -> list[str]:
     ]
 
 
-def anthropic_client(settings: Settings) -> anthropic.AsyncAnthropic:
-    """The SDK client; the SDK is imported here, at the provider's first use."""
-    from anthropic import AsyncAnthropic
+def connector(settings: Settings) -> Connector:
+    """The model providers' backends, each made (its SDK imported) at its first use."""
 
-    key = settings.anthropic_api_key.get_secret_value() if settings.anthropic_api_key else None
-    return AsyncAnthropic(api_key=key or "unset", base_url=settings.anthropic_base_url)
+    def secret(value: SecretStr | None) -> str | None:
+        return value.get_secret_value() if value else None
+
+    return Connector(
+        Endpoints(
+            secret(settings.anthropic_api_key),
+            settings.anthropic_base_url,
+            secret(settings.openai_api_key),
+            settings.openai_base_url,
+            settings.cloud_ml_region,
+            settings.anthropic_vertex_project_id,
+            settings.anthropic_vertex_base_url,
+            settings.aws_region,
+            settings.anthropic_bedrock_base_url,
+        )
+    )
 
 
 class App:
@@ -136,12 +149,13 @@ class App:
         self.human.progress.streaming = s.streaming == "on"
         self.human.progress.reactions = s.ack_reactions == "on"
         self.llm = Provider(
-            lambda: anthropic_client(s),
+            connector(s),
             s.model,
             s.max_tokens,
             s.max_llm_calls,
             efforts={role: s.effort_of(role) for role in ROLES},
             models={role: s.model_of(role) for role in ROLES},
+            fallbacks=s.model_fallback,
         )
         self.llm.expander = Expander(s.data_dir)
         limits = Limits(

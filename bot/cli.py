@@ -1,5 +1,5 @@
 """The `switchboard` command: `chat`, `run`, `status`, `audit`, `backup`, `restore`,
-`init`, `doctor` (and `python -m bot`).
+`init`, `doctor`, `email login` (and `python -m bot`).
 
 The environment is read here, once; everything below receives `Settings`.
 A bad setting is one line on stderr naming the variable, and exit status 2.
@@ -21,8 +21,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bot.core import redact
+from bot.evaluation.command import add_eval, run_eval
 from bot.setup import commands as setup
 from bot.setup import envfile, startup
+from bot.store.errors import StoreError
 from config.settings import Settings, SettingsError, load_settings, require_llm
 
 if TYPE_CHECKING:
@@ -79,6 +81,9 @@ def parser() -> argparse.ArgumentParser:
     )
     for command in (backup, restore):
         command.add_argument("dir", type=Path, metavar="DIR")
+    add_eval(sub, [after])
+    email = sub.add_parser("email", parents=[after], help="email: `login` signs a mailbox in")
+    email.add_argument("action", choices=["login"], help="the one-time OAuth2 sign-in")
     return p
 
 
@@ -95,8 +100,14 @@ def main(argv: list[str] | None = None) -> int:
             return audit(settings, args.since, args.json)
         if args.command in ("backup", "restore"):
             return backup_or_restore(settings, args.command, args.dir)
+        if args.command == "eval":
+            return run_eval(args, settings)
+        if args.command == "email":
+            from channels.email.login import login
+
+            return login(settings)
         require_llm(settings)
-    except SettingsError as exc:
+    except (SettingsError, StoreError) as exc:
         print(f"switchboard: {exc}", file=sys.stderr)
         return 2
     if args.command == "chat":
@@ -131,7 +142,7 @@ def _serve(
     try:
         with running(settings.data_dir):
             return asyncio.run(serve(settings, channels, reload))
-    except SettingsError as exc:
+    except (SettingsError, StoreError) as exc:
         print(f"switchboard: {exc}", file=sys.stderr)
         return 2
 

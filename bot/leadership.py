@@ -18,13 +18,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import sqlite3
 import sys
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
 from bot.core.tasks import cancel_all
+from bot.store.errors import StoreError
 from bot.store.lease import Leader, Lease, Lost
 
 if TYPE_CHECKING:
@@ -106,7 +106,7 @@ class Node:
             except Lost as exc:
                 self._lost(str(exc))
                 return
-            except sqlite3.Error as exc:  # a follower cut off from the database: retry
+            except StoreError as exc:  # a follower cut off from the database: retry
                 log.warning("node %s cannot reach the database: %s", self.id, exc)
                 leads = False
             if leads and self.role == "follower" and not await self._took_lead():
@@ -180,7 +180,7 @@ class Node:
             return Leader(self.id, self.since, 0)
         try:
             return self.app.store.leader()
-        except sqlite3.Error:
+        except StoreError:
             return Leader(None, None, 0)
 
     def to_json(self) -> dict[str, Any]:

@@ -14,7 +14,9 @@ The layering test holds `channels/` to this module and `config`.
 from __future__ import annotations
 
 from bot.approvals.desk import APPROVAL_CODE, code
+from bot.channel_context import ChannelContext
 from bot.core.channel import (
+    AttemptRow,
     BaseChannel,
     ChannelStore,
     DeliveryError,
@@ -35,18 +37,16 @@ from bot.core.messages import (
     Target,
 )
 from bot.core.notices import SYSTEM_SPEAKER
+from bot.core.readout import ago
 from bot.core.tasks import cancel_all
-from bot.inbox.channel_context import ChannelContext
 from bot.inbox.files import guess_type, human_size, safe_name
 from bot.inbox.intake import FetchError, FileTooLarge
 from bot.inbox.people import People
 from bot.inbox.reading import Line, Page, ReadRefused
 from bot.inbox.watermarks import UNKNOWN, Watermarks
 from bot.ledger.personal import Mine
-from bot.ledger.status import ago
 from bot.outbox.attempts import Answer, Attempts
 from bot.outbox.sender import Pacer, backoff
-from bot.store.schema import AttemptRow
 
 __all__ = [
     "APPROVAL_CODE",

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
-from bot.ledger.status import ago
+from bot.core.readout import ago
 
 if TYPE_CHECKING:
     from bot.app import App

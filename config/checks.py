@@ -3,13 +3,15 @@ an operator surface safe to serve."""
 
 from __future__ import annotations
 
+import importlib.util
 import ipaddress
 from typing import TYPE_CHECKING
 
 from pydantic import SecretStr
 
 from config.callers import MIN_TOKEN_CHARS, api_callers, api_targets
-from config.models import MODEL_VARIABLES, ROLES
+from config.email_auth import check_email_auth
+from config.models import MODEL_VARIABLES, ROLES, provider_of
 from config.sources import FieldProblem
 
 if TYPE_CHECKING:
@@ -38,9 +40,10 @@ def check_channels(s: Settings) -> None:
             " with the connections:write scope)",
         )
     if s.email_address:
-        for name in ("imap_host", "imap_user", "imap_password", "smtp_host"):
+        for name in ("imap_host", "smtp_host"):
             if not getattr(s, name):
                 raise FieldProblem(name, "is required when EMAIL_ADDRESS is set")
+        check_email_auth(s)
 
 
 def check_operator(s: Settings) -> None:
@@ -86,3 +89,50 @@ def is_loopback(host: str) -> bool:
 
 def _secret(value: SecretStr) -> str:
     return value.get_secret_value().strip()
+
+
+def llm_problem(s: Settings) -> str | None:
+    """What keeps the configured models from being called, in one line naming the
+    variable: a provider's key or base URL, or its SDK not installed."""
+    providers = {provider_of(m) for m in s.models_in_use()}
+    if "anthropic" in providers and s.anthropic_api_key is None and s.anthropic_base_url is None:
+        return (
+            "ANTHROPIC_API_KEY is not set: export ANTHROPIC_API_KEY=sk-ant-... "
+            "(or point ANTHROPIC_BASE_URL at an Anthropic-compatible server)."
+        )
+    problem = _vertex_problem(s) if "vertex" in providers else None
+    problem = problem or (_bedrock_problem(s) if "bedrock" in providers else None)
+    if problem:
+        return problem
+    if "openai" not in providers:
+        return None
+    if s.openai_api_key is None and s.openai_base_url is None:
+        return (
+            "OPENAI_API_KEY is not set: an openai: model needs OPENAI_API_KEY (and "
+            "OPENAI_BASE_URL for a server other than OpenAI's)."
+        )
+    if importlib.util.find_spec("openai") is None:
+        return (
+            "SWITCHBOARD_MODEL names an openai: model but the openai SDK is not installed: "
+            "pip install 'switchboard[openai]'."
+        )
+    return None
+
+
+def _vertex_problem(s: Settings) -> str | None:
+    if not s.cloud_ml_region:
+        return (
+            "CLOUD_ML_REGION is not set: a vertex: model needs its Vertex AI region "
+            "(e.g. us-east5, or global), and ANTHROPIC_VERTEX_PROJECT_ID."
+        )
+    if importlib.util.find_spec("google.auth") is None:
+        return "a vertex: model needs Google's auth library: pip install 'switchboard[vertex]'."
+    return None
+
+
+def _bedrock_problem(s: Settings) -> str | None:
+    if not s.aws_region:
+        return "AWS_REGION is not set: a bedrock: model needs its region (e.g. us-east-1)."
+    if importlib.util.find_spec("boto3") is None:
+        return "a bedrock: model needs the AWS SDK: pip install 'switchboard[bedrock]'."
+    return None

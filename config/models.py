@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from config.prices import ModelPrice
+from config.prices import ModelPrice, cloud_name
 
 #: the `thinking.type` values of the Messages API
 ThinkingType = str  # "adaptive" | "enabled" | "disabled" | "between_tools"
@@ -155,28 +155,51 @@ DEFAULT_PRICES: dict[str, ModelPrice] = {
 UNKNOWN_WINDOW = 200 * _K
 
 
-#: the providers `SWITCHBOARD_MODEL` may name; a bare model name is Anthropic's, or the
-#: Anthropic-compatible server's at ANTHROPIC_BASE_URL
-PROVIDERS = ("anthropic",)
-LATER = ("bedrock", "vertex", "openai")
+#: the providers a model setting may name (`provider:model`); a bare model name is
+#: Anthropic's, or the Anthropic-compatible server's at ANTHROPIC_BASE_URL
+PROVIDERS = ("anthropic", "openai", "vertex", "bedrock")
+LATER: tuple[str, ...] = ()
+#: prefixes that name a provider Switchboard does not speak to (other tools' names);
+#: any other prefix is part of a bare model name (`llama3:8b`, `qwen2.5:7b`)
+FOREIGN = ("azure", "google", "gemini", "google-vertex", "groq", "cohere", "deepseek",
+           "openrouter", "together", "fireworks", "xai", "grok", "ollama", "vllm",
+           "litellm", "huggingface", "mistral-api")  # fmt: skip
 
 
 def model_name(value: str) -> str:
-    """The model of a `provider:model` setting; a ValueError (one sentence) for a
-    provider this version does not speak to yet."""
+    """A model setting as the runtime keeps it: `anthropic:` dropped (a bare name is
+    Anthropic's), another provider's prefix kept (`openai:gpt-5.2`: the runtime routes
+    by it). A ValueError (one sentence) for a provider this version does not speak to."""
     provider, _, name = value.strip().partition(":")
     if provider in LATER:
         raise ValueError(
-            f"the {provider}: provider is not supported in this version; use an Anthropic "
-            "model (or any Anthropic-compatible server through ANTHROPIC_BASE_URL)"
+            f"the {provider}: provider is not supported in this version; use anthropic:, "
+            "vertex:, openai: (any OpenAI-compatible server through OPENAI_BASE_URL) or a bare "
+            "model name (any Anthropic-compatible server through ANTHROPIC_BASE_URL)"
         )
-    if provider in PROVIDERS and name:
+    if provider in FOREIGN:
+        raise ValueError(
+            f"unknown provider {provider}:; use anthropic:<model>, openai:<model> with "
+            "OPENAI_BASE_URL for an OpenAI-compatible server, or a bare model name with "
+            "ANTHROPIC_BASE_URL for an Anthropic-compatible one"
+        )
+    if provider in PROVIDERS and not name:
+        raise ValueError(f"{provider}: names no model (write {provider}:<model>)")
+    if provider == "anthropic":
         return name
-    return value.strip()  # a bare name, colons and all (`llama3:8b` on a local server)
+    return value.strip()
+
+
+def provider_of(model: str) -> str:
+    """The provider of a model as `model_name` keeps it."""
+    provider, sep, _ = model.partition(":")
+    return provider if sep and provider in PROVIDERS else "anthropic"
 
 
 def spec_of(model: str) -> ModelSpec | None:
-    """The table's entry for `model`: exact, else its family's for a snapshot name."""
+    """The table's entry for `model`: exact, else its family's for a snapshot name
+    (`-20250929`, `-latest`), a cloud's model id read as Anthropic's (`cloud_name`)."""
+    model = cloud_name(model)
     if model in MODELS:
         return MODELS[model]
     base, _, suffix = model.rpartition("-")

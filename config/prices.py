@@ -51,10 +51,26 @@ class ModelPrice(BaseModel):
 
 def price_of(model: str, table: Mapping[str, ModelPrice]) -> ModelPrice | None:
     """The entry for `model`: exact, else the entry it names with a snapshot suffix
-    (`-20250929`, `-latest`). Only that: `claude-opus-4-6` is not `claude-opus-4`."""
+    (`-20250929`, `-latest`), or for a cloud's model id, Anthropic's name's (unless the
+    table has the cloud's name). Only that: `claude-opus-4-6` is not `claude-opus-4`."""
     if model in table:
         return table[model]
+    if cloud_name(model) != model:  # Claude on Vertex or Bedrock: Anthropic's list price
+        return price_of(cloud_name(model), table)
     base, _, suffix = model.rpartition("-")
     if base in table and (suffix == "latest" or _SNAPSHOT.match(suffix)):
         return table[base]
     return None
+
+
+_BEDROCK = re.compile(r"^(?:[a-z]{2,6}\.)?anthropic\.(?P<name>.+?)(?:-v\d+(?::\d+)?)?$")
+
+
+def cloud_name(model: str) -> str:
+    """Anthropic's name of a cloud's Claude model id: `vertex:claude-sonnet-5@20260101`
+    and `bedrock:us.anthropic.claude-sonnet-5-v1:0` are `claude-sonnet-5`; any other
+    model is itself."""
+    if model.startswith("vertex:"):
+        return model.removeprefix("vertex:").partition("@")[0]
+    match = _BEDROCK.match(model.removeprefix("bedrock:")) if model.startswith("bedrock:") else None
+    return match["name"] if match else model

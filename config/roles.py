@@ -25,11 +25,26 @@ class RoleSettings(BaseModel):
     effort: Effort | None = None
     effort_workers: Effort | None = None
     effort_background: Effort | None = None
+    #: `provider:model` list: where a turn goes on when the model stays unavailable
+    model_fallback: list[str] = Field(default_factory=list)
 
     @field_validator("model", "model_workers", "model_background")
     @classmethod
     def _provider(cls, value: str | None) -> str | None:
         return None if value is None else model_name(value)
+
+    @field_validator("model_fallback", mode="before")
+    @classmethod
+    def _fallbacks(cls, value: object) -> object:
+        if isinstance(value, str):
+            value = [v for v in (p.strip() for p in value.split(",")) if v]
+        return [model_name(v) for v in value] if isinstance(value, list) else value
+
+    def models_in_use(self) -> set[str]:
+        """Every model a call may go to: each role's and the fallbacks."""
+        return {self.model_of(r) for r in ("coordinator", "workers", "background")} | set(
+            self.model_fallback
+        )
 
     def model_of(self, role: Role) -> str:
         """A role's model: its own setting, else SWITCHBOARD_MODEL."""

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import socket
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, get_args
@@ -24,7 +23,8 @@ from pydantic import Field, SecretStr, ValidationError, field_validator, model_v
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from config import sources
-from config.checks import check_channels, check_operator
+from config.checks import check_channels, check_operator, llm_problem
+from config.email_auth import EmailAuthSettings
 from config.entries import (
     HeartbeatConfig,
     PersonConfig,
@@ -40,7 +40,7 @@ from config.mail import Hops, hops, settle
 from config.models import DEFAULT_PRICES
 from config.prices import ModelPrice, price_of
 from config.roles import RoleSettings
-from config.sources import FieldProblem, default_config_path, flatten_toml, from_environ, one_line
+from config.sources import FieldProblem, default_config_path, from_environ, one_line
 from config.tools import McpServerConfig, MissingVariable, interpolate, unique_servers
 
 #: where the store lives: the SQLite file in the data dir, or a PostgreSQL URL
@@ -56,7 +56,7 @@ class SettingsError(Exception):
     """A setting is missing or malformed; the message is one line naming the variable."""
 
 
-class Settings(RoleSettings, BaseSettings):
+class Settings(RoleSettings, EmailAuthSettings, BaseSettings):
     """Every setting of Switchboard, validated once at start."""
 
     model_config = SettingsConfigDict(extra="ignore", validate_default=True)
@@ -64,6 +64,13 @@ class Settings(RoleSettings, BaseSettings):
     # LLM
     anthropic_api_key: SecretStr | None = None
     anthropic_base_url: str | None = None
+    openai_api_key: SecretStr | None = None  # for `openai:` models (docs/models.md)
+    openai_base_url: str | None = None
+    cloud_ml_region: str | None = None  # `vertex:` models, with ANTHROPIC_VERTEX_PROJECT_ID
+    anthropic_vertex_project_id: str | None = None
+    anthropic_vertex_base_url: str | None = None
+    aws_region: str | None = None  # `bedrock:` models; ANTHROPIC_BEDROCK_BASE_URL in tests
+    anthropic_bedrock_base_url: str | None = None
     # the model, max_tokens and effort of each role: config/roles.py
     max_llm_calls: int = Field(default=8, ge=1)
     llm_retry_base_seconds: float = Field(default=2.0, gt=0)
@@ -133,7 +140,7 @@ class Settings(RoleSettings, BaseSettings):
     discord_allowed_users: list[str] = Field(default_factory=list)
     discord_allowed_channels: list[str] = Field(default_factory=list)
 
-    # Email
+    # Email (and how it signs in: config/email_auth.py)
     email_address: str | None = None
     email_allowed_senders: list[str] = Field(default_factory=list)
     # whose Authentication-Results count, how far down, and what unverified mail is
@@ -359,13 +366,8 @@ def load_settings(
     values: dict[str, Any] = {}
     if path is not None:
         try:
-            flat = flatten_toml(tomllib.loads(path.read_text(encoding="utf-8")))
-            values.update(sources.known_keys(flat, Settings.model_fields, path))
-        except FileNotFoundError as exc:
-            raise SettingsError(f"SWITCHBOARD_CONFIG: no such file {path}.") from exc
-        except tomllib.TOMLDecodeError as exc:
-            raise SettingsError(f"SWITCHBOARD_CONFIG: {path} is not valid TOML ({exc}).") from exc
-        except sources.UnknownKey as exc:
+            values.update(sources.read_file(path, Settings.model_fields))
+        except sources.UnknownKey as exc:  # or no such file, or not TOML
             raise SettingsError(str(exc)) from exc
     try:
         values["mcp_servers"] = interpolate(values.get("mcp_servers", []), env)
@@ -389,9 +391,7 @@ def secret_fields() -> set[str]:
 
 
 def require_llm(settings: Settings) -> None:
-    """The LLM endpoint must be reachable in principle before anything starts."""
-    if settings.anthropic_api_key is None and settings.anthropic_base_url is None:
-        raise SettingsError(
-            "ANTHROPIC_API_KEY is not set: export ANTHROPIC_API_KEY=sk-ant-... "
-            "(or point ANTHROPIC_BASE_URL at an Anthropic-compatible server)."
-        )
+    """The LLM endpoints must be reachable in principle before anything starts."""
+    problem = llm_problem(settings)
+    if problem is not None:
+        raise SettingsError(problem)

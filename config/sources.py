@@ -8,6 +8,7 @@ Imports nothing of the project but `config.entries`.
 from __future__ import annotations
 
 import difflib
+import tomllib
 from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -17,9 +18,19 @@ from pydantic import ValidationError
 from config.entries import PeopleProblem
 
 # Fields whose environment variable is the upper-cased field name without prefix.
-PLATFORM_PREFIXES = ("anthropic_", "slack_", "discord_", "email_", "imap_", "smtp_")
+PLATFORM_PREFIXES = (
+    "anthropic_",
+    "openai_",
+    "cloud_ml_",
+    "aws_",
+    "slack_",
+    "discord_",
+    "email_",
+    "imap_",
+    "smtp_",
+)
 # TOML sections whose keys are flattened to `<section>_<key>`.
-TOML_SECTIONS = ("anthropic", "slack", "discord", "email", "imap", "smtp")
+TOML_SECTIONS = ("anthropic", "openai", "slack", "discord", "email", "imap", "smtp")
 
 
 # Fields set only in the config file (structured entries, no environment variable).
@@ -74,6 +85,18 @@ def known_keys(flat: dict[str, Any], fields: Collection[str], path: Path) -> dic
             "the settings are listed in docs/settings.md."
         )
     return flat
+
+
+def read_file(path: Path, fields: Collection[str]) -> dict[str, Any]:
+    """The config file's settings, flattened; UnknownKey (a one-line message naming
+    SWITCHBOARD_CONFIG) when it is missing, not TOML, or names an unknown setting."""
+    try:
+        flat = flatten_toml(tomllib.loads(path.read_text(encoding="utf-8")))
+    except FileNotFoundError as exc:
+        raise UnknownKey(f"SWITCHBOARD_CONFIG: no such file {path}.") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise UnknownKey(f"SWITCHBOARD_CONFIG: {path} is not valid TOML ({exc}).") from exc
+    return known_keys(flat, fields, path)
 
 
 def from_environ(environ: Mapping[str, str], fields: Iterable[str]) -> dict[str, Any]:

@@ -18,10 +18,13 @@ from tests.kits.app_kit import make_settings
 
 pytest_plugins = [
     "tests.kits.pgcluster",
+    "tests.kits.oauth_kit",
     "tests.kits.slack_kit",
     "tests.kits.discord_kit",
     "tests.kits.browser_kit",
     "tests.kits.mail_kit",
+    "tests.kits.security_kit",
+    "tests.kits.openai_kit",
 ]
 
 
@@ -36,7 +39,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 #: fixtures that start a heavy server: Chromium, dovecot, PostgreSQL
-SLOW_FIXTURES = {"browser", "dovecot", "pg_cluster", "pg_url"}
+SLOW_FIXTURES = {"browser", "dovecot", "oauth_dovecot", "pg_cluster", "pg_url"}
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -63,7 +66,7 @@ def chaos_plan(request: pytest.FixtureRequest) -> tuple[int, int]:
     return kills, seed
 
 
-_OURS = ("SWITCHBOARD_", "ANTHROPIC_", "SLACK_", "DISCORD_", "EMAIL_", "IMAP_", "SMTP_")
+_OURS = ("SWITCHBOARD_", "ANTHROPIC_", "OPENAI_", "SLACK_", "DISCORD_", "EMAIL_", "IMAP_", "SMTP_")
 
 
 @pytest.fixture(autouse=True)

@@ -14,7 +14,7 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING
 
-from agents.loop import turns
+from agents.loop import failover, turns
 from agents.model.llm import LLMResponse, ModelError, ModelUnavailable
 from agents.model.reasons import for_people
 from bot.core.notices import CONTEXT_FULL, media_left_out, model_refused, model_unavailable
@@ -35,13 +35,18 @@ async def complete(node: AgentLoop, conv: Conversation, system: str) -> LLMRespo
     stream = services.human.progress.streamer(conv.key) if node.streams else None
     while True:
         try:
+            model = failover.model_for(node, conv)
             return await services.llm.complete(
-                system, node.toolbox.specs, conv.messages, node.call_label(conv), stream
-            )
+                system, node.toolbox.specs, conv.messages, node.call_label(conv), stream,
+                model=model,
+            )  # fmt: skip
         except ModelUnavailable as exc:
             services.human.progress.restart(conv.key)  # the retry writes anew
             services.events.emit("llm.unavailable", node.agent_id, error=str(exc), attempt=attempt)
-            if attempt == 0:
+            if attempt + 1 >= failover.FAIL_OVER_AFTER and failover.fail_over(node, conv, str(exc)):
+                attempt = 0  # the next model gets its own budget, the person is not told again
+                continue
+            if attempt == 0 and not failover.failed_over(node, conv):
                 node.tell(conv, model_unavailable(for_people(str(exc))))
             limits = services.limits
             await asyncio.sleep(backoff(attempt, limits.llm_retry_base, limits.llm_retry_max))
@@ -50,7 +55,10 @@ async def complete(node: AgentLoop, conv: Conversation, system: str) -> LLMRespo
             services.events.emit("llm.error", node.agent_id, error=str(exc))
             log.warning("%s: the model's API refused a request in %s: %s",
                         node.agent_id, conv.key, exc)  # fmt: skip
-            if not repaired and turns.unthought_cycle(conv.messages, exc):
+            if not repaired and (
+                turns.unthought_cycle(conv.messages, exc)
+                or failover.foreign_thinking(conv.messages, exc)
+            ):
                 repaired = True  # an older version's cycle, kept without its thinking
                 node.checkpoint(conv)
                 continue

@@ -11,7 +11,7 @@ from typing import Any
 from agents.loop.step import Step
 from agents.services import Services
 from agents.tools.toolbox import ToolResult
-from bot.ledger.audit import args_digest
+from bot.core.redact import args_digest
 
 
 def outcome(result: ToolResult) -> str:

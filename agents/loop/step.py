@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from bot.core.messages import FROM_PERSON, BusMessage, Outbound, Target
-from bot.inbox.people import platform_id
+from bot.core.names import platform_id
 
 if TYPE_CHECKING:
     from agents.loop.conversation import Conversation

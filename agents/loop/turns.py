@@ -181,7 +181,7 @@ def decline(messages: Messages) -> None:
     context, else every later request is declined too. The turn that led to it (from
     the newest message that brought new words, not only tool results) is taken out, a
     note says so; the tool results before it stay, their calls were made."""
-    start = _turn_start(messages)
+    start = turn_start(messages)
     if start is None:
         return
     results = [b for b in _blocks(messages[start]["content"]) if b.get("type") == "tool_result"]
@@ -191,7 +191,7 @@ def decline(messages: Messages) -> None:
     close(messages, DECLINED_NOTE)
 
 
-def _turn_start(messages: Messages) -> int | None:
+def turn_start(messages: Messages) -> int | None:
     """The newest user message that holds more than tool results."""
     for i in range(len(messages) - 1, -1, -1):
         message = messages[i]

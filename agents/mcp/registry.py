@@ -28,8 +28,8 @@ from agents.loop.step import Step
 from agents.services import AgentInfo
 from agents.tools.toolbox import Tool, ToolResult, ToolSpec
 from bot.core.events import EventLog
+from bot.core.names import operator_conversation
 from bot.core.tasks import cancel_all
-from bot.inbox.places import operator_conversation
 from bot.store.core import Store
 from config.tools import McpServerConfig
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from config.models import EFFORTS, UNKNOWN_WINDOW, ModelSpec, conservative, spec_of
@@ -33,8 +33,9 @@ class Capabilities:
         self.spec: ModelSpec = known or conservative(model, max_output)
         self._lock = asyncio.Lock()
 
-    async def learn(self, client: Callable[[], Any]) -> None:
-        """Ask the API about a model the map does not know, once per process."""
+    async def learn(self, describe: Callable[[str], Awaitable[Any]]) -> None:
+        """Ask the API about a model the map does not know, once per process (a provider
+        whose API cannot say answers None: the conservative spec stays, quietly)."""
         if self._learnt:
             return
         async with self._lock:
@@ -42,7 +43,7 @@ class Capabilities:
                 return
             self._learnt = True
             try:
-                info = await client().models.retrieve(self.model)
+                info = await describe(self.model)
             except Exception as exc:  # any answer but a model's: stay conservative
                 log.warning(
                     "model %s is not in Switchboard's capability map and the API did not "
@@ -50,6 +51,8 @@ class Capabilities:
                     self.model,
                     type(exc).__name__,
                 )
+                return
+            if info is None:
                 return
             self.spec = from_info(self.model, info, self._max_output)
             log.info("model %s: capabilities read from the API", self.model)

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 
 from agents.loop.step import asker_of
 from bot.core.messages import BusMessage
-from bot.inbox.people import People, platform_id
+from bot.core.names import platform_id
+from bot.inbox.people import People
 from bot.store.core import Store
 
 _KEY = "worker-people:"

@@ -29,9 +29,9 @@ from agents.tools.messaging import send_message_tool
 from agents.tools.toolbox import STR, Tool, Toolbox, ToolSpec, arg, schema
 from bot.core.bus import Mail
 from bot.core.messages import COORDINATOR, Outbound
+from bot.core.names import HOME_CONVERSATION
 from bot.core.notices import SESSION_FAILED, SHOWN, STOPPED, TERMINAL, turn_limit
 from bot.core.tasks import cancel_all
-from bot.inbox.places import HOME_CONVERSATION
 
 log = logging.getLogger(__name__)
 

@@ -18,9 +18,10 @@ from agents.team.worker import TASK_KEY, Worker
 from agents.tools.toolbox import ToolError
 from bot.core.bus import Mail
 from bot.core.messages import BROADCAST, COORDINATOR, HUMAN, BusMessage, Outbound
+from bot.core.names import operator_conversation
 from bot.core.notices import SHOWN, SYSTEM_SPEAKER, where_to, worker_failed
 from bot.core.tasks import cancel_all
-from bot.inbox.places import Origin, operator_conversation
+from bot.inbox.places import Origin
 from bot.store.core import ACTIVE_WORKER_STATES, WorkerRow, WorkerStatus
 
 log = logging.getLogger(__name__)

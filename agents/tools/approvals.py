@@ -35,9 +35,9 @@ from bot.approvals.desk import request_text
 from bot.approvals.text import arguments_file, file_name, needs_file, ordered, timeout_reason
 from bot.core.bus import Mail
 from bot.core.messages import Attachment, BusMessage, Outbound, Target
-from bot.inbox.people import who
+from bot.core.names import who
+from bot.core.redact import args_digest
 from bot.inbox.scope import Crossing
-from bot.ledger.audit import args_digest
 from bot.store.approvals import ApprovalRow
 
 if TYPE_CHECKING:

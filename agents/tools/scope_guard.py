@@ -25,8 +25,8 @@ from agents.services import AgentInfo, Services
 from agents.tools.files import SHARED, workspace_for
 from agents.tools.toolbox import ToolResult
 from bot.core.messages import Target, TargetError
+from bot.core.redact import args_digest
 from bot.inbox.scope import Asker, Crossing, Scope
-from bot.ledger.audit import args_digest
 
 #: tool -> (argument, what it is): `path`/`files` read a file, `read` a channel, `send` a target
 REACH: dict[str, tuple[tuple[str, str], ...]] = {

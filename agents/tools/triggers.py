@@ -25,15 +25,15 @@ from agents.loop.marking import untrusted
 from agents.services import AgentInfo
 from agents.tools.toolbox import STR, Tool, ToolError, ToolSpec, arg, schema
 from bot.core.messages import COORDINATOR, Target, TargetError
+from bot.core.names import operator_conversation
 from bot.core.notices import where_to
-from bot.inbox.places import operator_conversation
-from bot.ledger.status import when
+from bot.core.readout import when
+from bot.core.trigger_spec import ACTION_TYPES
 from bot.store.core import ACTIVE_WORKER_STATES
+from bot.store.trigger_rows import TriggerRow
 from bot.triggers import TYPES, TriggerError, build_spec
 from bot.triggers.activity import period, read_activity
 from bot.triggers.engine import TriggerEngine
-from bot.triggers.model import ACTION_TYPES
-from bot.triggers.rows import TriggerRow
 
 SECONDS = {"type": "number"}
 #: what a listing says of the triggers it leaves out (docs/security.md)

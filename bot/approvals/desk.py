@@ -36,10 +36,9 @@ from bot.approvals.text import decision_text, request_text
 from bot.core import notices
 from bot.core.events import EventLog
 from bot.core.messages import Inbound, Outbound, Sender, Target, TargetError
-from bot.inbox.people import platform_id
-from bot.inbox.places import operator_conversation
-from bot.inbox.router import latest_waiting
-from bot.ledger.audit import args_digest
+from bot.core.names import operator_conversation, platform_id
+from bot.core.redact import args_digest
+from bot.core.replies import latest_waiting
 from bot.store.approvals import ApprovalRow, How
 from bot.store.core import Store
 

@@ -16,7 +16,7 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
-from bot.inbox.people import who
+from bot.core.names import who
 from bot.store.approvals import ApprovalRow
 
 VALUE_SHOWN = 300  # characters of one value's JSON shown inline

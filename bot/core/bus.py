@@ -14,15 +14,23 @@ import asyncio
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 from bot.core.messages import BusMessage
-from bot.store.core import Store
 
 
 @dataclass(slots=True)
 class Mail:
     id: int
     msg: BusMessage
+
+
+class MailStore(Protocol):
+    """Where the bus keeps mail until it is consumed (the store's mail table)."""
+
+    def put_mail(self, msg: BusMessage) -> int: ...
+
+    def all_mail(self) -> list[tuple[int, BusMessage]]: ...
 
 
 class Mailbox:
@@ -59,7 +67,7 @@ Catcher = Callable[[Mail], bool]
 
 
 class Bus:
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: MailStore) -> None:
         self.store = store
         self._boxes: dict[str, Mailbox] = {}
         self._held: dict[str, list[Mail]] = {}

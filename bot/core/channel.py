@@ -14,11 +14,11 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from bot.core.messages import DeliveryReceipt, Inbound, Outbound, Target
 from bot.core.progress import Surface
-from bot.store.schema import AttemptRow
 
 
 class DeliveryError(Exception):
@@ -110,3 +110,15 @@ class ChannelStore(Protocol):
     def quarantine(self, source: str, row: Any, exc: Exception) -> None:
         """Set aside a stored value that does not decode, and report it."""
         ...
+
+
+@dataclass(slots=True)
+class AttemptRow:
+    """One part of an outbound message (a chunk, a file) that a channel tried to post:
+    `state` is `trying` (sent, answer not recorded: it may exist on the platform) or
+    `posted` (`detail` then holds what the platform answered)."""
+
+    part: str
+    state: str
+    detail: dict[str, Any]
+    at: float

@@ -1,9 +1,11 @@
-"""No token, key, password or session id in the logs: a filter on the log handlers.
+"""No token, key, password or session id in the logs: a filter on the log handlers; and
+`args_digest`, the audit log's digest of a call's arguments (nothing of them readable).
 
 Every record is rendered once and scrubbed before any handler writes it: the
 configured secrets (every `SecretStr` setting, and the values of MCP servers' `env`
 and `headers`), credentials in URLs (`https://user:pass@host` keeps only the host),
-bearer tokens, well-known token shapes (Slack `xox*-`/`xapp-`, Anthropic `sk-ant-`),
+bearer tokens, well-known token shapes (Slack `xox*-`/`xapp-`, Anthropic `sk-ant-`, JWTs,
+Google's `ya29.`/`1//`, a SASL XOAUTH2/OAUTHBEARER response carrying an email token),
 `token=`/`key=`/`password=`/`session=` parameters and session ids (`session ID: ...`,
 `Mcp-Session-Id: ...`, as the MCP SDK logs them). An MCP server's URL may carry its key
 in the path (`https://mcp.example.com/v1/<key>/mcp`, as hosted servers do): a path
@@ -13,9 +15,12 @@ text of a logged exception.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import re
 from collections.abc import Iterable
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from pydantic import SecretStr
@@ -30,6 +35,11 @@ _PATTERNS = (
     (re.compile(r"(?i)\b(bearer|basic)\s+[\w.~+/=-]{8,}"), r"\1 " + MASK),
     (re.compile(r"\b(?:xox[abposr]|xapp)-[\w-]{6,}"), MASK),
     (re.compile(r"\bsk-ant-[\w-]{6,}"), MASK),
+    # OAuth2 for email: a SASL initial response (base64 of the token), a JWT (Microsoft's
+    # access tokens), Google's access and refresh tokens
+    (re.compile(r"(?i)\b(XOAUTH2|OAUTHBEARER)\s+[A-Za-z0-9+/]{8,}={0,2}"), r"\1 " + MASK),
+    (re.compile(r"\beyJ[\w-]{6,}\.[\w-]{6,}\.[\w-]*"), MASK),
+    (re.compile(r"\bya29\.[\w.-]{8,}|\b1//[\w-]{16,}"), MASK),
     (
         re.compile(r"(?i)\b((?:[\w-]*[_-])?(?:token|key|secret|password|passwd|session"
                    r"|sessionid|sid|cookie)[\"']?\s*[=:]\s*[\"']?)[^\s&\"',;]+"),
@@ -96,3 +106,15 @@ def install(settings: Settings, logger: logging.Logger | None = None) -> Redacto
     for handler in (logger or logging.getLogger()).handlers:
         handler.addFilter(redactor)
     return redactor
+
+
+DIGEST_CHARS = 16
+
+
+def args_digest(args: Any) -> str:
+    """A short sha256 of the arguments as canonical JSON (sorted keys, no spaces): the
+    same call gives the same digest, and nothing of its content is readable."""
+    canonical = json.dumps(
+        args, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
+    )
+    return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()[:DIGEST_CHARS]

@@ -23,11 +23,12 @@ from bot.core.messages import (
     Outbound,
     Target,
 )
+from bot.core.names import platform_id
 from bot.core.notices import SYSTEM_SPEAKER, undeliverable, unverified_answer
 from bot.core.progress import QUIET_SECONDS, WORKER_QUIET_SECONDS, Progress
 from bot.inbox.files import FileStore
 from bot.inbox.intake import FETCHING, FileIntake
-from bot.inbox.people import People, Person, platform_id
+from bot.inbox.people import People, Person
 from bot.inbox.places import Origin
 from bot.inbox.router import Directory, Route, is_stop, route
 from bot.inbox.scope import FileOwners

@@ -21,7 +21,7 @@ from functools import lru_cache
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from bot.core.messages import Sender
-from bot.inbox.places import operator_conversation
+from bot.core.names import operator_conversation
 from bot.store.core import Store
 from config.entries import PersonConfig
 
@@ -45,26 +45,6 @@ class Person:
     def key(self) -> str:
         """The stem of the person's profile file (`<data_dir>/people/<key>.md`)."""
         return profile_key(self.name)
-
-
-def platform_id(channel: str, ident: str) -> str:
-    """How a sender is named in approval records and the audit log: `slack:U123`,
-    `email:ann@example.com` (lower case), the terminal simply `terminal`, and an API
-    caller its own `api:<name>` (the id it already carries)."""
-    if channel == "terminal":
-        return "terminal"
-    if ident.startswith(f"{channel}:"):  # an API caller is already `api:<name>`
-        return ident
-    return f"{channel}:{ident.lower() if channel == 'email' else ident}"
-
-
-def who(name: str | None, ident: str | None) -> str:
-    """`Ann (slack:U123)`; the platform id alone when there is no other name for it."""
-    if not ident:
-        return name or ""
-    if not name or name in (ident, ident.split(":", 1)[-1]):
-        return ident
-    return f"{name} ({ident})"
 
 
 def profile_key(name: str) -> str:

@@ -21,17 +21,8 @@ from dataclasses import dataclass
 
 from bot.core.messages import Inbound, Target, TargetError
 
-#: the coordinator's conversation for mail that belongs to no conversation
-HOME_CONVERSATION = "home"
-#: a trigger made in no conversation runs in its own: `trigger:<id>`
-TRIGGER_CONVERSATION = "trigger:"
 #: the operator's own console: it reaches every worker, as it approves every call
 CONSOLE = "terminal"
-
-
-def operator_conversation(key: str | None) -> bool:
-    """Work no person's message started (a config trigger's, `home`): the operator's."""
-    return key is None or key == HOME_CONVERSATION or key.startswith(TRIGGER_CONVERSATION)
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,22 +19,13 @@ here stays open, and its answer still reaches it with `@Name`).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Protocol, TypeVar
 
 from bot.core.messages import COORDINATOR, Inbound
 from bot.core.notices import HELP, no_such_worker, not_your_worker
 from bot.inbox.places import Origin, asked_here, owns, reaches
 from bot.store.core import QuestionRow
-
-
-class Waiting(Protocol):
-    @property
-    def refs(self) -> Sequence[str]: ...
-
-
-W = TypeVar("W", bound=Waiting)
 
 _ADDRESS = re.compile(r"^\s*@([\w.\-*]+)[\s,:]*(.*)$", re.DOTALL)
 _STAR = re.compile(r"^\s*\*(?:\s+|$)(.*)$", re.DOTALL)
@@ -175,23 +166,6 @@ def _question_of(
     if not owns(msg, directory.origins.get(worker), sender):
         mine = [q for q in mine if asked_here(msg, [p for p in (q.conversation, *q.refs) if p])]
     return max(mine, key=lambda q: q.asked_at) if mine else None
-
-
-def latest_waiting(
-    msg: Inbound,
-    waiting: Iterable[W],
-    places: Callable[[W], Iterable[str | None]],
-    since: Callable[[W], float],
-) -> W | None:
-    """What a reply answers (an open question, a pending approval): one its platform
-    reference names exactly (an email's In-Reply-To/References) first, else one in the
-    same thread; of several, the latest."""
-    items = list(waiting)
-    refs = set(msg.thread_refs)
-    pool = [w for w in items if refs & set(w.refs)] or [
-        w for w in items if msg.conversation in (*places(w), *w.refs)
-    ]
-    return max(pool, key=since) if pool else None
 
 
 STOP_WORDS = frozenset({"stop", "/stop"})

@@ -24,8 +24,9 @@ from typing import Literal, Protocol, runtime_checkable
 
 from bot.core.events import EventLog
 from bot.core.messages import Target
+from bot.core.names import operator_conversation
 from bot.inbox.people import People
-from bot.inbox.places import operator_conversation, same_place
+from bot.inbox.places import same_place
 from bot.store.core import Store
 
 Mode = Literal["approval", "deny"]

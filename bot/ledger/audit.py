@@ -11,7 +11,6 @@ by `switchboard audit` and the dashboard's /audit page.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import time
@@ -19,8 +18,8 @@ from collections.abc import Callable
 from typing import Any
 
 from bot.core.events import Event, EventLog
-from bot.inbox.people import who
-from bot.ledger.status import table
+from bot.core.names import who
+from bot.core.readout import table
 from bot.store.core import Store
 from bot.store.schema import AuditLine
 
@@ -36,16 +35,6 @@ AUDIT_KEYS = (
     "approval_id", "decider", "decider_id", "how", "outcome",
 )  # fmt: skip
 FIELD_MAX = 300  # a resource path or a conversation key, never a text
-DIGEST_CHARS = 16
-
-
-def args_digest(args: Any) -> str:
-    """A short sha256 of the arguments as canonical JSON (sorted keys, no spaces): the
-    same call gives the same digest, and nothing of its content is readable."""
-    canonical = json.dumps(
-        args, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
-    )
-    return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()[:DIGEST_CHARS]
 
 
 class AuditLog:

@@ -13,9 +13,10 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from bot.ledger.status import ago, runtime_live, table
+from bot.core.readout import ago, table
+from bot.ledger.status import runtime_live
 from bot.store.core import ACTIVE_WORKER_STATES, MissingTable, Store
-from bot.triggers.rows import TriggerRow
+from bot.store.trigger_rows import TriggerRow
 
 T = TypeVar("T")
 R = TypeVar("R")

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import json
 
-from bot.ledger.status import ago, runtime_live, table
+from bot.core.readout import ago, table
+from bot.ledger.status import runtime_live
 from bot.store.core import Store
 
 MCP_PREFIX = "mcp:"

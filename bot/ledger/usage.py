@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
-from bot.ledger.status import table
+from bot.core.readout import table
 from bot.store.core import Store
 from bot.store.usage import UsageRow, UsageTotals
 from config.settings import Settings

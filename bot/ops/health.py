@@ -44,7 +44,8 @@ def health(app: App, llm: LLMHealth) -> tuple[int, dict[str, Any]]:
     """A leader is healthy when its channels, scheduler and store are up; a follower
     (bot/leadership.py) when what it runs is: its Slack connection and the database."""
     node = app.node
-    states = {channel: state for channel, state, _detail, _at in app.store.health()}
+    rows = app.store.health()
+    states = {channel: state for channel, state, _detail, _at in rows}
     channels = {
         c.kind: states.get(c.kind, "unknown")
         for c in app.channels
@@ -61,6 +62,11 @@ def health(app: App, llm: LLMHealth) -> tuple[int, dict[str, Any]]:
     body = {
         "status": "ok" if ok else "degraded",
         "channels": channels,
+        # what is wrong with a channel that is not connected, in its own one line (for
+        # the token holder: an error text may name a host or an account)
+        "channel_details": {
+            c: d for c, s, d, _ in rows if c in channels and s != "connected" and d
+        },
         "scheduler": scheduler_state,
         "store": store,
         "llm": {
@@ -90,4 +96,5 @@ def _store_state(app: App) -> str:
 def public_health(body: dict[str, Any]) -> dict[str, Any]:
     """What anyone may read: states and times, never an error text or spend."""
     llm = {k: v for k, v in body["llm"].items() if k != "error"}
-    return {**body, "llm": llm, "budget": {"exceeded": body["budget"]["exceeded"]}}
+    public = {k: v for k, v in body.items() if k != "channel_details"}
+    return {**public, "llm": llm, "budget": {"exceeded": body["budget"]["exceeded"]}}

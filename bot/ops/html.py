@@ -12,7 +12,7 @@ import html
 from collections.abc import Iterable, Sequence
 from urllib.parse import urlencode
 
-from bot.ledger.status import ago
+from bot.core.readout import ago
 
 NAV = (
     ("/", "Overview"), ("/conversations", "Conversations"), ("/events", "Events"),

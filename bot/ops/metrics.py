@@ -52,6 +52,7 @@ class Metrics:
         self.llm_calls = count("llm_calls", "Model calls", "agent_kind", "outcome")
         self.tokens = count("llm_tokens", "Tokens (input, output, cache_*)", "agent_kind", "type")
         self.cost = count("llm_cost_usd", "Estimated cost of priced model calls", "agent_kind")
+        self.failovers = count("llm_failovers", "Turns moved to a fallback model", "model")
         self.unpriced = count("llm_unpriced_calls", "Calls of a model with no price", "model")
         self.fires = count("trigger_fires", "Trigger runs that acted", "type")
         self.missed = count("trigger_missed", "Trigger runs missed beyond their grace time")
@@ -120,6 +121,8 @@ class Metrics:
                 self.lateness.observe(late)
         elif kind == "trigger.missed":
             self.missed.inc()
+        elif kind == "llm.failover":
+            self._child(self.failovers, str(data.get("model", ""))).inc()
 
     def observe_call(
         self,

@@ -17,8 +17,8 @@ from bot.ops.live import summarize
 from bot.ops.tail import tail
 from bot.store.approvals import ApprovalRow
 from bot.store.core import ACTIVE_WORKER_STATES, MissingTable
+from bot.store.trigger_rows import job_id_of
 from bot.store.usage import UsageTotals
-from bot.triggers.rows import job_id_of
 
 if TYPE_CHECKING:
     from bot.app import App

@@ -42,6 +42,11 @@ async def _bounded(
 
 
 async def model(settings: Settings) -> list[Check]:
+    from agents.model.providers import ANTHROPIC, split
+
+    provider, _ = split(settings.model)
+    if provider != ANTHROPIC:  # the one-token call speaks Anthropic's API only
+        return [passed("model", f"{settings.model} (not signed in here: first use tells)")]
     import anthropic
 
     key = settings.anthropic_api_key

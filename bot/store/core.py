@@ -25,17 +25,18 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from bot.core.changes import CHANGES
+from bot.core.channel import AttemptRow
 from bot.core.messages import BusMessage, Inbound
-from bot.store import migrations
+from bot.store import migrations, sqlite
 from bot.store.agents import AgentTables
 from bot.store.approvals import ApprovalRows
 from bot.store.audit import AuditRows
+from bot.store.errors import MissingTable, StoreError, from_sqlite
 from bot.store.lease import Leader
 from bot.store.migrations import CHANNEL
 from bot.store.outbox import OutboxTables
 from bot.store.schema import (
     ACTIVE_WORKER_STATES,
-    AttemptRow,
     InboundStatus,
     OutboxRow,
     ParkedState,
@@ -53,10 +54,6 @@ from config.settings import Database, is_postgres
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-#: what a read raises when it cannot be done (a missing table, a locked file): callers
-#: catch this, not the driver's errors
-StoreError = sqlite3.Error
-MissingTable = sqlite3.OperationalError
 __all__ = [
     "ACTIVE_WORKER_STATES",
     "AttemptRow",
@@ -105,7 +102,10 @@ class Store(AgentTables, OutboxTables):
 
     @staticmethod
     def _open_sqlite(path: Path, readonly: bool) -> Any:
-        db = migrations.connect(path, readonly)
+        try:
+            db = migrations.connect(path, readonly)
+        except sqlite3.Error as exc:
+            raise from_sqlite(exc) from exc
         if not readonly:
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
@@ -113,7 +113,7 @@ class Store(AgentTables, OutboxTables):
             # per checkpoint (bench_core routing: ~5,000 -> ~6,500 journaled messages/s)
             db.execute("PRAGMA wal_autocheckpoint=10000")
             migrations.migrate(db, path)
-        return db
+        return sqlite.Connection(db)
 
     def now(self) -> float:
         """Unix seconds by the database's clock on PostgreSQL (one clock for every node,

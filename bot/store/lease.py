@@ -19,11 +19,11 @@ row's. The node then starts over as a follower (bot/leadership.py).
 from __future__ import annotations
 
 import logging
-import sqlite3
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from bot.store import migrations
+from bot.store.errors import StoreError
 
 if TYPE_CHECKING:
     from bot.store.postgres import Connection
@@ -115,7 +115,7 @@ class Lease:
             return
         try:
             row = self.db.execute("SELECT generation FROM leader WHERE name = 'bot'").fetchone()
-        except sqlite3.Error as exc:
+        except StoreError as exc:
             self._lose(f"the database session ended ({exc})")
         if row is None or int(row[0]) != self.generation:
             self._lose(f"generation {self.generation} was superseded")
@@ -138,5 +138,5 @@ class Lease:
         self.db.hold(None)
         try:
             self.db.execute("SELECT pg_advisory_unlock(?)", (LOCK_KEY,))
-        except sqlite3.Error:
+        except StoreError:
             log.info("the lease went with the session")

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from bot.store import migrations_pg
 from bot.store import migrations_sql as sql
+from bot.store.errors import StoreUnavailable
 from config.settings import SettingsError
 
 if TYPE_CHECKING:
@@ -101,7 +102,7 @@ def open_postgres(url: str, readonly: bool) -> Connection:
         raise SettingsError(NO_DRIVER) from exc
     try:
         db = postgres.connect(url)
-    except sqlite3.OperationalError as exc:
+    except StoreUnavailable as exc:
         raise DatabaseUnreachable(
             f"SWITCHBOARD_DATABASE_URL: cannot reach the database ({_first_line(exc)})"
         ) from exc

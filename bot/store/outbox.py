@@ -14,8 +14,9 @@ from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from bot.core.channel import AttemptRow
 from bot.core.messages import Outbound
-from bot.store.schema import AttemptRow, OutboxRow, decode_attempt, decode_outbound, decode_outbox
+from bot.store.schema import OutboxRow, decode_attempt, decode_outbound, decode_outbox
 
 T = TypeVar("T")
 

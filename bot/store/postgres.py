@@ -2,8 +2,9 @@
 
 `connect(url)` gives a `Connection` with sqlite3's `execute`, `executemany` and
 `executescript`, cursors with `fetchone`, `fetchall`, `rowcount` and `lastrowid`, and
-sqlite3's exceptions (a unique key is an `sqlite3.IntegrityError`, a lost server or a
-missing table an `sqlite3.OperationalError`), so the store's modules stay one set of SQL.
+the store's own exceptions (bot/store/errors.py: a unique key is `Conflict`, a missing
+table `MissingTable`, a lost server `StoreUnavailable`), as SQLite's edge raises them, so
+the store's modules stay one set of SQL.
 The SQL is written to run on both (`ON CONFLICT DO NOTHING`, not SQLite's `INSERT OR
 IGNORE`); what cannot be is translated once per statement (cached): `?` placeholders,
 `BEGIN IMMEDIATE`, `CAST(x AS INTEGER)` (SQLite truncates, PostgreSQL rounds), and a
@@ -23,7 +24,6 @@ from __future__ import annotations
 
 import logging
 import re
-import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -32,6 +32,8 @@ from typing import Any
 
 import psycopg
 from psycopg.adapt import Loader
+
+from bot.store.errors import Conflict, Fenced, MissingTable, StoreError, StoreUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -163,7 +165,7 @@ class Connection:
             if self.raw.closed:
                 self._reopen()
             if self._fenced is not None:
-                raise sqlite3.OperationalError(f"fenced: {self._fenced}")
+                raise Fenced(f"fenced: {self._fenced}")
             with _errors():
                 yield self._cur
 
@@ -174,23 +176,24 @@ class Connection:
         if self._fenced is not None:
             return
         if self._tx:
-            raise sqlite3.OperationalError("the database session ended inside a transaction")
+            raise StoreUnavailable("the database session ended inside a transaction")
         self.raw = self._open()
         self._cur = self.raw.cursor()
 
 
 @contextmanager
 def _errors() -> Iterator[None]:
-    """psycopg's exceptions as sqlite3's, the ones the store and its callers catch."""
+    """psycopg's exceptions as the store's (bot/store/errors.py)."""
     try:
         yield
     except psycopg.errors.IntegrityError as exc:
-        raise sqlite3.IntegrityError(str(exc)) from exc
-    except (psycopg.OperationalError, psycopg.ProgrammingError) as exc:
-        # a missing table or column, bad SQL: SQLite's OperationalError ("no such table")
-        raise sqlite3.OperationalError(str(exc).strip()) from exc
+        raise Conflict(str(exc)) from exc
+    except (psycopg.errors.UndefinedTable, psycopg.errors.UndefinedColumn) as exc:
+        raise MissingTable(str(exc).strip()) from exc
+    except psycopg.OperationalError as exc:
+        raise StoreUnavailable(str(exc).strip()) from exc
     except psycopg.Error as exc:
-        raise sqlite3.DatabaseError(str(exc).strip()) from exc
+        raise StoreError(str(exc).strip()) from exc
 
 
 def connect(url: str, *, setup: Sequence[str] = ()) -> Connection:

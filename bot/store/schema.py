@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from bot.core.channel import AttemptRow
 from bot.core.messages import BusMessage, Inbound, Outbound
 
 #: the audit line's fields after its sequence number, in column order (bot/ledger/audit.py)
@@ -87,18 +88,6 @@ class QuestionRow:
     refs: list[str]
     status: QuestionStatus
     asked_at: float
-
-
-@dataclass(slots=True)
-class AttemptRow:
-    """One part of an outbound message (a chunk, a file) that a channel tried to post:
-    `state` is `trying` (sent, answer not recorded: it may exist on the platform) or
-    `posted` (`detail` then holds what the platform answered)."""
-
-    part: str
-    state: str
-    detail: dict[str, Any]
-    at: float
 
 
 @dataclass(slots=True)

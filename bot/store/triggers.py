@@ -10,12 +10,12 @@ own job table (`apscheduler_jobs`) sits in the same file; it is only read here.
 from __future__ import annotations
 
 import json
-import sqlite3
 import time
 from typing import TYPE_CHECKING, Any
 
-from bot.triggers.model import TriggerSpec
-from bot.triggers.rows import ACTIVE, RunOutcome, RunStats, TriggerRow, TriggerStatus
+from bot.core.trigger_spec import TriggerSpec
+from bot.store.errors import MissingTable
+from bot.store.trigger_rows import ACTIVE, RunOutcome, RunStats, TriggerRow, TriggerStatus
 
 if TYPE_CHECKING:
     from bot.store.core import Store
@@ -137,7 +137,7 @@ class TriggerRows:
         """Ids in APScheduler's job table, read in one query (cheap with 10,000 jobs)."""
         try:
             return {r[0] for r in self.store.execute(f"SELECT id FROM {JOBS_TABLE}")}
-        except sqlite3.OperationalError:  # the job store has not created its table yet
+        except MissingTable:  # the job store has not created its table yet
             return set()
 
     def next_run_times(self) -> dict[str, float]:
@@ -145,7 +145,7 @@ class TriggerRows:
         try:
             rows = self.store.execute(f"SELECT id, next_run_time FROM {JOBS_TABLE}")
             return {r[0]: r[1] for r in rows if r[1] is not None}
-        except sqlite3.OperationalError:
+        except MissingTable:
             return {}
 
     def _select(self, where: str, args: tuple[Any, ...]) -> list[TriggerRow]:

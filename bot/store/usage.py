@@ -7,9 +7,10 @@ count as "unknown", never as zero dollars.
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from bot.store.errors import MissingTable
 
 if TYPE_CHECKING:
     from bot.store.core import Store
@@ -95,7 +96,7 @@ class UsageRows:
                 " GROUP BY agent ORDER BY 7 DESC, 1",
                 (since,),
             ).fetchall()
-        except sqlite3.OperationalError:  # a data dir from before usage was recorded
+        except MissingTable:  # a data dir from before usage was recorded
             return []
         return [UsageTotals(*row) for row in rows]
 
@@ -104,7 +105,7 @@ class UsageRows:
             row = self.store.execute(
                 f"SELECT 'all', {_SUMS} FROM llm_usage WHERE at >= ?", (since,)
             ).fetchone()
-        except sqlite3.OperationalError:
+        except MissingTable:
             return UsageTotals("all")
         return UsageTotals(*row)
 
@@ -115,6 +116,6 @@ class UsageRows:
                 " AND outcome = 'ok'",
                 (since,),
             ).fetchall()
-        except sqlite3.OperationalError:
+        except MissingTable:
             return []
         return [r[0] for r in rows]

@@ -16,8 +16,8 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 from bot.core.events import Event, read_events
+from bot.core.trigger_spec import TriggerError, parse_instant
 from bot.store.core import Store
-from bot.triggers.model import TriggerError, parse_instant
 from config.settings import Database
 
 MAX_CHARS = 16000

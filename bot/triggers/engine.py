@@ -30,12 +30,7 @@ from apscheduler.triggers.base import BaseTrigger
 
 from bot.core.bus import Bus
 from bot.core.events import Event, EventLog
-from bot.inbox.human import HumanNode
-from bot.store.core import Store
-from bot.triggers import heartbeat
-from bot.triggers.fire import SCHEDULER, Firing, Shot, Spawn
-from bot.triggers.jobstore import BatchedJobStore, Generation
-from bot.triggers.model import (
+from bot.core.trigger_spec import (
     DEFAULT_GRACE_SECONDS,
     TriggerSpec,
     check_cron,
@@ -43,8 +38,9 @@ from bot.triggers.model import (
     repeats_wall_time,
     schedule_of,
 )
-from bot.triggers.reconcile import ConfigTriggers
-from bot.triggers.rows import (
+from bot.inbox.human import HumanNode
+from bot.store.core import Store
+from bot.store.trigger_rows import (
     ACTIVE,
     PAUSED,
     TriggerRow,
@@ -52,6 +48,10 @@ from bot.triggers.rows import (
     TriggerStatus,
     job_id_of,
 )
+from bot.triggers import heartbeat
+from bot.triggers.fire import SCHEDULER, Firing, Shot, Spawn
+from bot.triggers.jobstore import BatchedJobStore, Generation
+from bot.triggers.reconcile import ConfigTriggers
 from bot.triggers.scheduling import make_scheduler, scheduled_job
 from bot.triggers.watchers import EventWatch, IdleWatch, everything
 from config.settings import Settings

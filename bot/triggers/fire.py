@@ -23,12 +23,12 @@ from typing import Any
 from bot.core.bus import Bus
 from bot.core.events import EventLog
 from bot.core.messages import COORDINATOR, BusMessage, Outbound, Target
+from bot.core.names import TRIGGER_CONVERSATION, operator_conversation
 from bot.core.notices import NO_TRIGGER_TARGET, SYSTEM_SPEAKER, trigger_failed, where_to
+from bot.core.trigger_spec import ONE_SHOT
 from bot.inbox.human import HumanNode
-from bot.inbox.places import TRIGGER_CONVERSATION, operator_conversation
 from bot.store.core import Store
-from bot.triggers.model import ONE_SHOT
-from bot.triggers.rows import TriggerRow
+from bot.store.trigger_rows import TriggerRow
 
 log = logging.getLogger(__name__)
 

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.core.events import Event, read_events
-from bot.ledger.status import when
+from bot.core.readout import when
 from bot.store.core import Store
 from config.settings import Database
 

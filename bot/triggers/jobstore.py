@@ -35,6 +35,8 @@ from apscheduler.job import Job
 from apscheduler.jobstores.base import BaseJobStore, ConflictingIdError
 from apscheduler.util import datetime_to_utc_timestamp, utc_timestamp_to_datetime
 
+from bot.store import sqlite
+from bot.store.errors import Conflict
 from config.settings import Database, is_postgres
 
 TABLE = "apscheduler_jobs"
@@ -86,7 +88,7 @@ class BatchedJobStore(BaseJobStore):
                 if not ours:
                     raise JobStoreFenced(f"job {job.id} not added: {self.fenced}")
                 self.db.execute(f"INSERT INTO {TABLE} VALUES (?, ?, ?)", (job.id, *self._row(job)))
-        except sqlite3.IntegrityError:
+        except Conflict:
             raise ConflictingIdError(job.id) from None
 
     def update_job(self, job: Job) -> None:
@@ -204,7 +206,7 @@ def _connect(where: Database) -> Any:
         from bot.store import postgres
 
         return postgres.connect(str(where))
-    db = sqlite3.connect(where, isolation_level=None, check_same_thread=False)
+    db = sqlite.Connection(sqlite3.connect(where, isolation_level=None, check_same_thread=False))
     db.execute("PRAGMA synchronous=NORMAL")
     db.execute("PRAGMA busy_timeout=5000")
     return db

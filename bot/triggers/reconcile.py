@@ -13,9 +13,9 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
+from bot.core.trigger_spec import TriggerError, TriggerSpec, build_spec
+from bot.store.trigger_rows import ACTIVE, PAUSED, TriggerRow, job_id_of
 from bot.triggers.fire import SCHEDULER
-from bot.triggers.model import TriggerError, TriggerSpec, build_spec
-from bot.triggers.rows import ACTIVE, PAUSED, TriggerRow, job_id_of
 from config.entries import HeartbeatConfig, ScheduleConfig
 from config.settings import Settings
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import time
 
-from bot.ledger.status import ago, table, when
+from bot.core.readout import ago, table, when
 from bot.store.core import MissingTable, Store
-from bot.triggers.rows import job_id_of
+from bot.store.trigger_rows import job_id_of
 
 MAX_ROWS = 200
 

@@ -30,9 +30,9 @@ from collections.abc import Callable
 from typing import Any
 
 from bot.core.events import Event
-from bot.inbox.places import operator_conversation
-from bot.triggers.model import MIN_COOLDOWN_SECONDS
-from bot.triggers.rows import TriggerRow
+from bot.core.names import operator_conversation
+from bot.core.trigger_spec import MIN_COOLDOWN_SECONDS
+from bot.store.trigger_rows import TriggerRow
 
 #: fire(row, fire_key, note) — the engine's firing entry point.
 Fire = Callable[[TriggerRow, str, str], Any]

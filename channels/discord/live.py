@@ -16,17 +16,17 @@ row's first part and becomes it.
 
 from __future__ import annotations
 
-import asyncio
-import json
 import logging
 import uuid
 from dataclasses import dataclass, field
+from typing import Any
 
 import discord
 
 from bot.seam import COORDINATOR, Answer, ChannelStore, Outbound, Target
 from channels.discord.errors import NETWORK_ERRORS
 from channels.discord.format import LIMIT, speaker, to_discord_markdown
+from channels.live_messages import LiveMessages, LiveText
 
 log = logging.getLogger(__name__)
 
@@ -36,44 +36,23 @@ LIVE_LIMIT = LIMIT - 100  # the rest arrives with the row (its other parts)
 
 
 @dataclass
-class Live:
-    target: Target
+class Live(LiveText):
     channel: int
     nonce: str = field(default_factory=lambda: uuid.uuid4().hex[:25])
     id: str | None = None
-    shown: str = ""
-    pending: str = ""
-    diverged: bool = False  # what shows is not what the model now writes: the row fixes it
-    closed: bool = False
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    writer: asyncio.Task[None] | None = None
 
 
-class DiscordLives:
+class DiscordLives(LiveMessages[Live]):
+    kv = KV
+    limit = LIVE_LIMIT
+    pause = EDIT_SECONDS
+
     def __init__(self, client: discord.Client, store: ChannelStore) -> None:
+        super().__init__(store)
         self.client = client
-        self.store = store
-        self.lives: dict[str, Live] = {}
 
     def feed(self, target: Target, delta: str) -> None:
-        live = self.get(target) or self._new(target)
-        if (
-            live is None
-            or live.closed
-            or (not live.shown and not live.pending and not delta.strip())
-        ):
-            return
-        room = LIVE_LIMIT - len(live.shown) - len(live.pending)
-        if room <= 0:
-            return
-        live.pending += (delta if live.shown or live.pending else delta.lstrip())[:room]
-        if live.writer is None or live.writer.done():
-            live.writer = asyncio.create_task(self._write(live))
-
-    def restart(self, target: Target) -> None:
-        live = self.get(target)
-        if live is not None and (live.shown or live.pending):
-            live.diverged = True
+        self.take(self.get(target) or self._new(target), delta)
 
     async def abandon(self, target: Target) -> None:
         live = self.get(target)
@@ -108,14 +87,9 @@ class DiscordLives:
             self._drop(live)
 
     # -- live messages -------------------------------------------------------------------
-    def get(self, target: Target) -> Live | None:
-        key = str(target)
-        live = self.lives.get(key)
-        if live is None and (saved := self.store.get_kv(KV + key)) is not None:
-            record = json.loads(saved)
-            live = Live(target, int(record["channel"]), str(record["nonce"]), record.get("id"))
-            live.shown, live.diverged = str(record.get("shown") or ""), True  # before a restart
-            self.lives[key] = live
+    def _restored(self, target: Target, record: dict[str, Any]) -> Live:
+        live = Live(target=target, channel=int(record["channel"]), nonce=str(record["nonce"]))
+        live.id, live.shown = record.get("id"), str(record.get("shown") or "")
         return live
 
     def _new(self, target: Target) -> Live | None:
@@ -127,33 +101,13 @@ class DiscordLives:
             place = int(target.thread)
         else:
             place = int(target.address)
-        live = self.lives[str(target)] = Live(target, place)
+        live = self.lives[str(target)] = Live(target=target, channel=place)
         return live
 
-    def _save(self, live: Live) -> None:
-        record = {"channel": live.channel, "nonce": live.nonce, "id": live.id, "shown": live.shown}
-        self.store.set_kv(KV + str(live.target), json.dumps(record))
-
-    def _drop(self, live: Live) -> None:
-        live.closed = True
-        if self.lives.get(str(live.target)) is live:
-            del self.lives[str(live.target)]
-        self.store.delete_kv(KV + str(live.target))
-
-    async def _close(self, live: Live) -> None:
-        live.closed = True
-        async with live.lock:
-            pass
+    def _record(self, live: Live) -> dict[str, Any]:
+        return {"channel": live.channel, "nonce": live.nonce, "id": live.id, "shown": live.shown}
 
     # -- writing -------------------------------------------------------------------------
-    async def _write(self, live: Live) -> None:
-        while live.pending and not live.closed and not live.diverged:
-            async with live.lock:
-                if live.closed:
-                    return
-                wait = await self._write_once(live)
-            await asyncio.sleep(wait)
-
     async def _write_once(self, live: Live) -> float:
         text = live.pending
         content = f"**{speaker(COORDINATOR)}:** {to_discord_markdown(live.shown + text)}"
@@ -176,7 +130,4 @@ class DiscordLives:
         except NETWORK_ERRORS as exc:
             log.warning("Discord live message in %s: %s", live.target, exc)
             return EDIT_SECONDS * 2
-        live.pending = live.pending[len(text) :]
-        live.shown += text
-        self._save(live)
-        return EDIT_SECONDS
+        return self._wrote(live, text)

@@ -45,6 +45,7 @@ from bot.seam import (
 )
 from channels.email.compose import Thread, compose, reply_subject
 from channels.email.imap import ImapWatcher
+from channels.email.oauth_providers import token_source
 from channels.email.parse import ParsedMail, parse_mail
 from channels.email.safety import UNVERIFIED_ID, Policy, RateGuard, check
 from channels.email.smtp import SmtpSender
@@ -90,8 +91,10 @@ class EmailChannel(BaseChannel):
             None if hops == "any" else hops, settings.email_unverified == "accept",
         )  # fmt: skip
         self.threads = Threads(ctx.store, ctx.people, self.address)
-        self.smtp = SmtpSender(settings)
-        self.watcher = ImapWatcher(settings, self.store, ctx.events, self.handle, self._health)
+        tokens = token_source(settings)  # EMAIL_AUTH=oauth2: one token source for both
+        self.smtp = SmtpSender(settings, tokens)
+        self.watcher = ImapWatcher(settings, self.store, ctx.events, self.handle, self._health,
+                                   tokens)  # fmt: skip
         self._task: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
@@ -110,6 +113,8 @@ class EmailChannel(BaseChannel):
         """The IMAP connection's own state (bot/ops/probe.py); None once stopped."""
         if self._task is None or self._task.done():
             return None
+        if self.smtp.problem is not None:  # mail cannot go out: that is the news
+            return ("signin-failed", self.smtp.problem)
         return await self.watcher.probe()
 
     def _health(self, state: str, detail: str) -> None:

@@ -13,6 +13,15 @@ the connection itself. Any error or drop ends the session;
 the next starts after an exponential backoff with jitter, which starts over only once
 a session has caught up. A mail whose handling fails is set aside (logged, an event,
 marked \\Seen and passed), never fetched again and again.
+
+With EMAIL_AUTH=oauth2 a session signs in with an access token (TokenSource, oauth.py);
+shortly before that token is due for renewal the session ends, after its last sync,
+and the next one signs in at once with a fresh token: the UIDs carry on, so no mail is
+lost or handled twice (a server's BYE or NO on an expired token ends a session the
+same way, through the backoff). A sign-in a person must fix (a refused token, a
+missing consent, a revoked refresh token) is state `signin-failed` with the one line
+that says what to do, logged, and tried again with backoff; "connected again" is
+logged once it works.
 """
 
 from __future__ import annotations
@@ -20,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
@@ -27,6 +37,7 @@ import aioimaplib
 
 from bot.seam import ChannelStore, EventLog, backoff
 from channels.email.imap_client import ImapClient, ImapError, race
+from channels.email.oauth import SignInError, TokenSource
 from config.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -72,12 +83,16 @@ class ImapWatcher:
         events: EventLog,
         handle: Handler,
         health: Health,
+        tokens: TokenSource | None = None,
     ) -> None:
         self.settings = settings
         self.store = store
         self.events = events
         self.handle = handle
         self.health = health
+        self.tokens = tokens
+        self.renewals = 0  # sessions ended to sign in with a fresh token
+        self.renewing = False
         self.mailbox = settings.imap_mailbox
         self.idles = 0  # IDLE commands issued: renewals show here
         self.caught_up = False  # the current session has handled the mail it found
@@ -87,14 +102,21 @@ class ImapWatcher:
     async def run(self) -> None:
         attempt = 0
         while True:
-            self.client = client = ImapClient(self.settings, asyncio.Event())
+            client = ImapClient(self.settings, asyncio.Event(), self.tokens)
+            if not self.renewing:
+                self.client = client
             self.caught_up = False
             try:
                 await client.connect()
+                self.client, self.renewing = client, False
                 await self._session(client)
+                self.renewing = True  # the token is due: a new session, at once
+                self.renewals += 1
+                attempt = 0
             except asyncio.CancelledError:
                 raise
-            except (ImapError, aioimaplib.AioImapException, OSError, TimeoutError) as exc:
+            except (ImapError, SignInError, aioimaplib.AioImapException, OSError,
+                    TimeoutError) as exc:  # fmt: skip
                 attempt = await self._pause(attempt, exc)
             except Exception as exc:  # a bug must not end the channel: log it, retry
                 log.exception("IMAP session failed")
@@ -106,7 +128,8 @@ class ImapWatcher:
         """The session's state, from the connection itself while it counts as connected:
         a closed socket, or a server silent while it owes an answer, is not connected."""
         client = self.client
-        problem = client.problem() if client is not None and self.state[0] == "connected" else None
+        counts = client is not None and self.state[0] == "connected" and not self.renewing
+        problem = client.problem() if counts and client is not None else None
         return ("reconnecting", problem) if problem else self.state
 
     def _set(self, state: str, detail: str) -> None:
@@ -117,9 +140,16 @@ class ImapWatcher:
         """Wait before the next session; the next attempt's number."""
         if self.caught_up:  # a session that worked: the next failure is a fresh one
             attempt = 0
+        self.renewing = False
         delay = backoff(attempt, RECONNECT_BASE_SECONDS, RECONNECT_MAX_SECONDS)
-        error = f"{type(exc).__name__}: {exc}"
-        self._set("reconnecting", error)
+        if isinstance(exc, SignInError):
+            state = "signin-failed" if exc.needs_person else "reconnecting"
+            error = f"email sign-in failed: {exc.line}"
+            log.log(logging.ERROR if exc.needs_person else logging.WARNING,
+                    "%s (trying again in %.0fs)", error, delay)  # fmt: skip
+        else:
+            state, error = "reconnecting", f"{type(exc).__name__}: {exc}"
+        self._set(state, error)
         self.events.emit("channel.reconnecting", "email", error=error, delay=round(delay, 3))
         await asyncio.sleep(delay)
         return attempt + 1
@@ -129,14 +159,19 @@ class ImapWatcher:
         state = await self._catch_up(client, validity, uidnext)
         self.caught_up = True
         mode = "IDLE" if client.has_idle else f"polling every {self.settings.imap_poll_seconds:g}s"
-        self._set("connected", f"{client.host}:{client.port} {self.mailbox} ({mode})")
-        self.events.emit("channel.connected", "email", mode=mode)
+        if self.state[0] != "connected":
+            if self.state[0] != "connecting":
+                log.info("email: connected again (%s %s)", client.host, mode)
+            self._set("connected", f"{client.host}:{client.port} {self.mailbox} ({mode})")
+            self.events.emit("channel.connected", "email", mode=mode)
         while True:
             if client.has_idle:
                 await self._wait(client, self.settings.imap_idle_seconds, self._idle)
             else:
                 await self._wait(client, self.settings.imap_poll_seconds, self._poll)
             await self._sync(client, state)
+            if _until_renewal(client) <= 0:
+                return  # after the last sync: the next session signs in afresh
 
     async def _wait(self, client: ImapClient, seconds: float, step: Step) -> None:
         """Until the server announces mail or `seconds` pass, `step` in pieces of at
@@ -145,7 +180,9 @@ class ImapWatcher:
         loop = asyncio.get_running_loop()
         due = loop.time() + seconds
         while not client.news and (left := due - loop.time()) > 0:
-            await step(client, min(left, CHECK_SECONDS))
+            if (renewal := _until_renewal(client)) <= 0:
+                return
+            await step(client, min(left, CHECK_SECONDS, renewal))
 
     async def _idle(self, client: ImapClient, seconds: float) -> None:
         self.idles += 1
@@ -194,3 +231,8 @@ class ImapWatcher:
                 log.exception("email UID %d could not be handled; set aside", uid)
                 self.events.emit("message.quarantined", "email", uid=uid, error=repr(exc)[:300])
             await client.mark_seen(uid)
+
+
+def _until_renewal(client: ImapClient) -> float:
+    """Seconds until the session's token is due for renewal (inf with a password)."""
+    return float("inf") if client.renew_at is None else client.renew_at - time.time()

@@ -19,6 +19,8 @@ from typing import TypeVar
 
 import aioimaplib
 
+from channels.email import oauth_errors, sasl
+from channels.email.oauth import Token, TokenSource, server_error
 from channels.email.tls import client_context, port_for
 from config.settings import Settings
 
@@ -60,6 +62,21 @@ class _Protocol(aioimaplib.IMAP4ClientProtocol):
             self.news = True
         return super()._untagged_response(line)
 
+    @aioimaplib.change_state
+    async def authenticate(
+        self, mechanism: str, initial: bytes, sasl_ir: bool
+    ) -> tuple[aioimaplib.Response, list[bytes]]:
+        """SASL with an initial response, every continuation answered (sasl.py)."""
+        assert self.transport is not None
+        command = sasl.Authenticate(
+            self.new_tag(), mechanism, initial, sasl_ir, self.transport.write, self.loop,
+            TIMEOUT_SECONDS,
+        )  # fmt: skip
+        response = await self.execute(command, scrub=initial.decode("ascii"))
+        if response.result == "OK":
+            self.state = aioimaplib.AUTH
+        return response, command.challenges
+
 
 class _Imap4(aioimaplib.IMAP4):
     protocol: _Protocol
@@ -82,8 +99,12 @@ class _Imap4(aioimaplib.IMAP4):
 class ImapClient:
     """The few IMAP commands the watcher needs, on aioimaplib, errors mapped to ImapError."""
 
-    def __init__(self, settings: Settings, lost: asyncio.Event) -> None:
+    def __init__(
+        self, settings: Settings, lost: asyncio.Event, tokens: TokenSource | None = None
+    ) -> None:
         self.settings = settings
+        self.tokens = tokens  # EMAIL_AUTH=oauth2: sign in with a token, not a password
+        self.token: Token | None = None  # the token this session signed in with
         self.host = settings.imap_host or "localhost"
         self.tls = settings.imap_tls
         self.port = port_for("imap", self.tls, settings.imap_port)
@@ -131,6 +152,19 @@ class ImapClient:
             self.asking -= 1
 
     async def connect(self) -> None:
+        await self.open()
+        assert self.imap is not None
+        with self._asked():
+            if self.tokens is not None:
+                await self._sign_in(self.tokens)
+            else:
+                user, password = self.settings.imap_user or "", self.settings.imap_password
+                secret = password.get_secret_value() if password is not None else ""
+                _ok(await self.imap.login(user, secret), f"login as {user}")
+            await self.imap.protocol.capability()  # the list after login is the one that counts
+
+    async def open(self) -> None:
+        """The connection, greeted (and STARTTLS), not yet signed in."""
         self.imap = _Imap4(
             self.host,
             self.port,
@@ -142,10 +176,39 @@ class ImapClient:
             await self.imap.wait_hello_from_server()
             if self.tls == "starttls":
                 await self._starttls()
-            user, password = self.settings.imap_user or "", self.settings.imap_password
-            secret = password.get_secret_value() if password is not None else ""
-            _ok(await self.imap.login(user, secret), f"login as {user}")
-            await self.imap.protocol.capability()  # the list after login is the one that counts
+
+    @property
+    def renew_at(self) -> float | None:
+        """When this session's token should give way to a new one (wall clock); None
+        for a password."""
+        return self.token.renew_at if self.token is not None else None
+
+    async def _sign_in(self, tokens: TokenSource) -> None:
+        """AUTHENTICATE with a token; once more with a fresh one if it is refused (it
+        may have been revoked or expired early), then a SignInError saying why."""
+        protocol = self._c.protocol
+        mechanism = sasl.choose(protocol.capabilities)
+        if mechanism is None:
+            offered = " ".join(sorted(c for c in protocol.capabilities if c.startswith("AUTH=")))
+            raise oauth_errors.no_mechanism("IMAP", self.host, offered)
+        user = self.settings.imap_user or self.settings.email_address or ""
+        sasl_ir = "SASL-IR" in protocol.capabilities
+        said, status = "", ""
+        for _ in range(2):
+            token = await tokens.token()
+            initial = sasl.initial_response(mechanism, user, token.value)
+            response, challenges = await protocol.authenticate(mechanism, initial, sasl_ir)
+            if response.result == "OK":
+                self.token = token
+                return
+            tokens.refused(token)
+            said = f"{response.result} " + _last_line(response)
+            status = next((server_error(c).get("status", "") for c in challenges), "")
+        s = self.settings
+        delegated = s.oauth_delegated
+        raise oauth_errors.server_refused(
+            "IMAP", user, s.email_oauth_provider, delegated, said.strip(), status
+        )
 
     async def _starttls(self) -> None:
         protocol = self._c.protocol
@@ -167,7 +230,15 @@ class ImapClient:
     async def select(self, mailbox: str) -> tuple[int, int | None]:
         """SELECT; (UIDVALIDITY, UIDNEXT)."""
         with self._asked():
-            response = _ok(await self._c.select(mailbox), f"SELECT {mailbox}")
+            response = await self._c.select(mailbox)
+        if (
+            response.result != "OK"
+            and self.token is not None
+            and b"not connected" in (_last_line(response).encode().lower())
+        ):  # Microsoft: signed in, yet the app has no right to this mailbox
+            user = self.settings.imap_user or self.settings.email_address or ""
+            raise oauth_errors.not_connected("IMAP", user, _last_line(response))
+        _ok(response, f"SELECT {mailbox}")
         lines = b" ".join(bytes(line) for line in response.lines)
         validity = _UIDVALIDITY.search(lines)
         if validity is None:
@@ -262,8 +333,11 @@ async def race(coro: Awaitable[T], lost: asyncio.Event) -> T | None:
     return task.result() if task.done() and not task.cancelled() else None
 
 
+def _last_line(response: aioimaplib.Response) -> str:
+    return b" ".join(bytes(x) for x in response.lines[-1:]).decode(errors="replace")
+
+
 def _ok(response: aioimaplib.Response, what: str) -> aioimaplib.Response:
     if response.result != "OK":
-        detail = b" ".join(bytes(x) for x in response.lines[-1:]).decode(errors="replace")
-        raise ImapError(f"{what}: {response.result} {detail}".strip())
+        raise ImapError(f"{what}: {response.result} {_last_line(response)}".strip())
     return response

@@ -19,13 +19,11 @@ finishes that message instead of posting a second one.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import json
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import aiohttp
@@ -33,6 +31,7 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.seam import COORDINATOR, Answer, ChannelStore, Outbound, Target, TransientDeliveryError
+from channels.live_messages import LiveMessages, LiveText
 from channels.slack.format import TEXT_LIMIT, to_mrkdwn
 from channels.slack.history import HistoryError, read
 from channels.slack.identity import BotIdentity
@@ -52,25 +51,22 @@ Mode = Literal["stream", "update"]
 
 
 @dataclass
-class Live:
-    """One message written while the model writes it."""
+class Live(LiveText):
+    """One message written while the model writes it: a stream, or a post edited."""
 
-    target: Target
     recipient: str | None
     mode: Mode = "stream"
     channel: str = ""
     ts: str | None = None
-    shown: str = ""  # on Slack (the model's text, without the speaker)
-    pending: str = ""  # fed, not yet on Slack
-    diverged: bool = False  # a retried model call: what is shown is not its text
-    closed: bool = False  # adopted or abandoned: write no more
     trying_at: float | None = None  # a start was sent at (time.time()), its answer unknown
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    writer: asyncio.Task[None] | None = None
 
 
-class SlackLives:
+class SlackLives(LiveMessages[Live]):
     """The live messages of the Slack channel, one per thread at a time."""
+
+    kv = KV
+    limit = LIVE_LIMIT
+    pause = APPEND_SECONDS
 
     def __init__(
         self,
@@ -79,30 +75,16 @@ class SlackLives:
         identity: Callable[[], BotIdentity | None],
         reader: AsyncWebClient | None = None,
     ) -> None:
+        super().__init__(store)
         self.client = client  # never repeats a request by itself (a start is not idempotent)
         self.reader = reader or client
-        self.store = store
         self.identity = identity
-        self.lives: dict[str, Live] = {}
         #: observers of each first write (the bench's clock)
         self.first_write: list[Callable[[Target], None]] = []
 
     # -- fed by the progress seam --------------------------------------------------------
     def feed(self, target: Target, recipient: str | None, delta: str) -> None:
-        live = self.get(target) or self._new(target, recipient)
-        if live.closed or (not live.shown and not live.pending and not delta.strip()):
-            return
-        room = LIVE_LIMIT - len(live.shown) - len(live.pending)
-        if room <= 0:
-            return  # what goes beyond arrives with the row (its other parts)
-        live.pending += (delta if live.shown or live.pending else delta.lstrip())[:room]
-        if live.writer is None or live.writer.done():
-            live.writer = asyncio.create_task(self._write(live))
-
-    def restart(self, target: Target) -> None:
-        live = self.get(target)
-        if live is not None and (live.shown or live.pending):
-            live.diverged = True  # the retry's text would repeat what is shown
+        self.take(self.get(target) or self._new(target, recipient), delta)
 
     async def abandon(self, target: Target) -> None:
         """A stopped turn: the stream ends as it is; the message stays."""
@@ -149,28 +131,28 @@ class SlackLives:
             self._drop(live)
 
     # -- live messages ---------------------------------------------------------------------
-    def get(self, target: Target) -> Live | None:
-        key = str(target)
-        live = self.lives.get(key)
-        if live is None and (saved := self.store.get_kv(KV + key)) is not None:
-            live = self.lives[key] = _restored(target, saved)  # from before a restart
+    def _restored(self, target: Target, record: dict[str, Any]) -> Live:
+        live = Live(target=target, recipient=None)
+        live.mode = "stream" if record.get("mode") == "stream" else "update"
+        live.channel, live.ts = str(record.get("channel") or ""), record.get("ts")
+        live.shown = str(record.get("shown") or "")
+        live.trying_at = record.get("trying_at")
         return live
 
     def _new(self, target: Target, recipient: str | None) -> Live:
-        live = self.lives[str(target)] = Live(target, recipient)
+        live = self.lives[str(target)] = Live(target=target, recipient=recipient)
         if not target.thread:  # a DM's top level: a stream needs a thread
             live.mode = "update"
         return live
 
-    def _save(self, live: Live) -> None:
-        record = {
+    def _record(self, live: Live) -> dict[str, Any]:
+        return {
             "mode": live.mode,
             "channel": live.channel,
             "ts": live.ts,
             "shown": live.shown,
             "trying_at": live.trying_at,
         }
-        self.store.set_kv(KV + str(live.target), json.dumps(record))
 
     async def _look_up(self, live: Live) -> None:
         """The message a start whose answer was lost made, if Slack has it: the bot's
@@ -192,34 +174,12 @@ class SlackLives:
         except HistoryError as exc:
             raise TransientDeliveryError(f"Slack: cannot look for a stream: {exc}") from exc
 
-    def _drop(self, live: Live) -> None:
-        live.closed = True
-        if self.lives.get(str(live.target)) is live:
-            del self.lives[str(live.target)]
-        self.store.delete_kv(KV + str(live.target))
-
     def _adopted(self, live: Live) -> Answer:
         answer = {"channel": live.channel, "ts": live.ts}
         self._drop(live)
         return answer
 
-    async def _close(self, live: Live) -> None:
-        """No more writes; the one under way finishes first."""
-        live.closed = True
-        async with live.lock:
-            pass
-
     # -- writing -------------------------------------------------------------------------
-    async def _write(self, live: Live) -> None:
-        while live.pending and not live.closed and not live.diverged:
-            if len(live.shown) >= LIVE_LIMIT:
-                return  # the rest arrives with the row
-            async with live.lock:
-                if live.closed:
-                    return
-                wait = await self._write_once(live)
-            await asyncio.sleep(wait)
-
     async def _write_once(self, live: Live) -> float:
         """One write of the pending text; how long to wait before the next."""
         text = live.pending[: LIVE_LIMIT - len(live.shown)]
@@ -230,10 +190,7 @@ class SlackLives:
         except (SlackClientError, aiohttp.ClientError, TimeoutError, TransientDeliveryError) as exc:
             log.warning("Slack live message in %s: %s", live.target, exc)
             return APPEND_SECONDS * 4
-        live.pending = live.pending[len(text) :]
-        live.shown += text
-        self._save(live)
-        return APPEND_SECONDS
+        return self._wrote(live, text)
 
     async def _send(self, live: Live, text: str) -> None:
         if live.ts is None and live.trying_at is not None:
@@ -312,16 +269,6 @@ class SlackLives:
 
 def _said(mrkdwn: str) -> str:
     return f"*{COORDINATOR}:* {mrkdwn}"
-
-
-def _restored(target: Target, saved: str) -> Live:
-    record = json.loads(saved)
-    live = Live(target, None, mode="stream" if record.get("mode") == "stream" else "update")
-    live.channel, live.ts = str(record.get("channel") or ""), record.get("ts")
-    live.shown = str(record.get("shown") or "")
-    live.trying_at = record.get("trying_at")
-    live.diverged = True  # the model's new text is written from the start: shown at the end
-    return live
 
 
 def _error(exc: SlackApiError) -> str:

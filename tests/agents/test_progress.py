@@ -6,7 +6,7 @@ from __future__ import annotations
 import io
 
 from bot.app import App
-from bot.inbox.channel_context import ChannelContext
+from bot.channel_context import ChannelContext
 from channels.terminal import BANNER, TerminalChannel
 from config.settings import Settings
 from tests.fakes.anthropic_api import Call, FakeAnthropic, Reply, text, tool

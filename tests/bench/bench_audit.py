@@ -24,7 +24,8 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from bot.core.events import EventLog  # noqa: E402
-from bot.ledger.audit import AuditLog, args_digest  # noqa: E402
+from bot.core.redact import args_digest  # noqa: E402
+from bot.ledger.audit import AuditLog  # noqa: E402
 from tests.fakes.anthropic_api import FakeAnthropic, text  # noqa: E402
 from tests.kits.app_kit import Recorder, make_settings, running_app  # noqa: E402
 

@@ -156,9 +156,11 @@ async def routing(n: int = 20000, parked: int = 0, url: str | None = None) -> fl
     async with running_app(settings, [Recorder()]) as app:
         await app.llm.warm()
         app.team.spawn("Parker", "sit", "x", "terminal")  # a worker to route to
+        # from Parker's own conversation: from any other, `@Parker` is refused (its audit
+        # line and notice are another path, not routing)
         t0 = time.perf_counter()
         for i in range(n):
-            app.human.accept(inbound(f"@parker note {i}", conversation=f"c{i % 50}"))
+            app.human.accept(inbound(f"@parker note {i}", conversation="x"))
         elapsed = time.perf_counter() - t0
         await app.team.stop("Parker")
     fake.stop()

@@ -65,7 +65,7 @@ async def run() -> None:
         (data / SENT).parent.mkdir(parents=True)
         (data / SENT).write_text("a,b\n1,2\n")
         app.human.file_owners.add(CONV, [SENT])
-        app.human.people.spoke(CONV, "ann")
+        app.human.people.spoke(CONV, "ann", "terminal:ann")  # as the human node records it
         step = Step("coordinator", CONV, Target("terminal"), Effects(), info.workspace)
         await bare.call("write_file", {"path": "notes.md", "content": "hello\n"}, step)
         calls = [

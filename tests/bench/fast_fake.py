@@ -3,6 +3,8 @@
 Run in-process, the test fake shares the GIL with the code being measured; here it does
 not. It records each request's arrival (time.monotonic, comparable across processes on
 one machine); `GET /arrivals` returns them. Usage: `python fast_fake.py` prints its port.
+A request with `"stream": true` (the runtime streams every call) is answered with the
+server-sent events the real API writes for the same message, built once.
 """
 
 from __future__ import annotations
@@ -25,9 +27,33 @@ REPLY = {
 arrivals: list[float] = []
 
 
+def _sse(event: str, data: dict[str, object]) -> str:
+    return f"event: {event}\ndata: {json.dumps({'type': event, **data})}\n\n"
+
+
+STREAM = "".join(
+    (
+        _sse("message_start", {"message": {**REPLY, "content": [], "stop_reason": None}}),
+        _sse("content_block_start", {"index": 0, "content_block": {"type": "text", "text": ""}}),
+        _sse("content_block_delta", {"index": 0, "delta": {"type": "text_delta", "text": "ok"}}),
+        _sse("content_block_stop", {"index": 0}),
+        _sse(
+            "message_delta",
+            {
+                "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                "usage": {"output_tokens": 1},
+            },
+        ),
+        _sse("message_stop", {}),
+    )
+)
+
+
 async def messages(request: web.Request) -> web.Response:
     arrivals.append(time.monotonic())
-    await request.read()
+    body = await request.json()
+    if body.get("stream"):
+        return web.Response(text=STREAM, content_type="text/event-stream")
     return web.Response(text=json.dumps(REPLY), content_type="application/json")
 
 

@@ -2,7 +2,8 @@
 the project; the bot core (every room of `bot/` but the composition root) imports only
 `config` and itself; `agents` and `channels` stand side by side, never importing each
 other; only the composition root (`bot/app.py`, `bot/cli.py`, `bot/settle.py`,
-`bot/ops/`) imports everything. A channel takes from `bot/` only its face, `bot.seam`."""
+`bot/ops/`) imports everything. Inside the core, each room imports only the rooms below
+it (ROOMS); a channel takes from `bot/` only its face, `bot.seam`."""
 
 from __future__ import annotations
 
@@ -12,8 +13,16 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-COMPOSITION = ("bot.app", "bot.cli", "bot.settle", "bot.leadership", "bot.__main__", "bot.ops")
-COMPOSITION += ("bot.setup",)  # switchboard init and doctor
+COMPOSITION = (
+    "bot.app",
+    "bot.cli",
+    "bot.settle",
+    "bot.leadership",
+    "bot.__main__",
+    "bot.ops",
+    "bot.evaluation",
+    "bot.setup",  # switchboard init and doctor
+)
 #: who may import whom, by floor
 ALLOWED = {
     "config": {"config"},
@@ -57,6 +66,32 @@ def test_a_module_imports_only_its_floor_and_those_below(name: str, path: Path) 
         m for m in imports(path) if m.split(".")[0] in ALLOWED and floor(m) not in ALLOWED[mine]
     )
     assert not wrong, f"{name} ({mine}) imports {wrong}"
+
+
+#: the core's rooms, bottom up: a room imports only itself and the rooms before it; the
+#: face (`bot.channel_context`, `bot.seam`: what channels are handed and see) sits on all
+#: of them, and only the composition root sits on the face
+ROOMS = ("core", "store", "outbox", "approvals", "inbox", "triggers", "ledger")
+FACE = ("bot.__init__", "bot.channel_context", "bot.seam")
+
+
+def room(module: str) -> int:
+    """The floor of a `bot` core module: its room's place in ROOMS, the face above."""
+    parts = module.split(".")
+    return ROOMS.index(parts[1]) if len(parts) > 1 and parts[1] in ROOMS else len(ROOMS)
+
+
+@pytest.mark.parametrize(
+    ("name", "path"), [m for m in modules() if floor(m[0]) == "bot"], ids=lambda v: str(v)
+)
+def test_a_core_room_imports_only_the_rooms_below_it(name: str, path: Path) -> None:
+    mine = room(name)
+    if name not in FACE:
+        assert mine < len(ROOMS), f"{name} is in no room of the core: add it to ROOMS or FACE"
+    wrong = sorted(
+        m for m in imports(path) if floor(m) == "bot" and m.startswith("bot.") and room(m) > mine
+    )
+    assert not wrong, f"{name} ({ROOMS[mine] if mine < len(ROOMS) else 'face'}) imports {wrong}"
 
 
 @pytest.mark.parametrize(

@@ -12,9 +12,9 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bot.channel_context import ChannelContext
 from bot.core.bus import Bus
 from bot.core.events import EventLog
-from bot.inbox.channel_context import ChannelContext
 from bot.inbox.human import HumanNode
 from bot.store.core import Store
 from channels.email import EmailChannel

@@ -234,7 +234,10 @@ class FakeAnthropic(ThreadedServer[list[Call]]):
 
     # -- the endpoint --------------------------------------------------------------
     async def _messages(self, request: web.Request) -> web.Response:
-        body = await request.json()
+        return await self._answer_body(request, await request.json())
+
+    async def _answer_body(self, request: web.Request, body: dict[str, Any]) -> web.Response:
+        """Answer a Messages API body (the route took it out of its own request form)."""
         call = Call(body, dict(request.headers))
         with self._changed:
             self.calls.append(call)
@@ -262,8 +265,12 @@ class FakeAnthropic(ThreadedServer[list[Call]]):
         message = self._answer(call, spec, reply)
         call.answer = message
         if body.get("stream"):
-            return await stream(request, call, message, reply)
+            return await stream(request, call, message, reply, self._stream_response())
         return web.json_response(message)
+
+    def _stream_response(self) -> web.StreamResponse | None:
+        """The response a streamed answer is written on (None: server-sent events)."""
+        return None
 
     async def _model(self, request: web.Request) -> web.Response:
         model_id = request.match_info["model_id"]

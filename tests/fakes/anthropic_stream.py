@@ -24,9 +24,15 @@ if TYPE_CHECKING:
 
 
 async def stream(
-    request: web.Request, call: Call, message: dict[str, Any], reply: Reply
+    request: web.Request,
+    call: Call,
+    message: dict[str, Any],
+    reply: Reply,
+    response: web.StreamResponse | None = None,
 ) -> web.StreamResponse:
-    response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+    """Write `message` as events on `response` (a server-sent event stream unless the
+    caller frames the events otherwise: tests/fakes/bedrock_api.py)."""
+    response = response or web.StreamResponse(headers={"Content-Type": "text/event-stream"})
     await response.prepare(request)
     start = {**message, "content": [], "stop_reason": None, "stop_details": None}
     await _event(response, "message_start", {"message": start})

@@ -10,7 +10,7 @@ import os
 from agents.memory.consolidate import Consolidator
 from agents.memory.shared import Shared
 from agents.model.llm import Provider
-from bot.app import anthropic_client
+from bot.app import connector
 from bot.core.events import EventLog
 from bot.store.core import Store
 from config.settings import load_settings
@@ -20,7 +20,7 @@ async def main() -> None:
     s = load_settings(None, os.environ)
     store = Store(s.db_path)
     shared = Shared(s.data_dir, s.memory_file_max_bytes, s.timezone, 0)
-    llm = Provider(lambda: anthropic_client(s), s.model, s.max_tokens, s.max_llm_calls)
+    llm = Provider(connector(s), s.model, s.max_tokens, s.max_llm_calls)
     consolidator = Consolidator(store, shared, llm, EventLog(s.data_dir / "events.jsonl"))
     print(await consolidator.run(), flush=True)
 

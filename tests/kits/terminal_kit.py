@@ -7,7 +7,7 @@ import functools
 import io
 
 from bot.app import App
-from bot.inbox.channel_context import ChannelContext
+from bot.channel_context import ChannelContext
 from bot.settle import parked_report, settle
 from bot.store.core import Store
 from channels.terminal import TerminalChannel

@@ -101,5 +101,5 @@ def test_each_role_has_its_model_and_a_provider_is_named_or_refused() -> None:
     ]
     local = load_settings(None, {"SWITCHBOARD_MODEL": "llama3:8b"})  # a local server's name
     assert local.model == "llama3:8b"
-    with pytest.raises(SettingsError, match=r"^SWITCHBOARD_MODEL_WORKERS: the bedrock: provider"):
-        load_settings(None, {"SWITCHBOARD_MODEL_WORKERS": "bedrock:claude-sonnet-5"})
+    with pytest.raises(SettingsError, match=r"^SWITCHBOARD_MODEL_WORKERS: unknown provider groq:"):
+        load_settings(None, {"SWITCHBOARD_MODEL_WORKERS": "groq:claude-sonnet-5"})

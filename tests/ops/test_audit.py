@@ -11,8 +11,10 @@ from typing import Any
 
 import pytest
 
-from bot.ledger.audit import args_digest, parse_duration
+from bot.core.redact import args_digest
+from bot.ledger.audit import parse_duration
 from bot.store.core import Store
+from bot.store.errors import Conflict
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.slack_api import FakeSlack
 from tests.kits.app_kit import Recorder, inbound, running_app
@@ -87,9 +89,9 @@ async def test_the_log_is_append_only_and_survives_a_restart(
         assert (line.type, line.tool, line.person_id, line.outcome) == (
             "tool.called", "ops__echo", "terminal", "ok",
         )  # fmt: skip
-        with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+        with pytest.raises(Conflict, match="append-only"):
             store.execute("UPDATE audit SET outcome = 'denied'")
-        with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+        with pytest.raises(Conflict, match="append-only"):
             store.execute("DELETE FROM audit")
     finally:
         store.close()

@@ -59,7 +59,7 @@ def test_flags_write_a_config_the_settings_take_and_a_private_env(
     assert app["features"]["bot_user"]["display_name"] == "Ops Bot"
     # then the offline checks: an empty secret is the first thing to fill in
     assert "Checking what can be checked offline:" in text
-    assert "✗ settings: IMAP_PASSWORD is required when EMAIL_ADDRESS is set." in text
+    assert "✗ settings: IMAP_PASSWORD is required when EMAIL_ADDRESS is set" in text
 
 
 def test_scripted_answers_on_stdin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

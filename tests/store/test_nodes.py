@@ -5,7 +5,6 @@ tests/store/test_chaos_nodes.py runs them as processes and kills the leader."""
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 import psycopg
@@ -16,6 +15,7 @@ from bot.ledger.report import full_status
 from bot.ops.health import LLMHealth, health
 from bot.store import migrations
 from bot.store.core import Store
+from bot.store.errors import Fenced
 from bot.store.lease import Lost
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.kits.app_kit import Recorder, eventually, inbound, make_settings, node, running_app
@@ -86,7 +86,7 @@ async def test_a_leader_cut_off_from_the_database_is_fenced_and_another_leads(
         assert pg_cluster.terminate(pid)  # the server ends the leader's session
         await eventually(lambda: b.node.role == "leader", timeout=5)
         await eventually(lambda: a.node.role == "follower", timeout=5)
-        with pytest.raises(sqlite3.OperationalError, match="fenced"):
+        with pytest.raises(Fenced, match="fenced"):
             a.store.set_kv("stale", "write")  # a stale leader's writes are refused
         assert b.node.leader().generation == 2
         b.human.accept(inbound("after the failover", conversation="c2"))
@@ -189,7 +189,7 @@ async def test_a_node_that_fails_to_start_leading_lets_go_and_starts_over(
         await a.stop()
         await eventually(lambda: b.node.lost is not None, timeout=5)
         assert b.node.role == "follower" and not b.leading
-        with pytest.raises(sqlite3.OperationalError, match="fenced"):
+        with pytest.raises(Fenced, match="fenced"):
             b.store.set_kv("half", "started")  # nothing more from a half-started leader
     finally:
         await b.stop()

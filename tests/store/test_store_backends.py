@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -23,6 +22,7 @@ from bot.store import core as store_core
 from bot.store import migrations
 from bot.store.approvals import ApprovalRow
 from bot.store.core import AttemptRow, QuestionRow, Store, WorkerRow
+from bot.store.errors import Conflict, MissingTable
 from bot.store.migrations import VERSION, SchemaTooNew
 from bot.store.usage import UsageRow
 from bot.triggers import jobstore
@@ -160,7 +160,7 @@ def test_an_approval_is_decided_once_and_runs_once(store: Store) -> None:
 def test_the_audit_log_refuses_update_and_delete(store: Store) -> None:
     store.audit.add({"at": 1.0, "type": "tool", "agent": "coordinator"})
     for sql in ("UPDATE audit SET agent = 'x'", "DELETE FROM audit"):
-        with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+        with pytest.raises(Conflict, match="append-only"):
             store.execute(sql)
     [line] = store.audit.since(0)
     assert (line.seq, line.agent) == (1, "coordinator")
@@ -226,7 +226,7 @@ def test_tx_rolls_back_whole_and_a_savepoint_alone(store: Store) -> None:
     assert store.get_kv("a") is None
     with store.tx():
         store.set_kv("b", "1")
-        with pytest.raises(sqlite3.IntegrityError), store.savepoint():
+        with pytest.raises(Conflict), store.savepoint():
             store.set_kv("c", "1")
             store.execute("INSERT INTO kv (key, value) VALUES ('b', '2')")
         with store.tx():  # nests
@@ -305,12 +305,12 @@ def test_the_job_store_adds_updates_removes_and_finds_due_jobs(database: Databas
     store.close()
 
 
-def test_a_missing_table_reads_as_nothing_and_raises_as_sqlite_does(store: Store) -> None:
+def test_a_missing_table_reads_as_nothing_and_raises_missing_table(store: Store) -> None:
     assert store.triggers.job_ids() == set()  # the job store has not made its table yet
     assert store.triggers.next_run_times() == {}
-    with pytest.raises(sqlite3.OperationalError):
+    with pytest.raises(MissingTable):
         store.execute("SELECT * FROM no_such_table")
-    with pytest.raises(sqlite3.OperationalError):
+    with pytest.raises(MissingTable):
         store.execute("SELECT no_such_column FROM kv")
 
 

@@ -3,7 +3,6 @@ survives kill -9 anywhere (the real test MCP server counts what it ran)."""
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +12,7 @@ from bot.core.messages import Sender, Target
 from bot.ledger import status
 from bot.ledger.report import full_status
 from bot.store.core import Store
+from bot.store.errors import StoreError
 from bot.triggers import build_spec
 from config.settings import Database
 from tests.fakes.anthropic_api import FakeAnthropic, text, tool, unwrap
@@ -220,11 +220,11 @@ def _connected(db: Database, word: str = "connected") -> bool:
         return False
     try:
         store = Store(db, readonly=True)
-    except sqlite3.Error:  # PostgreSQL: the schema is still being created
+    except StoreError:  # PostgreSQL: the schema is still being created
         return False
     try:
         return word in (store.get_kv("mcp:ops") or "")
-    except sqlite3.Error:  # the database is still being created
+    except StoreError:  # the database is still being created
         return False
     finally:
         store.close()

@@ -13,7 +13,7 @@ import pytest
 from agents.tools.files import Workspace
 from agents.tools.toolbox import ToolError
 from bot.app import App
-from bot.inbox.channel_context import ChannelContext
+from bot.channel_context import ChannelContext
 from channels.terminal import TerminalChannel
 from config.settings import Settings
 from tests.fakes.anthropic_api import Call, FakeAnthropic, text, tool

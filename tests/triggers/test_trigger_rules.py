@@ -16,8 +16,8 @@ import pytest
 from agents.services import AgentInfo
 from agents.tools.toolbox import Tool, Toolbox, ToolError
 from agents.tools.triggers import SCHEDULE, TriggerTools
+from bot.core.known_events import KNOWN_EVENTS, OPEN_FIELDS
 from bot.triggers import TriggerError, build_spec
-from bot.triggers.known import KNOWN_EVENTS, OPEN_FIELDS
 from config.settings import load_settings
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.kits.app_kit import Recorder, events, eventually, inbound, running_app
@@ -46,7 +46,7 @@ def emitted() -> dict[str, set[str]]:
 
 def test_the_known_events_cover_every_emit_in_the_code() -> None:
     for event_type, fields in emitted().items():
-        assert event_type in KNOWN_EVENTS, f"{event_type} is missing from bot/triggers/known.py"
+        assert event_type in KNOWN_EVENTS, f"{event_type} is missing from bot/core/known_events.py"
         if event_type not in OPEN_FIELDS:
             assert fields <= set(KNOWN_EVENTS[event_type]), (event_type, fields)
 

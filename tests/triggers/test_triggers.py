@@ -4,6 +4,7 @@ the real APScheduler and the fake Anthropic API. Delays are fractions of a secon
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -15,8 +16,11 @@ from tests.kits.app_kit import Recorder, events, eventually, inbound, running_ap
 from tests.kits.trigger_kit import EmailRecorder, next_run, outcomes, trigger_settings
 
 
-def schedules_on(trigger: str, args: dict[str, Any], reply: str = "scheduled"):  # type: ignore[no-untyped-def]
-    """A coordinator that calls `schedule(**args)` when a person's message has `trigger`,
+def schedules_on(
+    trigger: str, args: dict[str, Any] | Callable[[], dict[str, Any]], reply: str = "scheduled"
+):  # type: ignore[no-untyped-def]
+    """A coordinator that calls `schedule(**args)` when a person's message has `trigger`
+    (`args()` when a function: made when the model answers, as a model makes them),
     answers scheduled tasks with 'task done: <task>', and anything else with an echo."""
 
     def responder(call: Call) -> list[dict[str, Any]]:
@@ -26,7 +30,7 @@ def schedules_on(trigger: str, args: dict[str, Any], reply: str = "scheduled"): 
         if "[Scheduled task]" in last:
             return [text("task done: " + last.split("[Scheduled task]: ", 1)[1].split("\n")[0])]
         if trigger in last:
-            return [tool("schedule", **args)]
+            return [tool("schedule", **(args() if callable(args) else args))]
         return [text(f"heard: {last}")]
 
     return responder
@@ -64,10 +68,12 @@ async def test_at_time_wakes_the_coordinator_who_answers_in_that_thread(
     tmp_path: Path, fake: FakeAnthropic, database_env: dict[str, str]
 ) -> None:
     settings = trigger_settings(tmp_path / "data", fake, **database_env)
-    at = (datetime.now(UTC) + timedelta(seconds=0.5)).isoformat()
-    fake.responder = schedules_on(
-        "at", {"type": "at_time", "config": {"at": at}, "action": "Run the weekly analysis"}
-    )
+
+    def at_soon() -> dict[str, Any]:  # soon after the model answers, however slow that was
+        at = (datetime.now(UTC) + timedelta(seconds=1)).isoformat()
+        return {"type": "at_time", "config": {"at": at}, "action": "Run the weekly analysis"}
+
+    fake.responder = schedules_on("at", at_soon)
     rec = Recorder()
     async with running_app(settings, [rec]) as app:
         app.human.accept(inbound("at 9 run it", conversation="thread-7"))

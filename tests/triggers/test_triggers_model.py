@@ -8,7 +8,7 @@ from zoneinfo import ZoneInfo
 import pytest
 from croniter import croniter
 
-from bot.triggers.model import (
+from bot.core.trigger_spec import (
     TriggerError,
     build_spec,
     cron_trigger,

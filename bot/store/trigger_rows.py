@@ -10,7 +10,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from bot.triggers.model import TriggerSpec
+from bot.core.trigger_spec import TriggerSpec
 
 #: A trigger's life: `active` until it is cancelled, removed from the config, or (a
 #: one-shot) has fired, missed or failed; `paused` (pause_trigger, or `enabled = false`

@@ -15,9 +15,10 @@ from bot.approvals.desk import Decider
 from bot.core.channel import ChannelStore
 from bot.core.events import EventLog
 from bot.core.messages import Inbound, Outbound, Sender
+from bot.core.names import platform_id
 from bot.inbox.human import HumanNode
 from bot.inbox.intake import FileIntake
-from bot.inbox.people import People, platform_id
+from bot.inbox.people import People
 from bot.ledger.personal import Mine, mine, personal_status
 from bot.ledger.report import full_status
 from bot.outbox.sender import Pacer

@@ -23,7 +23,7 @@ from apscheduler.triggers.date import DateTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 from croniter import croniter
 
-from bot.triggers.known import IGNORED_PREFIX, KNOWN_EVENTS, fields_of, matching
+from bot.core.known_events import IGNORED_PREFIX, KNOWN_EVENTS, fields_of, matching
 from config.entries import HEARTBEAT_SOURCES as WATCH_SOURCES
 
 TYPES = ("scheduled", "delayed", "at_time", "heartbeat", "on_event", "on_idle")
