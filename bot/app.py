@@ -338,6 +338,7 @@ class App:
                         "llm_in_flight": self.llm.in_flight,
                         "llm_waiting": self.llm.waiting,
                         "sessions": len(self.coordinator.sessions),
+                        "model_down": self.llm.outage.reason,  # why the model cannot be used
                     }
                 ),
             )

@@ -1,5 +1,5 @@
 """The `switchboard` command: `chat`, `run`, `status`, `audit`, `backup`, `restore`,
-`email login` (and `python -m bot`).
+`init`, `doctor`, `email login` (and `python -m bot`).
 
 The environment is read here, once; everything below receives `Settings`.
 A bad setting is one line on stderr naming the variable, and exit status 2.
@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING
 
 from bot.core import redact
 from bot.evaluation.command import add_eval, run_eval
+from bot.setup import commands as setup
+from bot.setup import envfile, startup
 from bot.store.errors import StoreError
 from config.settings import Settings, SettingsError, load_settings, require_llm
 
@@ -62,6 +64,7 @@ def parser() -> argparse.ArgumentParser:
     after = argparse.ArgumentParser(add_help=False)
     _global_options(after, argparse.SUPPRESS)
     sub = p.add_subparsers(dest="command", required=True)
+    setup.add(p, sub, after)  # init, doctor, --version (bot/setup/commands.py)
     sub.add_parser("chat", parents=[after], help="talk to the coordinator in this terminal")
     sub.add_parser("run", parents=[after], help="start every configured channel")
     sub.add_parser("status", parents=[after], help="agents, workers, questions, triggers, channels")
@@ -89,6 +92,9 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    envfile.load()  # ./.env, under the environment
+    if args.command in setup.COMMANDS:
+        return setup.run(args)
     try:
         settings = load_settings(args.config, data_dir=args.data_dir)
         if args.command == "status":
@@ -136,6 +142,9 @@ def _serve(
     settings: Settings, channels: list[str], reload: Callable[[], Settings] | None = None
 ) -> int:
     from bot.store.backup import running
+
+    for line in startup.warnings(settings, channels):  # valid, but cannot work as meant
+        log.warning(line)
 
     try:
         with running(settings.data_dir):

@@ -23,7 +23,8 @@ def check_channels(s: Settings) -> None:
     if s.slack_bot_token and not (s.slack_app_token or s.slack_signing_secret):
         raise FieldProblem(
             "slack_app_token",
-            "set SLACK_APP_TOKEN (Socket Mode) or SLACK_SIGNING_SECRET (HTTP)",
+            "is not set: with SLACK_BOT_TOKEN, set SLACK_APP_TOKEN (Socket Mode, xapp-...) "
+            "or SLACK_SIGNING_SECRET (HTTP Events)",
         )
     if (s.slack_app_token or s.slack_signing_secret) and not s.slack_bot_token:
         raise FieldProblem("slack_bot_token", "is required when Slack is configured")

@@ -33,7 +33,7 @@ PROVIDERS: tuple[tuple[str, str], ...] = (
 )
 REQUIRED = (
     "is required when EMAIL_ADDRESS is set: the authserv-id of the Authentication-Results "
-    'your mail server adds (README, "Setting EMAIL_AUTHSERV_ID"); or set '
+    'your mail server adds (docs/security.md, "Setting EMAIL_AUTHSERV_ID"); or set '
     "EMAIL_UNVERIFIED=accept to take mail nobody verified, as from unlisted senders"
 )
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import socket
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, get_args
@@ -23,6 +22,7 @@ from croniter import croniter
 from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
+from config import sources
 from config.checks import check_channels, check_operator, llm_problem
 from config.email_auth import EmailAuthSettings
 from config.email_settings import EmailSettings
@@ -43,7 +43,7 @@ from config.models import DEFAULT_PRICES
 from config.prices import ModelPrice, price_of
 from config.retention import RetentionSettings
 from config.roles import RoleSettings
-from config.sources import FieldProblem, default_config_path, flatten_toml, from_environ, one_line
+from config.sources import FieldProblem, default_config_path, from_environ, one_line
 from config.tools import McpServerConfig, MissingVariable, interpolate, unique_servers
 
 #: where the store lives: the SQLite file in the data dir, or a PostgreSQL URL
@@ -90,7 +90,7 @@ class Settings(RoleSettings, EmailSettings, EmailAuthSettings, RetentionSettings
     http_host: str = "127.0.0.1"
     port: int | None = Field(default=None, ge=1, le=65535)
 
-    # Several nodes (README "Running several nodes"): every table in PostgreSQL, one
+    # Several nodes (docs/operations.md): every table in PostgreSQL, one
     # leader at a time, its lease lost after this long without renewing
     database_url: SecretStr | None = None
     leader_ttl_seconds: float = Field(default=5.0, ge=1, le=300)
@@ -160,7 +160,7 @@ class Settings(RoleSettings, EmailSettings, EmailAuthSettings, RetentionSettings
     heartbeat: HeartbeatConfig | None = None
     trigger_min_interval_seconds: float = Field(default=60.0, gt=0)
 
-    # Tools that act (config/tools.py; README "Tools that act")
+    # Tools that act (config/tools.py; docs/tools.md)
     mcp_servers: list[McpServerConfig] = Field(default_factory=list)
     # Signed inbound webhooks (config/hooks.py; docs/hooks.md): POST /hooks/<name>
     hooks: list[HookConfig] = Field(default_factory=list)
@@ -181,7 +181,7 @@ class Settings(RoleSettings, EmailSettings, EmailAuthSettings, RetentionSettings
     fetch_timeout_seconds: float = Field(default=20.0, gt=0)
     ssl_cert_file: Path | None = None  # web_fetch's CA bundle (a corporate CA), as OpenSSL
 
-    # Scope (bot/inbox/scope.py; README "Security"): targets always open, and what a crossing does
+    # Scope (bot/inbox/scope.py; docs/security.md): targets always open, and what a crossing does
     targets: list[str] = Field(default_factory=list)
     cross_scope: Literal["approval", "deny"] = "approval"
 
@@ -342,11 +342,9 @@ def load_settings(
     values: dict[str, Any] = {}
     if path is not None:
         try:
-            values.update(flatten_toml(tomllib.loads(path.read_text(encoding="utf-8"))))
-        except FileNotFoundError as exc:
-            raise SettingsError(f"SWITCHBOARD_CONFIG: no such file {path}.") from exc
-        except tomllib.TOMLDecodeError as exc:
-            raise SettingsError(f"SWITCHBOARD_CONFIG: {path} is not valid TOML ({exc}).") from exc
+            values.update(sources.read_file(path, Settings.model_fields))
+        except sources.UnknownKey as exc:  # or no such file, or not TOML
+            raise SettingsError(str(exc)) from exc
     try:
         values["mcp_servers"] = interpolate(values.get("mcp_servers", []), env)
         values["hooks"] = fill_secrets(values.get("hooks", []), env)

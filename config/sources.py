@@ -7,6 +7,8 @@ Imports nothing of the project but `config.entries`.
 
 from __future__ import annotations
 
+import difflib
+import tomllib
 from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -63,6 +65,38 @@ def flatten_toml(data: Mapping[str, Any]) -> dict[str, Any]:
         else:
             flat[key] = value
     return flat
+
+
+class UnknownKey(ValueError):
+    """The config file names a setting Switchboard does not have (a typo, most often)."""
+
+
+def known_keys(flat: dict[str, Any], fields: Collection[str], path: Path) -> dict[str, Any]:
+    """`flat` itself, once every key of it is a setting; else UnknownKey naming the first."""
+    for key, value in flat.items():
+        if key in fields:
+            continue
+        kind = "section" if isinstance(value, Mapping) else "setting"
+        shown = f"[{key}]" if kind == "section" else key
+        close = difflib.get_close_matches(key, [*fields, *TOML_SECTIONS], n=1)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        raise UnknownKey(
+            f"SWITCHBOARD_CONFIG: {path} has an unknown {kind} {shown}{hint}; "
+            "the settings are listed in docs/settings.md."
+        )
+    return flat
+
+
+def read_file(path: Path, fields: Collection[str]) -> dict[str, Any]:
+    """The config file's settings, flattened; UnknownKey (a one-line message naming
+    SWITCHBOARD_CONFIG) when it is missing, not TOML, or names an unknown setting."""
+    try:
+        flat = flatten_toml(tomllib.loads(path.read_text(encoding="utf-8")))
+    except FileNotFoundError as exc:
+        raise UnknownKey(f"SWITCHBOARD_CONFIG: no such file {path}.") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise UnknownKey(f"SWITCHBOARD_CONFIG: {path} is not valid TOML ({exc}).") from exc
+    return known_keys(flat, fields, path)
 
 
 def from_environ(environ: Mapping[str, str], fields: Iterable[str]) -> dict[str, Any]:

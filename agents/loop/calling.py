@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING
 
 from agents.loop import failover, turns
 from agents.model.llm import LLMResponse, ModelError, ModelUnavailable
-from bot.core.notices import CONTEXT_FULL, MODEL_UNAVAILABLE, media_left_out, model_refused
+from agents.model.reasons import for_people
+from bot.core.notices import CONTEXT_FULL, media_left_out, model_refused, model_unavailable
 from bot.outbox.sender import backoff
 
 if TYPE_CHECKING:
@@ -46,7 +47,7 @@ async def complete(node: AgentLoop, conv: Conversation, system: str) -> LLMRespo
                 attempt = 0  # the next model gets its own budget, the person is not told again
                 continue
             if attempt == 0 and not failover.failed_over(node, conv):
-                node.tell(conv, MODEL_UNAVAILABLE)
+                node.tell(conv, model_unavailable(for_people(str(exc))))
             limits = services.limits
             await asyncio.sleep(backoff(attempt, limits.llm_retry_base, limits.llm_retry_max))
             attempt += 1

@@ -29,6 +29,7 @@ from mcp.types import CONNECTION_CLOSED
 
 from agents.mcp.results import to_result
 from agents.tools.toolbox import ToolResult
+from bot.core.changes import CHANGES
 from bot.outbox.sender import backoff
 from config.tools import McpServerConfig
 
@@ -92,6 +93,7 @@ class McpClient:
         self._session = None
         self.connected.clear()
         self.state, self.reason = state, reason
+        CHANGES.state(f"MCP server {self.name}", state, reason)  # the console: once per change
         self._on_change(self)
 
     async def _connect_once(self) -> None:
@@ -108,6 +110,7 @@ class McpClient:
             self.tools = list(listed.tools)
             self._session = session
             self.state, self.reason = "connected", ""
+            CHANGES.state(f"MCP server {self.name}", "connected")
             self.connected.set()
             self._on_change(self)
             await self._stay(session)

@@ -8,7 +8,7 @@ store for `switchboard status`. Agents get a `ToolSource` whose tools are sorted
 name, so their list is byte-stable between turns; `version` moves only when a
 server's tools changed. A server kept for workers by name gives a worker of that name
 its tools freely only when the operator started it (a config trigger); started from a
-person's conversation, each call waits for an approver (README "Security").
+person's conversation, each call waits for an approver (docs/security.md).
 """
 
 from __future__ import annotations

@@ -7,7 +7,9 @@ prefix (system prompt, then tools) carries cache breakpoints so that the consecu
 turns of one agent reuse the prompt cache; callers keep it byte-identical between
 turns. A global semaphore caps calls in flight; waiting for it is counted for
 `switchboard status`. Each backend maps its SDK's errors to `ModelUnavailable` (after
-the SDK's own retries: 429, 529, 5xx, connection) and `ModelError` (refused).
+the SDK's own retries: 429, 529, 5xx, connection; a refused key or an unreachable
+endpoint said in words a person can act on, agents/model/reasons.py) and `ModelError`
+(refused).
 
 How much the model thinks is each role's effort (SWITCHBOARD_EFFORT...), sent the way
 the model takes it (agents/model/capabilities.py reads the capability map). Every call
@@ -33,6 +35,7 @@ from agents.model.providers.base import (
     ModelUnavailable,
     TextSink,
 )
+from agents.model.reasons import Outage
 from bot.core.lazy import preload
 from bot.core.messages import COORDINATOR
 from bot.core.model_calls import UNLABELLED, CallLabel, CallOutcome, CallRecord, Usage
@@ -83,6 +86,8 @@ class Provider:
         self.gate: Gate | None = None
         #: turns saved-file references (images, PDFs people sent) into base64 blocks
         self.expander: Expander | None = None
+        #: the console hears of an outage once per change of its reason
+        self.outage = Outage()
 
     def backend(self, model: str) -> Backend:
         """The backend of `model`'s provider (its SDK client is made at the first call)."""
@@ -135,6 +140,8 @@ class Provider:
             try:
                 response = await backend.create(request, on_text)
             except (ModelUnavailable, ModelError) as exc:
+                if isinstance(exc, ModelUnavailable):
+                    self.outage.failed(str(exc))
                 outcome: CallOutcome = (
                     "unavailable" if isinstance(exc, ModelUnavailable) else "refused"
                 )
@@ -144,6 +151,7 @@ class Provider:
                 raise
             finally:
                 self.in_flight -= 1
+        self.outage.answered()
         self._observe(CallRecord(label, model, "ok", time.monotonic() - started, response.usage))
         return response
 

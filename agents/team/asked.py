@@ -1,5 +1,5 @@
 """Who a worker works for: the person who asked for its task, and everyone who spoke
-to it since it started (README "Security": every conversation is its own).
+to it since it started (docs/security.md: every conversation is its own).
 
 A gated call's requester is the person whose message the step handles: a person who
 spoke to the worker, else the one who asked for its task. Nobody who spoke to the

@@ -309,7 +309,7 @@ class Session(AgentLoop):
         return self.coordinator.team.describe(self.key)
 
     async def _stop(self, args: dict[str, Any]) -> str:
-        """Only this conversation's own workers (README "Security"); a refusal is audited."""
+        """Only this conversation's own workers (docs/security.md); a refusal is audited."""
         team = self.coordinator.team
         try:
             worker = team.stop_for(args["name"].strip(), self.key)

@@ -237,7 +237,7 @@ class Team:
         ]  # fmt: skip
 
     def describe(self, conversation: str | None) -> str:
-        """This conversation's workers; the others only counted (README "Security")."""
+        """This conversation's workers; the others only counted (docs/security.md)."""
         mine = self.of(conversation)
         others = len(self.workers) - len(mine)
         more = f"\n({others} more work for other conversations.)" if others else ""

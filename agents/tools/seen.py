@@ -1,5 +1,5 @@
 """What a model had read when it wrote a call: untrusted content or not, and which web
-addresses the people of its conversation gave it (README "Security", "What can leave").
+addresses the people of its conversation gave it (docs/security.md, "What can leave").
 
 Read from the stored conversation (and its system prompt), so it holds across restarts:
 

@@ -36,7 +36,7 @@ from bot.triggers.activity import period, read_activity
 from bot.triggers.engine import TriggerEngine
 
 SECONDS = {"type": "number"}
-#: what a listing says of the triggers it leaves out (README "Security")
+#: what a listing says of the triggers it leaves out (docs/security.md)
 _OTHERS = "\n({n} more belong to other conversations or the config file.)"
 
 

@@ -48,6 +48,14 @@ def no_such_worker(name: str, workers: list[str]) -> str:
     return f"There is no worker called {name}. Workers: {', '.join(workers)}."
 
 
+HELP = (
+    "Write to me in plain words: the coordinator answers, and starts workers for longer "
+    "jobs. @Name ... talks to a worker; a plain reply to a worker's question answers it; "
+    "new starts a fresh conversation; stop stops what runs here (@Name stop: that worker); "
+    "/help shows this. In the terminal, /status shows what runs and /quit leaves."
+)
+
+
 def not_your_worker(name: str) -> str:
     return (
         f"{name} is not your worker: it works for another conversation, so your message "
@@ -62,6 +70,13 @@ def undeliverable(agent: str, target: Target, error: str) -> str:
 
 # -- the model -----------------------------------------------------------------------
 MODEL_UNAVAILABLE = "The model is unavailable right now; I will answer as soon as it is back."
+
+
+def model_unavailable(why: str = "") -> str:
+    """The outage notice, with why in words for people (agents/model/reasons.py)."""
+    if not why:
+        return MODEL_UNAVAILABLE
+    return f"The model is unavailable right now ({why}); I will answer as soon as it is back."
 
 
 def model_refused(error: object) -> str:
@@ -168,7 +183,7 @@ def fresh_start(archived: bool, parked: list[str]) -> str:
     """The answer to `new`: what was kept, and the workers still waiting here."""
     text = "Started a new conversation."
     if archived:
-        text += " The earlier one is archived (memory_search finds it); what I remember stays."
+        text += " The earlier one is archived where I can still look it up; what I remember stays."
     else:
         text += " There was nothing to archive; what I remember stays."
     for name in parked:
@@ -269,6 +284,7 @@ _DOING = {
     "write_file": "Writing a file",
     "list_workers": "Looking at the workers",
     "schedule": "Scheduling",
+    "publish": "Writing up the result",
 }
 
 
@@ -276,14 +292,16 @@ def doing(tool: str, args: dict[str, object] | None) -> str:
     """The status line for a tool call under way: "Searching memory", "Asking Alice"."""
     args = args or {}
     if tool == "spawn_worker":
-        return f"Asking {args.get('name') or 'a worker'}"
+        return f"Starting {args.get('name') or 'a worker'}"
     if tool == "send_message" and str(args.get("to", "human")) not in ("human", "*"):
         return f"Asking {args.get('to')}"
     if tool == "ask_human":
         return "Waiting for an answer"
     if tool == "stop_worker":
         return f"Stopping {args.get('name') or 'a worker'}"
-    return _DOING.get(tool, f"Running {tool.split('__')[-1].replace('_', ' ')}")
+    if "__" in tool:  # an MCP server's tool: what it does, in words, without its name
+        return f"Using {tool.split('__')[0]}: {tool.split('__')[-1].replace('_', ' ')}"
+    return _DOING.get(tool, "Working")
 
 
 def working_on(agent: str, status: str) -> str:

@@ -35,7 +35,7 @@ MISSED_POLICIES = ("catch_up", "skip")
 SKIP_TOLERANCE_SECONDS = 30
 DEFAULT_GRACE_SECONDS = 3600
 DEFAULT_COOLDOWN_SECONDS = 10.0
-#: the floor of how often an `on_event` trigger fires (README "Triggers"): at most once
+#: the floor of how often an `on_event` trigger fires (docs/conversations.md): at most once
 #: per this many seconds, whatever its `cooldown_seconds`, so no trigger floods a place
 MIN_COOLDOWN_SECONDS = 10.0
 

@@ -31,7 +31,7 @@ log = logging.getLogger(__name__)
 FETCHING: InboundStatus = "fetching"
 #: A download is tried 3 times in all, each under a 60 s timeout; the waits between
 #: tries double from 0.5 s (`bot.outbox.sender.backoff`: 0.25-0.5 s, then 0.5-1 s). Stated in
-#: the README's "Files" section; a test passes a smaller base.
+#: docs/conversations.md, "Files"; a test passes a smaller base.
 ATTEMPTS = 3
 RETRY_BASE_SECONDS = 0.5
 TIMEOUT_SECONDS = 60.0

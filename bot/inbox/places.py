@@ -1,4 +1,4 @@
-"""Whose work is where: every conversation is its own (README "Security").
+"""Whose work is where: every conversation is its own (docs/security.md).
 
 A worker belongs to the conversation that started it (its origin). A person reaches
 it (`@Name`, `@all`, `stop`) only from that conversation or a place the

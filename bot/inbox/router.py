@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from bot.core.messages import COORDINATOR, Inbound
-from bot.core.notices import no_such_worker, not_your_worker
+from bot.core.notices import HELP, no_such_worker, not_your_worker
 from bot.inbox.places import Origin, asked_here, owns, reaches
 from bot.store.core import QuestionRow
 
@@ -31,6 +31,7 @@ _ADDRESS = re.compile(r"^\s*@([\w.\-*]+)[\s,:]*(.*)$", re.DOTALL)
 _STAR = re.compile(r"^\s*\*(?:\s+|$)(.*)$", re.DOTALL)
 BROADCAST_NAMES = {"all", "*", "everyone"}
 FRESH_WORDS = {"new", "/new"}
+HELP_WORDS = {"/help", "/?"}
 
 
 @dataclass(slots=True)
@@ -131,6 +132,8 @@ def route(msg: Inbound, directory: Directory, sender: str | None = None) -> Rout
     text = msg.text.strip()
     if text.lower() in FRESH_WORDS:
         return Route([COORDINATOR], text, fresh=True)
+    if text.lower() in HELP_WORDS:  # answered here: no model reads it
+        return Route(error=HELP)
     star = _STAR.match(text)
     if star:
         everyone = [COORDINATOR, *directory.mine(msg, sender)]

@@ -1,4 +1,4 @@
-"""Scope: what an agent working for one conversation may reach (README "Security").
+"""Scope: what an agent working for one conversation may reach (docs/security.md).
 
 A conversation's files (what people sent in it), the workspaces of its agents and its
 mail journal belong to it. An agent serving a conversation reads and sends those

@@ -1,4 +1,4 @@
-"""What one person sees of the bot's work: their own conversations' (README "Security").
+"""What one person sees of the bot's work: their own conversations' (docs/security.md).
 
 `/switchboard status` and Slack's App Home answer a person, not an operator: they show
 the workers, open questions, pending approvals and triggers of the conversations that

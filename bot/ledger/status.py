@@ -49,11 +49,12 @@ def _leader(store: Store, this_node: Callable[[str], bool] | None) -> str:
 def _runtime(store: Store) -> str:
     beat = _beat(store)
     if runtime_live(store):
+        down = beat.get("model_down")
         return (
             f"Switchboard: running (pid {beat['pid']}, up {ago(beat['started_at'])[:-4]}), "
             f"LLM calls in flight {beat['llm_in_flight']}, waiting for a slot "
-            f"{beat['llm_waiting']}, open conversations {beat['sessions']}"
-        )
+            f"{beat['llm_waiting']}, conversations being answered {beat['sessions']}"
+        ) + (f"\nThe model cannot be used: {down}" if down else "")
     return "Switchboard: not running" + (
         f" (last seen {ago(beat['beat'], store.now())})" if beat.get("beat") else ""
     )
@@ -68,7 +69,11 @@ def _agents(store: Store) -> str:
 
 
 def _questions(store: Store) -> str:
-    rows = [[q.id, q.worker, q.target, ago(q.asked_at), q.question] for q in store.open_questions()]
+    named = {w.id: w.name for w in store.workers()}  # the name as given: Alice, not alice
+    rows = [
+        [q.id, named.get(q.worker, q.worker), q.target, ago(q.asked_at), q.question]
+        for q in store.open_questions()
+    ]
     if not rows:
         return "Open questions: none"
     return "Open questions\n" + table(["id", "worker", "asked in", "asked", "question"], rows)

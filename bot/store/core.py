@@ -24,6 +24,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, TypeVar
 
+from bot.core.changes import CHANGES
 from bot.core.channel import AttemptRow
 from bot.core.messages import BusMessage, Inbound
 from bot.store import growth, migrations, sqlite
@@ -344,6 +345,7 @@ class Store(AgentTables, OutboxTables):
             " detail = excluded.detail, updated_at = excluded.updated_at",
             (channel, state, detail, time.time()),
         )
+        CHANGES.state(channel, state, detail)  # the console hears it once per change
 
     def health(self) -> list[tuple[str, str, str, float]]:
         return list(

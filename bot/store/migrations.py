@@ -84,6 +84,12 @@ def statements(text: str) -> Iterator[str]:
             buf = ""
 
 
+NO_DRIVER = (
+    "SWITCHBOARD_DATABASE_URL needs the PostgreSQL driver (psycopg), which is not installed: "
+    "pip install 'switchboard[postgres]' in the bot's venv"
+)
+
+
 class DatabaseUnreachable(SettingsError):
     """SWITCHBOARD_DATABASE_URL names a server that cannot be reached (or refuses us)."""
 
@@ -91,8 +97,10 @@ class DatabaseUnreachable(SettingsError):
 def open_postgres(url: str, readonly: bool) -> Connection:
     """A session on the PostgreSQL database at `url`, its schema brought to VERSION (a
     reader only checks it). One line naming the variable when it cannot be reached."""
-    from bot.store import postgres  # psycopg loads only for a PostgreSQL store
-
+    try:
+        from bot.store import postgres  # psycopg loads only for a PostgreSQL store
+    except ModuleNotFoundError as exc:  # the venv was made without the extra
+        raise SettingsError(NO_DRIVER) from exc
     try:
         db = postgres.connect(url)
     except StoreUnavailable as exc:

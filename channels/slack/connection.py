@@ -58,6 +58,28 @@ class _QuietTokenWarning(logging.Filter):
         return "`token`" not in record.getMessage()
 
 
+class _Repeated(logging.Filter):
+    """The SDK logs a failed reconnect (`Failed to retrieve WSS URL …`) at every retry,
+    every few seconds; the channel's health already reaches the console once per change
+    of state, so the same line is let through once per REPEAT_SECONDS."""
+
+    REPEAT_SECONDS = 600.0
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._seen: dict[str, float] = {}
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno < logging.WARNING:
+            return True
+        key = record.getMessage().split("\n", 1)[0][:120]
+        last = self._seen.get(key)
+        if last is not None and record.created - last < self.REPEAT_SECONDS:
+            return False
+        self._seen[key] = record.created
+        return True
+
+
 def build_app(
     client: AsyncWebClient,
     dispatch: Dispatch,
@@ -68,6 +90,8 @@ def build_app(
 ) -> AsyncApp:
     bolt_log = logging.getLogger("channels.slack.bolt")
     bolt_log.addFilter(_QuietTokenWarning())
+    if not any(isinstance(f, _Repeated) for f in bolt_log.filters):
+        bolt_log.addFilter(_Repeated())
 
     async def authorize() -> AuthorizeResult:
         # bolt's default asks auth.test on every request until one answer is cached:

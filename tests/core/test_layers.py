@@ -21,6 +21,7 @@ COMPOSITION = (
     "bot.__main__",
     "bot.ops",
     "bot.evaluation",
+    "bot.setup",  # switchboard init and doctor
 )
 #: who may import whom, by floor
 ALLOWED = {

@@ -35,7 +35,10 @@ def test_comma_separated_lists_from_the_environment() -> None:
         ({"SWITCHBOARD_HOME": "email:foo"}, "SWITCHBOARD_HOME: delivery target 'email:foo' is not"),
         ({"IMAP_TLS": "maybe"}, "IMAP_TLS: Input should be 'ssl', 'starttls' or 'none'"),
         ({"SWITCHBOARD_TIMEZONE": "Mars/Olympus"}, "SWITCHBOARD_TIMEZONE: is not an IANA"),
-        ({"SLACK_BOT_TOKEN": "xoxb-1"}, "SLACK_APP_TOKEN set SLACK_APP_TOKEN (Socket Mode)"),
+        (
+            {"SLACK_BOT_TOKEN": "xoxb-1"},
+            "SLACK_APP_TOKEN is not set: with SLACK_BOT_TOKEN, set SLACK_APP_TOKEN (Socket Mode",
+        ),
         (
             {"SLACK_BOT_TOKEN": "xoxp-1", "SLACK_APP_TOKEN": "xapp-1"},
             "SLACK_BOT_TOKEN must be the app's bot token (xoxb-",

@@ -178,6 +178,17 @@ def _echo(call: Call) -> list[dict[str, Any]]:
     return [text(f"echo: {call.last_text}")]
 
 
+#: what the real API answers for these statuses (docs.anthropic.com, "Errors")
+ERRORS = {
+    401: ("authentication_error", "invalid x-api-key"),
+    403: (
+        "permission_error",
+        "Your API key does not have permission to use the specified resource.",
+    ),
+    529: ("overloaded_error", "scripted failure"),
+}
+
+
 class FakeAnthropic(ThreadedServer[list[Call]]):
     name = "fake Anthropic"
     client_max_size = 64 * 1024 * 1024
@@ -238,13 +249,8 @@ class FakeAnthropic(ThreadedServer[list[Call]]):
             return _error(400, "invalid_request_error", "; ".join(refused))
         if self.failures:
             status, headers = self.failures.pop(0)
-            error = {
-                "type": "error",
-                "error": {
-                    "type": "overloaded_error" if status == 529 else "api_error",
-                    "message": "scripted failure",
-                },
-            }
+            kind, message = ERRORS.get(status, ("api_error", "scripted failure"))
+            error = {"type": "error", "error": {"type": kind, "message": message}}
             return web.json_response(error, status=status, headers=headers)
         reply = self.responder(call)
         if inspect.isawaitable(reply):

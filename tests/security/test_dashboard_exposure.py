@@ -94,7 +94,7 @@ def test_d6_the_systemd_unit_makes_a_dashboard_token_before_it_starts(tmp_path: 
 
 
 def test_d6_the_readme_proxy_advice_comes_with_the_token() -> None:
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / "docs" / "operations.md").read_text()
     deployment = readme.split("## Deployment", 1)[1].split("\n## ", 1)[0]
     proxy = next(p for p in deployment.split("\n\n") if "TLS proxy" in p)
     assert "dashboard.env" in proxy and "the token is what guards it" in proxy

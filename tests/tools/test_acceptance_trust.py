@@ -4,7 +4,7 @@ saying what it reaches once the decision edits it; a decision on the dashboard o
 through the HTTP API is recorded and audited with its own `how` and id; on Discord a
 long argument rides as a file beside the buttons; SWITCHBOARD_HOME is open to send to,
 not to read; `switchboard audit --json` prints only JSON; a Slack file name loses
-bidi, line-separator and control characters (README "Security")."""
+bidi, line-separator and control characters (docs/security.md)."""
 
 from __future__ import annotations
 

@@ -23,6 +23,7 @@ from agents.model.providers.base import (
     Request,
     TextSink,
 )
+from agents.model.reasons import explain
 from bot.core.lazy import lazy
 from bot.core.model_calls import Usage
 
@@ -115,11 +116,13 @@ class AnthropicBackend:
                 if on_text is not None:
                     await _read_along(stream, on_text)
                 reply = await stream.get_final_message()
-        except (
-            anthropic.APIConnectionError,
-            anthropic.RateLimitError,
-            anthropic.InternalServerError,
-        ) as exc:
+        except anthropic.APIConnectionError as exc:  # said with the URL it cannot reach
+            raise ModelUnavailable(explain(exc, str(self.client.base_url))) from exc
+        except (anthropic.AuthenticationError, anthropic.PermissionDeniedError) as exc:
+            if type(self._client).__name__ != "AsyncAnthropic":  # a cloud's token: renewed
+                raise ModelError(describe_error(exc)) from exc
+            raise ModelUnavailable(explain(exc, str(self.client.base_url))) from exc  # the key
+        except (anthropic.RateLimitError, anthropic.InternalServerError) as exc:
             raise ModelUnavailable(describe_error(exc)) from exc
         except anthropic.APIStatusError as exc:
             if exc.status_code in (408, 409) or exc.status_code >= 500:
