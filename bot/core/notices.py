@@ -196,7 +196,10 @@ def fresh_start(archived: bool, parked: list[str]) -> str:
 
 # -- operators (the dashboard) ---------------------------------------------------------
 def answered_by_operator(operator: str, text: str) -> str:
-    return f"Answered from the dashboard by {operator}: {text}"
+    """An answer an operator gave on the dashboard (`operator`: who, or just "dashboard"
+    when the dashboard knows no name)."""
+    who = "An operator" if operator == "dashboard" else operator
+    return f"{who} answered from the dashboard: {text}"
 
 
 def follower_cannot(leader: str | None) -> str:

@@ -71,7 +71,7 @@ async def test_stop_a_worker_and_answer_a_question_from_the_dashboard(
         await answer.locator("button", has_text="Answer").click()
         await expect(page.locator(".flash")).to_have_text("Answer sent to Alice.")
         await channel.wait_text("Report based on: data center only")
-        assert any(t == "Answered from the dashboard by dashboard: data center only"
+        assert any(t == "An operator answered from the dashboard: data center only"
                    for t in channel.texts())  # fmt: skip
     assert script.answers_seen == ["data center only"]
     assert not [m for m in console if "Content Security Policy" in m], console
