@@ -13,12 +13,14 @@ from bot.store.errors import from_sqlite
 
 
 class Connection:
+    """A SQLite connection whose errors are the store's."""
+
     def __init__(self, raw: sqlite3.Connection) -> None:
         self.raw = raw
 
-    def execute(self, sql: str, args: Iterable[Any] = ()) -> sqlite3.Cursor:
+    def execute(self, sql: str, args: Sequence[Any] = ()) -> sqlite3.Cursor:
         try:
-            return self.raw.execute(sql, tuple(args))
+            return self.raw.execute(sql, args)
         except sqlite3.Error as exc:
             raise from_sqlite(exc) from exc
 
