@@ -26,8 +26,11 @@ class TerminalProgress:
         self.open = False  # a streamed line is under way (no newline yet)
 
     async def working(self, target: Target, status: str, recipient: str | None) -> None:
+        """A status line; one with no subject (Slack puts the app's name before it) is the
+        coordinator's."""
         if self.show_status and not self.open:
-            self._write(f"{SPINNER} {status}\n")
+            said = f"{COORDINATOR} {status}" if status.startswith("is ") else status
+            self._write(f"{SPINNER} {said}\n")
 
     async def received(self, msg: Inbound, react: bool) -> None:
         """No reactions in a terminal."""

@@ -39,7 +39,8 @@ async def test_terminal_shows_status_then_streams_the_answer_once(
     await app.start()
     try:
         app.human.accept(inbound("how did the deploy go?"))
-        await eventually(lambda: "⋯ is thinking…" in out.getvalue(), 1.0)  # before any text
+        thinking = "⋯ coordinator is thinking…"
+        await eventually(lambda: thinking in out.getvalue(), 1.0)  # before any text
         await eventually(lambda: "[coordinator] The deploy" in out.getvalue())
         partial = out.getvalue()
         assert ANSWER not in partial  # seen as it is written, before the whole answer
