@@ -88,11 +88,18 @@ def describe(line: AuditLine) -> tuple[str, ...]:
     what = line.tool or line.action or line.resource or ""
     if line.resource and line.resource != what:
         what = f"{what} -> {line.resource}" if what else line.resource
-    decided = f"{who(line.decider, line.decider_id)} via {line.how}" if line.how else ""
+    decided = _decided(who(line.decider, line.decider_id), line.how)
     return (
         when, line.type, line.conversation or "", who(line.person, line.person_id),
         line.agent, what, line.args_digest or "", decided, line.outcome or "",
     )  # fmt: skip
+
+
+def _decided(decider: str, how: str | None) -> str:
+    """`Ann (slack:U1) via button`; the dashboard's own operator is just `dashboard`."""
+    if not how:
+        return ""
+    return decider if decider == how else f"{decider} via {how}"
 
 
 HEADERS = ("time (UTC)", "event", "conversation", "person", "agent", "tool / action",

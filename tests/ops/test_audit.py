@@ -162,3 +162,16 @@ def test_an_older_approvals_table_gains_the_new_columns(tmp_path: Path) -> None:
         assert store.approvals.get("a1").decider_id == "slack:UBOB"  # type: ignore[union-attr]
     finally:
         store.close()
+
+
+def test_a_decision_reads_who_and_how_once() -> None:
+    from bot.ledger.audit import describe
+    from bot.store.schema import AuditLine
+
+    def decided(decider: str, decider_id: str | None, how: str) -> str:
+        line = AuditLine(1, 0.0, "approval.decided", "coordinator", decider=decider,
+                         decider_id=decider_id, how=how)  # fmt: skip
+        return describe(line)[7]
+
+    assert decided("Ann", "slack:U1", "button") == "Ann (slack:U1) via button"
+    assert decided("dashboard", None, "dashboard") == "dashboard"
