@@ -61,7 +61,8 @@ def _runtime(store: Store) -> str:
 
 
 def _agents(store: Store) -> str:
-    rows: list[list[object]] = [["coordinator", "coordinator", "live", "-", "-", "-"]]
+    state = "live" if runtime_live(store) else "not running"
+    rows: list[list[object]] = [["coordinator", "coordinator", state, "-", "-", "-"]]
     for w in store.workers():
         if w.status in ACTIVE_WORKER_STATES or time.time() - w.updated_at < 86400:
             rows.append([w.name, "worker", w.status, w.turns, ago(w.updated_at), w.task])

@@ -248,3 +248,22 @@ async def test_the_dashboard_says_when_the_budget_holds_work(
     budget = json.loads(health_text)["budget"]
     assert budget["exceeded"] is True and budget["limit_usd"] == 0.000001
     assert budget["spent_today_usd"] > 0
+
+
+async def test_status_says_the_coordinator_is_not_running_once_the_bot_stopped(
+    tmp_path: Path, fake: FakeAnthropic
+) -> None:
+    from bot.ledger.status import runtime_live
+    from bot.store.core import Store
+
+    settings = make_settings(tmp_path, fake)
+    async with running_app(settings) as app:
+        await eventually(lambda: runtime_live(app.store))
+        assert "coordinator  coordinator  live" in full_status(app.store)
+    store = Store(settings.data_dir / "switchboard.db", readonly=True)
+    try:
+        text = full_status(store)
+    finally:
+        store.close()
+    assert "coordinator  coordinator  not running" in text
+    assert "leader: none" in text
