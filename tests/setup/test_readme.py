@@ -46,8 +46,8 @@ def test_the_front_page_is_short_and_its_links_lead_somewhere() -> None:
 def _clone(tmp_path: Path) -> Path:
     """A fresh clone of this checkout's HEAD, with a `.venv` that is this one (stamped as
     `scripts/_setup.sh` stamps it, so nothing is installed again)."""
-    if shutil.which("git") is None or not (ROOT / ".git").exists():
-        pytest.skip("not a git checkout")
+    # the test command runs in a clone (CI clones afresh); git comes with it
+    assert shutil.which("git") and (ROOT / ".git").exists(), "run the suite in a git clone"
     clone = tmp_path / "switchboard"
     subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True, timeout=60)
     bin_dir = clone / ".venv" / "bin"
