@@ -146,6 +146,7 @@ SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "memory_file_max_bytes",
             "memory_inline_bytes",
             "memory_rescan_seconds",
+            "memory_search",
             "memory_distil",
             "memory_distil_cron",
             "consolidate",
@@ -301,6 +302,8 @@ MEANING: dict[str, str] = {
     "memory_file_max_bytes": "largest memory file",
     "memory_inline_bytes": "below this the whole memory is a search's answer",
     "memory_rescan_seconds": "how often memory files are re-read for search",
+    "memory_search": "`hybrid`: memory_search ranks by keywords and meaning (a bundled "
+    "model, no network); `keywords`: by keywords only",
     "memory_distil": "distil daily logs into MEMORY.md nightly",
     "memory_distil_cron": "when (cron, in SWITCHBOARD_TIMEZONE)",
     "consolidate": "consolidate conversations into team knowledge nightly",

@@ -126,6 +126,7 @@ class Settings(RoleSettings, EmailSettings, EmailAuthSettings, RetentionSettings
     memory_file_max_bytes: int = Field(default=262_144, ge=1_024)
     memory_inline_bytes: int = Field(default=20_000, ge=0)
     memory_rescan_seconds: float = Field(default=2.0, ge=0)
+    memory_search: Literal["hybrid", "keywords"] = "hybrid"
 
     # Files people send and agents write (bot/inbox/files.py, agents/tools/files.py)
     file_max_bytes: int = Field(default=20_000_000, ge=1_024)

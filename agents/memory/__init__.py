@@ -22,6 +22,7 @@ from agents.memory.agent import AgentMemory
 from agents.memory.capture import captures
 from agents.memory.compaction import Compactor
 from agents.memory.consolidate import Consolidator
+from agents.memory.embedding import MODEL, Embedder
 from agents.memory.files import AgentFiles, MemoryRefused, archive_slug
 from agents.memory.maintenance import distil
 from agents.memory.prompt import PromptCache, turn_context
@@ -64,7 +65,11 @@ class Memory:
         self._prompts = PromptCache()
         self._opening = threading.Lock()  # tools open an agent's memory from worker threads
         s = settings
-        self.shared = Shared(data_dir, s.memory_file_max_bytes, s.timezone, s.memory_rescan_seconds)
+        #: the meaning half of search: the process's model, loaded at a first search
+        self.embedder: Embedder | None = MODEL if s.memory_search == "hybrid" else None
+        self.shared = Shared(
+            data_dir, s.memory_file_max_bytes, s.timezone, s.memory_rescan_seconds, self.embedder
+        )
         self.compactor = Compactor(
             llm, events, self.agent, settings.compact_at_tokens, settings.compact_keep_tokens
         )
@@ -76,7 +81,7 @@ class Memory:
     def _open(self, agent_id: str) -> AgentMemory:
         s = self.settings
         files = AgentFiles(agent_dir(self.data_dir, agent_id), s.memory_file_max_bytes, s.timezone)
-        index = MemoryIndex(files, s.memory_rescan_seconds)
+        index = MemoryIndex(files, s.memory_rescan_seconds, embedder=self.embedder)
         memory = AgentMemory(agent_id, files, index, s.memory_inline_bytes, self.shared)
         self._agents[agent_id] = memory
         return memory

@@ -4,8 +4,9 @@ Layout below `<data_dir>/agents/<agent_id>/`: MEMORY.md (reflect), memory/YYYY-M
 (remember, append-only), memory/knowledge/<topic>.md (learn_fact), memory/index.md
 (what is stored where; regenerated when a topic is written). People's profiles and
 team knowledge are shared by every agent (`Shared`, in agents/memory/shared.py);
-`memory_search` ranks both together. Methods are synchronous (the tools run them in
-a thread) and return the text the model reads.
+`memory_search` ranks both together, by keywords and meaning (agents/memory/hybrid.py).
+Methods are synchronous (the tools run them in a thread) and return the text the model
+reads.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from agents.memory.files import (
     MemoryRefused,
     topic_name,
 )
+from agents.memory.hybrid import DEPTH, by_meaning, fuse
 from agents.memory.search import Found, Hit, MemoryIndex
 from agents.memory.shared import PEOPLE_DIR, TEAM_KNOWLEDGE, Shared
 from bot.inbox.people import profile_key
@@ -36,6 +38,11 @@ PROFILE_SECTIONS = {
 RECALL_MAX_CHARS = 40_000
 SCOPED_LIMIT = 40  # shared hits fetched before other conversations' archives are left out
 SEARCH_MAX_CHARS = 24_000
+SEARCH_LIMIT = 10  # sections a search returns (the seed's figure)
+BROAD = (
+    "These words are in most of your memory, so keywords do not rank these sections; "
+    "add a more specific word."
+)
 SEPARATOR = "\n\n---\n\n"
 
 
@@ -94,23 +101,26 @@ class AgentMemory:
         self.shared.index.refresh()
         if self.index.total_bytes() + self.shared.index.total_bytes() < self.inline_bytes:
             return self._everything()
-        own = self.index.search(query)
-        team = self.shared.index.search(query, SCOPED_LIMIT if archives else 8)
-        if archives is not None:
-            kept = [h for h in team.hits if "/archive/" not in h.path or archives(h.path)]
-            team = Found(kept, team.broad)
-        hits = _merge(query, own, team)
+        own = self.index.search(query, DEPTH)
+        team = self.shared.index.search(query, SCOPED_LIMIT if archives else DEPTH)
+
+        def shown(hit: Hit) -> bool:
+            return archives is None or "/archive/" not in hit.path or archives(hit.path)
+
+        team = Found([h for h in team.hits if shown(h)], team.broad)
+        keywords = _merge(query, own, team, DEPTH)
+        meaning = by_meaning(query, (self.index, self.shared.index), shown)
+        ranked = fuse(keywords, meaning.hits) if meaning is not None else keywords
+        hits = _cap_transcripts(ranked)[:SEARCH_LIMIT]
         if not hits:
             return f"No memory matches {query!r}."
         words = normalised(query).split()
-        blocks = [f"**{hit.path}** ({origin(hit, own)})\n{_excerpt(hit, words)}" for hit in hits]
-        note = (
-            "These words are in most of your memory, so these sections are not ranked; "
-            "add a more specific word.\n\n"
-            if _broad(own, team)
-            else ""
-        )
-        return note + _fit(blocks, SEARCH_MAX_CHARS, "narrow the query")
+        mine = {h.path for h in own.hits} | (meaning.first if meaning is not None else set())
+        blocks = [f"**{hit.path}** ({origin(hit, mine)})\n{_excerpt(hit, words)}" for hit in hits]
+        notes = [BROAD] if _broad(own, team) else []
+        notes += [meaning.note] if meaning is not None and meaning.note else []
+        head = "".join(f"{n}\n\n" for n in notes)
+        return head + _fit(blocks, SEARCH_MAX_CHARS, "narrow the query")
 
     def _everything(self) -> str:
         mine = [(p, "your memory", self.files) for p in self.files.memory_files()]
@@ -250,9 +260,10 @@ def _fit(blocks: list[str], limit: int, hint: str) -> str:
     return text
 
 
-def origin(hit: Hit, own: Found | None) -> str:
-    """Where a hit comes from, in words the model can pass on."""
-    if own is not None and hit in own.hits:
+def origin(hit: Hit, mine: set[str] | None) -> str:
+    """Where a hit comes from, in words the model can pass on (`mine`: paths of the
+    agent's own index; the shared index's paths never look like them)."""
+    if mine is not None and hit.path in mine:
         return "your memory"
     path = hit.path
     if path.startswith(f"{PEOPLE_DIR}/"):
@@ -266,7 +277,7 @@ def origin(hit: Hit, own: Found | None) -> str:
     return "shared"
 
 
-def _merge(query: str, own: Found, team: Found, limit: int = 8) -> list[Hit]:
+def _merge(query: str, own: Found, team: Found, limit: int = SEARCH_LIMIT) -> list[Hit]:
     """Both lists ranked together: by how many query words a hit holds, then bm25."""
     words = set(normalised(query).split())
     hits = [*own.hits, *team.hits]
@@ -277,9 +288,13 @@ def _merge(query: str, own: Found, team: Found, limit: int = 8) -> list[Hit]:
         raw = hit.path.endswith(".jsonl")
         return (-sum(w in lowered[id(hit)] for w in words), raw, hit.score)
 
-    ranked = sorted(hits, key=key)
+    return _cap_transcripts(sorted(hits, key=key))[:limit]
+
+
+def _cap_transcripts(ranked: list[Hit]) -> list[Hit]:
+    """At most `TRANSCRIPT_HITS` archived-conversation passages, the best ones."""
     raw = [h for h in ranked if h.path.endswith(".jsonl")][:TRANSCRIPT_HITS]
-    return [h for h in ranked if not h.path.endswith(".jsonl") or h in raw][:limit]
+    return [h for h in ranked if not h.path.endswith(".jsonl") or h in raw]
 
 
 EXCERPT_CHARS = 300

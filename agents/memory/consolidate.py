@@ -33,8 +33,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agents.memory.files import MemoryRefused, _atomic_write, topic_name
-from agents.memory.search import transcript_turn
 from agents.memory.shared import Shared
+from agents.memory.transcripts import transcript_turn
 from agents.model.llm import ModelError, ModelUnavailable
 from bot.core.events import EventLog
 from bot.store.core import Store

@@ -1,11 +1,13 @@
-"""`memory_search`: the whole memory when it is small, else BM25 over markdown sections.
+"""`memory_search`: the whole memory when it is small, else BM25 over markdown sections
+and, in hybrid mode, their meaning (agents/memory/vectors.py, fused in hybrid.py).
 
 The markdown files are the source of truth. The SQLite FTS5 index beside them
 (`<agent dir>/.search.sqlite`) is derived: each file's `##`/`###` sections are rows,
 ranked with FTS5's built-in bm25. Before a query the index is brought up to date by
 modification time and size (a changed file is re-read, and re-indexed only when its
 hash changed), so files edited by hand are found; deleting the index file simply
-rebuilds it on the next search.
+rebuilds it on the next search. The same file holds each section's embedding (a blob
+keyed by the section's hash, so unchanged sections are never embedded twice).
 
 `plain_scan` is the reference implementation from the design (grep section by
 section); the benchmark compares the two in one run.
@@ -14,15 +16,18 @@ section); the benchmark compares the two in one run.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 import sqlite3
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from agents.memory.embedding import EMBED_CHARS, Embedder
 from agents.memory.files import AgentFiles, Seen
+from agents.memory.transcripts import transcript_sections
 
 INDEX_FILE = ".search.sqlite"
 _SECTION_BITS = 20  # rowid = file id << 20 | section number
@@ -31,12 +36,19 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 
 MMAP_BYTES = 1 << 30  # address space, not memory: pages come from the OS's file cache
 RANK_BUDGET = 1_000  # sections bm25 may rank per query: bounds a query's time
+SCHEMA_VERSION = 2  # another version on disk: the derived index is dropped and rebuilt
+_TABLES = ("files", "sections", "digests", "vectors", "meta")
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS files (
     id INTEGER PRIMARY KEY, path TEXT UNIQUE NOT NULL, mtime_ns INTEGER NOT NULL,
     size INTEGER NOT NULL, sha1 TEXT NOT NULL, sections INTEGER NOT NULL);
 CREATE VIRTUAL TABLE IF NOT EXISTS sections USING fts5(
     path UNINDEXED, body, tokenize = 'porter unicode61');
+CREATE TABLE IF NOT EXISTS digests (
+    rowid INTEGER PRIMARY KEY, digest BLOB NOT NULL, kind INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS digests_by_digest ON digests(digest);
+CREATE TABLE IF NOT EXISTS vectors (digest BLOB PRIMARY KEY, vec BLOB NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE VIRTUAL TABLE IF NOT EXISTS temp.query USING fts5(body, tokenize = 'porter unicode61');
 CREATE VIRTUAL TABLE IF NOT EXISTS temp.query_terms USING fts5vocab(temp, query, row);
 """
@@ -77,8 +89,14 @@ class MemoryIndex:
     """The FTS5 index of one agent's memory, refreshed from the files before use."""
 
     def __init__(
-        self, files: AgentFiles, rescan_seconds: float = 0.0, name: str = INDEX_FILE
+        self,
+        files: AgentFiles,
+        rescan_seconds: float = 0.0,
+        name: str = INDEX_FILE,
+        embedder: Embedder | None = None,
     ) -> None:
+        from agents.memory.vectors import Vectors
+
         self.files = files
         self.name = name
         self.rescan_seconds = rescan_seconds
@@ -87,6 +105,9 @@ class MemoryIndex:
         self._scanned_at = 0.0
         self._dirty: set[Path] = set()
         self._total: int | None = None  # bytes indexed, known until something changes
+        self.changes = 0  # counts syncs that changed sections (and reconnections)
+        self.opened = 0  # counts close(): a background embedder stops when it moves
+        self.vectors = Vectors(self, embedder) if embedder is not None else None
 
     @property
     def db_path(self) -> Path:
@@ -103,13 +124,29 @@ class MemoryIndex:
             # read pages through a memory map: no read() call per page, so ranking a
             # query's doclists costs far less when two indexes take turns (own + shared)
             self._db.execute(f"PRAGMA mmap_size={MMAP_BYTES}")
-            self._db.executescript(_SCHEMA)
+            self._schema(self._db)
+            self.changes += 1
             self._scanned_at = float("-inf")
             self._total = None
         return self._db
 
+    @staticmethod
+    def _schema(db: sqlite3.Connection) -> None:
+        if db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+            for table in _TABLES:  # an older layout: derived, so dropped and rebuilt
+                db.execute(f"DROP TABLE IF EXISTS {table}")
+            db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        db.executescript(_SCHEMA)
+
+    @contextmanager
+    def db(self) -> Iterator[sqlite3.Connection]:
+        """The index's connection, held alone (for the vectors' own queries)."""
+        with self._lock:
+            yield self._conn()
+
     def close(self) -> None:
         with self._lock:
+            self.opened += 1
             if self._db is not None:
                 self._db.close()
                 self._db = None
@@ -133,24 +170,36 @@ class MemoryIndex:
             due = force or now - self._scanned_at >= self.rescan_seconds
             if not due and not self._dirty:  # nothing to look at: a query pays nothing
                 return 0
-            rows = db.execute("SELECT id, path, mtime_ns, size, sha1 FROM files")
-            known: dict[str, _Row] = {row[1]: row for row in rows}
-            if due:
-                seen = self.files.scan()
-                gone = set(known) - {s.relative for s in seen}
-                self._scanned_at = now
-            else:
-                dirty = {self.files.relative(p): self.files.seen(p) for p in self._dirty}
-                seen = [s for s in dirty.values() if s is not None]
-                gone = {relative for relative, s in dirty.items() if s is None} & set(known)
-            self._dirty.clear()
-            changed = sum(self._sync(db, known.get(s.relative), s) for s in seen)
-            for relative in gone:
-                self._forget(db, known[relative][0])
+            # another process may refresh the same file: take the write lock first, so
+            # what `files` says is still true when we write (waits up to 5 s for it)
+            begin_writing(db)
+            try:
+                changed = self._refresh(db, now, due)
+            except BaseException:
+                db.rollback()
+                raise
             db.commit()
-            if changed or gone:
+            if changed:
                 self._total = None
-            return changed + len(gone)
+                self.changes += 1
+            return changed
+
+    def _refresh(self, db: sqlite3.Connection, now: float, due: bool) -> int:
+        rows = db.execute("SELECT id, path, mtime_ns, size, sha1 FROM files")
+        known: dict[str, _Row] = {row[1]: row for row in rows}
+        if due:
+            seen = self.files.scan()
+            gone = set(known) - {s.relative for s in seen}
+            self._scanned_at = now
+        else:
+            dirty = {self.files.relative(p): self.files.seen(p) for p in self._dirty}
+            seen = [s for s in dirty.values() if s is not None]
+            gone = {relative for relative, s in dirty.items() if s is None} & set(known)
+        self._dirty.clear()
+        changed = sum(self._sync(db, known.get(s.relative), s) for s in seen)
+        for relative in gone:
+            self._forget(db, known[relative][0])
+        return changed + len(gone)
 
     def _sync(self, db: sqlite3.Connection, row: _Row | None, seen: Seen) -> bool:
         if row is not None and (row[2], row[3]) == (seen.mtime_ns, seen.size):
@@ -179,15 +228,21 @@ class MemoryIndex:
             "INSERT INTO sections(rowid, path, body) VALUES (?, ?, ?)",
             ((base + n, seen.relative, s) for n, s in enumerate(sections)),
         )
+        kind = int(seen.relative.endswith(".jsonl"))  # curated notes are embedded first
+        db.executemany(
+            "INSERT INTO digests(rowid, digest, kind) VALUES (?, ?, ?)",
+            ((base + n, section_digest(s), kind) for n, s in enumerate(sections)),
+        )
         return True
 
     @staticmethod
     def _forget(db: sqlite3.Connection, file_id: int) -> None:
         base = file_id << _SECTION_BITS
-        db.execute(
-            "DELETE FROM sections WHERE rowid >= ? AND rowid < ?",
-            (base, base + (1 << _SECTION_BITS)),
-        )
+        for table in ("sections", "digests"):
+            db.execute(
+                f"DELETE FROM {table} WHERE rowid >= ? AND rowid < ?",
+                (base, base + (1 << _SECTION_BITS)),
+            )
         db.execute("DELETE FROM files WHERE id = ?", (file_id,))
 
     def total_bytes(self) -> int:
@@ -198,7 +253,7 @@ class MemoryIndex:
             return self._total
 
     # -- query -------------------------------------------------------------------------
-    def search(self, query: str, limit: int = 8) -> Found:
+    def search(self, query: str, limit: int = 10) -> Found:
         """The best sections for `query` (call `refresh` first).
 
         Ranking is bm25 over the query's discriminating words: the rarest, while the
@@ -221,6 +276,7 @@ class MemoryIndex:
                 total += n
             broad = bool(counts) and not chosen
             rows = self._candidates(db, chosen or [s for _, s in counts], broad, limit * 4)
+            db.commit()  # ends the scratch table's write: no snapshot is left open
         words = {w.lower() for w in _WORD.findall(query)}
         lowered = {id(hit): hit.text.lower() for hit in rows}
         ranked = sorted(rows, key=lambda hit: -sum(w in lowered[id(hit)] for w in words))
@@ -262,6 +318,19 @@ class MemoryIndex:
         return [Hit(row[0], row[1], row[2] if len(row) > 2 else 0.0) for row in rows]
 
 
+def begin_writing(db: sqlite3.Connection) -> None:
+    """Take the write lock now (waiting for another process's writer), ending first any
+    read left open, so what this connection read is current when it writes."""
+    if db.in_transaction:
+        db.commit()
+    db.execute("BEGIN IMMEDIATE")
+
+
+def section_digest(section: str) -> bytes:
+    """The key of a section's embedding: the hash of the text the model reads."""
+    return hashlib.blake2b(section[:EMBED_CHARS].encode(), digest_size=16).digest()
+
+
 def sections_of(relative: str, text: str) -> list[str]:
     """The searchable sections of a file: markdown by heading, an archived
     conversation (`.jsonl`) as its transcript in chunks."""
@@ -270,55 +339,7 @@ def sections_of(relative: str, text: str) -> list[str]:
     return split_sections(text)
 
 
-TRANSCRIPT_CHUNK = 600  # chars: short sections rank fast (bench_people: p95 6.2 -> 2.0 ms on 25 MB)
-
-
-def transcript_sections(relative: str, text: str) -> list[str]:
-    """An archived conversation as `## <file>` chunks of its turns' text."""
-    head = f"## {relative.rsplit('/', 1)[-1].removesuffix('.jsonl')}"
-    sections: list[str] = []
-    current: list[str] = []
-    size = 0
-    for line in text.splitlines():
-        turn = transcript_turn(line)
-        if not turn:
-            continue
-        if current and size + len(turn) > TRANSCRIPT_CHUNK:
-            sections.append("\n".join([head, *current]))
-            current, size = [], 0
-        current.append(turn)
-        size += len(turn)
-    if current:
-        sections.append("\n".join([head, *current]))
-    return sections
-
-
-def transcript_turn(line: str, result_chars: int = 500) -> str:
-    """One JSON line of an archive (an API message) as `role: text`; '' if unreadable."""
-    try:
-        message = json.loads(line)
-        role, content = message["role"], message["content"]
-    except (ValueError, KeyError, TypeError):
-        return ""
-    if isinstance(content, str):
-        return f"{role}: {content}"
-    parts: list[str] = []
-    for block in content if isinstance(content, list) else []:
-        if not isinstance(block, dict):
-            continue
-        if block.get("type") == "text":
-            parts.append(str(block.get("text", "")))
-        elif block.get("type") == "tool_use":
-            parts.append(f"(called {block.get('name')} {json.dumps(block.get('input'))[:300]})")
-        elif block.get("type") == "tool_result":
-            result = block.get("content")
-            result = result if isinstance(result, str) else json.dumps(result)
-            parts.append(f"(result: {result[:result_chars]})")
-    text = " ".join(p for p in parts if p)
-    return f"{role}: {text}" if text else ""
-
-
-def plain_scan(files: AgentFiles, query: str, limit: int = 8) -> list[Hit]:
+def plain_scan(files: AgentFiles, query: str, limit: int = 10) -> list[Hit]:
     """Read every file and rank sections by how many query words they contain."""
     words = [w.lower() for w in _WORD.findall(query)]
     scored: list[tuple[int, int, Hit]] = []

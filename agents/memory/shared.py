@@ -21,6 +21,7 @@ from pathlib import Path
 
 from agents.memory.capture import normalised
 from agents.memory.corrections import edit_lines, same_kind_lines
+from agents.memory.embedding import Embedder
 from agents.memory.files import AgentFiles, MemoryRefused, Seen, _atomic_write, topic_name
 from agents.memory.search import MemoryIndex
 from bot.inbox.people import profile_key
@@ -63,9 +64,16 @@ class SharedFiles(AgentFiles):
 
 
 class Shared:
-    def __init__(self, data_dir: Path, max_bytes: int, timezone: str, rescan: float) -> None:
+    def __init__(
+        self,
+        data_dir: Path,
+        max_bytes: int,
+        timezone: str,
+        rescan: float,
+        embedder: Embedder | None = None,
+    ) -> None:
         self.files = SharedFiles(data_dir, max_bytes, timezone)
-        self.index = MemoryIndex(self.files, rescan, SHARED_INDEX)
+        self.index = MemoryIndex(self.files, rescan, SHARED_INDEX, embedder)
 
     # -- people --------------------------------------------------------------------------
     @staticmethod

@@ -15,6 +15,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 HEAVY = ["anthropic", "mcp", "sqlalchemy", "slack_bolt", "slack_sdk", "discord", "aioimaplib"]
+# memory search by meaning: its model and libraries load at the first search that needs them
+HEAVY += ["wordllama", "numpy", "tokenizers", "safetensors"]
 
 PROBE = """
 import asyncio, json, sys, tempfile
