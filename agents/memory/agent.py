@@ -112,13 +112,14 @@ class AgentMemory:
         meaning = by_meaning(query, (self.index, self.shared.index), shown)
         ranked = fuse(keywords, meaning.hits) if meaning is not None else keywords
         hits = _cap_transcripts(ranked)[:SEARCH_LIMIT]
+        said = meaning.note if meaning is not None else ""
         if not hits:
-            return f"No memory matches {query!r}."
+            return f"No memory matches {query!r}." + (f" {said}" if said else "")
         words = normalised(query).split()
         mine = {h.path for h in own.hits} | (meaning.first if meaning is not None else set())
         blocks = [f"**{hit.path}** ({origin(hit, mine)})\n{_excerpt(hit, words)}" for hit in hits]
         notes = [BROAD] if _broad(own, team) else []
-        notes += [meaning.note] if meaning is not None and meaning.note else []
+        notes += [said] if said else []
         head = "".join(f"{n}\n\n" for n in notes)
         return head + _fit(blocks, SEARCH_MAX_CHARS, "narrow the query")
 

@@ -38,6 +38,7 @@ class Vectors:
         self.embedder = embedder
         self._embedding = threading.Lock()  # one catch-up at a time per index
         self._done_at: tuple[int, int] | None = None  # stamp when nothing was pending
+        self._todo: tuple[tuple[int, int], list[tuple[bytes, int]]] | None = None
         self._matrix: tuple[Any, Any, Any] | None = None  # stamp, rowids, float16 rows
         self._writes = 0
         self._draining = False
@@ -49,13 +50,13 @@ class Vectors:
         """Changes by this index's syncs, and commits by other connections (processes)."""
         return self.index.changes, int(db.execute("PRAGMA data_version").fetchone()[0])
 
-    def catch_up(self, seconds: float = QUERY_SECONDS) -> int:
+    def catch_up(self, seconds: float | None = None) -> int:
         """Embed sections that have no vector yet, for about `seconds`; returns how many
         are left (-1: the model is unavailable). Starts the background thread if some are."""
         if not self._embedding.acquire(blocking=False):
             return self.pending  # the background thread is at it: use what is there
         try:
-            left = self._catch_up(seconds)
+            left = self._catch_up(QUERY_SECONDS if seconds is None else seconds)
         finally:
             self._embedding.release()
         if left > 0:
@@ -68,26 +69,35 @@ class Vectors:
             stamp = self._stamp(db)
             if stamp == self._done_at:
                 return 0
-            begin_writing(db)  # another process may write: wait for it
-            self._check_model(db)
-            db.execute("DELETE FROM vectors WHERE digest NOT IN (SELECT digest FROM digests)")
-            db.commit()
-            rows = db.execute(
-                "SELECT d.rowid, d.digest FROM digests d LEFT JOIN vectors v "
-                "ON v.digest = d.digest WHERE v.digest IS NULL ORDER BY d.kind, d.rowid DESC"
-            ).fetchall()
-        todo = list({digest: rowid for rowid, digest in reversed(rows)}.items())[::-1]
-        done = 0
-        while done < len(todo) and time.monotonic() < deadline:
-            batch = todo[done : done + BATCH_SECTIONS]
+            if self._todo is None or self._todo[0] != stamp:  # listed once per change
+                self._todo = (stamp, self._missing(db))
+        todo = self._todo[1]
+        while todo and time.monotonic() < deadline:
+            batch = todo[-BATCH_SECTIONS:]
             if not self._embed(batch):
                 self.pending = -1
                 return -1
-            done += len(batch)
-        self.pending = len(todo) - done
-        if not self.pending:
+            del todo[-len(batch) :]
+        self.pending = len(todo)
+        if not todo:
             self._done_at = stamp
         return self.pending
+
+    def _missing(self, db: sqlite3.Connection) -> list[tuple[bytes, int]]:
+        """Sections without a vector (one per distinct text), the first to embed last:
+        curated notes before transcripts, newer files first."""
+        begin_writing(db)  # another process may write: wait for it
+        self._check_model(db)
+        db.execute("DELETE FROM vectors WHERE digest NOT IN (SELECT digest FROM digests)")
+        db.commit()
+        rows = db.execute(
+            "SELECT d.rowid, d.digest FROM digests d LEFT JOIN vectors v "
+            "ON v.digest = d.digest WHERE v.digest IS NULL ORDER BY d.kind DESC, d.rowid"
+        )
+        todo: dict[bytes, int] = {}
+        for rowid, digest in rows:
+            todo[digest] = rowid
+        return list(todo.items())
 
     def _embed(self, batch: list[tuple[bytes, int]]) -> bool:
         with self.index.db() as db:

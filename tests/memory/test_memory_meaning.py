@@ -4,6 +4,7 @@ derived index, reused, rebuilt; one warning and keywords only when the model fai
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import sqlite3
 import subprocess
@@ -43,6 +44,8 @@ class Counting(Embedder):
 def model(monkeypatch: pytest.MonkeyPatch) -> Counting:
     counting = Counting()
     monkeypatch.setattr("agents.memory.MODEL", counting)
+    # a search embeds what it needs before answering, however loaded the machine is
+    monkeypatch.setattr("agents.memory.vectors.QUERY_SECONDS", 120.0)
     return counting
 
 
@@ -240,3 +243,33 @@ def test_a_bad_memory_search_setting_is_one_line_naming_it(tmp_path: Path) -> No
     assert str(caught.value) == (
         "SWITCHBOARD_MEMORY_SEARCH: Input should be 'hybrid' or 'keywords' (got 'semantic')."
     )
+
+
+@pytest.mark.slow
+async def test_a_huge_daily_log_is_embedded_in_the_background(
+    tmp_path: Path, model: Counting, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A log of 40,000 entries (4 MB): a search answers at once, by keywords and what is
+    embedded so far, saying so; a background thread embeds the rest, and then meaning
+    covers it all. (The query's own embedding budget is 0 here, to make it certain.)"""
+    monkeypatch.setattr("agents.memory.vectors.QUERY_SECONDS", 0.0)
+    logs = tmp_path / "agents/coordinator/memory"
+    logs.mkdir(parents=True)
+    entries = (f"## 10:{n % 60:02d}\nDeploy {n} of billing went out; checks green." for n in
+               range(40_000))  # fmt: skip
+    (logs / "2026-11-27.md").write_text("\n".join(entries) + "\n" + POSTGRES + "\n")
+    agent = memory_at(tmp_path).agent("coordinator")
+    first = agent.search("database")
+    assert first == (
+        "No memory matches 'database'. (Meaning is still being indexed: 40,001 sections are "
+        "found by keywords only for now.)"
+    )
+    vectors = agent.index.vectors
+    assert vectors is not None
+    for _ in range(600):  # the background thread, at most half a core
+        if not vectors._draining:
+            break
+        await asyncio.sleep(0.5)
+    assert vectors.pending == 0
+    later = agent.search("database")
+    assert later.startswith("**memory/2026-11-27.md** (your memory)\n## Storage\nWe run Postgres")
