@@ -26,10 +26,9 @@ if TYPE_CHECKING:
 
 from agents.memory.search import begin_writing
 
-QUERY_SECONDS = 1.0  # embedding a search may do before answering
+QUERY_SECONDS = 2.0  # embedding a search may do before answering
 DRAIN_SLICE = 0.5  # the background thread's work between rests as long
 BATCH_SECTIONS = 256
-CHUNK_ROWS = 16_384  # rows scored at once (float16 -> float32 per chunk)
 
 
 class Vectors:
@@ -164,13 +163,9 @@ class Vectors:
         rowids, matrix = self._rows()
         if not len(rowids):
             return []
-        q = query.astype(np.float32)
-        scores = np.concatenate(
-            [
-                matrix[i : i + CHUNK_ROWS].astype(np.float32) @ q
-                for i in range(0, len(rowids), CHUNK_ROWS)
-            ]
-        )
+        # einsum, not `@`: BLAS threads a matrix-vector product across cores, which on a
+        # busy small machine made it 10x slower (15 ms against 2 ms at 10,000 sections)
+        scores = np.einsum("ij,j->i", matrix, query.astype(np.float32))
         top = np.argpartition(-scores, min(n, len(scores)) - 1)[:n]
         top = top[np.argsort(-scores[top], kind="stable")]
         chosen = [(int(rowids[i]), float(scores[i])) for i in top if scores[i] >= floor]
@@ -188,7 +183,7 @@ class Vectors:
         return [Hit(found[r][0], found[r][1], s) for r, s in chosen if r in found]
 
     def _rows(self) -> tuple[Any, Any]:
-        """Every embedded section's rowid and vector, cached until something changes."""
+        """Every embedded section's rowid and vector, kept until something changes."""
         import numpy as np
 
         with self.index.db() as db:
@@ -200,6 +195,7 @@ class Vectors:
             ).fetchall()
         rowids = np.fromiter((r for r, _ in rows), dtype=np.int64, count=len(rows))
         matrix = np.frombuffer(b"".join(v for _, v in rows), dtype=np.float16)
-        matrix = matrix.reshape(len(rows), -1) if rows else matrix.reshape(0, 0)
+        # float32 in memory (1 KB a section): numpy multiplies float16 many times slower
+        matrix = matrix.reshape(len(rows), -1).astype(np.float32) if rows else matrix
         self._matrix = (stamp, rowids, matrix)
         return rowids, matrix

@@ -44,8 +44,6 @@ class Counting(Embedder):
 def model(monkeypatch: pytest.MonkeyPatch) -> Counting:
     counting = Counting()
     monkeypatch.setattr("agents.memory.MODEL", counting)
-    # a search embeds what it needs before answering, however loaded the machine is
-    monkeypatch.setattr("agents.memory.vectors.QUERY_SECONDS", 120.0)
     return counting
 
 
