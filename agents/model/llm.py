@@ -64,6 +64,7 @@ class Provider:
         efforts: dict[Role, Effort] | None = None,
         models: dict[Role, str] | None = None,
         fallbacks: list[str] | None = None,
+        expander: Expander | None = None,
     ) -> None:
         self._connect = connect
         self._backends: dict[str, Backend] = {}
@@ -85,7 +86,7 @@ class Provider:
         self.observers: list[Observer] = []
         self.gate: Gate | None = None
         #: turns saved-file references (images, PDFs people sent) into base64 blocks
-        self.expander: Expander | None = None
+        self.expander = expander
         #: the console hears of an outage once per change of its reason
         self.outage = Outage()
 

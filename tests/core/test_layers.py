@@ -15,6 +15,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSITION = (
     "bot.app",
+    "bot.parts",
     "bot.cli",
     "bot.settle",
     "bot.leadership",
