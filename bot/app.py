@@ -48,6 +48,8 @@ from bot.inbox.people import People
 from bot.inbox.scope import Scope
 from bot.leadership import Node
 from bot.ledger.audit import AuditLog
+from bot.ledger.budget import Budget
+from bot.ledger.usage import Ledger
 from bot.ops.operator import Operator
 from bot.parts import egress_policy, fetch_limits, limits, provider
 from bot.store import growth
@@ -114,6 +116,7 @@ class App:
             return
         self.settings.data_dir.mkdir(parents=True, exist_ok=True)
         self._build_core()
+        self._build_ledger()
         self._build_agents()
         self._build_tools()
         self._build_edges()
@@ -140,10 +143,28 @@ class App:
             fence=self._fence,
         )
 
+    def _build_ledger(self) -> None:
+        """Usage and cost of every model call, and the daily budget that holds new model
+        work once spent (the gate every call waits at: open while no budget is set)."""
+        s = self.settings
+        self.ledger = Ledger(s, self.store)
+        self.budget = Budget(
+            s.daily_budget_usd, self.ledger, self.human, self.events, warn_at=s.budget_warn_at
+        )
+
+    def apply(self, settings: Settings) -> None:
+        """Settings re-read while running (SIGHUP): a new daily budget and price table.
+        A raised budget lets waiting model work go on at once."""
+        self.ledger.settings = settings
+        self.budget.limit = settings.daily_budget_usd
+        self.budget.save()
+        self.budget.recheck()
+        log.info("settings reloaded: daily budget %s", settings.daily_budget_usd)
+
     def _build_agents(self) -> None:
         """The model, the agents' services, memory, the team and the scheduler."""
         s = self.settings
-        self.llm = provider(s)
+        self.llm = provider(s, self.budget.wait)
         self.scope = self._scope()
         self.services = Services(
             self.store, self.bus, self.events, self.human, self.llm, s.data_dir, limits(s),
@@ -196,7 +217,8 @@ class App:
         for name in self.channel_names:
             module = importlib.import_module(CHANNEL_MODULES[name])
             self.add_channel(module.build(self.settings, ChannelContext(self.human)))
-        self.ops = Operator(self)
+        self.ops = Operator(self, self.ledger, self.budget)
+        self.llm.observers.append(self.ops.on_call)  # usage, cost, metrics, health
         self.node = Node(self)
 
     async def start(self) -> None:

@@ -284,7 +284,7 @@ def _reload(app: App, reload: Callable[[], Settings]) -> None:
     except SettingsError as exc:
         log.error("reload refused, the running settings stay: %s", exc)
         return
-    app.ops.apply(settings)
+    app.apply(settings)
 
 
 def _log_to_file(settings: Settings) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pydantic import SecretStr
 
 from agents.model.attachments import Expander
-from agents.model.llm import Provider
+from agents.model.llm import Gate, Provider
 from agents.model.providers import Connector, Endpoints
 from agents.services import Limits
 from agents.tools.egress import EgressPolicy, sends_matcher
@@ -36,8 +36,9 @@ def connector(settings: Settings) -> Connector:
     )
 
 
-def provider(settings: Settings) -> Provider:
-    """The model client: each role's model and effort, the fallbacks, saved files expanded."""
+def provider(settings: Settings, gate: Gate) -> Provider:
+    """The model client: each role's model and effort, the fallbacks, saved files expanded,
+    each call waiting at `gate` first (the daily budget)."""
     s = settings
     return Provider(
         connector(s),
@@ -48,6 +49,7 @@ def provider(settings: Settings) -> Provider:
         models={role: s.model_of(role) for role in ROLES},
         fallbacks=s.model_fallback,
         expander=Expander(s.data_dir),
+        gate=gate,
     )
 
 
