@@ -20,6 +20,8 @@ from agents.memory.embedding import Embedder, load_wordllama
 from agents.memory.hybrid import fuse
 from agents.memory.search import Hit
 from config.settings import SettingsError
+from tests.fakes.anthropic_api import FakeAnthropic
+from tests.kits.app_kit import Recorder, make_settings, running_app
 from tests.kits.memory_kit import call, memory_at, toolbox
 from tests.memory.test_memory_search import fill
 
@@ -271,3 +273,19 @@ async def test_a_huge_daily_log_is_embedded_in_the_background(
     assert vectors.pending == 0
     later = agent.search("database")
     assert later.startswith("**memory/2026-11-27.md** (your memory)\n## Storage\nWe run Postgres")
+
+
+@pytest.mark.slow
+async def test_search_is_hybrid_on_a_postgresql_backed_app(
+    tmp_path: Path, fake: FakeAnthropic, pg_url: str, model: Counting
+) -> None:
+    """The index is a file in the data dir whatever the store: same search on PostgreSQL."""
+    env = {"SWITCHBOARD_DATABASE_URL": pg_url, "SWITCHBOARD_MEMORY_INLINE_BYTES": "0"}
+    async with running_app(make_settings(tmp_path / "data", fake, **env), [Recorder()]) as app:
+        assert app.store.postgres
+        (tmp_path / "data/team/knowledge").mkdir(parents=True, exist_ok=True)
+        (tmp_path / "data/team/knowledge/infra.md").write_text(POSTGRES + "\n")
+        agent = app.memory.agent("coordinator")
+        found = await asyncio.to_thread(agent.search, "database")
+    assert found.startswith("**team/knowledge/infra.md** (team knowledge)\n## Storage")
+    assert vectors_in(tmp_path / "data/team/.search.sqlite") == 1
