@@ -48,6 +48,9 @@ THREAD_KEY = "hooks.thread:"
 #: node's (PostgreSQL), or one whose hand-over failed; the read decodes every open row
 POLL_SECONDS = 5.0
 POLL_SECONDS_ALONE = 60.0
+#: PostgreSQL: the least time between two reads of the journal a follower's
+#: announcement asks for (a storm on a follower is not a read per delivery)
+HEARD_GAP_SECONDS = 0.25
 RECENT = 50
 #: conversations whose first post is awaited (receipt-to-post time), at most
 MAX_AWAITED = 10_000
@@ -79,6 +82,7 @@ class HookDesk:
         self._seen: set[int] = set()
         self._queue: list[tuple[int, Inbound]] = []
         self._dirty = False
+        self._heard = False
         self._wake = asyncio.Event()
         app.human.outbox.observers.append(self.delivered)
 
@@ -91,13 +95,22 @@ class HookDesk:
             self._queue.append((inbound_id, msg))
             self._wake.set()
 
+    def heard(self) -> None:
+        """A follower journaled a delivery (PostgreSQL, bot/leadership.py): read the
+        journal soon, not at the next poll."""
+        self._heard = True
+        self._wake.set()
+
     async def run(self) -> None:
         """Hand over what is offered at once; read the journal at start (what a run
-        before a crash left) and every few seconds (what another node journaled)."""
+        before a crash left), every few seconds (what another node journaled, when its
+        announcement was lost) and soon after a follower's announcement."""
         every = POLL_SECONDS if self.app.settings.database_url else POLL_SECONDS_ALONE
         scan, last_scan = True, 0.0
         while True:
             self._wake.clear()
+            if scan:
+                self._heard = False
             try:
                 rows = self._announced(scan)
                 # the triggers those events matched claim their firing (call_soon) before
@@ -108,12 +121,13 @@ class HookDesk:
             except Exception:  # a bad row must not stop the desk: it is looked at again
                 log.exception("handing hook deliveries over failed")
             last_scan = time.monotonic() if scan else last_scan
-            wait = max(0.0, last_scan + every - time.monotonic())
+            due = last_scan + (HEARD_GAP_SECONDS if self._heard else every)
             try:
-                await asyncio.wait_for(self._wake.wait(), wait)
+                await asyncio.wait_for(self._wake.wait(), max(0.0, due - time.monotonic()))
             except TimeoutError:
                 pass
-            scan = time.monotonic() >= last_scan + every
+            due = last_scan + (HEARD_GAP_SECONDS if self._heard else every)
+            scan = time.monotonic() >= due
 
     def take(self, scan: bool = True) -> int:
         """Announce and hand over in one go (the loop's triggers fire after)."""
