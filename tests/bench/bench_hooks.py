@@ -182,7 +182,18 @@ async def timed_acks(
     spread(what, times, time.process_time() - cpu)
 
 
+async def warm_up(url: str) -> None:
+    """The bot's start-up work (the model SDK, catching up) is over before the clocks
+    start: a few deliveries, then the process idles; its idle CPU is printed."""
+    await acks(url, "quiet", 50)
+    await asyncio.sleep(3.0)
+    cpu = time.process_time()
+    await asyncio.sleep(2.0)
+    print(f"idle bot: CPU {(time.process_time() - cpu) * 500:.1f} ms/s (counted in the figures)")
+
+
 async def measure(app: App, url: str, recorder: Recorder) -> None:
+    await warm_up(url)
     await timed_acks(f"receipt -> 2xx, filtered out: no agent turn ({ACKS} sequential)",
                      url, recorder, "quiet")  # fmt: skip
     await timed_acks(f"receipt -> 2xx, each a coordinator turn ({ACKS} back to back; target "
@@ -219,7 +230,6 @@ async def main() -> None:
     recorder = Recorder()
     try:
         async with running_app(settings, [recorder]) as app:
-            await asyncio.sleep(1.0)  # the model SDK warms up
             await measure(app, f"http://127.0.0.1:{port}", recorder)
     finally:
         fake.stop()
