@@ -7,6 +7,7 @@ the second node answers it 200 as a duplicate. A follower's delivery wakes the l
 from __future__ import annotations
 
 import asyncio
+import importlib
 import time
 from pathlib import Path
 
@@ -25,6 +26,9 @@ async def test_a_hook_posted_to_the_follower_or_the_leader_is_handled_once(
     tmp_path: Path, fake: FakeAnthropic, pg_url: str
 ) -> None:
     fake.responder = analyst
+    # the model SDK imported before the nodes run: on a loaded machine its import, on the
+    # leader's first turn, can hold the loop past the lease's TTL (tests/kits/app_kit.py)
+    importlib.import_module("anthropic")
     config = tmp_path / "switchboard.toml"
     hook = {"name": "ci", "kind": "github", "secret": "s3cret-for-hooks-tests-0123456789",
             "deliver_to": "terminal", "action": "Look at this github event."}  # fmt: skip
