@@ -31,6 +31,8 @@ _SPEAKER_KEY = "people:speaker:"
 _SPEAKER_ID_KEY = "people:speaker-id:"
 #: `people:in:<platform id>\x1f<conversation>`: the conversations a person spoke in
 _IN_KEY = "people:in:"
+#: when a platform id last spoke to the bot (`catchup` reads since then)
+_LAST_KEY = "people:last:"
 _SEP = "\x1f"
 _SPEAKERS_MAX = 10_000
 
@@ -153,6 +155,16 @@ class People:
         if ident is not None:
             self._remember(self._speaker_ids, _SPEAKER_ID_KEY, conversation, ident)
             self._joined(ident, conversation)
+            if self.store is not None:
+                self.store.set_kv(_LAST_KEY + ident, repr(self.store.now()))
+
+    def last_spoke(self, idents: Iterable[str]) -> float | None:
+        """When any of these platform ids last spoke to the bot (None: never, or not
+        since `catchup` began recording it)."""
+        if self.store is None:
+            return None
+        found = [_number(self.store.get_kv(_LAST_KEY + i)) for i in set(idents)]
+        return max((f for f in found if f is not None), default=None)
 
     def _joined(self, ident: str, conversation: str) -> None:
         """Record once that `ident` spoke in `conversation` (what is theirs to see)."""
@@ -242,3 +254,10 @@ def zone_for_place(place: str) -> str | None:
                 return "UTC" if name.upper() == "UTC" else name
         text = text.rsplit("/", 1)[-1].replace("_", " ")
     return _cities().get(" ".join(text.lower().split()))
+
+
+def _number(text: str | None) -> float | None:
+    try:
+        return float(text) if text else None
+    except ValueError:
+        return None

@@ -138,6 +138,15 @@ class OutboxTables:
         )
         return self.decode("outbox", rows, lambda r: (r[2], decode_outbound(r)[1]))
 
+    def sent_since(self, since: float, limit: int) -> list[tuple[float, Outbound]]:
+        """(sent at, message) of the newest `limit` deliveries since `since`, newest first."""
+        rows = self._x(
+            "SELECT seq, payload, sent_at FROM outbox WHERE status = 'sent' AND sent_at >= ?"
+            " ORDER BY sent_at DESC LIMIT ?",
+            (since, limit),
+        )
+        return self.decode("outbox", rows, lambda r: (r[2], decode_outbound(r)[1]))
+
     def outbox_pending_count(self, target: str) -> int:
         row = self._x(
             "SELECT COUNT(*) FROM outbox WHERE target = ? AND status = 'pending'", (target,)
