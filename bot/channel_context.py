@@ -87,16 +87,23 @@ class ChannelContext:
         return mine(self._human.store, self._mine(channel, user), self._human.directory.workers)
 
     def catchup_for(
-        self, channel: str, user: str, link: Callable[[str], str] = str, email: str = ""
+        self,
+        channel: str,
+        user: str,
+        link: Callable[[str], str] = str,
+        escape: Callable[[str], str] = str,
+        email: str = "",
+        room: int = 0,
     ) -> str:
         """`catchup` for one person of a channel: what agents said in their own
         conversations since they last spoke (bot/ledger/catchup.py); no model call.
-        `link` shows a target as the channel links it."""
+        `link` shows a target as the channel links it, `escape` the channel's markup;
+        at most `room` characters."""
         idents = self._idents(channel, user, email)
         people = self._human.people
         found = catchup(self._human.store, people.conversations_of(idents),
                         people.last_spoke(idents), self._human.directory.workers)  # fmt: skip
-        return catchup_text(found, link)
+        return catchup_text(found, link, escape, room=room)
 
     def _mine(self, channel: str, user: str) -> set[str]:
         """The conversations a person spoke in, under any id of theirs."""

@@ -107,22 +107,37 @@ def _questions(store: Store, conversations: Collection[str], names: dict[str, st
 _VERB = {"answer": "said", "question": "asks (waiting for you)", "result": "finished"}
 
 
-def catchup_text(found: Catchup, link: Callable[[str], str] = str, now: float | None = None) -> str:
-    """Plain text, one item a line; `link` shows a target as the channel links it."""
+def catchup_text(
+    found: Catchup,
+    link: Callable[[str], str] = str,
+    escape: Callable[[str], str] = str,
+    now: float | None = None,
+    room: int = 0,
+) -> str:
+    """Plain text, one item a line; `link` shows a target as the channel links it,
+    `escape` shows what people and agents wrote as written (a channel's markup). With
+    `room` (characters), the oldest items shown give way to "and N more" to fit."""
     if found.since is None:
         head = "You have not spoken to me yet, so this is everything in your conversations."
     else:
         head = f"Since you last spoke to me ({ago(found.since, now)}):"
     if not found.items:
         return f"{head} nothing new." if found.since is not None else "Nothing to catch up on."
-    lines = [head, *(_line(i, link, now) for i in found.items)]
-    if found.more:
-        lines.append(f"and {found.more} more (older).")
-    return "\n".join(lines)
+    lines = [_line(i, link, escape, now) for i in found.items]
+    more = found.more
+    while True:
+        text = "\n".join([head, *lines, *([f"and {more} more (older)."] if more else [])])
+        if not room or len(text) <= room or len(lines) <= 1:
+            return text[:room] if room else text
+        lines.pop()
+        more += 1
 
 
-def _line(item: Item, link: Callable[[str], str], now: float | None) -> str:
-    where = link(item.where) + (f' "{item.subject}"' if item.subject else "")
+def _line(
+    item: Item, link: Callable[[str], str], escape: Callable[[str], str], now: float | None
+) -> str:
+    where = link(item.where) + (f' "{escape(item.subject)}"' if item.subject else "")
     text = " ".join(item.text.split())
-    text = text if len(text) <= CLIP else text[: CLIP - 1] + "…"
-    return f"- {ago(item.at, now)}, {item.speaker} {_VERB[item.kind]} in {where}: {text}"
+    text = escape(text if len(text) <= CLIP else text[: CLIP - 1] + "…")
+    said = f"{escape(item.speaker)} {_VERB[item.kind]}"
+    return f"- {ago(item.at, now)}, {said} in {where}: {text}"
