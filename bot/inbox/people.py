@@ -15,6 +15,7 @@ for every conversation, in memory for the latest ones (never forgotten: review #
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -156,7 +157,7 @@ class People:
             self._remember(self._speaker_ids, _SPEAKER_ID_KEY, conversation, ident)
             self._joined(ident, conversation)
             if self.store is not None:
-                self.store.set_kv(_LAST_KEY + ident, repr(self.store.now()))
+                self.store.set_kv(_LAST_KEY + ident, repr(time.time()))  # the outbox's clock
 
     def last_spoke(self, idents: Iterable[str]) -> float | None:
         """When any of these platform ids last spoke to the bot (None: never, or not
