@@ -22,7 +22,7 @@ from functools import lru_cache
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from bot.core.messages import Sender
-from bot.core.names import operator_conversation
+from bot.core.names import operator_conversation, platform_id
 from bot.store.core import Store
 from config.entries import PersonConfig
 
@@ -166,6 +166,25 @@ class People:
             return None
         found = [_number(self.store.get_kv(_LAST_KEY + i)) for i in set(idents)]
         return max((f for f in found if f is not None), default=None)
+
+    def speakers(self) -> dict[str, float]:
+        """Every platform id that ever spoke (since catchup began recording), with when
+        it last did."""
+        if self.store is None:
+            return {}
+        found = {i: _number(v) for i, v in self.store.kv_prefixed(_LAST_KEY).items()}
+        return {i: at for i, at in found.items() if at is not None}
+
+    def idents_of(self, who: str) -> set[str]:
+        """The platform ids of a listed person (by name or by one of their ids), else
+        `who` itself (`slack:U123`)."""
+        person = self.named(who)
+        kind, _, raw = who.partition(":")
+        if person is None and raw:
+            person = self.resolve(kind, Sender(raw))
+        if person is None or not person.listed:
+            return {who}
+        return {platform_id(k, i) for k, i in self.ids_of(person.name)} | ({who} if raw else set())
 
     def _joined(self, ident: str, conversation: str) -> None:
         """Record once that `ident` spoke in `conversation` (what is theirs to see)."""

@@ -42,6 +42,8 @@ class Item:
     where: str
     subject: str
     text: str
+    #: the conversation it belongs to ("" when not known)
+    conversation: str = ""
 
 
 @dataclass(slots=True)
@@ -74,7 +76,7 @@ def _answers(
 ) -> list[Item]:
     return [
         Item(at, "answer", names.get(m.agent, m.agent), str(m.target),
-             str(m.meta.get("subject") or ""), m.text)
+             str(m.meta.get("subject") or ""), m.text, m.conversation or "")
         for at, m in store.sent_since(since, SCAN)
         if m.kind == "reply" and _theirs(m, conversations)
     ]  # fmt: skip
@@ -89,7 +91,8 @@ def _theirs(msg: Outbound, conversations: Collection[str]) -> bool:
 def _results(store: Store, conversations: Collection[str], since: float) -> list[Item]:
     return [
         Item(w.updated_at, "result", w.name, w.origin_target or w.origin_conversation or "",
-             "", f"{w.status}: {w.task}" + (f" ({w.error})" if w.error else ""))
+             "", f"{w.status}: {w.task}" + (f" ({w.error})" if w.error else ""),
+             w.origin_conversation or "")
         for w in store.workers(FINISHED)
         if w.origin_conversation in conversations and w.updated_at >= since
     ]  # fmt: skip
@@ -98,7 +101,8 @@ def _results(store: Store, conversations: Collection[str], since: float) -> list
 def _questions(store: Store, conversations: Collection[str], names: dict[str, str]) -> list[Item]:
     own = {w.id for w in store.workers() if w.origin_conversation in conversations}
     return [
-        Item(q.asked_at, "question", names.get(q.worker, q.worker), q.target, "", q.question)
+        Item(q.asked_at, "question", names.get(q.worker, q.worker), q.target, "", q.question,
+             q.conversation or "")
         for q in store.open_questions()
         if q.conversation in conversations or q.worker in own
     ]  # fmt: skip
