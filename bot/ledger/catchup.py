@@ -77,7 +77,7 @@ def _answers(
     return [
         Item(at, "answer", names.get(m.agent, m.agent), str(m.target),
              str(m.meta.get("subject") or ""), m.text, m.conversation or "")
-        for at, m in store.sent_since(since, SCAN)
+        for at, m in store.sent_in(conversations, since, SCAN)
         if m.kind == "reply" and _theirs(m, conversations)
     ]  # fmt: skip
 
