@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from bot.core.messages import Outbound
 from bot.core.readout import ago
 from bot.store.core import Store
-from bot.store.schema import WorkerStatus
+from bot.store.schema import WorkerRow, WorkerStatus
 
 #: items shown; the rest are counted ("and N more")
 LIMIT = 20
@@ -29,6 +29,8 @@ LIMIT = 20
 SCAN = 5000
 #: characters of one item's text
 CLIP = 240
+#: a worker's own conversation (agents/team/worker.py TASK_KEY)
+TASK_KEY = "task"
 FINISHED: tuple[WorkerStatus, ...] = ("done", "failed", "stopped")
 
 
@@ -91,11 +93,21 @@ def _theirs(msg: Outbound, conversations: Collection[str]) -> bool:
 def _results(store: Store, conversations: Collection[str], since: float) -> list[Item]:
     return [
         Item(w.updated_at, "result", w.name, w.origin_target or w.origin_conversation or "",
-             "", f"{w.status}: {w.task}" + (f" ({w.error})" if w.error else ""),
-             w.origin_conversation or "")
+             "", _outcome(store, w), w.origin_conversation or "")
         for w in store.workers(FINISHED)
         if w.origin_conversation in conversations and w.updated_at >= since
     ]  # fmt: skip
+
+
+def _outcome(store: Store, worker: WorkerRow) -> str:
+    """What a worker published (its last `publish` call), else its state and task."""
+    messages, _ = store.load_conversation(worker.id, TASK_KEY)
+    for message in reversed(messages if worker.status == "done" else []):
+        content = message.get("content")
+        for block in reversed(content if isinstance(content, list) else []):
+            if block.get("type") == "tool_use" and block.get("name") == "publish":
+                return str((block.get("input") or {}).get("result") or "")
+    return f"{worker.status}: {worker.task}" + (f" ({worker.error})" if worker.error else "")
 
 
 def _questions(store: Store, conversations: Collection[str], names: dict[str, str]) -> list[Item]:

@@ -44,6 +44,6 @@ async def test_catchup_lists_answers_and_open_questions_since_the_person_last_sp
     assert len(block) == 3, block
     said = " | ".join(block[1:])
     assert "coordinator said in terminal: relay: region is eu-west" in said
-    assert "Bob finished in terminal: done: find the region" in said
+    assert "Bob finished in terminal: region is eu-west" in said  # what it published
     assert not any("started" in line or "asks" in line for line in block)  # before, or answered
     assert not any("catchup" in c.all_text for c in fake.calls)
