@@ -57,6 +57,9 @@ class MemoryHooks(Protocol):
     def heard(self, agent_id: str, msg: BusMessage) -> None:
         """A person's message was taken into the agent's conversation (auto-capture)."""
 
+    def said(self, agent_id: str, text: str, conversation: str | None) -> None:
+        """The agent wrote `text` in a reply (its own decisions are captured)."""
+
     def archive(self, agent_id: str, key: str, messages: Messages) -> str:
         """Keep a whole conversation where memory_search finds it (a fresh start);
         returns the archive's path relative to the agent's directory."""
