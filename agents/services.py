@@ -67,6 +67,11 @@ class MemoryHooks(Protocol):
     def published(self, agent_id: str, task: str, result: str) -> None:
         """A worker published its result (it reflects into its memory)."""
 
+    def learned(self, agent_id: str, findings: list[tuple[str, str]], source: str) -> list[str]:
+        """(topic, fact) pairs a worker shares with the team, `source` saying where they
+        came from; returns the team-knowledge files written (runs in a thread)."""
+        ...
+
     def context(
         self, agent_id: str, people: list[str], system: str | None, shown: str
     ) -> list[str]:

@@ -154,6 +154,18 @@ class Memory:
             return
         self.events.emit("memory.written", agent_id, tool="publish")
 
+    def learned(self, agent_id: str, findings: list[tuple[str, str]], source: str) -> list[str]:
+        written: list[str] = []
+        for topic, fact in findings:
+            try:
+                relative = self.shared.add_note(topic, fact, source)
+            except (MemoryRefused, OSError) as exc:  # one full topic must not lose the rest
+                log.warning("a finding of %s was not stored: %s", agent_id, exc)
+                continue
+            if relative is not None and relative not in written:
+                written.append(relative)
+        return written
+
     def over_budget(self, system: str, tools: list[dict[str, Any]], messages: list[Any]) -> bool:
         return self.compactor.over_budget(system, tools, messages)
 
