@@ -24,6 +24,9 @@ from tests.fakes.anthropic_api import Call, FakeAnthropic, text, tool
 from tests.kits.app_kit import Recorder, events, inbound, make_settings, running_app
 from tests.kits.memory_kit import memory_at
 
+#: a loaded CI machine may hold the loop for seconds at the first model call (the SDK's
+#: first import): a PostgreSQL lease this long is not lost meanwhile
+LEASE = {"SWITCHBOARD_LEADER_TTL_SECONDS": "30"}
 FACT = "The billing database is Postgres 16 on db-billing-2."
 TASK_A = "find which database billing uses"
 
@@ -59,7 +62,7 @@ def worker_reply(call: Call) -> list[dict[str, Any]]:
 async def test_a_workers_findings_reach_the_coordinator_and_a_later_worker(
     tmp_path: Path, fake: FakeAnthropic, database_env: dict[str, str]
 ) -> None:
-    settings = make_settings(tmp_path / "data", fake, **database_env)
+    settings = make_settings(tmp_path / "data", fake, **LEASE, **database_env)
     fake.responder = lambda call: (
         coordinator_reply(call) if call.agent == "coordinator" else worker_reply(call)
     )
@@ -119,7 +122,7 @@ async def test_bad_findings_are_an_error_for_the_worker_and_nothing_is_published
 async def test_a_decision_in_thread_a_reaches_thread_b_within_a_minute(
     tmp_path: Path, fake: FakeAnthropic, database_env: dict[str, str]
 ) -> None:
-    settings = make_settings(tmp_path / "data", fake, **database_env)
+    settings = make_settings(tmp_path / "data", fake, **LEASE, **database_env)
     decided = "We decided to ship billing v2 on Thursday."
     own = "Let's go with a canary release first."
 
