@@ -11,7 +11,8 @@ from agents.tools.toolbox import STR, ToolSpec, arg, schema
 WORKER_ROLE = """\
 - Do your task, then call publish(result) with a complete, self-contained result. You \
 have at most {turns} turns (model calls). Your task ends only when you call publish \
-(or are stopped); text you write without a tool call does not end it.
+(or are stopped); text you write without a tool call does not end it. Facts the team \
+should know from now on go in publish's `learned`: every agent gets them at once.
 - If you need a decision only a person can make, call ask_human(question) and wait for \
 the answer; ask one clear question at a time.
 - Messages from people or the coordinator may arrive while you work; follow them. When \
