@@ -29,8 +29,10 @@ _ENTRY = re.compile(r"^- (\d\d:\d\d) (.+)$")
 
 def team_news(shared: Shared, shown: str) -> list[str]:
     """The news blocks `shown` (the conversation's text so far) does not hold yet."""
-    items = sorted([*_decisions(shared), *_topics(shared)])
-    blocks = [block for _, block in items if block not in shown][-NEWS_ITEMS:]
+    found = [*_decisions(shared), *_topics(shared)]  # each in the order written
+    order = sorted(range(len(found)), key=lambda at: (found[at][0], at))  # by time, stably
+    newest = [found[at][1] for at in order][-NEWS_ITEMS:]  # older news: memory_search
+    blocks = [block for block in newest if block not in shown]
     kept: list[str] = []
     size = 0
     for block in reversed(blocks):  # the newest first within the budget

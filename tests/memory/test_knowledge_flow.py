@@ -16,6 +16,7 @@ import pytest
 
 from agents.memory.capture import captures, decisions_in
 from agents.memory.files import MemoryRefused
+from agents.memory.news import NEWS_CHARS, NEWS_ITEMS, team_news
 from agents.memory.notes import subject_of
 from agents.memory.shared import Shared
 from bot.core.messages import UNVERIFIED, BusMessage
@@ -279,3 +280,22 @@ def test_a_topic_broken_by_hand_keeps_its_bytes_and_gets_the_note(tmp_path: Path
         small.add_note("facts", "The port is " + "9" * 300, "x")
     shared.close()
     small.close()
+
+
+def test_team_news_are_the_newest_items_each_once_within_a_budget(tmp_path: Path) -> None:
+    shared = Shared(tmp_path, 1_000_000, "UTC", 0)
+    for n in range(30):
+        shared.add_decision(f"Decision number {n} holds", f"said by Ann in c{n}")
+    shared.add_note("facts", "The port is 8443", "said by Ann in A")
+    day = time.strftime("%Y-%m-%d")
+    (tmp_path / f"team/decisions/{day}.md").open("a").write("garbage \xff line\n# not an entry\n")
+    news = team_news(shared, "")
+    assert len(news) == NEWS_ITEMS and sum(map(len, news)) <= NEWS_CHARS
+    assert "Decision number 29 holds" in "".join(news) and "number 3 " not in "".join(news)
+    assert all(block.startswith("<untrusted") for block in news)
+    shown = "".join(news)
+    assert team_news(shared, shown) == []  # nothing new: nothing added
+    shared.add_note("facts", "The port is 9443", "said by Bob in B")
+    (again,) = team_news(shared, shown)
+    assert "9443" in again and "8443" not in again and "team/knowledge/facts.md" in again
+    shared.close()
