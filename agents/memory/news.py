@@ -13,12 +13,15 @@ since reaches it again with its new text. Older news is found with `memory_searc
 
 from __future__ import annotations
 
+import os
 import re
 import time
+from collections.abc import Callable
 from datetime import datetime, timedelta
+from functools import partial
 
 from agents.loop.marking import untrusted
-from agents.memory.shared import DECISIONS_DIR, Shared
+from agents.memory.shared import DECISIONS_DIR, TEAM_KNOWLEDGE, Shared
 
 NEWS_DAYS = 2
 NEWS_ITEMS = 12
@@ -31,8 +34,8 @@ def team_news(shared: Shared, shown: str) -> list[str]:
     """The news blocks `shown` (the conversation's text so far) does not hold yet."""
     found = [*_decisions(shared), *_topics(shared)]  # each in the order written
     order = sorted(range(len(found)), key=lambda at: (found[at][0], at))  # by time, stably
-    newest = [found[at][1] for at in order][-NEWS_ITEMS:]  # older news: memory_search
-    blocks = [block for block in newest if block not in shown]
+    newest = [found[at][1]() for at in order[-NEWS_ITEMS:]]  # older news: memory_search
+    blocks = [block for block in newest if block and block not in shown]
     kept: list[str] = []
     size = 0
     for block in reversed(blocks):  # the newest first within the budget
@@ -43,33 +46,48 @@ def team_news(shared: Shared, shown: str) -> list[str]:
     return kept[::-1]
 
 
-def _decisions(shared: Shared) -> list[tuple[str, str]]:
+Item = tuple[str, Callable[[], str]]  # (when, its block: built only for the newest)
+
+
+def _decisions(shared: Shared) -> list[Item]:
     today = shared.files.now().date()
-    found: list[tuple[str, str]] = []
+    found: list[Item] = []
     for back in range(NEWS_DAYS - 1, -1, -1):
         day = (today - timedelta(days=back)).isoformat()
         relative = f"{DECISIONS_DIR}/{day}.md"
         for line in shared.files.read(relative).splitlines():
             entry = _ENTRY.match(line.strip())
             if entry is not None:
-                source = f"team decision, {day} {entry.group(1)} ({relative})"
-                found.append((f"{day} {entry.group(1)}", untrusted(entry.group(2), source)))
+                when, said = f"{day} {entry.group(1)}", entry.group(2)
+                source = f"team decision, {when} ({relative})"
+                found.append((when, partial(untrusted, said, source)))
     return found
 
 
-def _topics(shared: Shared) -> list[tuple[str, str]]:
-    since = time.time() - NEWS_DAYS * 86_400
-    found: list[tuple[str, str]] = []
-    for relative in shared.topics():
-        seen = shared.files.seen(shared.files.root / relative)
-        if seen is None or seen.mtime_ns / 1e9 < since:
+def _topics(shared: Shared) -> list[Item]:
+    """Topics written lately, by one directory scan (a turn pays for it on the loop)."""
+    since = (time.time() - NEWS_DAYS * 86_400) * 1e9
+    found: list[Item] = []
+    try:
+        entries = list(os.scandir(shared.files.root / TEAM_KNOWLEDGE))
+    except FileNotFoundError:
+        return []
+    for entry in entries:
+        if not entry.name.endswith(".md") or not entry.is_file(follow_symlinks=False):
             continue
-        text = shared.files.read(relative).strip()
-        if not text:
+        mtime = entry.stat().st_mtime_ns
+        if mtime < since:
             continue
-        if len(text) > TOPIC_CHARS:
-            text = text[:TOPIC_CHARS] + "\n(… memory_search reads the rest)"
-        when = f"{datetime.fromtimestamp(seen.mtime_ns / 1e9, shared.files.zone):%Y-%m-%d %H:%M}"
-        source = f"team knowledge, changed {when} ({relative})"
-        found.append((when, untrusted(text, source)))
+        when = f"{datetime.fromtimestamp(mtime / 1e9, shared.files.zone):%Y-%m-%d %H:%M}"
+        relative = f"{TEAM_KNOWLEDGE}/{entry.name}"
+        found.append((f"{when} {mtime}", partial(_topic, shared, relative, when)))
     return found
+
+
+def _topic(shared: Shared, relative: str, when: str) -> str:
+    text = shared.files.read(relative).strip()
+    if not text:
+        return ""
+    if len(text) > TOPIC_CHARS:
+        text = text[:TOPIC_CHARS] + "\n(… memory_search reads the rest)"
+    return untrusted(text, f"team knowledge, changed {when} ({relative})")
