@@ -190,6 +190,8 @@ class AgentLoop:
         held.clear()
         if not turns_mod.silent(text):
             self.speak(conv, text)
+            if self.services.memory is not None:  # the agent's own decisions are captured
+                self.services.memory.said(self.agent_id, text, self.step(conv).conversation)
         if not turns_mod.calls_of(content):
             return Outcome("done", text)
         self.checkpoint(conv)  # what the model said is on its way before the tools run

@@ -79,6 +79,7 @@ KNOWN_EVENTS: dict[str, tuple[str, ...]] = {
     "memory.distilled": ("result",),
     "memory.flushed": ("conversation", "tool_calls"),
     "memory.profiles_migrated": ("profiles",),
+    "memory.shared": ("files", "findings"),
     "memory.written": ("tool",),
     "message.deleted": ("channel", "id"),
     "message.duplicate": ("channel", "id"),
