@@ -9,19 +9,22 @@ in the last choice chunk, then (with `stream_options.include_usage`) a chunk wit
 empty `choices` and the `usage`, then `data: [DONE]`.
 
 A test sets `responder`, a function of the `ChatCall` returning an `Answer` (text,
-`calls`, `finish`), and may script the bad shapes a server sends: `shape="json"`
-(a JSON body to a streamed request), `"no_finish"` (the stream stops without a
-finish_reason), `"no_choices"` (only the usage chunk). `fail` queues HTTP errors.
-Every request is checked against what the real API refuses (`problems`): a request
-it would refuse gets a 400 and is kept in `violations`.
+`calls`, `finish`, a `delay` before answering), or an awaitable of one, and may
+script the bad shapes a server sends: `shape="json"` (a JSON body to a streamed
+request), `"no_finish"` (the stream stops without a finish_reason), `"no_choices"`
+(only the usage chunk). `fail` queues HTTP errors. Every request is checked against
+what the real API refuses (`problems`): a request it would refuse gets a 400 and is
+kept in `violations`.
 """
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import itertools
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,6 +46,7 @@ class Answer:
     refusal: str = ""
     shape: str = "ok"  # ok | json | no_finish | no_choices
     piece: int = 7  # characters per streamed delta
+    delay: float = 0.0  # seconds before the answer starts (a model that takes its time)
 
 
 @dataclass
@@ -76,7 +80,7 @@ def _text(content: Any) -> str:
     return "\n".join(p.get("text", "") for p in content or [] if p.get("type") == "text")
 
 
-Responder = Callable[[ChatCall], Answer]
+Responder = Callable[[ChatCall], Answer | Awaitable[Answer]]
 
 
 def _echo(call: ChatCall) -> Answer:
@@ -127,6 +131,10 @@ class FakeOpenAI(ThreadedServer[list[ChatCall]]):
             status = self.failures.pop(0)
             return _error(status, "server_error", "scripted failure")
         answer = self.responder(call)
+        if inspect.isawaitable(answer):
+            answer = await answer
+        if answer.delay:
+            await asyncio.sleep(answer.delay)
         if body.get("stream") and answer.shape != "json":
             return await _stream(request, body, answer)
         return web.json_response(_completion(body, answer))
