@@ -5,9 +5,10 @@ server) or another Claude model (the fake Anthropic, which checks thinking)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from agents.loop.failover import FAIL_OVER_AFTER
-from tests.fakes.anthropic_api import Call, FakeAnthropic, text
+from tests.fakes.anthropic_api import Call, FakeAnthropic, Reply, text
 from tests.fakes.openai_api import Answer, FakeOpenAI
 from tests.kits.app_kit import Recorder, events, inbound, make_settings, running_app
 from tests.kits.openai_kit import MODEL
@@ -77,3 +78,80 @@ def test_a_thinking_block_another_model_signed_is_dropped_on_its_400() -> None:
     assert messages[1]["content"][0]["type"] == "thinking"
     assert foreign_thinking(messages, other)
     assert messages[1]["content"] == [{"type": "text", "text": "hello"}]
+
+
+def declines_on(model: str) -> Any:
+    """A responder: `model` declines as a streaming classifier does (text so far, then
+    `stop_reason: refusal` with its `stop_details`); any other model answers."""
+
+    def respond(call: Call) -> Reply | list[dict[str, str]]:
+        if call.body["model"] == model:
+            why = "This request was declined because it could enable cyber harm."
+            details = {"type": "refusal", "category": "cyber", "explanation": why}
+            return Reply([text("Hello..")], stop_reason="refusal", stop_details=details)
+        return [text(f"{call.body['model']} heard: {call.last_text[-15:]}")]
+
+    return respond
+
+
+async def test_a_declined_turn_goes_to_the_fallback_once_and_the_person_hears_its_answer(
+    tmp_path: Path, fake: FakeAnthropic
+) -> None:
+    """Anthropic's docs (refusals and fallback): the same request usually gets an answer
+    from another Claude model. The refused text never reaches the person; the next turn
+    starts on the primary again (which declines again here: it moves again)."""
+    fake.responder = declines_on("claude-sonnet-5")
+    settings = make_settings(tmp_path, fake, SWITCHBOARD_MODEL_FALLBACK="claude-opus-5")
+    rec = Recorder()
+    async with running_app(settings, [rec]) as app:
+        app.human.accept(inbound("first question"))
+        await rec.wait_text("claude-opus-5 heard:", timeout=30)
+        app.human.accept(inbound("second question"))
+        await rec.wait_text("heard: second question", timeout=30)
+        metrics = app.ops.metrics.render().decode()
+    models = [call.body["model"] for call in fake.calls]
+    assert models == ["claude-sonnet-5", "claude-opus-5", "claude-sonnet-5", "claude-opus-5"]
+    assert fake.calls[1].messages == fake.calls[0].messages  # the same request, moved
+    said = [t.partition(" heard:") for t in rec.texts()]
+    assert [(who, what.strip()) for who, _, what in said] == [
+        ("claude-opus-5", "first question"), ("claude-opus-5", "second question")
+    ]  # fmt: skip
+    assert not any("Hello.." in t for t in rec.texts())  # the refused text is not an answer
+    moved = [e["data"] for e in events(tmp_path, "llm.failover")]
+    assert [(d["previous"], d["model"], d["reason"]) for d in moved] == [
+        ("claude-sonnet-5", "claude-opus-5", "refusal"),
+        ("claude-sonnet-5", "claude-opus-5", "refusal"),
+    ]
+    assert "cyber" in moved[0]["error"]
+    assert 'switchboard_llm_failovers_total{model="claude-opus-5"} 2.0' in metrics
+    assert events(tmp_path, "llm.declined") == []
+
+
+async def test_a_fallback_that_declines_too_ends_the_turn_declined_after_one_move(
+    tmp_path: Path, fake: FakeAnthropic
+) -> None:
+    def respond(call: Call) -> Reply:
+        return Reply([], stop_reason="refusal", stop_details={"type": "refusal"})
+
+    fake.responder = respond
+    settings = make_settings(
+        tmp_path, fake, SWITCHBOARD_MODEL_FALLBACK="claude-opus-5, claude-haiku-5-5"
+    )
+    rec = Recorder()
+    async with running_app(settings, [rec]) as app:
+        app.human.accept(inbound("something every model declines"))
+        await rec.wait_text("declined", timeout=30)
+    assert [call.body["model"] for call in fake.calls] == ["claude-sonnet-5", "claude-opus-5"]
+    assert len(events(tmp_path, "llm.failover")) == 1  # once per turn
+    assert len(events(tmp_path, "llm.declined")) == 1
+
+
+async def test_without_a_fallback_a_declined_turn_is_declined_as_before(
+    tmp_path: Path, fake: FakeAnthropic
+) -> None:
+    fake.responder = declines_on("claude-sonnet-5")
+    rec = Recorder()
+    async with running_app(make_settings(tmp_path, fake), [rec]) as app:
+        app.human.accept(inbound("first question"))
+        await rec.wait_text("declined", timeout=30)
+    assert len(fake.calls) == 1 and events(tmp_path, "llm.failover") == []
