@@ -47,6 +47,8 @@ class Answer:
     shape: str = "ok"  # ok | json | no_finish | no_choices
     piece: int = 7  # characters per streamed delta
     delay: float = 0.0  # seconds before the answer starts (a model that takes its time)
+    #: the calls' ids, as a server writes them (Kimi's `functions.name:0`); else `call_N`
+    ids: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -233,7 +235,7 @@ def _deltas(answer: Answer) -> list[dict[str, Any]]:
     if answer.refusal:
         out.append({"refusal": answer.refusal})
     starts = [
-        {"tool_calls": [{"index": k, "id": f"call_{next(_ids)}", "type": "function",
+        {"tool_calls": [{"index": k, "id": _call_id(answer, k), "type": "function",
                          "function": {"name": name, "arguments": ""}}]}
         for k, (name, _) in enumerate(answer.calls)
     ]  # fmt: skip
@@ -244,6 +246,10 @@ def _deltas(answer: Answer) -> list[dict[str, Any]]:
     ]
     # parallel calls interleave: every call starts, then their arguments come in turns
     return out + starts + sorted(pieces, key=lambda d: d["tool_calls"][0]["index"] % 2)
+
+
+def _call_id(answer: Answer, k: int) -> str:
+    return answer.ids[k] if k < len(answer.ids) else f"call_{next(_ids)}"
 
 
 def _finish(answer: Answer) -> str:
@@ -264,8 +270,8 @@ def _usage(body: dict[str, Any], answer: Answer) -> dict[str, Any]:
 
 def _completion(body: dict[str, Any], answer: Answer) -> dict[str, Any]:
     calls = [
-        {"id": f"call_{next(_ids)}", "type": "function", "function": {"name": n, "arguments": a}}
-        for n, a in answer.calls
+        {"id": _call_id(answer, k), "type": "function", "function": {"name": n, "arguments": a}}
+        for k, (n, a) in enumerate(answer.calls)
     ]
     message: dict[str, Any] = {"role": "assistant", "content": answer.text or None}
     if calls:

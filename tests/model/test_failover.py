@@ -4,12 +4,13 @@ server) or another Claude model (the fake Anthropic, which checks thinking)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 from agents.loop.failover import FAIL_OVER_AFTER
 from tests.fakes.anthropic_api import Call, FakeAnthropic, Reply, text
-from tests.fakes.openai_api import Answer, FakeOpenAI
+from tests.fakes.openai_api import Answer, ChatCall, FakeOpenAI
 from tests.kits.app_kit import Recorder, events, inbound, make_settings, running_app
 from tests.kits.openai_kit import MODEL
 
@@ -155,3 +156,69 @@ async def test_without_a_fallback_a_declined_turn_is_declined_as_before(
         app.human.accept(inbound("first question"))
         await rec.wait_text("declined", timeout=30)
     assert len(fake.calls) == 1 and events(tmp_path, "llm.failover") == []
+
+
+async def test_an_openai_primarys_history_reaches_an_anthropic_fallback_as_the_api_takes_it(
+    tmp_path: Path, fake: FakeAnthropic, openai_fake: FakeOpenAI
+) -> None:
+    """Mid-task on an OpenAI-compatible primary: a call whose arguments are not JSON,
+    under an id Anthropic's pattern refuses (`functions.remember:0`, as Kimi writes
+    them), and a parallel call with a plain id; the primary goes down and the turn goes
+    on with Claude. The fake Anthropic API refuses what the real one would (a non-object
+    `input`, an id off its pattern, a tool-use cycle without thinking on a thinking
+    model), so the history must arrive translated: the calls and their results kept."""
+    bad = "{content: 'Ann likes tea'"  # not JSON
+
+    def primary(call: ChatCall) -> Answer:
+        if call.tool_results():
+            openai_fake.fail(500, times=1000)  # down from now on
+            return Answer("", shape="no_finish")
+        calls = [("remember", bad), ("remember", '{"content": "Ann likes green tea"}')]
+        return Answer("Noting that.", calls, ids=["functions.remember:0", "call_ok_1"])
+
+    openai_fake.responder = primary
+    fake.responder = lambda call: [text("Claude took over: noted.")]
+    settings = make_settings(
+        tmp_path, fake, SWITCHBOARD_MODEL=MODEL, SWITCHBOARD_MODEL_FALLBACK="claude-opus-5",
+        **openai_fake.env(),
+    )  # fmt: skip
+    rec = Recorder()
+    async with running_app(settings, [rec]) as app:
+        app.human.accept(inbound("remember that I like tea"))
+        await rec.wait_text("Claude took over", timeout=60)
+    assert not fake.violations
+    (call,) = fake.calls
+    said = json.dumps(call.messages)
+    assert json.dumps(bad) in said  # the arguments as the model wrote them
+    assert "arguments must be a JSON object" in said  # the toolbox's answer to it, kept
+    assert "arguments_as_written" in said
+    assert "Ann likes green tea" in said
+    assert "functions.remember:0" not in said  # no id off Anthropic's pattern
+    assert [e["data"]["model"] for e in events(tmp_path, "llm.failover")] == ["claude-opus-5"]
+
+
+def test_the_translation_to_anthropics_form_keeps_ids_paired_and_leaves_good_requests_alone() -> (
+    None
+):
+    from agents.model.providers.anthropic_wire import anthropic_form, tool_id
+
+    good = {"messages": [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": [
+            {"type": "tool_use", "id": "toolu_1", "name": "t", "input": {"a": 1}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1"}]},
+    ]}  # fmt: skip
+    assert anthropic_form(good) is good
+    odd = {"messages": [
+        {"role": "assistant", "content": [
+            {"type": "tool_use", "id": "fn.t:0", "name": "t", "input": "[1, 2"},
+            {"type": "tool_use", "id": "fn.t:1", "name": "t", "input": {"a": 1}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "fn.t:0"},
+                                     {"type": "tool_result", "tool_use_id": "fn.t:1"}]},
+    ]}  # fmt: skip
+    sent = anthropic_form(odd)
+    uses, results = sent["messages"][0]["content"], sent["messages"][1]["content"]
+    assert [u["id"] for u in uses] == [r["tool_use_id"] for r in results]
+    assert uses[0]["id"] != uses[1]["id"] and uses[0]["id"] == tool_id("fn.t:0")
+    assert uses[0]["input"] == {"arguments_as_written": "[1, 2"}
+    assert odd["messages"][0]["content"][0]["input"] == "[1, 2"  # the stored one unchanged

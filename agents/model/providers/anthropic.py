@@ -17,6 +17,7 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from agents.model.providers.anthropic_wire import anthropic_form
 from agents.model.providers.base import (
     LLMResponse,
     ModelError,
@@ -77,6 +78,7 @@ class AnthropicBackend:
         return await self.client.models.retrieve(model)
 
     async def create(self, request: Request, on_text: TextSink | None) -> LLMResponse:
+        request = anthropic_form(request)  # what another API wrote (after a failover)
         try:
             return await self._create(without(request, self.refused), on_text)
         except ModelError as exc:
