@@ -96,14 +96,14 @@ class Services:
     #: gated tool calls (agents/tools/approvals.py), when MCP servers are configured
     approvals: Any = None
     #: the scope check each agent's toolbox runs before a call (agents/tools/scope_guard.py)
-    guard_for: Callable[[AgentInfo], Guard] | None = None
+    guard_for: Callable[[Services, AgentInfo], Guard] | None = None
 
     @property
     def home(self) -> Target | None:
         return self.human.home
 
     def guard(self, info: AgentInfo) -> Guard | None:
-        return self.guard_for(info) if self.guard_for is not None else None
+        return self.guard_for(self, info) if self.guard_for is not None else None
 
     def sources_for(self, info: AgentInfo) -> list[ToolSource]:
         return [make(info) for make in self.tool_sources]

@@ -18,12 +18,13 @@ from typing import Any, Protocol
 
 import jsonschema
 
+from agents.errors import AgentError
 from agents.loop.step import Step
 
 log = logging.getLogger(__name__)
 
 
-class ToolError(Exception):
+class ToolError(AgentError):
     """A problem with the model's request; the text goes back to the model."""
 
 
