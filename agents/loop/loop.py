@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from agents.loop import calling, calls
+from agents.loop import calling, calls, failover
 from agents.loop import turns as turns_mod
 from agents.loop.conversation import Conversation
 from agents.loop.prompts import snapshot
@@ -184,6 +184,8 @@ class AgentLoop:
             self._carry_on(conv, content, held, stop)
             return None
         if stop == "refusal":
+            if failover.after_refusal(self, conv, response.stop_details):
+                return None  # the same request, to the next model of the fallback list
             return self._declined(conv, response, held)
         turns_mod.add_reply(conv.messages, content)
         text = "".join([*held, turns_mod.raw_text(content)]).strip()

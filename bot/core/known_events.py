@@ -59,7 +59,7 @@ KNOWN_EVENTS: dict[str, tuple[str, ...]] = {
     "llm.continued": ("cut_calls", "stop"),
     "llm.declined": ("category", "conversation"),
     "llm.error": ("error",),
-    "llm.failover": ("conversation", "error", "model", "previous"),
+    "llm.failover": ("conversation", "error", "model", "previous", "reason"),
     "llm.thought": ("blocks", "conversation", "tokens"),
     "llm.unavailable": ("attempt", "error"),
     "mail.own_thread": ("id", "sender"),
