@@ -67,7 +67,8 @@ LEARN_FACT = ToolSpec(
         {
             "shared": arg(
                 {"type": "boolean"},
-                "true: the team's, for every agent (decisions, conventions); default: yours",
+                "true: the team's, every agent sees it at once (findings, decisions); "
+                "default: yours",
             )
         },
     ),
@@ -157,7 +158,9 @@ def memory_tools(
         bound("reflect", lambda a: memory_of().reflect(a["content"]), True),
         bound(
             "learn_fact",
-            lambda a: memory_of().learn_fact(a["topic"], a["content"], bool(a.get("shared"))),
+            lambda a: memory_of().learn_fact(
+                a["topic"], a["content"], bool(a.get("shared")), source
+            ),
             True,
         ),
         bound("memory_search", lambda a: memory_of().search(a["query"], archives), False),
