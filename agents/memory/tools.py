@@ -67,8 +67,7 @@ LEARN_FACT = ToolSpec(
         {
             "shared": arg(
                 {"type": "boolean"},
-                "true: the team's, every agent sees it at once (findings, decisions); "
-                "default: yours",
+                "true: every agent's at once (findings, decisions); default: yours",
             )
         },
     ),

@@ -40,18 +40,18 @@ LEARNED_ARG = arg(
             "type": "object",
             "properties": {
                 "fact": {**STR, "minLength": 1, "description": "one fact, a whole sentence"},
-                "topic": {**STR, "description": "lower-case-dashes, e.g. billing-db"},
+                "topic": {**STR, "description": "e.g. billing-db"},
             },
             "required": ["fact"],
         },
     },
-    "facts the team should know (shared at once with every agent, with your name)",
+    "facts for the whole team, shared at once",
 )
 PUBLISH = ToolSpec(
     "publish",
     "Finish your task with its result; call it once, when done. The coordinator summarises "
-    "the result for the person; files go to the conversation your task came from. Put "
-    "what the team should know from now on in `learned`.",
+    "the result for the person; files go to the conversation your task came from; "
+    "team facts in `learned`.",
     schema(
         {"result": arg(STR, "complete, self-contained")},
         {"files": FILES_ARG, "learned": LEARNED_ARG},
