@@ -43,6 +43,7 @@ from bot.channel_context import ChannelContext
 from bot.core.bus import Bus
 from bot.core.channel import Channel
 from bot.core.events import EventLog
+from bot.core.lazy import preload
 from bot.core.messages import Target
 from bot.core.tasks import cancel_all
 from bot.inbox.files import FileStore
@@ -119,6 +120,7 @@ class App:
         #: this process runs the agents (bot/leadership.py: at once on SQLite)
         self.leading = False
         self._tasks: list[asyncio.Task[Any]] = []
+        self._warm_modules: list[str] = []  # a channel module's WARM
         self.started_at = time.time()
         self._built = False
         #: `switchboard run` serves HTTP when a port is set; the chat does not
@@ -224,6 +226,7 @@ class App:
         for name in self.channel_names:
             module = importlib.import_module(CHANNEL_MODULES[name])
             self.add_channel(module.build(s, ChannelContext(self.human)))
+            self._warm_modules.extend(getattr(module, "WARM", ()))
         self.ops = Operator(self)
         self.node = Node(self)
         self.human.outbox.fence = self.node.check
@@ -242,7 +245,7 @@ class App:
                 await self._start_channel(channel)
         await self.node.start()
         if not self.leading:  # a follower loads the model's SDK now, not at its failover
-            self._spawn(self.llm.warm(), "warm-model")
+            self._spawn(self._warm(), "warm-model")
 
     async def _start_channel(self, channel: Channel) -> None:
         if channel not in self._running:
@@ -276,9 +279,16 @@ class App:
         self._spawn(self._beat(), "runtime-beat")
         for channel in self.channels:
             await self._start_channel(channel)
-        # the model SDK (~1 s of CPU) loads in a thread while the channels connect: they
-        # do not wait for it, and a first answer only for what is left of it
-        self._spawn(self.llm.warm(), "warm-model")
+        self._spawn(self._warm(), "warm-model")
+
+    async def _warm(self) -> None:
+        """Load in a worker thread, once the channels are up, what a first answer needs
+        and the connection does not: the model's SDK (~1 s of CPU), then what the
+        channels format with (a channel module's WARM). The channels did not wait for
+        it, and a first answer waits only for what is left of it."""
+        await self.llm.warm()
+        for name in self._warm_modules:
+            await preload(name)
 
     async def stop_worker(self, name: str) -> str:
         """An operator stops a worker (the dashboard); LookupError says why none was."""
