@@ -7,7 +7,10 @@ with `--all` also Discord, email on a private dovecot and one MCP server over st
 prints, per configuration:
 - start to Slack connected: from the process's spawn to the fake Slack's socket open;
 - start to healthy: to the first 200 from `/healthz` (every configured channel up);
-- idle RSS: the process's resident memory (VmRSS) after 5 s of idling, MCP child excluded.
+- idle RSS: the process's resident memory (VmRSS) after 5 s of idling, MCP child excluded;
+- CPU to connected: the process's user + system CPU seconds (all threads) spent by the
+  moment Slack connected: what the start costs whatever the machine's load (the shared
+  machine's wall-clock figures move with the other processes on it).
 With `--first-answer`, instead: start to first answer, a Slack DM sent the moment the
 socket opens and the bot's reply posted (the fake model answers at once): what a deploy
 costs someone who was waiting.
@@ -52,6 +55,12 @@ def rss_mb(pid: int) -> float:
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     return float("nan")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of the process so far (/proc/PID/stat utime, stime)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def healthy(port: int) -> bool:
@@ -118,14 +127,16 @@ def start_once(
     )
     try:
         connected = until(lambda: slack.connections > before and slack.open_sockets > 0)
+        cpu = cpu_seconds(proc.pid)
         if ask:
-            return {"answer": first_answer(slack) - started}
+            return {"answer": first_answer(slack) - started, "cpu": cpu_seconds(proc.pid)}
         up = until(lambda: healthy(port))
         time.sleep(IDLE_SECONDS)
         return {
             "slack": connected - started,
             "healthy": up - started,
             "rss": rss_mb(proc.pid),
+            "cpu": cpu,
         }
     finally:
         proc.terminate()
@@ -160,11 +171,15 @@ def main() -> None:
         for name, runs in figures.items():
             med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
             if args.first_answer:
-                print(f"  {name:6}  start to first answer {med['answer']:.2f} s")
+                print(
+                    f"  {name:6}  start to first answer {med['answer']:.2f} s   "
+                    f"CPU to first answer {med['cpu']:.2f} s"
+                )
                 continue
             print(
                 f"  {name:6}  start to Slack connected {med['slack']:.2f} s   "
-                f"start to healthy {med['healthy']:.2f} s   idle RSS {med['rss']:.0f} MB"
+                f"start to healthy {med['healthy']:.2f} s   idle RSS {med['rss']:.0f} MB   "
+                f"CPU to connected {med['cpu']:.2f} s"
             )
 
 
