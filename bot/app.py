@@ -10,6 +10,7 @@ the narrow `ChannelContext` (not the human node).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import importlib
 import json
@@ -43,7 +44,7 @@ from bot.channel_context import ChannelContext
 from bot.core.bus import Bus
 from bot.core.channel import Channel
 from bot.core.events import EventLog
-from bot.core.lazy import preload
+from bot.core.lazy import connected, preload
 from bot.core.messages import Target
 from bot.core.tasks import cancel_all
 from bot.inbox.files import FileStore
@@ -70,6 +71,7 @@ CHANNEL_MODULES = {
 }
 RUNTIME_KEY = "runtime"
 RUNTIME_BEAT_SECONDS = 2.0
+WARM_AFTER_SECONDS = 3.0  # the longest a preload waits for the connections
 
 #: Code run on a built app before it starts (tests add tools and triggers with it).
 Extension = Callable[["App"], Any]
@@ -282,10 +284,10 @@ class App:
         self._spawn(self._warm(), "warm-model")
 
     async def _warm(self) -> None:
-        """Load in a worker thread, once the channels are up, what a first answer needs
-        and the connection does not: the model's SDK (~1 s of CPU), then what the
-        channels format with (a channel module's WARM). The channels did not wait for
-        it, and a first answer waits only for what is left of it."""
+        """Load in a thread, once the channels connected (one GIL: not beside them), what
+        a first answer needs: the model's SDK (~1 s of CPU), a channel module's WARM."""
+        with contextlib.suppress(TimeoutError):  # a channel that cannot connect: load anyway
+            await asyncio.wait_for(connected(self._running), WARM_AFTER_SECONDS)
         await self.llm.warm()
         for name in self._warm_modules:
             await preload(name)
