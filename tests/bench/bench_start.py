@@ -7,7 +7,8 @@ with `--all` also Discord, email on a private dovecot and one MCP server over st
 prints, per configuration:
 - start to Slack connected: from the process's spawn to the fake Slack's socket open;
 - start to healthy: to the first 200 from `/healthz` (every configured channel up);
-- idle RSS: the process's resident memory (VmRSS) after 5 s of idling, MCP child excluded;
+- idle RSS: the process's resident memory (VmRSS) at rest, MCP child excluded: once
+  healthy and its CPU time has stopped growing (the model SDK's preload done), plus 5 s;
 - CPU to connected: the process's user + system CPU seconds (all threads) spent by the
   moment Slack connected: what the start costs whatever the machine's load (the shared
   machine's wall-clock figures move with the other processes on it).
@@ -63,6 +64,18 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def at_rest(pid: int, timeout: float = 120.0) -> None:
+    """Until the process spends under 2% of a core over a second: its start and the
+    preloads after it are done (on a loaded machine they take several seconds more)."""
+    deadline = time.monotonic() + timeout
+    spent = cpu_seconds(pid)
+    while time.monotonic() < deadline:
+        time.sleep(1.0)
+        spent, before = cpu_seconds(pid), spent
+        if spent - before < 0.02:
+            return
+
+
 def healthy(port: int) -> bool:
     try:
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1) as reply:
@@ -71,7 +84,7 @@ def healthy(port: int) -> bool:
         return False
 
 
-def until(check: Callable[[], bool], timeout: float = 60.0) -> float:
+def until(check: Callable[[], bool], timeout: float = 180.0) -> float:
     """time.monotonic() when `check()` first held (polled every 5 ms)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -131,6 +144,7 @@ def start_once(
         if ask:
             return {"answer": first_answer(slack) - started, "cpu": cpu_seconds(proc.pid)}
         up = until(lambda: healthy(port))
+        at_rest(proc.pid)
         time.sleep(IDLE_SECONDS)
         return {
             "slack": connected - started,
