@@ -46,7 +46,7 @@ QUERIES = {
     " AND status <> 'routed' ORDER BY id",
     "by message id": "SELECT id, payload FROM inbound WHERE channel = 'slack' AND message_id = 'x'",
     "recent of a channel": "SELECT id, payload FROM inbound WHERE channel || '' = 'slack'"
-    " AND received_at >= {day} AND received_at < {now} ORDER BY id DESC LIMIT 50",
+    " AND received_at >= {day} AND received_at < {now} ORDER BY received_at DESC, id DESC LIMIT 50",
     "prune: recent places": "SELECT DISTINCT conversation FROM inbound WHERE received_at >= {day}",
 }
 
