@@ -21,8 +21,7 @@ class ThreadMemory:
     def __init__(self, store: ChannelStore) -> None:
         self.store = store
         #: `<channel>/<thread_ts>` -> the thread's start (epoch seconds; 0: unreadable)
-        keys = (key[len(_PREFIX) :] for key in store.kv_prefixed(_PREFIX))
-        self._known = {key: _started(key) for key in keys}
+        self._known = {key: _started(key) for key in store.kv_prefixed(_PREFIX)}
         self._floor = 0.0  # the newest start let go: older threads are read from the store
         self._trim()
 

@@ -3,6 +3,7 @@ slow the next one down?
 
     .venv/bin/python tests/bench/bench_pickup_journal.py [--rows 0,1000000,3000000]
         [--samples 300] [--explain]
+    .venv/bin/python tests/bench/bench_pickup_journal.py --store-only 1000000
 
 For each journal size: a SQLite data dir with 1,000 parked workers (bench_core's seed)
 whose `inbound` journal is filled with that many handled (`routed`) rows, spread over the
@@ -22,13 +23,16 @@ import asyncio
 import json
 import shutil
 import sqlite3
+import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from bot.store.core import Store  # noqa: E402
 from tests.bench.bench_core import pickup  # noqa: E402
 from tests.kits.app_kit import inbound  # noqa: E402
 
@@ -96,6 +100,31 @@ def explain(db: Path) -> None:
     con.close()
 
 
+def store_work(rows: int, rounds: int = 20, batch: int = 100) -> None:
+    """The journal's share of a pickup, load-proof: a message journaled and marked routed
+    (what the human node does to the journal per message), in batches alternating between
+    an empty journal and one of `rows` rows, so a busy machine weighs on both alike."""
+    dirs = [Path(tempfile.mkdtemp()) for _ in range(2)]
+    stores = [Store(d / "switchboard.db") for d in dirs]
+    fill(dirs[1] / "switchboard.db", rows)
+    stores = [Store(d / "switchboard.db") for d in dirs]  # reopened as the app opens it
+    times: list[list[float]] = [[], []]
+    for r in range(rounds):
+        for side, store in enumerate(stores):
+            for i in range(batch):
+                t0 = time.perf_counter()
+                msg = inbound("ping", conversation=f"c{i}", message_id=f"p{r}-{i}")
+                row = store.journal(msg)
+                assert row is not None
+                store.mark_inbound(row, "routed")
+                times[side].append((time.perf_counter() - t0) * 1e6)
+    for side, label in enumerate(("empty", f"{rows:,} rows")):
+        q = statistics.quantiles(times[side], n=100)
+        print(f"  journal + mark, {label:>12}: p50 {q[49]:7.0f} us   p99 {q[98]:7.0f} us")
+    for d in dirs:
+        shutil.rmtree(d, ignore_errors=True)
+
+
 def measure(rows: int, samples: int, show_plan: bool) -> tuple[float, float]:
     """Pickup p50, p99 (ms) over a journal of `rows` handled messages."""
     dirs: list[Path] = []
@@ -120,7 +149,11 @@ def main() -> None:
     parser.add_argument("--rows", default="0,1000000,10000000", help="journal sizes")
     parser.add_argument("--samples", type=int, default=300)
     parser.add_argument("--explain", action="store_true")
+    parser.add_argument("--store-only", type=int, metavar="ROWS", help="the journal's share")
     args = parser.parse_args()
+    if args.store_only:
+        store_work(args.store_only)
+        return
     base = None
     for rows in (int(r) for r in args.rows.split(",")):
         p50, p99 = measure(rows, args.samples, args.explain)
