@@ -36,10 +36,24 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "chaos: kills the bot at random moments (--kills/--seed)")
+    config.addinivalue_line(
+        "markers", "solo: holds a wall-clock window; scripts/test runs it alone, after the rest"
+    )
 
 
 #: fixtures that start a heavy server: Chromium, dovecot, PostgreSQL
 SLOW_FIXTURES = {"browser", "dovecot", "oauth_dovecot", "pg_cluster", "pg_url"}
+#: tests that hold a wall-clock promise (a failover within 2 s, /healthz 503 within 15 s, a
+#: parse within 50 ms) or kill processes at random: a neighbour test on the same two cores
+#: would be measured with them, so scripts/test runs these alone, after the parallel part
+SOLO_FILES = {
+    "tests/store/test_chaos.py",
+    "tests/store/test_chaos_nodes.py",
+    "tests/store/test_chaos_clock.py",
+    "tests/ops/test_channel_health.py",
+    "tests/email/test_imap_health.py",
+    "tests/email/test_corpus.py",
+}
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -53,6 +67,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             or params.get("database") == "postgres"
         ):
             item.add_marker(pytest.mark.slow)
+        if item.nodeid.split("::")[0] in SOLO_FILES:
+            item.add_marker(pytest.mark.solo)
 
 
 @pytest.fixture

@@ -35,10 +35,12 @@ LOG_DIR = "memory"
 KNOWLEDGE_DIR = "memory/knowledge"
 USERS_DIR = "users"
 ARCHIVE_DIR = "archive"
+EARLIER_DIR = "memory/earlier"  # a full daily log, moved aside when it reached the cap
 _LOCK_DIR = ".locks"
 
 _TOPIC_MAX = 64
 _DAY = re.compile(r"^\d{4}-\d{2}-\d{2}\.md$")
+_ENTRY = re.compile(r"^### (.+)$")
 _locks: dict[str, threading.Lock] = {}
 _locks_guard = threading.Lock()
 
@@ -235,12 +237,38 @@ class AgentFiles:
         return path
 
     def append_entry(self, text: str, label: str = "") -> str:
-        """A timestamped section appended to today's log; returns its relative path."""
+        """A timestamped section appended to today's log; returns its relative path.
+        A log this entry would take over the cap is folded first (`fold_day`)."""
         now = self.now()
         relative = self.day_path(now.date())
         title = now.strftime("%H:%M:%S") + (f" · {label}" if label else "")
-        self.append(relative, f"\n### {title}\n{text.strip()}\n", f"# {now.date().isoformat()}\n")
+        entry, header = f"\n### {title}\n{text.strip()}\n", f"# {now.date().isoformat()}\n"
+        self._check_size(relative, len(header.encode()) + len(entry.encode()))
+        self.fold_day(relative, header, len(entry.encode()))
+        self.append(relative, entry, header)
         return relative
+
+    def fold_day(self, relative: str, header: str, incoming: int) -> str | None:
+        """A daily log that `incoming` more bytes would take over the cap is summarised,
+        not cut: its whole text moves to memory/earlier/<day>.<n>.md (still memory:
+        searched, never pruned) and the log starts again with an outline of what it
+        held, one line per entry, and where the full text is. Returns the moved file's
+        relative path, or None when the log had room."""
+        with self.locked(relative) as path:
+            if not path.exists() or path.stat().st_size + incoming <= self.max_bytes:
+                return None
+            full = path.read_text(encoding="utf-8", errors="replace")
+            moved = self._earlier_name(path.stem)
+            _atomic_write(self.root / moved, full)
+            outline = _outline(full, self.max_bytes // 4)
+            _atomic_write(path, f"{header}\n## Earlier today (full text: {moved})\n{outline}")
+        return moved
+
+    def _earlier_name(self, day: str) -> str:
+        n = 1
+        while (self.root / f"{EARLIER_DIR}/{day}.{n}.md").exists():
+            n += 1
+        return f"{EARLIER_DIR}/{day}.{n}.md"
 
     def archive(self, key: str, messages: list[dict[str, Any]]) -> str:
         """A conversation as JSON lines under archive/ (never capped, never deleted), its
@@ -259,6 +287,30 @@ class AgentFiles:
                 f"{self.max_bytes:,} (SWITCHBOARD_MEMORY_FILE_MAX_BYTES); keep it shorter, "
                 "or move detail into knowledge topics with learn_fact"
             )
+
+
+def _outline(text: str, budget: int) -> str:
+    """One line per `### ` entry — its title and the start of its first line — the
+    newest kept when they do not all fit in `budget` bytes."""
+    lines: list[str] = []
+    rows = text.split("\n")
+    for i, row in enumerate(rows):
+        found = _ENTRY.match(row)
+        if row.startswith("## Earlier today"):
+            lines.append(f"- {row[3:]}")  # an earlier fold's pointer, carried forward
+        elif found:
+            first = next((r.strip() for r in rows[i + 1 :] if r.strip()), "")
+            lines.append(f"- {found.group(1)}: {first[:120]}")
+    kept: list[str] = []
+    size = 0
+    for line in reversed(lines):
+        size += len(line.encode()) + 1
+        if size > budget:
+            break
+        kept.append(line)
+    dropped = len(lines) - len(kept)
+    head = [f"- ({dropped} earlier entries: see the full text)"] if dropped else []
+    return "\n".join(head + kept[::-1]) + "\n"
 
 
 def _unthought(message: dict[str, Any]) -> dict[str, Any]:
