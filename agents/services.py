@@ -57,12 +57,20 @@ class MemoryHooks(Protocol):
     def heard(self, agent_id: str, msg: BusMessage) -> None:
         """A person's message was taken into the agent's conversation (auto-capture)."""
 
+    def said(self, agent_id: str, text: str, conversation: str | None) -> None:
+        """The agent wrote `text` in a reply (its own decisions are captured)."""
+
     def archive(self, agent_id: str, key: str, messages: Messages) -> str:
         """Keep a whole conversation where memory_search finds it (a fresh start);
         returns the archive's path relative to the agent's directory."""
 
     def published(self, agent_id: str, task: str, result: str) -> None:
         """A worker published its result (it reflects into its memory)."""
+
+    def learned(self, agent_id: str, findings: list[tuple[str, str]], source: str) -> list[str]:
+        """(topic, fact) pairs a worker shares with the team, `source` saying where they
+        came from; returns the team-knowledge files written (runs in a thread)."""
+        ...
 
     def context(
         self, agent_id: str, people: list[str], system: str | None, shown: str
@@ -96,14 +104,14 @@ class Services:
     #: gated tool calls (agents/tools/approvals.py), when MCP servers are configured
     approvals: Any = None
     #: the scope check each agent's toolbox runs before a call (agents/tools/scope_guard.py)
-    guard_for: Callable[[AgentInfo], Guard] | None = None
+    guard_for: Callable[[Services, AgentInfo], Guard] | None = None
 
     @property
     def home(self) -> Target | None:
         return self.human.home
 
     def guard(self, info: AgentInfo) -> Guard | None:
-        return self.guard_for(info) if self.guard_for is not None else None
+        return self.guard_for(self, info) if self.guard_for is not None else None
 
     def sources_for(self, info: AgentInfo) -> list[ToolSource]:
         return [make(info) for make in self.tool_sources]

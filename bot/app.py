@@ -1,10 +1,11 @@
 """The composition root: builds the core, the agents and the configured channels,
 restores state from the data dir, and runs them until stopped.
 
-This is the one module of `bot/` that may import `agents` and `channels`. A channel
-module is imported only when that channel is enabled, so an SDK loads only when
-it is used. Every channel package exposes `build(settings, ctx) -> Channel`, `ctx` being
-the narrow `ChannelContext` (not the human node).
+With `bot/parts.py` (the parts made from the settings alone), this is where `bot/`
+wires `agents` and `channels` in. A channel module is imported only when that channel
+is enabled, so an SDK loads only when it is used. Every channel package exposes
+`build(settings, ctx) -> Channel`, `ctx` being the narrow `ChannelContext` (not the
+human node).
 """
 
 from __future__ import annotations
@@ -20,32 +21,28 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from pydantic import SecretStr
-
 from agents.loop.marking import untrusted
 from agents.mcp import install_mcp
 from agents.memory import install_memory
-from agents.model.attachments import Expander
-from agents.model.llm import Provider
-from agents.model.providers import Connector, Endpoints
-from agents.services import Limits, Services
+from agents.services import Services
 from agents.team.coordinator import Coordinator
 from agents.team.stop import Stopper
 from agents.team.team import Team
 from agents.tools.approvals import Approvals
-from agents.tools.egress import EgressGuard, EgressPolicy, chained, sends_matcher
+from agents.tools.egress import Guards
 from agents.tools.files import file_tools
 from agents.tools.read_channel import read_channel_tools
-from agents.tools.scope_guard import ScopeGuard, listing_filter
+from agents.tools.scope_guard import listing_filter
 from agents.tools.toolbox import ToolError
 from agents.tools.triggers import trigger_tools
-from agents.tools.web_fetch import FetchLimits, WebFetch
+from agents.tools.web_fetch import WebFetch
 from bot.channel_context import ChannelContext
 from bot.core.bus import Bus
 from bot.core.channel import Channel
 from bot.core.events import EventLog
 from bot.core.lazy import connected, preload
 from bot.core.messages import Target
+from bot.core.progress import Progress
 from bot.core.tasks import cancel_all
 from bot.inbox.files import FileStore
 from bot.inbox.human import HumanNode
@@ -53,12 +50,14 @@ from bot.inbox.people import People
 from bot.inbox.scope import Scope
 from bot.leadership import Node
 from bot.ledger.audit import AuditLog
+from bot.ledger.budget import Budget
+from bot.ledger.usage import Ledger
 from bot.ops.operator import Operator
+from bot.parts import egress_policy, fetch_limits, limits, provider
 from bot.store import growth
 from bot.store.core import Store, StoreError
 from bot.store.space import DiskWatch
 from bot.triggers.engine import TriggerEngine
-from config.models import ROLES
 from config.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -89,27 +88,6 @@ def configured_channels(settings: Settings) -> list[str]:
     ]
 
 
-def connector(settings: Settings) -> Connector:
-    """The model providers' backends, each made (its SDK imported) at its first use."""
-
-    def secret(value: SecretStr | None) -> str | None:
-        return value.get_secret_value() if value else None
-
-    return Connector(
-        Endpoints(
-            secret(settings.anthropic_api_key),
-            settings.anthropic_base_url,
-            secret(settings.openai_api_key),
-            settings.openai_base_url,
-            settings.cloud_ml_region,
-            settings.anthropic_vertex_project_id,
-            settings.anthropic_vertex_base_url,
-            settings.aws_region,
-            settings.anthropic_bedrock_base_url,
-        )
-    )
-
-
 class App:
     def __init__(
         self, settings: Settings, channels: list[str], extensions: list[Extension] | None = None
@@ -136,104 +114,117 @@ class App:
             self.human.progress.add(channel.kind, surface)
 
     def build(self) -> None:
+        """Build every part complete, bottom up: the core, the agents, their tools, then
+        the channels and the operator surface."""
         if self._built:
             return
+        self.settings.data_dir.mkdir(parents=True, exist_ok=True)
+        self._build_core()
+        self._build_ledger()
+        self._build_agents()
+        self._build_tools()
+        self._build_edges()
+        self._built = True
+
+    def _build_core(self) -> None:
+        """The event log, the store, the bus and the human node."""
         s = self.settings
-        s.data_dir.mkdir(parents=True, exist_ok=True)
         self.events = EventLog(s.data_dir / "events.jsonl", s.events_max_bytes, s.events_keep)
-        self.store = Store(s.database, report=self._corrupt_row)
-        self.store.space = DiskWatch(s.data_dir)  # a full disk: new work waits
+        # a full disk: new work waits
+        self.store = Store(s.database, report=self._corrupt_row, space=DiskWatch(s.data_dir))
         AuditLog(self.store).attach(self.events)  # before anything can emit
         self.bus = Bus(self.store)
-        home = Target.parse(s.home) if s.home else None
         self.human = HumanNode(
             self.store,
             self.bus,
             self.events,
-            home,
+            Target.parse(s.home) if s.home else None,
             retry_base=s.outbox_retry_base_seconds,
             files=FileStore(s.data_dir, s.file_max_bytes),
             people=People(s.people, self.store, s.timezone),
+            progress=Progress(streaming=s.streaming == "on", reactions=s.ack_reactions == "on"),
+            approvers=s.approvers,
+            fence=self._fence,
         )
-        self.human.progress.streaming = s.streaming == "on"
-        self.human.progress.reactions = s.ack_reactions == "on"
-        self.llm = Provider(
-            connector(s),
-            s.model,
-            s.max_tokens,
-            s.max_llm_calls,
-            efforts={role: s.effort_of(role) for role in ROLES},
-            models={role: s.model_of(role) for role in ROLES},
-            fallbacks=s.model_fallback,
+
+    def _build_ledger(self) -> None:
+        """Usage and cost of every model call, and the daily budget that holds new model
+        work once spent (the gate every call waits at: open while no budget is set)."""
+        s = self.settings
+        self.ledger = Ledger(s, self.store)
+        self.budget = Budget(
+            s.daily_budget_usd, self.ledger, self.human, self.events, warn_at=s.budget_warn_at
         )
-        self.llm.expander = Expander(s.data_dir)
-        limits = Limits(
-            s.max_workers,
-            s.max_turns,
-            s.llm_retry_base_seconds,
-            s.llm_retry_max_seconds,
-            file_max_bytes=s.file_max_bytes,
-        )
+
+    def apply(self, settings: Settings) -> None:
+        """Settings re-read while running (SIGHUP): a new daily budget and price table.
+        A raised budget lets waiting model work go on at once."""
+        self.ledger.settings = settings
+        self.budget.limit = settings.daily_budget_usd
+        self.budget.save()
+        self.budget.recheck()
+        log.info("settings reloaded: daily budget %s", settings.daily_budget_usd)
+
+    def _build_agents(self) -> None:
+        """The model, the agents' services, memory, the team and the scheduler."""
+        s = self.settings
+        self.llm = provider(s, self.budget.wait)
+        self.scope = self._scope()
         self.services = Services(
-            self.store, self.bus, self.events, self.human, self.llm, s.data_dir, limits
-        )
-        scope = self._scope()
-        egress = EgressPolicy(
-            tuple(s.web_allow),
-            sends_matcher([(m.name, m.sends, m.approval) for m in s.mcp_servers]),
-        )
-        self.services.guard_for = lambda info: chained(
-            ScopeGuard(self.services, scope, info).check,
-            EgressGuard(self.services, scope, egress, info).check,
-        )
+            self.store, self.bus, self.events, self.human, self.llm, s.data_dir, limits(s),
+            guard_for=Guards(self.scope, egress_policy(s)),
+        )  # fmt: skip
         self.memory = install_memory(self.services, s)
         self.team = Team(self.services)
         self.coordinator = Coordinator(self.services, self.team)
         self.bus.catchers.append(Stopper(self.coordinator, self.team))  # a person's `stop`
         self.triggers = TriggerEngine(
-            s, self.store, self.events, self.human, self.bus, spawn=self.team.spawn
-        )
-        self.services.tool_factories.append(trigger_tools(self.triggers))
-        visible = listing_filter(self.services, scope)
-        self.services.tool_factories.append(file_tools(s.data_dir, s.file_max_bytes, visible))
+            s, self.store, self.events, self.human, self.bus,
+            spawn=self.team.spawn, generation=self._generation,
+        )  # fmt: skip
+
+    def _build_tools(self) -> None:
+        """The agents' tools, the internal jobs, MCP and the approvals of gated calls."""
+        s, services = self.settings, self.services
+        visible = listing_filter(services, self.scope)
+        services.tool_factories.append(trigger_tools(self.triggers))
+        services.tool_factories.append(file_tools(s.data_dir, s.file_max_bytes, visible))
+        services.tool_factories.append(read_channel_tools(services))
+        if s.web_fetch == "on":
+            services.tool_factories.append(WebFetch(fetch_limits(s)).tools)
+        self._add_jobs()
+        self.mcp = install_mcp(services, s)
+        via = Target.parse(s.approval_via) if s.approval_via else None
+        # the approvals and the MCP registry name each other (a gated call asks, an approved
+        # one runs on the registry): the gate closes that circle once both exist
+        services.approvals = Approvals(services, self.mcp, via, s.approval_timeout_seconds)
+        self.mcp.gate = services.approvals.gate
+
+    def _add_jobs(self) -> None:
+        """The scheduler's internal jobs: distilling memory, consolidating, pruning."""
+        s = self.settings
         if s.memory_distil:  # off: the job is not registered, and start-up removes it
             self.triggers.add_internal(
                 "memory-distil", s.memory_distil_cron, self.memory.distil_all
             )
-        self.services.tool_factories.append(read_channel_tools(self.services))
         if s.consolidate and self.memory.consolidator is not None:
             self.triggers.add_internal(
                 "team-consolidate", s.consolidate_cron, self.memory.consolidator.run
             )
         self.pruner = growth.pruner(self.store, s)  # retention: docs/running-for-months.md
         self.triggers.add_internal("store-prune", s.prune_cron, self.pruner.run)
-        self.mcp = install_mcp(self.services, s)
-        self.human.approvals.approvers = list(s.approvers)
-        via = Target.parse(s.approval_via) if s.approval_via else None
-        self.services.approvals = Approvals(
-            self.services, self.mcp, via, s.approval_timeout_seconds
-        )
-        self.mcp.gate = self.services.approvals.gate
-        if s.web_fetch == "on":
-            fetch = FetchLimits(
-                frozenset(h.lower() for h in s.fetch_allow_hosts),
-                s.fetch_max_bytes,
-                s.fetch_timeout_seconds,
-                s.tool_result_max_chars,
-                str(s.ssl_cert_file) if s.ssl_cert_file else None,
-            )
-            self.services.tool_factories.append(WebFetch(fetch).tools)
+
+    def _build_edges(self) -> None:
+        """The extensions, the configured channels, the operator surface and the node."""
         for extension in self.extensions:
             extension(self)
         for name in self.channel_names:
             module = importlib.import_module(CHANNEL_MODULES[name])
-            self.add_channel(module.build(s, ChannelContext(self.human)))
+            self.add_channel(module.build(self.settings, ChannelContext(self.human)))
             self._warm_modules.extend(getattr(module, "WARM", ()))
-        self.ops = Operator(self)
+        self.ops = Operator(self, self.ledger, self.budget)
+        self.llm.observers.append(self.ops.on_call)  # usage, cost, metrics, health
         self.node = Node(self)
-        self.human.outbox.fence = self.node.check
-        self.triggers.generation = self._generation
-        self._built = True
 
     async def start(self) -> None:
         """Serve, then lead at once (SQLite) or run as a follower until this node leads
@@ -305,6 +296,10 @@ class App:
         """A worker whose task carries data nobody vouches for (a hook's payload), marked
         as untrusted (agents/loop/marking.py)."""
         self.team.spawn(name, f"{task}\n\n{untrusted(data, source)}", conversation, target)
+
+    def _fence(self) -> None:
+        """Raises when this node may no longer send (it lost its lease)."""
+        self.node.check()
 
     def _generation(self) -> int | None:
         """The lease generation this node leads with (None: it does not lead)."""

@@ -11,6 +11,8 @@ the agents.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from bot.approvals.desk import Decider
 from bot.core.channel import ChannelStore
 from bot.core.events import EventLog
@@ -19,6 +21,7 @@ from bot.core.names import platform_id
 from bot.inbox.human import HumanNode
 from bot.inbox.intake import FileIntake
 from bot.inbox.people import People
+from bot.ledger.catchup import catchup, catchup_text
 from bot.ledger.personal import Mine, mine, personal_status
 from bot.ledger.report import full_status
 from bot.outbox.sender import Pacer
@@ -83,10 +86,32 @@ class ChannelContext:
         """What runs and what waits in one person's conversations (a Slack App Home)."""
         return mine(self._human.store, self._mine(channel, user), self._human.directory.workers)
 
+    def catchup_for(
+        self,
+        channel: str,
+        user: str,
+        link: Callable[[str], str] = str,
+        escape: Callable[[str], str] = str,
+        email: str = "",
+        room: int = 0,
+    ) -> str:
+        """`catchup` for one person of a channel: what agents said in their own
+        conversations since they last spoke (bot/ledger/catchup.py); no model call.
+        `link` shows a target as the channel links it, `escape` the channel's markup;
+        at most `room` characters."""
+        idents = self._idents(channel, user, email)
+        people = self._human.people
+        found = catchup(self._human.store, people.conversations_of(idents),
+                        people.last_spoke(idents), self._human.directory.workers)  # fmt: skip
+        return catchup_text(found, link, escape, room=room)
+
     def _mine(self, channel: str, user: str) -> set[str]:
         """The conversations a person spoke in, under any id of theirs."""
+        return self._human.people.conversations_of(self._idents(channel, user))
+
+    def _idents(self, channel: str, user: str, email: str = "") -> set[str]:
+        """Every platform id of the person behind `user` (a listed person's all)."""
         people = self._human.people
-        person = people.resolve(channel, Sender(user))
+        person = people.resolve(channel, Sender(user, email=email))
         ids = people.ids_of(person.name) if person.listed else []
-        idents = {platform_id(channel, user), *(platform_id(k, i) for k, i in ids)}
-        return people.conversations_of(idents)
+        return {platform_id(channel, user), *(platform_id(k, i) for k, i in ids)}

@@ -20,15 +20,20 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from agents.errors import AgentError
 from bot.core import redact
 from bot.evaluation.command import add_eval, run_eval
 from bot.setup import commands as setup
 from bot.setup import envfile, startup
 from bot.store.errors import StoreError
+from channels.errors import ChannelError
 from config.settings import Settings, SettingsError, load_settings, require_llm
 
 if TYPE_CHECKING:
     from bot.app import App
+
+#: what a command answers in one line (exit 2), each family mapped at its own edge
+FAILURES = (SettingsError, StoreError, AgentError, ChannelError)
 
 # The runtime (the SDKs, APScheduler, MCP: seconds to import on a busy machine) is
 # imported only once the settings are known to be good: a bad setting and
@@ -114,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
 
             return hooks_command(settings, args.action, args.name)
         require_llm(settings)
-    except (SettingsError, StoreError) as exc:
+    except FAILURES as exc:
         print(f"switchboard: {exc}", file=sys.stderr)
         return 2
     if args.command == "chat":
@@ -149,7 +154,7 @@ def _serve(
     try:
         with running(settings.data_dir):
             return asyncio.run(serve(settings, channels, reload))
-    except (SettingsError, StoreError) as exc:
+    except FAILURES as exc:
         print(f"switchboard: {exc}", file=sys.stderr)
         return 2
 
@@ -284,7 +289,7 @@ def _reload(app: App, reload: Callable[[], Settings]) -> None:
     except SettingsError as exc:
         log.error("reload refused, the running settings stay: %s", exc)
         return
-    app.ops.apply(settings)
+    app.apply(settings)
 
 
 def _log_to_file(settings: Settings) -> None:

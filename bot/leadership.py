@@ -151,6 +151,8 @@ class Node:
             human.outbox.wake()
         if topic.startswith("approval:"):
             human.approvals.heard(topic.removeprefix("approval:"))
+        if topic in ("hook", "all") and self.app.ops.hooks is not None:
+            self.app.ops.hooks.desk.heard()
 
     def _lost(self, why: str) -> None:
         log.critical("node %s lost the lease (%s): it acts no more, and starts over", self.id, why)

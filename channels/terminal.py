@@ -2,7 +2,8 @@
 
 Each line is a message (routed like any other: `@Alice ...` reaches a worker, a plain
 line answers the open question of a worker that asked here). Output shows who
-speaks. `/status` prints the status tables, `/quit` (or end of input) leaves.
+speaks. `/status` prints the status tables, `catchup` (or `/catchup`) what the agents
+said since you last spoke (no model call), `/quit` (or end of input) leaves.
 
 Input that is not a terminal (a pipe, a file, /dev/null) is a script: with a
 `settle` hook (the chat command sets one) each line waits until the previous one is
@@ -27,9 +28,11 @@ from channels.terminal_live import TerminalProgress
 from config.settings import Settings
 
 CONVERSATION = "terminal"
+CATCHUP = ("catchup", "/catchup")
 BANNER = (
     "Switchboard: you are talking to the coordinator. "
-    "@Name talks to a worker; /status shows what runs; /quit leaves."
+    "@Name talks to a worker; /status shows what runs; catchup shows what you missed; "
+    "/quit leaves."
 )
 
 
@@ -103,6 +106,8 @@ class TerminalChannel(BaseChannel):
                 return
             if line == "/status":
                 self._print(self.ctx.status_text())
+            elif line.lower() in CATCHUP:
+                self._print(self.ctx.catchup_for(self.kind, self.person.id))
             elif line:
                 self._accept(line)
                 if scripted and self.settle is not None:

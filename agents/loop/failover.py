@@ -1,6 +1,9 @@
 """Failover (SWITCHBOARD_MODEL_FALLBACK): when the model stays unavailable past its
 retry budget, the turn goes on with the next model of the list, and stays on it until
-the turn ends; the next turn starts on the role's own model again.
+the turn ends; the next turn starts on the role's own model again. A model that
+declines (`stop_reason: refusal`: Anthropic's docs say the same request usually gets
+an answer from another model) moves the turn too, once: a turn that already moved
+declines as it would without a fallback.
 
 Thinking is bound to the model that wrote it (a signed block another model refuses,
 and no other API reads): the conversation's thinking blocks are dropped when the turn
@@ -45,7 +48,19 @@ def failed_over(node: AgentLoop, conv: Conversation) -> bool:
     return (node.agent_id, conv.key) in node.services.llm.failed_over
 
 
-def fail_over(node: AgentLoop, conv: Conversation, error: str) -> bool:
+def after_refusal(node: AgentLoop, conv: Conversation, details: dict[str, Any] | None) -> bool:
+    """The model declined: the same request goes to the next model, once per turn; False
+    when the turn already moved or no fallback is left (the turn declines)."""
+    if failed_over(node, conv):
+        return False
+    category = (details or {}).get("category") or "none given"
+    if not fail_over(node, conv, f"declined (category {category})", reason="refusal"):
+        return False
+    node.services.human.progress.restart(conv.key)  # what it streamed is not the answer
+    return True
+
+
+def fail_over(node: AgentLoop, conv: Conversation, error: str, reason: str = "unavailable") -> bool:
     """Move this turn to the next model of the fallback list; False when none is left."""
     llm = node.services.llm
     primary = _primary(node, conv)
@@ -60,7 +75,7 @@ def fail_over(node: AgentLoop, conv: Conversation, error: str) -> bool:
         _forget_thinking(conv.messages)
     node.services.events.emit(
         "llm.failover", node.agent_id, conversation=conv.key, error=error[:300],
-        model=model, previous=current,
+        model=model, previous=current, reason=reason,
     )  # fmt: skip
     node.checkpoint(conv)
     return True

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from agents.loop import calling, calls
+from agents.loop import calling, calls, failover
 from agents.loop import turns as turns_mod
 from agents.loop.conversation import Conversation
 from agents.loop.prompts import snapshot
@@ -184,12 +184,16 @@ class AgentLoop:
             self._carry_on(conv, content, held, stop)
             return None
         if stop == "refusal":
+            if failover.after_refusal(self, conv, response.stop_details):
+                return None  # the same request, to the next model of the fallback list
             return self._declined(conv, response, held)
         turns_mod.add_reply(conv.messages, content)
         text = "".join([*held, turns_mod.raw_text(content)]).strip()
         held.clear()
         if not turns_mod.silent(text):
             self.speak(conv, text)
+            if self.services.memory is not None:  # the agent's own decisions are captured
+                self.services.memory.said(self.agent_id, text, self.step(conv).conversation)
         if not turns_mod.calls_of(content):
             return Outcome("done", text)
         self.checkpoint(conv)  # what the model said is on its way before the tools run

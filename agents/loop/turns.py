@@ -89,9 +89,10 @@ def stop_of(reason: str | None) -> Stop:
 
 def clean(content: Blocks) -> Blocks:
     """The response as it may be stored: no empty or whitespace-only text blocks, every
-    tool call's input a JSON object (the API refuses anything else in history), and
-    thinking blocks exactly as they came, but one cut before its signature (the API
-    takes none without)."""
+    tool call's input a JSON object or the text a model wrote that is not one (the
+    toolbox answers it with an error; agents/model/providers/anthropic_wire.py sends it
+    to Anthropic's API as an object), and thinking blocks exactly as they came, but one
+    cut before its signature (the API takes none without)."""
     out: Blocks = []
     for block in content:
         kind = block.get("type")
@@ -100,7 +101,7 @@ def clean(content: Blocks) -> Blocks:
                 out.append({"type": "text", "text": block["text"]})
         elif kind == "tool_use":
             args = block.get("input")
-            out.append({**block, "input": args if isinstance(args, dict) else {}})
+            out.append({**block, "input": args if isinstance(args, dict | str) else {}})
         elif kind == "thinking" and block.get("signature"):
             out.append({"type": "thinking", "thinking": block.get("thinking", ""),
                         "signature": block["signature"]})  # fmt: skip

@@ -27,6 +27,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 from mcp.types import CONNECTION_CLOSED
 
+from agents.errors import AgentError
 from agents.mcp.results import to_result
 from agents.tools.toolbox import ToolResult
 from bot.core.changes import CHANGES
@@ -43,7 +44,7 @@ PING_SECONDS = 15.0
 START_SECONDS = 30.0
 
 
-class CallFailed(Exception):
+class CallFailed(AgentError):
     """A tool call that produced no result (timeout, connection lost, protocol error)."""
 
 

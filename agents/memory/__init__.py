@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from agents.loop.prompts import agent_dir
 from agents.memory.agent import AgentMemory
-from agents.memory.capture import captures
+from agents.memory.capture import PERSON_KINDS, TEAM_KINDS, captures, decisions_in
 from agents.memory.compaction import Compactor
 from agents.memory.consolidate import Consolidator
 from agents.memory.files import AgentFiles, MemoryRefused, archive_slug
@@ -30,7 +30,7 @@ from agents.memory.shared import Shared
 from agents.memory.tools import memory_tools
 from agents.services import AgentInfo, Services
 from agents.tools.toolbox import Tool, Toolbox
-from bot.core.messages import FROM_PERSON, BusMessage
+from bot.core.messages import FROM_PERSON, UNVERIFIED, BusMessage
 from bot.inbox.people import People
 from config.settings import Settings
 
@@ -110,8 +110,10 @@ class Memory:
 
     # -- hooks of the agent loop ----------------------------------------------------------
     def heard(self, agent_id: str, msg: BusMessage) -> None:
-        """Auto-capture from a person's message the agent just took in."""
-        found = captures(msg.text) if msg.kind in FROM_PERSON else []
+        """Auto-capture from a person's message the agent just took in (mail no server
+        vouched for adds nothing to what the team shares)."""
+        kinds = PERSON_KINDS - TEAM_KINDS if msg.meta.get(UNVERIFIED) else PERSON_KINDS
+        found = captures(msg.text, kinds) if msg.kind in FROM_PERSON else []
         if not found:
             return
         person = msg.meta.get("person") or msg.meta.get("sender_id")
@@ -121,12 +123,25 @@ class Memory:
                 if self.people.set_zone(person, item.value):
                     self.events.emit("person.timezone", agent_id, person=person, zone=item.value)
         try:
-            written = self.agent(agent_id).capture(found, person, display)
+            written = self.agent(agent_id).capture(found, person, display, msg.conversation or "")
         except (MemoryRefused, OSError) as exc:  # a full file must not stop the conversation
             log.warning("auto-capture for %s failed: %s", agent_id, exc)
             return
         if written:
             self.events.emit("memory.captured", agent_id, files=written, person=person)
+
+    def said(self, agent_id: str, text: str, conversation: str | None) -> None:
+        """Auto-capture of the decisions an agent states in its own reply."""
+        found = decisions_in(text)
+        if not found:
+            return
+        try:
+            written = self.agent(agent_id).capture(found, None, agent_id, conversation or "")
+        except (MemoryRefused, OSError) as exc:
+            log.warning("auto-capture of %s's decision failed: %s", agent_id, exc)
+            return
+        if written:
+            self.events.emit("memory.captured", agent_id, files=written, person=None)
 
     def archive(self, agent_id: str, key: str, messages: list[Any]) -> str:
         return self.agent(agent_id).files.archive(key, messages)
@@ -138,6 +153,18 @@ class Memory:
             log.warning("reflection of %s failed: %s", agent_id, exc)
             return
         self.events.emit("memory.written", agent_id, tool="publish")
+
+    def learned(self, agent_id: str, findings: list[tuple[str, str]], source: str) -> list[str]:
+        written: list[str] = []
+        for topic, fact in findings:
+            try:
+                relative = self.shared.add_note(topic, fact, source)
+            except (MemoryRefused, OSError) as exc:  # one full topic must not lose the rest
+                log.warning("a finding of %s was not stored: %s", agent_id, exc)
+                continue
+            if relative is not None and relative not in written:
+                written.append(relative)
+        return written
 
     def over_budget(self, system: str, tools: list[dict[str, Any]], messages: list[Any]) -> bool:
         return self.compactor.over_budget(system, tools, messages)

@@ -32,7 +32,9 @@ PROFILE_SECTIONS = {
     "name": "Names",
     "place": "Places",
     "remember": "Notes",
+    "about": "About",
 }
+FACTS_TOPIC = "facts"  # where "the API URL is ..." said outright lands (team knowledge)
 RECALL_MAX_CHARS = 40_000
 SCOPED_LIMIT = 40  # shared hits fetched before other conversations' archives are left out
 SEARCH_MAX_CHARS = 24_000
@@ -75,9 +77,10 @@ class AgentMemory:
         self.index.touched(path)
         return f"MEMORY.md rewritten ({len(content):,} characters)."
 
-    def learn_fact(self, topic: str, content: str, shared: bool = False) -> str:
+    def learn_fact(self, topic: str, content: str, shared: bool = False, source: str = "") -> str:
         if shared:
-            return f"Stored in {self.shared.learn(topic, content)}, for every agent."
+            where = self.shared.learn(topic, content, f"by {self.agent_id} {source}".strip())
+            return f"Stored in {where}, for every agent."
         relative = f"{KNOWLEDGE_DIR}/{topic_name(topic)}.md"
         path = self.files.write(relative, content.strip() + "\n")
         self.index.touched(path)
@@ -177,9 +180,12 @@ class AgentMemory:
         return name
 
     # -- profiles and capture ----------------------------------------------------------
-    def capture(self, items: list[Capture], person: str | None, display: str) -> list[str]:
-        """Note what a person said outright (`captures` of their message); returns the
-        files written, leaving out what memory already holds."""
+    def capture(
+        self, items: list[Capture], person: str | None, display: str, where: str = ""
+    ) -> list[str]:
+        """Note what a person said outright (`captures` of their message), or an agent's
+        own decisions (`person` None, `display` the agent); `where` is the conversation.
+        Returns the files written, leaving out what memory already holds."""
         sources = [MEMORY_FILE, *self.files.recent_days(2)]
         known = [normalised(self.files.read(name)) for name in sources]
         written: list[str] = []
@@ -187,18 +193,24 @@ class AgentMemory:
             needle = normalised(item.text)
             if any(needle in text for text in known):
                 continue
-            where = self._capture_one(item, person, display)
-            if where is not None:
-                written.append(where)
+            at = self._capture_one(item, person, display, where)
+            if at is not None:
+                written.append(at)
             known.append(needle)
         return written
 
-    def _capture_one(self, item: Capture, person: str | None, display: str) -> str | None:
+    def _capture_one(
+        self, item: Capture, person: str | None, display: str, where: str
+    ) -> str | None:
         section = PROFILE_SECTIONS.get(item.kind)
         if section is not None and person:
             return self.shared.note_person(person, item.text, section, display)
-        if item.kind == "decision":  # the dated log no prompt carries, its source named
-            return self.shared.add_decision(item.text, f"said by {display}")
+        source = f"{'said by' if person else 'decided by'} {display}"
+        source += f" in {where}" if where else ""
+        if item.kind == "decision":  # the dated decisions log, its source named
+            return self.shared.add_decision(item.text, source)
+        if item.kind == "fact" and person:  # a newer value replaces the older one
+            return self.shared.add_note(FACTS_TOPIC, item.text, source)
         return None  # nobody to file it under: nothing lands where every prompt reads
 
     def published(self, task: str, result: str) -> str:

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agents.errors import AgentError
 from agents.memory.files import MemoryRefused, _atomic_write, topic_name
 from agents.memory.search import transcript_turn
 from agents.memory.shared import Shared
@@ -64,7 +65,7 @@ CONSOLIDATE = (
 )
 
 
-class ConsolidationFailed(Exception):
+class ConsolidationFailed(AgentError):
     """The model call or its answer failed; nothing was written."""
 
 

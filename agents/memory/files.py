@@ -29,6 +29,8 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from agents.errors import AgentError
+
 MEMORY_FILE = "MEMORY.md"
 INDEX_FILE = "memory/index.md"
 LOG_DIR = "memory"
@@ -55,7 +57,7 @@ class Seen:
     size: int
 
 
-class MemoryRefused(Exception):
+class MemoryRefused(AgentError):
     """A memory request that cannot be served; the text says what to do instead."""
 
 

@@ -2,7 +2,7 @@
 seeds): MEMORY.md, the last two days of the daily log and memory/index.md, in that
 order, within a token budget. A conversation keeps the prompt it was built with
 (`agents/loop/prompts.py`); `turn_context` gives what its turns add: the speaking person's
-profile (shared by every agent) and memory written since, as marked data.
+profile (shared by every agent), the team's news and memory written since, as marked data.
 
 A daily-log entry a model wrote in a conversation (`remember`, titled `· in <key>`) is
 shown as an `<untrusted>` block naming that conversation, not as `<memory>`: what was
@@ -23,6 +23,7 @@ from pathlib import Path
 from agents.loop.marking import neutralise, untrusted
 from agents.memory.agent import AgentMemory
 from agents.memory.files import INDEX_FILE, LOG_DIR, MEMORY_FILE
+from agents.memory.news import team_news
 from agents.memory.search import split_sections
 
 CHARS_PER_TOKEN = 4  # the estimate used throughout (no tokenizer for Claude offline)
@@ -144,9 +145,11 @@ def turn_context(
     memory: AgentMemory, people: list[str], system: str | None, shown: str, budget_tokens: int
 ) -> list[str]:
     """Blocks for this turn that neither the conversation's system prompt nor its earlier
-    turns (`shown`) hold: each person's profile, then memory written since the prompt was
+    turns (`shown`) hold: each person's profile, the team's news (decisions and knowledge
+    of the last two days, agents/memory/news.py), then memory written since the prompt was
     built (none for a conversation that has no prompt yet: it is built with them)."""
     blocks = [b for b in (profile_block(memory, p) for p in people) if b and b not in shown]
+    blocks += team_news(memory.shared, shown)
     if system is None:
         return blocks
     limit = budget_tokens * CHARS_PER_TOKEN

@@ -3,10 +3,13 @@ plus the index over them and over every agent's archived conversations.
 
 Layout below `<data_dir>`: `people/<person>.md` (one profile per person, written by
 auto-capture and `note_about_person`), `team/knowledge/<topic>.md` (`learn_fact(...,
-shared=true)` and consolidation), `team/decisions/YYYY-MM-DD.md` (a dated decisions
-log, append-only), and `team/.search.sqlite` (the derived index, which also covers
-`agents/*/archive/*.jsonl`). Writes go through `AgentFiles` (locks, atomic rewrites,
-size caps), rooted at the data dir, so nothing leaves it.
+shared=true)`, a worker's `learned` findings, captured facts and consolidation; a newer
+note on the same subject replaces the older one, agents/memory/notes.py),
+`team/history/<topic>.md` (every write to a topic: who, when, what it replaced),
+`team/decisions/YYYY-MM-DD.md` (a dated decisions log, append-only), and
+`team/.search.sqlite` (the derived index, which also covers `agents/*/archive/*.jsonl`).
+Writes go through `AgentFiles` (locks, atomic rewrites, size caps), rooted at the data
+dir, so nothing leaves it.
 
 A profile someone broke by hand (bytes that are not UTF-8) is never rewritten: new
 notes are appended to it, so nothing in it is lost.
@@ -22,6 +25,7 @@ from pathlib import Path
 from agents.memory.capture import normalised
 from agents.memory.corrections import edit_lines, same_kind_lines
 from agents.memory.files import AgentFiles, MemoryRefused, Seen, _atomic_write, topic_name
+from agents.memory.notes import HISTORY_DIR, history_entry, revise, subject_of
 from agents.memory.search import MemoryIndex
 from bot.inbox.people import profile_key
 
@@ -130,22 +134,55 @@ class Shared:
         return sorted(p.stem for p in folder.glob("*.md"))
 
     # -- team knowledge ------------------------------------------------------------------
-    def learn(self, topic: str, content: str) -> str:
-        relative = f"{TEAM_KNOWLEDGE}/{topic_name(topic)}.md"
-        path = self.files.write(relative, content.strip() + "\n")
+    def learn(self, topic: str, content: str, source: str = "") -> str:
+        """Replace a topic whole (`learn_fact(shared=true)`); the version it replaces and
+        who wrote the new one go to the topic's history."""
+        name = topic_name(topic)
+        relative = f"{TEAM_KNOWLEDGE}/{name}.md"
+        with self.files.locked(relative) as path:
+            before = path.read_text("utf-8", "replace") if path.exists() else ""
+            self._rewrite_locked(relative, path, content.strip() + "\n")
+            if before.strip() != content.strip():
+                self._history(name, source, content, before)
         self.index.touched(path)
         return relative
 
     def add_note(self, topic: str, note: str, source: str) -> str | None:
-        """Append a note to a topic (consolidation); None when the topic says it already."""
-        relative = f"{TEAM_KNOWLEDGE}/{topic_name(topic)}.md"
-        if normalised(note) in normalised(self.files.read(relative)):
-            return None
-        day = self.files.now().date().isoformat()
-        head = f"# {topic_name(topic)}\n"
-        path = self.files.append(relative, f"\n- {note.strip()} ({day}, {source})\n", head)
+        """A note in a topic, in place of an older note on the same subject (which goes to
+        the history); None when the topic says it already. A topic someone broke by hand
+        (not UTF-8) only gets the note appended, so nothing in it is lost."""
+        name = topic_name(topic)
+        relative = f"{TEAM_KNOWLEDGE}/{name}.md"
+        line = f"- {note.strip()} ({self.files.now().date().isoformat()}, {source})"
+        with self.files.locked(relative) as path:
+            raw = path.read_bytes() if path.exists() else b""
+            if normalised(note) in normalised(raw.decode("utf-8", "replace")):
+                return None
+            try:
+                current = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                self._append_locked(relative, path, f"\n{line}\n", raw)
+                replaced: list[str] = []
+            else:
+                content, replaced = revise(current, name, line, subject_of(note))
+                self._rewrite_locked(relative, path, content)
+            self._history(name, source, line, replaced)
         self.index.touched(path)
         return relative
+
+    def _history(self, topic: str, source: str, written: str, replaced: list[str] | str) -> None:
+        """Keep what a write replaced (called holding the topic's lock: entries are in the
+        order of the writes). A history that reached the size cap goes on in a new part."""
+        now = self.files.now()
+        entry = history_entry(f"{now:%Y-%m-%d %H:%M:%S}", source, written, replaced)
+        relative = f"{HISTORY_DIR}/{topic}.md"
+        try:
+            self.files.append(relative, entry, f"# History of {topic}\n")
+        except MemoryRefused:
+            self.files.append(f"{HISTORY_DIR}/{topic}-{now:%Y%m%dT%H%M%S}.md", entry)
+
+    def history(self, topic: str) -> str:
+        return self.files.read(f"{HISTORY_DIR}/{topic_name(topic)}.md")
 
     def topics(self) -> list[str]:
         return sorted(

@@ -67,7 +67,7 @@ LEARN_FACT = ToolSpec(
         {
             "shared": arg(
                 {"type": "boolean"},
-                "true: the team's, for every agent (decisions, conventions); default: yours",
+                "true: every agent's at once (findings, decisions); default: yours",
             )
         },
     ),
@@ -157,7 +157,9 @@ def memory_tools(
         bound("reflect", lambda a: memory_of().reflect(a["content"]), True),
         bound(
             "learn_fact",
-            lambda a: memory_of().learn_fact(a["topic"], a["content"], bool(a.get("shared"))),
+            lambda a: memory_of().learn_fact(
+                a["topic"], a["content"], bool(a.get("shared")), source
+            ),
             True,
         ),
         bound("memory_search", lambda a: memory_of().search(a["query"], archives), False),

@@ -64,6 +64,8 @@ class Provider:
         efforts: dict[Role, Effort] | None = None,
         models: dict[Role, str] | None = None,
         fallbacks: list[str] | None = None,
+        expander: Expander | None = None,
+        gate: Gate | None = None,
     ) -> None:
         self._connect = connect
         self._backends: dict[str, Backend] = {}
@@ -83,9 +85,9 @@ class Provider:
         self.in_flight = 0
         self.waiting = 0
         self.observers: list[Observer] = []
-        self.gate: Gate | None = None
+        self.gate = gate
         #: turns saved-file references (images, PDFs people sent) into base64 blocks
-        self.expander: Expander | None = None
+        self.expander = expander
         #: the console hears of an outage once per change of its reason
         self.outage = Outage()
 

@@ -51,6 +51,8 @@ def for_people(reason: str) -> str:
         return "its API key was refused; the operator needs to fix the key"
     if reason.startswith("cannot reach"):
         return "it cannot be reached"
+    if reason.startswith("the cloud credentials expired"):
+        return "its cloud credentials expired; the operator needs to renew them"
     return ""
 
 

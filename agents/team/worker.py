@@ -22,7 +22,7 @@ from agents.loop.transcript import answer_text, render
 from agents.loop.turns import ANSWERED, CONTINUED, REMINDER, last_words, reminded, stop_of
 from agents.model.llm import LLMResponse
 from agents.services import AgentInfo, Services
-from agents.team.asked import WorkerPeople
+from agents.team import asked, findings
 from agents.tools.files import workspace_for, workspace_of
 from agents.tools.messaging import send_message_tool
 from agents.tools.toolbox import Tool, Toolbox, ToolError, ToolResult
@@ -78,7 +78,7 @@ class Worker(AgentLoop):
         speaker = services.human.people.speaker_of(row.origin_conversation)
         self.person = speaker.name if speaker is not None else None
         self.asked_by = self.person  # who asked for the task, as the prompt states it
-        self.people = WorkerPeople.load(services.store, row.id)  # its requesters (asked.py)
+        self.people = asked.WorkerPeople.load(services.store, row.id)  # its requesters (asked.py)
         self._asker: BusMessage | None = None  # a person's message taken in since the last turn
         self._answering: BusMessage | None = None  # ... the one the last response answers
         self._posted = False  # the last response's text went to that person
@@ -104,10 +104,10 @@ class Worker(AgentLoop):
 
     def _role(self) -> str:
         """Who asked, where, and the limits: fixed for the task (the prompt stays cached)."""
-        asked = f" on behalf of {self.asked_by}" if self.asked_by else ""
+        behalf = f" on behalf of {self.asked_by}" if self.asked_by else ""
         where = self.row.origin_target or "no channel (the home target)"
         return (
-            f"Your name is {self.row.name}. Your task (from the coordinator{asked}, asked in "
+            f"Your name is {self.row.name}. Your task (from the coordinator{behalf}, asked in "
             f"{where}):\n{self.row.task}\n\n{WORKER_ROLE.format(turns=self.max_turns)}"
         )
 
@@ -330,7 +330,8 @@ class Worker(AgentLoop):
 
     async def _publish(self, args: dict[str, Any], step: Step) -> ToolResult:
         files = self.workspace.attachments(args.get("files") or [])
-        self._publish_now(args["result"], step.effects, files)
+        result = args["result"] + await findings.share(self.services, self.row, args.get("learned"))
+        self._publish_now(result, step.effects, files)
         return ToolResult("Published. Your task is complete.", end=True)
 
     def _publish_now(

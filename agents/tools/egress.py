@@ -31,6 +31,7 @@ from urllib.parse import urlsplit
 from agents.loop.prompts import snapshot
 from agents.loop.step import Step
 from agents.services import AgentInfo, Services
+from agents.tools.scope_guard import ScopeGuard
 from agents.tools.seen import Read, read
 from agents.tools.toolbox import Guard, ToolResult
 from bot.inbox.scope import Crossing, Scope
@@ -133,6 +134,20 @@ def _crossing(tool: str, args: dict[str, Any], why: str) -> Crossing:
         f"this conversation holds untrusted content ({why}), no person in it gave this "
         "address, and SWITCHBOARD_WEB_ALLOW does not list the host",
     )
+
+
+@dataclass(frozen=True, slots=True)
+class Guards:
+    """Each agent's guard (`Services.guard_for`): the scope check, then the egress check."""
+
+    scope: Scope
+    egress: EgressPolicy
+
+    def __call__(self, services: Services, info: AgentInfo) -> Guard:
+        return chained(
+            ScopeGuard(services, self.scope, info).check,
+            EgressGuard(services, self.scope, self.egress, info).check,
+        )
 
 
 def chained(*guards: Guard) -> Guard:

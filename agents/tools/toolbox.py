@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from agents.errors import AgentError
 from agents.loop.step import Step
 from bot.core.lazy import lazy
 
@@ -27,7 +28,7 @@ else:  # loaded at the first tool call's check (~2 MB, ~0.1 s)
 log = logging.getLogger(__name__)
 
 
-class ToolError(Exception):
+class ToolError(AgentError):
     """A problem with the model's request; the text goes back to the model."""
 
 

@@ -132,11 +132,14 @@ def may_decide(approvers: Iterable[str], sender: Sender, person: str | None = No
 
 
 class ApprovalDesk:
-    def __init__(self, store: Store, events: EventLog, say: Callable[[Outbound], None]) -> None:
+    def __init__(
+        self, store: Store, events: EventLog, say: Callable[[Outbound], None],
+        approvers: Iterable[str] = (),
+    ) -> None:  # fmt: skip
         self.store = store
         self.events = events
         self.say = say
-        self.approvers: list[str] = []
+        self.approvers: list[str] = list(approvers)
         self.pending: dict[str, ApprovalRow] = {}
         self._wakes: dict[str, asyncio.Event] = {}
 

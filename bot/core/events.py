@@ -24,6 +24,9 @@ from typing import IO, Any, BinaryIO
 log = logging.getLogger(__name__)
 #: one encoder for every line (`json.dumps(default=...)` builds one per call)
 _encode = json.JSONEncoder(default=str).encode
+#: the field of an event that may be emitted again as the same one (a hook delivery
+#: announced again after a restart): triggers fire on it once (bot/triggers/watchers.py)
+EVENT_KEY = "event_key"
 
 
 @dataclass(slots=True)

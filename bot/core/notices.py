@@ -291,9 +291,9 @@ _DOING = {
 }
 
 
-def doing(tool: str, args: dict[str, object] | None) -> str:
+def doing(tool: str, args: object) -> str:
     """The status line for a tool call under way: "Searching memory", "Asking Alice"."""
-    args = args or {}
+    args = args if isinstance(args, dict) else {}  # arguments that are not an object
     if tool == "spawn_worker":
         return f"Starting {args.get('name') or 'a worker'}"
     if tool == "send_message" and str(args.get("to", "human")) not in ("human", "*"):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from collections.abc import Callable, Iterable
 
 from bot.approvals.desk import ApprovalDesk
 from bot.core.bus import Bus
@@ -54,6 +55,9 @@ class HumanNode:
         retry_base: float = 1.0,
         files: FileStore | None = None,
         people: People | None = None,
+        progress: Progress | None = None,
+        approvers: Iterable[str] = (),
+        fence: Callable[[], None] | None = None,
     ) -> None:
         self.store = store
         self.people = people if people is not None else People([], store, "UTC")
@@ -71,11 +75,12 @@ class HumanNode:
             retry_base=retry_base,
             on_delivered=self._delivered,
             on_failed=self._failed,
+            fence=fence,
         )
         #: what people see of the work on their messages (bot/core/progress.py)
-        self.progress = Progress()
+        self.progress = progress if progress is not None else Progress()
         #: gated tool calls waiting for a person (bot/approvals/desk.py)
-        self.approvals = ApprovalDesk(store, events, self.say)
+        self.approvals = ApprovalDesk(store, events, self.say, approvers)
         #: downloads a message's files before it is routed (None: files are not fetched)
         self.intake = None if files is None else FileIntake(store, events, files, self.release)
         #: False on a follower node: it journals and announces, the leader routes

@@ -1,7 +1,7 @@
 """The read-only dashboard at `/`: routes, login and access checks.
 
 Pages: `/` (overview), `/conversations?q=..`, `/conversation?agent=..&key=..&page=..`,
-`/events?type=..&agent=..&before=..`, `/audit?since=..`; the live stream
+`/events?type=..&agent=..&before=..`, `/audit?since=..`, `/catchup?person=..`; the live stream
 `/events/stream`; `/login`. Every page has Sign out (with a token) and shows what an
 action just did (`?done=`, bot/ops/flash.py). With
 SWITCHBOARD_DASHBOARD_TOKEN set every page asks for it (a bearer header, or the
@@ -18,6 +18,7 @@ from bot.ops import growth_view, views
 from bot.ops.assets import SCRIPT, STYLE
 from bot.ops.audit_view import audit_page
 from bot.ops.auth import CSRF_FIELD, Access, client, refusal, throttled_response
+from bot.ops.catchup_view import catchup_page
 from bot.ops.charts import charts
 from bot.ops.conv_view import ConversationIndex, conversations
 from bot.ops.events_view import events_page, recent_events
@@ -50,6 +51,7 @@ class Dashboard:
             ("GET", "/conversation", guard(self.conversation)),
             ("GET", "/events", guard(self.events)),
             ("GET", "/audit", guard(self.audit)),
+            ("GET", "/catchup", guard(self.catchup)),
             ("GET", "/events/stream", guard(self.live.stream)),
             ("GET", "/login", self.login_form),
             ("POST", "/login", self.login),
@@ -137,6 +139,10 @@ class Dashboard:
     async def audit(self, request: web.Request) -> web.Response:
         body = audit_page(self.app.store, request.query.get("since"))
         return self._page(request, "Audit", body)
+
+    async def catchup(self, request: web.Request) -> web.Response:
+        title, body = catchup_page(self.app, request.query.get("person", "").strip()[:200])
+        return self._page(request, title, body)
 
     # -- login -------------------------------------------------------------------------
     async def login_form(self, request: web.Request) -> web.Response:

@@ -110,6 +110,8 @@ class Hooks:
         with store.tx():
             inbound_id = store.journal(msg, status="hook" if wanted else "routed")
             fresh = inbound_id is not None
+            if fresh and wanted:
+                store.notify(CHANNEL)  # a follower's: wakes the leader's desk
             self.app.events.emit(
                 "operator.action", f"hook:{hook.name}", action="hook_delivery",
                 decider=f"hook:{hook.name}", how=hook.kind, conversation=msg.conversation,

@@ -30,6 +30,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from bot.core.events import EVENT_KEY
 from bot.core.messages import COORDINATOR, BusMessage, DeliveryReceipt, Inbound, Outbound
 from bot.ledger.hooks_status import LAST_KEY
 from bot.ops.hooks import HookMetrics
@@ -47,11 +48,14 @@ THREAD_KEY = "hooks.thread:"
 #: node's (PostgreSQL), or one whose hand-over failed; the read decodes every open row
 POLL_SECONDS = 5.0
 POLL_SECONDS_ALONE = 60.0
+#: PostgreSQL: the least time between two reads of the journal a follower's
+#: announcement asks for (a storm on a follower is not a read per delivery)
+HEARD_GAP_SECONDS = 0.25
 RECENT = 50
 #: conversations whose first post is awaited (receipt-to-post time), at most
 MAX_AWAITED = 10_000
 #: event fields a payload may not set (they say whose and which event it is)
-RESERVED = frozenset({"conversation", "trigger_id", "id", "kind", "place", "agent_id"})
+RESERVED = frozenset({"conversation", "trigger_id", "id", "kind", "place", "agent_id", EVENT_KEY})
 
 
 @dataclass(slots=True)
@@ -78,6 +82,7 @@ class HookDesk:
         self._seen: set[int] = set()
         self._queue: list[tuple[int, Inbound]] = []
         self._dirty = False
+        self._heard = False
         self._wake = asyncio.Event()
         app.human.outbox.observers.append(self.delivered)
 
@@ -90,44 +95,72 @@ class HookDesk:
             self._queue.append((inbound_id, msg))
             self._wake.set()
 
+    def heard(self) -> None:
+        """A follower journaled a delivery (PostgreSQL, bot/leadership.py): read the
+        journal soon, not at the next poll."""
+        self._heard = True
+        self._wake.set()
+
     async def run(self) -> None:
         """Hand over what is offered at once; read the journal at start (what a run
-        before a crash left) and every few seconds (what another node journaled)."""
+        before a crash left), every few seconds (what another node journaled, when its
+        announcement was lost) and soon after a follower's announcement."""
         every = POLL_SECONDS if self.app.settings.database_url else POLL_SECONDS_ALONE
         scan, last_scan = True, 0.0
         while True:
             self._wake.clear()
+            if scan:
+                self._heard = False
             try:
-                self.take(scan)
+                rows = self._announced(scan)
+                # the triggers those events matched claim their firing (call_soon) before
+                # the rows are closed: a crash in between re-announces them, and the
+                # event's key makes the claim refuse a second firing
+                await asyncio.sleep(0)
+                self._handle(rows)
             except Exception:  # a bad row must not stop the desk: it is looked at again
                 log.exception("handing hook deliveries over failed")
             last_scan = time.monotonic() if scan else last_scan
-            wait = max(0.0, last_scan + every - time.monotonic())
+            due = last_scan + (HEARD_GAP_SECONDS if self._heard else every)
             try:
-                await asyncio.wait_for(self._wake.wait(), wait)
+                await asyncio.wait_for(self._wake.wait(), max(0.0, due - time.monotonic()))
             except TimeoutError:
                 pass
-            scan = time.monotonic() >= last_scan + every
+            due = last_scan + (HEARD_GAP_SECONDS if self._heard else every)
+            scan = time.monotonic() >= due
 
     def take(self, scan: bool = True) -> int:
+        """Announce and hand over in one go (the loop's triggers fire after)."""
+        rows = self._announced(scan)
+        self._handle(rows)
+        return len(rows)
+
+    def _announced(self, scan: bool) -> list[tuple[int, Inbound]]:
+        """The rows to hand over (offered, and the journal's open ones when scanning),
+        each announced as its `hook.<name>` event."""
         rows, self._queue = self._queue, []
         if scan:
             found = self.app.store.inbound_by_status("hook")
             rows += [r for r in found if r[0] not in self._seen]
             self._seen.update(r[0] for r in rows)
+        for _, msg in rows:
+            hook = self.configs.get(str(msg.meta.get("hook")))
+            if hook is not None:
+                self._announce(hook, msg)
+        return rows
+
+    def _handle(self, rows: list[tuple[int, Inbound]]) -> None:
         for inbound_id, msg in rows:
             self._one(inbound_id, msg)
         if self._dirty:  # what `switchboard status` reads
             self._dirty = False
             self.app.store.set_kv(LAST_KEY, json.dumps(self.last))
-        return len(rows)
 
     def _one(self, inbound_id: int, msg: Inbound) -> None:
         hook = self.configs.get(str(msg.meta.get("hook")))
         if hook is None:  # its entry was removed from the config: nothing acts on it
             self._close(inbound_id, msg, "dropped: no such hook any more")
             return
-        self._announce(hook, msg)
         if not msg.meta.get("group"):
             self._hand(hook, inbound_id, msg, 0)
             return
@@ -146,6 +179,7 @@ class HookDesk:
         self.app.events.emit(
             f"hook.{hook.name}", f"hook:{hook.name}", **fields, id=msg.message_id,
             kind=hook.kind, conversation=msg.conversation, place=hook.deliver_to,
+            **{EVENT_KEY: msg.message_id},
         )  # fmt: skip
 
     # -- groups ------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from bot.core.readout import ago
 
 NAV = (
     ("/", "Overview"), ("/conversations", "Conversations"), ("/events", "Events"),
-    ("/audit", "Audit"),
+    ("/audit", "Audit"), ("/catchup", "Catch up"),
 )  # fmt: skip
 
 

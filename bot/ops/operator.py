@@ -1,8 +1,9 @@
 """Wires the operator surface into a built app.
 
-Always on: usage recording and cost (every model call), the daily budget gate, the
-metrics counters. Served over HTTP only by `switchboard run` when a port is set (or
-Slack's HTTP Events mode needs one), on SWITCHBOARD_HTTP_HOST (default 127.0.0.1).
+Always on: recording every model call into the ledger and the metrics (the ledger and
+the daily budget are the composition root's, handed in), the metrics counters. Served
+over HTTP only by `switchboard run` when a port is set (or Slack's HTTP Events mode needs
+one), on SWITCHBOARD_HTTP_HOST (default 127.0.0.1).
 """
 
 from __future__ import annotations
@@ -37,30 +38,25 @@ from config.callers import api_callers, api_targets
 
 if TYPE_CHECKING:
     from bot.app import App
-    from config.settings import Settings
 
 log = logging.getLogger(__name__)
 
 
 class Operator:
-    def __init__(self, app: App) -> None:
+    def __init__(self, app: App, ledger: Ledger, budget: Budget) -> None:
         s = app.settings
         self.app = app
         self.metrics = Metrics()
         self.llm_health = LLMHealth()
-        self.ledger = Ledger(s, app.store)
-        self.budget = Budget(
-            s.daily_budget_usd, self.ledger, app.human, app.events, warn_at=s.budget_warn_at
-        )
+        #: built by the composition root: usage and the daily budget do not depend on ops
+        self.ledger = ledger
+        self.budget = budget
         self.live = LiveEvents(app.events)
         self.latency = AnswerLatency(app.events)
         self.sums = HourlySums()
         self.stalled = Stalled(app)
         token = s.dashboard_token.get_secret_value().strip() if s.dashboard_token else None
         self.access = Access(token, host=s.http_host, port=s.listen_port, secure=s.cookie_secure)
-        app.llm.observers.append(self.on_call)
-        if s.daily_budget_usd is not None:
-            app.llm.gate = self.budget.wait
         self.unsubscribe_metrics = app.events.subscribe(self.metrics.observe_event)
         self._scrape_gauges()
         self.server: HttpServer | None = None
@@ -98,16 +94,6 @@ class Operator:
         self.stalled.on_call(record)
         if self.budget.limit is not None:
             self.budget.save()
-
-    def apply(self, settings: Settings) -> None:
-        """Settings re-read while running (SIGHUP): a new daily budget and price table.
-        A raised budget lets waiting model work go on at once."""
-        self.ledger.settings = settings
-        self.budget.limit = settings.daily_budget_usd
-        self.app.llm.gate = self.budget.wait if settings.daily_budget_usd is not None else None
-        self.budget.save()
-        self.budget.recheck()
-        log.info("settings reloaded: daily budget %s", settings.daily_budget_usd)
 
     # -- scrape-time gauges ------------------------------------------------------------
     def _scrape_gauges(self) -> None:

@@ -32,6 +32,10 @@ BATCH = 200  # rows read at a time
 STOP_GRACE_SECONDS = 5.0
 
 
+def _unfenced() -> None:
+    """A single node (SQLite) is never fenced."""
+
+
 def backoff(attempt: int, base: float, cap: float = MAX_BACKOFF) -> float:
     """Exponential backoff with full jitter on the upper half: base * 2^attempt."""
     delay = min(cap, base * (2**attempt))
@@ -81,6 +85,7 @@ class Outbox:
         retry_base: float = 1.0,
         on_delivered: Delivered | None = None,
         on_failed: Failed | None = None,
+        fence: Callable[[], None] | None = None,
     ) -> None:
         self.store = store
         self.events = events
@@ -93,7 +98,7 @@ class Outbox:
         self._on_failed = on_failed
         #: asked before every post: raises when this node may no longer send (a leader
         #: that lost its lease, bot/leadership.py)
-        self.fence: Callable[[], None] = lambda: None
+        self.fence: Callable[[], None] = fence if fence is not None else _unfenced
         self._wake = asyncio.Event()
         self._stopping = False
         self._seen = 0  # the last seq `run` looked at

@@ -59,8 +59,8 @@ def manifest(name: str = "Switchboard") -> dict[str, Any]:
             "slash_commands": [
                 {
                     "command": "/switchboard",
-                    "description": "Status, a fresh conversation, help",
-                    "usage_hint": "status | new | help",
+                    "description": "Status, catch up, a fresh conversation, help",
+                    "usage_hint": "status | catchup | new | help",
                     "should_escape": False,
                 }
             ],

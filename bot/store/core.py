@@ -80,6 +80,7 @@ class Store(AgentTables, OutboxTables):
         *,
         readonly: bool = False,
         report: Callable[[str], None] | None = None,
+        space: DiskWatch | None = None,
     ) -> None:
         self.where = where
         self.postgres = is_postgres(where)
@@ -101,7 +102,7 @@ class Store(AgentTables, OutboxTables):
         self.approvals = ApprovalRows(self)
         self.audit = AuditRows(self)
         #: the data dir's disk (bot/store/space.py): new messages wait while it is full
-        self.space: DiskWatch | None = None
+        self.space = space
 
     @staticmethod
     def _open_sqlite(path: Path, readonly: bool) -> Any:

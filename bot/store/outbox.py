@@ -8,9 +8,10 @@ its connection and inside its transactions.
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -138,6 +139,21 @@ class OutboxTables:
         )
         return self.decode("outbox", rows, lambda r: (r[2], decode_outbound(r)[1]))
 
+    def sent_in(
+        self, conversations: Collection[str], since: float, scan: int
+    ) -> list[tuple[float, Outbound]]:
+        """(sent at, message) of what was delivered since `since` in any of
+        `conversations` (a message of no conversation: to one of them as its target),
+        newest first, among the newest `scan` deliveries. Only those rows are decoded."""
+        rows = self._x(
+            "SELECT seq, payload, sent_at, target FROM outbox WHERE status = 'sent'"
+            " AND sent_at >= ? ORDER BY sent_at DESC LIMIT ?",
+            (since, scan),
+        )
+        quoted = {json.dumps(c) for c in conversations}  # as the payloads write them
+        wanted = [r for r in rows if _maybe_in(r[1], r[3], conversations, quoted)]
+        return self.decode("outbox", wanted, lambda r: (r[2], decode_outbound(r)[1]))
+
     def outbox_pending_count(self, target: str) -> int:
         row = self._x(
             "SELECT COUNT(*) FROM outbox WHERE target = ? AND status = 'pending'", (target,)
@@ -147,3 +163,18 @@ class OutboxTables:
     def outbox_counts(self) -> dict[str, int]:
         rows = self._x("SELECT status, COUNT(*) FROM outbox GROUP BY status")
         return {row[0]: row[1] for row in rows}
+
+
+#: a payload's own `conversation` (json.dumps writes it so; inside a string its quotes
+#: would be escaped, so text cannot fake it)
+_CONVERSATION = re.compile(r'"conversation": ("(?:[^"\\]|\\.)*"|null)')
+
+
+def _maybe_in(payload: str, target: str, conversations: Collection[str], quoted: set[str]) -> bool:
+    """Whether a row may belong to `conversations`, read without decoding it (a payload
+    not written as expected is decoded, and judged, by the caller)."""
+    found = _CONVERSATION.search(payload)
+    if found is None:
+        return True
+    value = found.group(1)
+    return target in conversations if value == "null" else value in quoted

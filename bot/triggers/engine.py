@@ -85,6 +85,7 @@ class TriggerEngine:
         human: HumanNode,
         bus: Bus,
         spawn: Spawn | None = None,
+        generation: Generation | None = None,
     ) -> None:
         self.settings = settings
         self.store = store
@@ -97,8 +98,8 @@ class TriggerEngine:
         self.scheduler: AsyncIOScheduler | None = None
         self._jobs: BatchedJobStore | None = None
         #: the lease generation this node leads with, which the job store's writes are
-        #: fenced by on PostgreSQL (set by the app once its node exists)
-        self.generation: Generation | None = None
+        #: fenced by on PostgreSQL (None: unfenced, SQLite's single node)
+        self.generation = generation
         self._internal: dict[str, tuple[str, str, Internal]] = {}
         self._batch: list[Due] = []
         self._unsubscribe: list[Callable[[], None]] = []

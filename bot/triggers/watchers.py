@@ -17,6 +17,9 @@ schedules the firing on the loop (`call_soon`); nothing is written from inside.
   channel sees them, as the people there see its posts. Events of the trigger engine
   itself (`trigger.*`) and the trigger's own posts never match, and a trigger fires at most once per
   `cooldown_seconds`, never more often than once per `MIN_COOLDOWN_SECONDS` (10 s).
+  An event that carries an `event_key` (a hook delivery's id) is the same event each
+  time it is emitted (again after a restart): its fire key is made from that key, so
+  the trigger's durable claim (`trigger_runs`) refuses a second firing.
 - `on_idle`: the watched agent's last activity is its last event (`*` watches every
   agent). The trigger fires `idle_seconds` after it and re-arms: the next firing is
   `idle_seconds` after the later of that firing and the next activity. After a
@@ -31,7 +34,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from bot.core.events import Event
+from bot.core.events import EVENT_KEY, Event
 from bot.core.messages import Target, TargetError
 from bot.core.names import operator_conversation
 from bot.core.trigger_spec import MIN_COOLDOWN_SECONDS
@@ -105,6 +108,15 @@ def describe_event(event: Event) -> str:
     return f"(Triggered by event {event.type} from {event.agent_id or '-'}{data})"
 
 
+def event_fire_key(event: Event) -> str:
+    """The fire key of a firing on this event: its own `event_key` when it has one (the
+    same event emitted again is the same firing), else its time."""
+    once = event.data.get(EVENT_KEY)
+    if isinstance(once, str) and once:
+        return f"event:{event.type}:key:{once[:300]}"
+    return f"event:{event.type}:{event.ts:.6f}"
+
+
 def cooldown(row: TriggerRow) -> float:
     """The least time between two firings: its own, never under the floor."""
     return max(float(row.spec.config.get("cooldown_seconds", 0)), MIN_COOLDOWN_SECONDS)
@@ -127,7 +139,7 @@ class EventWatch:
         for row in list(self.rows.values()):
             if matches(row, event) and sees(row, event, self.owner) and self._cool(row, event.ts):
                 loop = asyncio.get_running_loop()
-                key = f"event:{event.type}:{event.ts:.6f}"
+                key = event_fire_key(event)
                 loop.call_soon(self.fire, row, key, describe_event(event))
 
     def _cool(self, row: TriggerRow, now: float) -> bool:

@@ -64,7 +64,7 @@ async def on_click(
     user = interaction.user
     sender = Sender(str(user.id), user.display_name or user.name)
     where = str(interaction.channel_id or "")
-    if not _allowed(interaction, sender, allowed, allowed_channels or []):
+    if not allowed_here(interaction, sender, allowed, allowed_channels or []):
         await interaction.response.send_message(NOT_ALLOWED, ephemeral=True)
         return
     approve = custom_id.startswith(APPROVE)
@@ -77,7 +77,7 @@ async def on_click(
     await interaction.response.edit_message(content=f"{original}\n\n{text}"[:2000], view=None)
 
 
-def _allowed(
+def allowed_here(
     interaction: discord.Interaction, sender: Sender, users: list[str], channels: list[str]
 ) -> bool:
     if users and sender.id not in users:

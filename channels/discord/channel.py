@@ -10,7 +10,6 @@ rate-limit buckets from the response headers, so the outbox adds no pause of its
 from __future__ import annotations
 
 import asyncio
-import functools
 from collections.abc import Coroutine
 from typing import Any
 
@@ -26,7 +25,7 @@ from bot.seam import (
     TransientDeliveryError,
     cancel_all,
 )
-from channels.discord import approvals
+from channels.discord import approvals, commands
 from channels.discord.catchup import CatchUp
 from channels.discord.client import GatewayClient, point_at
 from channels.discord.deliver import Poster
@@ -56,12 +55,9 @@ class DiscordChannel(BaseChannel):
             ctx, self.threads, settings.discord_allowed_users, settings.discord_allowed_channels
         )
         self.client = GatewayClient(ctx.store, self._on_message, self._new_session)
-        self.client.on_click = functools.partial(
-            approvals.on_click,
-            decide=ctx.decide,
-            allowed=settings.discord_allowed_users,
-            allowed_channels=settings.discord_allowed_channels,
-        )
+        self._allowed = (settings.discord_allowed_users, settings.discord_allowed_channels)
+        self.client.on_click = self._on_interaction
+        self._registered = False
         self.catchup = CatchUp(self.client, ctx.store, self.intake)
         self.lives = DiscordLives(self.client, ctx.store)
         self.poster = Poster(self.client, self.threads, ctx.store, settings.data_dir, self.lives)
@@ -96,7 +92,17 @@ class DiscordChannel(BaseChannel):
         self.catchup.marks.new_session()
         return self._catch_up()
 
+    async def _on_interaction(self, interaction: discord.Interaction) -> None:
+        """A button click (approvals) or the `/switchboard` command."""
+        users, places = self._allowed
+        if interaction.type == discord.InteractionType.application_command:
+            await commands.on_command(interaction, self.ctx, users, places)
+        else:
+            await approvals.on_click(interaction, self.ctx.decide, users, places)
+
     async def _catch_up(self) -> None:
+        if not self._registered:
+            self._registered = await commands.register(self.client)
         seen, forgotten = await self.catchup.run()
         self.ctx.events.emit("channel.caught_up", self.kind, messages=seen, forgotten=forgotten)
 

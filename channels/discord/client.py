@@ -74,7 +74,7 @@ class GatewayClient(discord.Client):
         self.logged_in = asyncio.Event()
         self.connected = asyncio.Event()
         self.connected_at = 0.0
-        #: a button click (channels/discord/approvals.py)
+        #: a button click (channels/discord/approvals.py) or a command (commands.py)
         self.on_click: Callable[[discord.Interaction], Awaitable[None]] | None = None
 
     # -- lifecycle -----------------------------------------------------------------

@@ -16,12 +16,15 @@ new mail: a worker's question, a notice, anyone not of the thread) and sends it 
 SMTP; the receipt's `platform_id` is the Message-ID, which the human node records on a
 worker's open question so the person's reply finds that worker. Email shows nothing of
 the work under way, so a verified person's mail is marked `RECEIPT`: when it answers a
-worker's question, the core acknowledges it once in its thread.
+worker's question, the core acknowledges it once in its thread. A verified person's
+mail with the subject `catchup` is answered by mail with their catchup (no agent reads
+it; docs/conversations.md).
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 import time
 from email.message import EmailMessage
@@ -60,6 +63,8 @@ log = logging.getLogger(__name__)
 
 READ_SCAN = 5_000  # newest journaled mails searched for one address
 PARSE_SECONDS = 30.0  # one mail's parsing, in a worker thread, at the most
+#: a mail with one of these subjects asks for the sender's catchup
+CATCHUP = ("catchup", "catch up")
 
 
 TAKEN_UNVERIFIED = (
@@ -134,6 +139,9 @@ class EmailChannel(BaseChannel):
         if verdict.refused is not None:
             self._refuse(mail, verdict.refused)
             return
+        if mail.subject.strip().lower() in CATCHUP:
+            self._catchup(mail, verdict.unverified)
+            return
         try:
             await self._read_inside(mail)
             self._accept(mail, verdict.unverified, cut=size > len(raw))
@@ -173,6 +181,20 @@ class EmailChannel(BaseChannel):
         with self.store.tx():
             self.threads.add(place, mail)
             self.ctx.accept(inbound)
+
+    def _catchup(self, mail: ParsedMail, unverified: str | None) -> None:
+        """A mail whose subject is `catchup`: what the agents said to its sender since
+        they last spoke, by mail to that (verified) address, through the outbox, once per
+        Message-ID (a second copy queues the same row). No agent reads it."""
+        if unverified is not None:  # the answer would go to whoever the From names
+            self._refuse(mail, f"catchup from a sender nobody verified ({unverified})")
+            return
+        text = self.ctx.catchup_for(KIND, mail.sender, email=mail.sender)
+        key = hashlib.sha256(mail.message_id.encode()).hexdigest()[:32]
+        self.ctx.notify(
+            Outbound("switchboard", Target(KIND, mail.sender), text, kind="notice",
+                     meta={"subject": reply_subject(mail.subject)}, id=f"catchup-{key}")
+        )  # fmt: skip
 
     def _refuse(self, mail: ParsedMail, reason: str) -> None:
         log.warning("email %s from %r refused: %s", mail.message_id, mail.sender, reason)

@@ -22,6 +22,7 @@ import aioimaplib
 from channels.email import oauth_errors, sasl
 from channels.email.oauth import Token, TokenSource, server_error
 from channels.email.tls import client_context, port_for
+from channels.errors import ChannelError
 from config.settings import Settings
 
 TIMEOUT_SECONDS = 30.0  # a command that moves data (login, SELECT, FETCH) at the most
@@ -34,7 +35,7 @@ _UIDNEXT = re.compile(rb"\[UIDNEXT (\d+)\]")
 T = TypeVar("T")
 
 
-class ImapError(Exception):
+class ImapError(ChannelError):
     """The session cannot go on: the server said no, went away or timed out."""
 
 

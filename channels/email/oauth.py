@@ -26,6 +26,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from channels.errors import ChannelError
+
 log = logging.getLogger(__name__)
 
 REFRESH_MARGIN_SECONDS = 300.0
@@ -33,7 +35,7 @@ FETCH_SECONDS = 20.0  # one answer from a token endpoint at the most
 STORE_NAME = "email-oauth.json"
 
 
-class SignInError(Exception):
+class SignInError(ChannelError):
     """Signing in failed; the text is one line naming the setting or the admin step."""
 
     def __init__(self, line: str, needs_person: bool = True) -> None:

@@ -20,6 +20,7 @@ from typing import Any
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from channels.errors import ChannelError
 from channels.slack.identity import header
 
 log = logging.getLogger(__name__)
@@ -28,7 +29,7 @@ PAGE = 200  # Slack's advised page size (at most 1,000; 200 keeps each answer fa
 MAX_RATE_WAITS = 20  # 429s waited out in one read before giving up on it
 
 
-class HistoryError(Exception):
+class HistoryError(ChannelError):
     """A read Slack refused: `error` is Slack's code (`not_in_channel`, ...)."""
 
     def __init__(self, error: str, retry_after: float | None = None) -> None:

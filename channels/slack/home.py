@@ -4,7 +4,9 @@
 workers, questions, approvals and triggers; everyone else's only counted: operators see
 all on the dashboard); `/switchboard new`
 in a DM starts a fresh conversation there (it is taken in like the message `new`);
-`/switchboard help` (or anything else) says what it can do. The answer rides on the
+`/switchboard catchup` lists what the agents said in the person's conversations since
+they last spoke (docs/conversations.md); `/switchboard help` (or anything else) says
+what it can do. The answer rides on the
 acknowledgement itself (Socket Mode envelope ack, or the HTTP 200's body), so it
 comes within Slack's 3 seconds and only the person who typed it sees it.
 
@@ -37,6 +39,8 @@ HELP = (
     "triggers; channel health.\n"
     "`/switchboard new`: in a DM with me, start a fresh conversation (the earlier one is "
     "archived; what I remember stays).\n"
+    "`/switchboard catchup`: what the agents said to you since you last spoke (answers, "
+    "results, questions waiting for you).\n"
     "`/switchboard help`: this text. Talk to me by mentioning me, or in a DM."
 )
 NEW_IN_CHANNEL = (
@@ -74,6 +78,8 @@ def answer(ctx: ChannelContext, command: dict[str, Any], allowed: list[str]) -> 
         return "```" + ctx.status_for(KIND, user)[:MAX_TEXT] + "```"
     if word == "new":
         return _fresh(ctx, command, user)
+    if word == "catchup":
+        return ctx.catchup_for(KIND, user, link, _escape, room=MAX_TEXT)
     return HELP
 
 
@@ -144,6 +150,15 @@ def _section(
     elif len(rows) > len(shown):
         out.append(_context(f"and {len(rows) - len(shown)} more (see the dashboard)"))
     return out
+
+
+def link(target: str) -> str:
+    """A Slack target as Slack links it: `<#C1>` (and which thread), others as written."""
+    kind, _, rest = target.partition(":")
+    if kind != KIND or not rest:
+        return _escape(target)
+    channel, _, thread = rest.partition("/")
+    return f"<#{channel}>" + (f" (thread {thread})" if thread else "")
 
 
 def _context(text: str) -> dict[str, Any]:

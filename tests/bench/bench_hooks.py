@@ -6,13 +6,19 @@ The bot runs in this process with the terminal recorder as its channel, its mode
 fast fake in another process (tests/bench/fast_fake.py: answers at once).
 
 1. Receipt to 2xx: sequential signed GitHub deliveries, each new (verify, parse, trim,
-   journal with its audit line, answer), timed at the client and by the server's own
-   histogram. Target p50/p99 <= 5 ms.
+   journal with its audit line, answer), timed at the client: filtered out (no turn),
+   each starting a coordinator turn back to back, the same paced at PACED_RATE/s, and
+   Alertmanager payloads of 500 alerts (filtered out). Target p50/p99 <= 5 ms.
 2. Sustained rate: an Alertmanager storm (GROUPS groups, STORM notifications in all,
    CONCURRENCY at once), every one answered 2xx, then counted in the journal: nothing
    lost, every one handed over or coalesced, one or two turns per group. Target >= 500/s.
 3. Receipt to the first visible post: sequential deliveries, each a new group, from the
    request's start to the recorder receiving the agent's answer.
+
+Each phase also prints the bot's CPU time per request (process time over the phase /
+requests; the clients and the model run in other processes): wall times on a shared
+machine grow with its load, CPU time does not. For the phases that start turns the
+clock stops when every turn has posted, so it is the cost of the whole delivery.
 """
 
 from __future__ import annotations
@@ -43,6 +49,9 @@ STORM = 5000
 GROUPS = 20
 CONCURRENCY = 32
 POSTS = 30
+PACED_RATE = 20.0
+PACED = 100
+BIG = 100
 
 
 def hook(name: str, kind: str) -> dict[str, object]:
@@ -58,24 +67,34 @@ async def post(
         return response.status
 
 
-async def acks(url: str, name: str = "ci") -> list[float]:
+async def acks(url: str, name: str = "ci", count: int = ACKS, pace: float = 0.0) -> list[float]:
     """Timed by a client in another process (it would share this loop otherwise)."""
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, __file__, "--acks", url, name, stdout=asyncio.subprocess.PIPE
-    )
+        sys.executable, __file__, "--acks", url, name, str(count), str(pace),
+        stdout=asyncio.subprocess.PIPE,
+    )  # fmt: skip
     out, _ = await proc.communicate()
     return [float(x) for x in json.loads(out)]
 
 
-async def send_acks(url: str, name: str) -> None:
+def ack_request(name: str, i: int) -> tuple[bytes, dict[str, str]]:
+    if name == "big":  # 500 alerts, each request a new group
+        body = encoded(alertmanager("firing", 500, group=f"B{i}-{uuid.uuid4().hex[:6]}"))
+        return body, signed("alertmanager", SECRET, body)
+    body = encoded(workflow_run())
+    return body, signed("github", SECRET, body, str(uuid.uuid4()))
+
+
+async def send_acks(url: str, name: str, count: int, pace: float) -> None:
     times = []
     async with aiohttp.ClientSession() as session:
-        for _ in range(ACKS):
-            body = encoded(workflow_run())
-            headers = signed("github", SECRET, body, str(uuid.uuid4()))
+        for i in range(count):
+            body, headers = ack_request(name, i)
             start = time.perf_counter()
             assert await post(session, f"{url}/hooks/{name}", body, headers) == 202
             times.append((time.perf_counter() - start) * 1000)
+            if pace:
+                await asyncio.sleep(max(0.0, 1 / pace - (time.perf_counter() - start)))
     print(json.dumps(times))
 
 
@@ -145,19 +164,51 @@ async def first_posts(url: str, recorder: Recorder) -> list[float]:
     return times
 
 
-def spread(what: str, values: list[float], unit: str = "ms") -> None:
-    print(f"{what}: p50 {statistics.median(values):.2f} {unit}, p99 {pct(values, 99):.2f} {unit}")
+def spread(what: str, values: list[float], cpu: float | None = None) -> None:
+    per = f"; CPU {cpu * 1000 / len(values):.2f} ms/request" if cpu is not None else ""
+    print(f"{what}: p50 {statistics.median(values):.2f} ms, p99 {pct(values, 99):.2f} ms{per}")
+
+
+async def timed_acks(
+    what: str, url: str, recorder: Recorder, name: str, count: int = ACKS,
+    pace: float = 0.0, turns: bool = False,
+) -> None:  # fmt: skip
+    """One receipt-to-2xx phase, with the bot's CPU time per request (until every turn
+    it started has posted, when it starts turns)."""
+    before, cpu = len(recorder.sent), time.process_time()
+    times = await acks(url, name, count, pace)
+    if turns:
+        await recorder.wait_count(before + count, timeout=120)
+    spread(what, times, time.process_time() - cpu)
+
+
+async def warm_up(url: str) -> None:
+    """The bot's start-up work (the model SDK, catching up) is over before the clocks
+    start: a few deliveries, then the process idles; its idle CPU is printed."""
+    await acks(url, "quiet", 50)
+    await asyncio.sleep(3.0)
+    cpu = time.process_time()
+    await asyncio.sleep(2.0)
+    print(f"idle bot: CPU {(time.process_time() - cpu) * 500:.1f} ms/s (counted in the figures)")
 
 
 async def measure(app: App, url: str, recorder: Recorder) -> None:
-    spread(f"receipt -> 2xx, filtered out: no agent turn ({ACKS} sequential)",
-           await acks(url, "quiet"))  # fmt: skip
-    spread(f"receipt -> 2xx, each a coordinator turn ({ACKS} sequential; target <= 5 ms)",
-           await acks(url))  # fmt: skip
+    await warm_up(url)
+    await timed_acks(f"receipt -> 2xx, filtered out: no agent turn ({ACKS} sequential)",
+                     url, recorder, "quiet")  # fmt: skip
+    await timed_acks(f"receipt -> 2xx, each a coordinator turn ({ACKS} back to back; target "
+                     "<= 5 ms)", url, recorder, "ci", turns=True)  # fmt: skip
+    await timed_acks(f"receipt -> 2xx, each a coordinator turn ({PACED} at {PACED_RATE:.0f}/s)",
+                     url, recorder, "ci", PACED, PACED_RATE, turns=True)  # fmt: skip
+    await timed_acks(f"receipt -> 2xx, Alertmanager 500 alerts (~190 KB), filtered out ({BIG})",
+                     url, recorder, "big", BIG)  # fmt: skip
+    cpu = time.process_time()
     rate, journaled, new, handed = await storm(app, url)
+    cpu = time.process_time() - cpu
     print(f"alert storm ({STORM} notifications, {GROUPS} groups, {CONCURRENCY} at once, sent "
           "by another process): "
-          f"{rate:.0f}/s answered 2xx (target >= 500/s)")  # fmt: skip
+          f"{rate:.0f}/s answered 2xx (target >= 500/s); "
+          f"CPU {cpu * 1000 / STORM:.2f} ms/request")  # fmt: skip
     waiting = len(app.store.inbound_by_status("hook"))
     print(f"  journaled {journaled} (new {new}, the rest duplicates); waiting out the group "
           f"cooldown: {waiting}; turns among the newest 50 outcomes: {handed}")  # fmt: skip
@@ -170,15 +221,15 @@ async def main() -> None:
     data_dir = Path(tempfile.mkdtemp())
     config = data_dir / "switchboard.toml"
     quiet = {**hook("quiet", "github"), "filter": {"conclusion": "cancelled"}}
+    big = {**hook("big", "alertmanager"), "filter": {"status": "resolved"}}
     entries = [hook("ci", "github"), hook("alerts", "alertmanager"), hook("posts", "alertmanager")]
-    config.write_text(toml([*entries, quiet]))
+    config.write_text(toml([*entries, quiet, big]))
     port = free_port()
     env = {"SWITCHBOARD_CONFIG": str(config), "SWITCHBOARD_HTTP_PORT": str(port)}
     settings = make_settings(data_dir / "data", fake, **env)  # type: ignore[arg-type]
     recorder = Recorder()
     try:
         async with running_app(settings, [recorder]) as app:
-            await asyncio.sleep(1.0)  # the model SDK warms up
             await measure(app, f"http://127.0.0.1:{port}", recorder)
     finally:
         fake.stop()
@@ -188,6 +239,6 @@ if __name__ == "__main__":
     if sys.argv[1:2] == ["--storm"]:
         asyncio.run(send_storm(sys.argv[2]))
     elif sys.argv[1:2] == ["--acks"]:
-        asyncio.run(send_acks(sys.argv[2], sys.argv[3]))
+        asyncio.run(send_acks(sys.argv[2], sys.argv[3], int(sys.argv[4]), float(sys.argv[5])))
     else:
         asyncio.run(main())

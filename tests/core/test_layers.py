@@ -8,6 +8,7 @@ it (ROOMS); a channel takes from `bot/` only its face, `bot.seam`."""
 from __future__ import annotations
 
 import ast
+import builtins
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSITION = (
     "bot.app",
+    "bot.parts",
     "bot.cli",
     "bot.settle",
     "bot.leadership",
@@ -116,3 +118,64 @@ def test_a_channel_sees_the_core_only_through_its_face(name: str, path: Path) ->
 def test_no_module_of_the_project_is_over_400_lines() -> None:
     long = {name: n for name, path in modules() if (n := len(path.read_text().splitlines())) > 400}
     assert not long, long
+
+
+#: each package's one exception root (`raise ... from exc` at its edges, the CLI catches it)
+FAMILIES = {"agents": "AgentError", "channels": "ChannelError", "bot.store": "StoreError"}
+#: exception classes that stand outside their package's family, and why
+OUTSIDE_THE_FAMILY = {
+    "agents.team.stop.TurnStopped": "a signal unwinding a turn a person stopped, no failure",
+    "bot.store.migrations.SchemaTooNew": "a settings error: run the newer version",
+    "bot.store.migrations.MigrationFailed": "a settings error: the person must act",
+    "bot.store.migrations.DatabaseUnreachable": "a settings error: fix the database's URL",
+    "bot.store.backup.BackupError": "a settings error: the person must act",
+    "bot.store.lease.Lost": "leadership's own signal (bot/leadership.py), caught apart",
+}
+BUILTIN_ERRORS = {
+    name
+    for name, value in vars(builtins).items()
+    if isinstance(value, type) and issubclass(value, BaseException)
+}
+
+
+def _base_name(node: ast.expr) -> str:
+    return node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", "")
+
+
+def classes_of(package: str) -> dict[str, list[str]]:
+    """Every class of `package`, by dotted name, with its bases' names."""
+    found: dict[str, list[str]] = {}
+    for name, path in modules():
+        if name == package or name.startswith(package + "."):
+            for node in ast.parse(path.read_text()).body:
+                if isinstance(node, ast.ClassDef):
+                    found[f"{name}.{node.name}"] = [_base_name(b) for b in node.bases]
+    return found
+
+
+def exception_families(package: str, root: str) -> tuple[set[str], set[str]]:
+    """(the package's exception classes, those deriving from `root`), by dotted name."""
+    classes = classes_of(package)
+    errors: set[str] = set()
+    family: set[str] = set()
+    while True:
+        error_names = BUILTIN_ERRORS | {q.rsplit(".", 1)[1] for q in errors}
+        family_names = {root} | {q.rsplit(".", 1)[1] for q in family}
+        new_errors = {
+            q for q, bases in classes.items()
+            if q.endswith("." + root) or any(b in error_names or b.endswith("Error") for b in bases)
+        }  # fmt: skip
+        new_family = {
+            q for q in new_errors if q.endswith("." + root) or set(classes[q]) & family_names
+        }
+        if (new_errors, new_family) == (errors, family):
+            return errors, family
+        errors, family = new_errors, new_family
+
+
+@pytest.mark.parametrize(("package", "root"), FAMILIES.items())
+def test_every_exception_class_of_a_package_derives_from_its_root(package: str, root: str) -> None:
+    errors, family = exception_families(package, root)
+    assert any(q.endswith("." + root) for q in family), f"{package} has no {root}"
+    stray = sorted(errors - family - set(OUTSIDE_THE_FAMILY))
+    assert not stray, f"derive them from {root} or list them in OUTSIDE_THE_FAMILY: {stray}"

@@ -73,6 +73,7 @@ class FakeDiscord(PostsApi, HistoryApi, MembersApi, InteractiveApi, ThreadedServ
         self._history_gate: asyncio.Event | None = None
         #: interaction token -> {"sent_at", "responses"} (button clicks and their answers)
         self.interactions: dict[str, dict[str, Any]] = {}
+        self.app_commands: list[p.Payload] = []  # the global commands the app registered
         self.edits: list[str] = []  # ids of messages edited (PATCH)
         self.edit_failures: list[tuple[int, p.Payload, dict[str, str]]] = []  # next PATCHes
         self.typing: list[tuple[str, float]] = []  # (channel id, time.monotonic()) per typing
@@ -109,6 +110,7 @@ class FakeDiscord(PostsApi, HistoryApi, MembersApi, InteractiveApi, ThreadedServ
             f"{api}/interactions/{{iid}}/{{token}}/callback", self._interaction_callback
         )
         app.router.add_patch(f"{api}/channels/{{cid}}/messages/{{mid}}", self._edit_message)
+        app.router.add_put(f"{api}/applications/{{app}}/commands", self._put_commands)
         app.router.add_post(f"{api}/channels/{{cid}}/typing", self._typing)
 
     async def _closing(self) -> None:

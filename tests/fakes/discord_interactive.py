@@ -6,6 +6,7 @@ Discord does), and may edit its messages with PATCH.
 
 from __future__ import annotations
 
+import re
 import time
 
 from aiohttp import web
@@ -13,8 +14,69 @@ from aiohttp import web
 from tests.fakes import discord_payloads as p
 from tests.fakes.discord_server import json_response, message_body
 
+#: Discord's rule for a CHAT_INPUT command's and option's name; descriptions 1-100 chars
+_NAME = re.compile(r"^[-_\w]{1,32}$")
+
 
 class InteractiveApi:
+    def command(
+        self, name: str, options: list[p.Payload], user: int = p.ANN, channel: str | int = p.GENERAL
+    ) -> str:
+        """A person uses a slash command the app registered: INTERACTION_CREATE type 2
+        (APPLICATION_COMMAND); returns the interaction's token. Discord sends only
+        commands that exist, so an unregistered one raises here."""
+        registered = {c["name"]: c for c in self.app_commands}
+        found = registered[name]
+        chan = self.channels[str(channel)]
+        iid = p.snowflake()
+        token = f"token-{iid}"
+        data: p.Payload = {
+            "id": str(iid),
+            "application_id": str(p.BOT_ID),
+            "type": 2,
+            "token": token,
+            "version": 1,
+            "channel_id": chan["id"],
+            "channel": chan,
+            "data": {"id": found["id"], "name": name, "type": 1, "options": options},
+            "app_permissions": "0",
+            "attachment_size_limit": 26214400,
+            "locale": "en-US",
+            "entitlements": [],
+            "authorizing_integration_owners": {},
+            "context": 0,
+        }
+        if "guild_id" in chan:
+            data.update(guild_id=chan["guild_id"], guild_locale="en-US", member=p.member(user))
+            data["data"]["guild_id"] = chan["guild_id"]
+        else:
+            data["user"] = p.USERS[user]
+        self.interactions[token] = {"sent_at": time.monotonic(), "responses": [],
+                                    "message_id": None}  # fmt: skip
+        self._call(self.gateway.dispatch("INTERACTION_CREATE", data))
+        return token
+
+    async def _put_commands(self, request: web.Request) -> web.Response:
+        """Bulk overwrite of the application's global commands (validated as Discord
+        does: names, descriptions); answers the stored commands with their ids."""
+        body = await request.json()
+        if request.match_info["app"] != str(p.BOT_ID) or not isinstance(body, list):
+            return json_response({"message": "Invalid Form Body", "code": 50035}, 400)
+        stored = []
+        for cmd in body:
+            named = [cmd, *(cmd.get("options") or [])]
+            if not all(_NAME.match(str(c.get("name", ""))) for c in named) or not all(
+                0 < len(str(c.get("description", ""))) <= 100 for c in named
+            ):
+                return json_response({"message": "Invalid Form Body", "code": 50035}, 400)
+            stored.append({"id": str(p.snowflake()), "application_id": str(p.BOT_ID),
+                           "version": str(p.snowflake()), "default_member_permissions": None,
+                           "type": cmd.get("type", 1), "nsfw": False, **cmd})  # fmt: skip
+        with self._changed:
+            self.app_commands = stored
+            self._changed.notify_all()
+        return json_response(stored)
+
     def click(self, message_id: str, custom_id: str, user: int = p.ANN) -> str:
         """A person clicks a button of a message: INTERACTION_CREATE (type 3, a message
         component) goes out; returns the interaction's token."""

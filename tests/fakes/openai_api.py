@@ -9,19 +9,22 @@ in the last choice chunk, then (with `stream_options.include_usage`) a chunk wit
 empty `choices` and the `usage`, then `data: [DONE]`.
 
 A test sets `responder`, a function of the `ChatCall` returning an `Answer` (text,
-`calls`, `finish`), and may script the bad shapes a server sends: `shape="json"`
-(a JSON body to a streamed request), `"no_finish"` (the stream stops without a
-finish_reason), `"no_choices"` (only the usage chunk). `fail` queues HTTP errors.
-Every request is checked against what the real API refuses (`problems`): a request
-it would refuse gets a 400 and is kept in `violations`.
+`calls`, `finish`, a `delay` before answering), or an awaitable of one, and may
+script the bad shapes a server sends: `shape="json"` (a JSON body to a streamed
+request), `"no_finish"` (the stream stops without a finish_reason), `"no_choices"`
+(only the usage chunk). `fail` queues HTTP errors. Every request is checked against
+what the real API refuses (`problems`): a request it would refuse gets a 400 and is
+kept in `violations`.
 """
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import itertools
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,6 +46,9 @@ class Answer:
     refusal: str = ""
     shape: str = "ok"  # ok | json | no_finish | no_choices
     piece: int = 7  # characters per streamed delta
+    delay: float = 0.0  # seconds before the answer starts (a model that takes its time)
+    #: the calls' ids, as a server writes them (Kimi's `functions.name:0`); else `call_N`
+    ids: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -76,7 +82,7 @@ def _text(content: Any) -> str:
     return "\n".join(p.get("text", "") for p in content or [] if p.get("type") == "text")
 
 
-Responder = Callable[[ChatCall], Answer]
+Responder = Callable[[ChatCall], Answer | Awaitable[Answer]]
 
 
 def _echo(call: ChatCall) -> Answer:
@@ -127,6 +133,10 @@ class FakeOpenAI(ThreadedServer[list[ChatCall]]):
             status = self.failures.pop(0)
             return _error(status, "server_error", "scripted failure")
         answer = self.responder(call)
+        if inspect.isawaitable(answer):
+            answer = await answer
+        if answer.delay:
+            await asyncio.sleep(answer.delay)
         if body.get("stream") and answer.shape != "json":
             return await _stream(request, body, answer)
         return web.json_response(_completion(body, answer))
@@ -225,7 +235,7 @@ def _deltas(answer: Answer) -> list[dict[str, Any]]:
     if answer.refusal:
         out.append({"refusal": answer.refusal})
     starts = [
-        {"tool_calls": [{"index": k, "id": f"call_{next(_ids)}", "type": "function",
+        {"tool_calls": [{"index": k, "id": _call_id(answer, k), "type": "function",
                          "function": {"name": name, "arguments": ""}}]}
         for k, (name, _) in enumerate(answer.calls)
     ]  # fmt: skip
@@ -236,6 +246,10 @@ def _deltas(answer: Answer) -> list[dict[str, Any]]:
     ]
     # parallel calls interleave: every call starts, then their arguments come in turns
     return out + starts + sorted(pieces, key=lambda d: d["tool_calls"][0]["index"] % 2)
+
+
+def _call_id(answer: Answer, k: int) -> str:
+    return answer.ids[k] if k < len(answer.ids) else f"call_{next(_ids)}"
 
 
 def _finish(answer: Answer) -> str:
@@ -256,8 +270,8 @@ def _usage(body: dict[str, Any], answer: Answer) -> dict[str, Any]:
 
 def _completion(body: dict[str, Any], answer: Answer) -> dict[str, Any]:
     calls = [
-        {"id": f"call_{next(_ids)}", "type": "function", "function": {"name": n, "arguments": a}}
-        for n, a in answer.calls
+        {"id": _call_id(answer, k), "type": "function", "function": {"name": n, "arguments": a}}
+        for k, (n, a) in enumerate(answer.calls)
     ]
     message: dict[str, Any] = {"role": "assistant", "content": answer.text or None}
     if calls:

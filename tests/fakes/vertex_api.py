@@ -9,8 +9,8 @@ from Anthropic's API. The token comes from google-auth's Application Default
 Credentials: here a service-account key file (`adc_file`, a fresh RSA key) whose
 `token_uri` is this fake's `/token`; google-auth signs a JWT with it (RS256) and trades
 it for an access token there (the JWT bearer grant), as against Google's own token
-endpoint. The fake checks the JWT's form, issuer and audience; `expire` revokes every
-token issued so far. A request without a
+endpoint. The fake checks the JWT's RS256 signature against the key file's public key,
+its issuer, audience and expiry; `expire` revokes every token issued so far. A request without a
 token this fake issued gets 401, as Vertex answers; the rest is the fake Anthropic's.
 """
 
@@ -20,11 +20,13 @@ import base64
 import itertools
 import json
 import re
+import time
 from pathlib import Path
 
 from aiohttp import web
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import padding, rsa
 
 from tests.fakes.anthropic_api import FakeAnthropic
 
@@ -45,10 +47,12 @@ class FakeVertex(FakeAnthropic):
         self.issued: set[str] = set()
         self.paths: list[str] = []
         self.refused: list[str] = []  # why requests were refused (401/400)
+        self.public_keys: list[rsa.RSAPublicKey] = []  # of the key files handed out
 
     def adc_file(self, folder: Path) -> Path:
         """A service account's key file, as the cloud console hands it out."""
         key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        self.public_keys.append(key.public_key())
         pem = key.private_bytes(
             serialization.Encoding.PEM,
             serialization.PrivateFormat.PKCS8,
@@ -84,9 +88,13 @@ class FakeVertex(FakeAnthropic):
 
     async def _token(self, request: web.Request) -> web.Response:
         form = await request.post()
-        claims = _claims(str(form.get("assertion", "")))
+        assertion = str(form.get("assertion", ""))
+        claims = _claims(assertion)
         if (
-            form.get("grant_type") != JWT_BEARER
+            not any(_signed_by(assertion, k) for k in self.public_keys)
+            or not isinstance(claims.get("exp"), int)
+            or claims["exp"] < time.time()
+            or form.get("grant_type") != JWT_BEARER
             or claims.get("iss") != ACCOUNT
             or claims.get("aud") != AUDIENCE
         ):
@@ -115,6 +123,17 @@ class FakeVertex(FakeAnthropic):
             self.refused.append("400 version")
             return _status(400, "INVALID_ARGUMENT", "anthropic_version: required")
         return await self._answer_body(request, {"model": model, **body})
+
+
+def _signed_by(jwt: str, key: rsa.RSAPublicKey) -> bool:
+    """Whether `key` made the JWT's RS256 signature (PKCS#1 v1.5 over SHA-256)."""
+    head, _, signature = jwt.rpartition(".")
+    try:
+        raw = base64.urlsafe_b64decode(signature + "==")
+        key.verify(raw, head.encode(), padding.PKCS1v15(), hashes.SHA256())
+    except (ValueError, InvalidSignature):
+        return False
+    return True
 
 
 def _claims(jwt: str) -> dict[str, object]:

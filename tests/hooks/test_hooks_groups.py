@@ -5,14 +5,13 @@ made in the hook's channel, and no trigger of another channel's conversation."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from bot.core.trigger_spec import TriggerSpec
 from bot.ops.hooks_samples import alertmanager
-from tests.fakes.anthropic_api import Call, FakeAnthropic, text
+from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.slack_api import FakeSlack
 from tests.kits.app_kit import eventually
-from tests.kits.hooks_kit import analyst, entry, hooks_app, hooks_settings, send
+from tests.kits.hooks_kit import analyst, entry, hooks_app, hooks_settings, paging, send
 from tests.kits.slack_kit import posted
 
 
@@ -36,12 +35,6 @@ async def test_a_storm_for_one_group_is_one_turn_in_its_thread(
     assert "4 earlier notification(s) of this group" in fake.calls[1].last_text
     assert '"alerts_firing": 6' in fake.calls[1].last_text  # the newest one
     assert outcomes.count("coalesced") == 4
-
-
-def paging(call: Call) -> list[dict[str, Any]]:
-    if "Page the on-call" in call.last_text:
-        return [text("PAGED " + call.last_text.split("(Triggered by event ", 1)[1][:40])]
-    return analyst(call)
 
 
 async def test_hook_events_fire_triggers_made_in_the_hooks_channel(

@@ -135,14 +135,18 @@ async def eventually(check: Callable[[], bool], timeout: float = 10.0) -> None:
         await asyncio.sleep(0.01)
 
 
-async def node(tmp_path: Path, fake: FakeAnthropic, url: str, name: str) -> tuple[App, Recorder]:
-    """An app started as node `name` over the database at `url` (the data dir shared)."""
+async def node(
+    tmp_path: Path, fake: FakeAnthropic, url: str, name: str, **env: str
+) -> tuple[App, Recorder]:
+    """An app started as node `name` over the database at `url` (the data dir shared),
+    with more settings from `env`."""
     settings = make_settings(
         tmp_path / "data",  # the data dir is shared by the nodes
         fake,
         SWITCHBOARD_DATABASE_URL=url,
         SWITCHBOARD_NODE_ID=name,
         SWITCHBOARD_LEADER_TTL_SECONDS=NODE_TTL,
+        **env,
     )
     app = App(settings, [])
     app.build()

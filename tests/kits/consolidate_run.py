@@ -10,8 +10,8 @@ import os
 from agents.memory.consolidate import Consolidator
 from agents.memory.shared import Shared
 from agents.model.llm import Provider
-from bot.app import connector
 from bot.core.events import EventLog
+from bot.parts import connector
 from bot.store.core import Store
 from config.settings import load_settings
 

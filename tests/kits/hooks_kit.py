@@ -104,3 +104,10 @@ def analyst(call: Call) -> list[dict[str, Any]]:
     if "[Hook " in last:
         return [text(f"ANALYSIS {','.join(_STATUS.findall(last)[:3])}")]
     return [text(f"heard: {last[:80]}")]
+
+
+def paging(call: Call) -> list[dict[str, Any]]:
+    """`analyst`, and a trigger's turn ("Page the on-call") that says which event woke it."""
+    if "Page the on-call" in call.last_text:
+        return [text("PAGED " + call.last_text.split("(Triggered by event ", 1)[1][:40])]
+    return analyst(call)

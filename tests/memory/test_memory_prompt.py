@@ -120,7 +120,7 @@ async def test_what_people_say_outright_is_captured_once(
     assert "port 5433" not in log  # not in the log every conversation's prompt carries
     day = datetime.now(UTC).date().isoformat()
     decisions = (settings.data_dir / f"team/decisions/{day}.md").read_text()
-    assert "we decided to ship on Thursdays. (said by Ann)" in decisions  # the team's log
+    assert "we decided to ship on Thursdays. (said by Ann in terminal)" in decisions
     assert "what we decided" not in log + decisions
     profile = (settings.data_dir / "people/ann.md").read_text()
     assert profile.startswith("# Ann\n\n## Notes\n- Please remember that the staging DB")

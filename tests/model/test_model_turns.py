@@ -8,6 +8,7 @@ from typing import Any
 from agents.loop import turns
 from agents.memory.compaction import estimate_tokens
 from agents.model.llm import ModelError
+from agents.model.providers.anthropic_wire import anthropic_form
 from tests.fakes.anthropic_rules import problems
 
 IMAGE = {"type": "image", "source": {"type": "saved_file", "media_type": "image/png", "path": "a"}}
@@ -75,8 +76,13 @@ REDACTED = {"type": "redacted_thinking", "data": "b3BhcXVl"}
 
 def test_clean_keeps_what_the_api_accepts_back_and_thinking_verbatim() -> None:
     unsigned = {"type": "thinking", "thinking": "cut before its signature"}
-    content = [THOUGHT, REDACTED, text(" "), text("Hi"), {**USE, "input": "oops"}, unsigned]
+    content = [THOUGHT, REDACTED, text(" "), text("Hi"), {**USE, "input": None}, unsigned]
     assert turns.clean(content) == [THOUGHT, REDACTED, text("Hi"), {**USE, "input": {}}]
+    # arguments a model wrote that are not JSON (an `openai:` model) stay its text: the
+    # toolbox answers them, and Anthropic's API gets them as an object (anthropic_wire)
+    assert turns.clean([{**USE, "input": "oops"}]) == [{**USE, "input": "oops"}]
+    sent = anthropic_form(body(user(text("hi")), assistant(USE | {"input": "oops"}), user(RESULT)))
+    assert problems(sent) == []
 
 
 def test_a_reply_that_says_nothing_is_not_stored_and_silence_has_tokens() -> None:

@@ -1,20 +1,30 @@
 """`bedrock:` models: the anthropic SDK's own AsyncAnthropicBedrock, SigV4-signed by
-botocore from the AWS credential chain (here the environment), against the fake
-Bedrock runtime (tests/fakes/bedrock_api.py: AWS event stream framing); end to end
-through Slack."""
+botocore from the AWS credential chain (the environment, a shared credentials file),
+against the fake Bedrock runtime (tests/fakes/bedrock_api.py: AWS event stream framing,
+each signature recomputed); end to end through Slack, credentials expiring mid-way."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import json
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.fakes.anthropic_api import FakeAnthropic
-from tests.fakes.bedrock_api import FakeBedrock
+from tests.fakes.bedrock_api import (
+    BAD_SIGNATURE,
+    EXPIRED,
+    INVALID_TOKEN,
+    KEY_ID,
+    MISSING,
+    REGION,
+    SECRET,
+    FakeBedrock,
+)
 from tests.fakes.slack_api import FakeSlack
 from tests.kits.app_kit import events
-from tests.kits.slack_kit import MENTION, heard, posted, slack_app, slack_settings
+from tests.kits.slack_kit import MENTION, heard, posted, slack_app, slack_settings, texts
 
 MODEL = "bedrock:us.anthropic.claude-sonnet-5-v1:0"
 
@@ -49,13 +59,113 @@ async def test_a_bedrock_model_answers_through_slack(
     assert events(tmp_path, "llm.error") == []
 
 
-async def test_unsigned_requests_are_refused(
-    tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack, bedrock: FakeBedrock
-) -> None:
+async def test_only_a_signature_botocore_recomputes_is_accepted(bedrock: FakeBedrock) -> None:
+    """The fake recomputes each signature from the key's secret, as Bedrock does: a
+    missing, forged or stale one is refused in Bedrock's error shape."""
     import aiohttp
+    from botocore.auth import SigV4Auth
+    from botocore.awsrequest import AWSRequest
+    from botocore.credentials import Credentials
+
+    url = f"{bedrock.url}/model/{MODEL[8:]}/invoke-with-response-stream"
+    body = json.dumps({"anthropic_version": "bedrock-2023-05-31", "max_tokens": 10,
+                       "messages": [{"role": "user", "content": "hi"}]})  # fmt: skip
+
+    def signed(key: str, secret: str, data: str = body) -> dict[str, str]:
+        request = AWSRequest(method="POST", url=url, data=data,
+                             headers={"Content-Type": "application/json"})  # fmt: skip
+        SigV4Auth(Credentials(key, secret), "bedrock", REGION).add_auth(request)
+        return dict(request.headers.items())
 
     async with aiohttp.ClientSession() as http:
-        url = f"{bedrock.url}/model/m/invoke-with-response-stream"
-        async with http.post(url, json={"messages": []}) as response:
-            assert response.status == 403
-    assert bedrock.refused == ["missing or malformed Authorization (SigV4) header"]
+
+        async def post(headers: dict[str, str], data: str = body) -> tuple[int, str, bytes]:
+            async with http.post(url, data=data, headers=headers) as response:
+                kind = response.headers.get("x-amzn-ErrorType", "").partition(":")[0]
+                return response.status, kind, (await response.read())
+
+        good = signed(KEY_ID, SECRET)
+        assert (await post(good))[0] == 200
+        assert (await post({"Content-Type": "application/json"}))[:2] == (403, MISSING)
+        assert (await post(signed(KEY_ID, "not/the/secret")))[:2] == (403, BAD_SIGNATURE)
+        assert (await post(good, body.replace("hi", "ho")))[:2] == (403, BAD_SIGNATURE)
+        status, kind, said = await post(signed("AKIAUNKNOWNKEY000001", SECRET))
+        assert (status, kind) == (403, INVALID_TOKEN) and b'"message"' in said
+        bedrock.expire()
+        assert (await post(signed(KEY_ID, SECRET)))[:2] == (403, EXPIRED)
+    assert bedrock.refused == [MISSING, BAD_SIGNATURE, BAD_SIGNATURE, INVALID_TOKEN, EXPIRED]
+    bedrock.refused.clear()
+
+
+@pytest.fixture
+def credentials_file(
+    tmp_path: Path, bedrock: FakeBedrock, monkeypatch: pytest.MonkeyPatch
+) -> Callable[[str, str], None]:
+    """The AWS credential chain reads a shared credentials file (as `aws sso login`, a
+    credential_process or a rotation job keeps it), not the environment."""
+    from anthropic.lib.aws import _auth
+
+    _auth._get_session.cache_clear()  # no session of another test's credentials
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+        monkeypatch.delenv(name)
+    path = tmp_path / "aws-credentials"
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(path))
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-aws-config"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+
+    def write(key: str, secret: str) -> None:
+        path.write_text(f"[default]\naws_access_key_id = {key}\naws_secret_access_key = {secret}\n")
+
+    write(KEY_ID, SECRET)
+    return write
+
+
+async def test_credentials_that_expire_mid_conversation_are_renewed_from_the_chain(
+    tmp_path: Path,
+    fake: FakeAnthropic,
+    slack: FakeSlack,
+    bedrock: FakeBedrock,
+    credentials_file: Callable[[str, str], None],
+) -> None:
+    bedrock.responder = heard
+    settings = slack_settings(
+        tmp_path / "data", fake, slack, SWITCHBOARD_MODEL=MODEL, **bedrock.bedrock_env()
+    )
+    async with slack_app(settings):
+        slack.post(f"{MENTION} hello bedrock", channel="C1")
+        await slack.until(posted("heard:"), timeout=30)
+        bedrock.expire()
+        credentials_file(*bedrock.rotate())  # renewed outside, as temporary keys are
+        slack.post(f"{MENTION} still there?", channel="C1")
+        await slack.until(posted("still there?"), timeout=30)
+    assert bedrock.refused == [EXPIRED]  # refused once, then signed with the new key
+    assert events(tmp_path / "data", "llm.error") == []
+    assert events(tmp_path / "data", "llm.unavailable") == []
+
+
+async def test_expired_credentials_never_renewed_keep_the_message_until_they_are(
+    tmp_path: Path,
+    fake: FakeAnthropic,
+    slack: FakeSlack,
+    bedrock: FakeBedrock,
+    credentials_file: Callable[[str, str], None],
+) -> None:
+    """Nobody renews them yet: the person hears once why, and the message is answered
+    when the operator renews the credentials; nothing is lost, nothing said twice."""
+    bedrock.responder = heard
+    settings = slack_settings(
+        tmp_path / "data", fake, slack, SWITCHBOARD_MODEL=MODEL, **bedrock.bedrock_env(),
+        SWITCHBOARD_LLM_RETRY_BASE_SECONDS="0.05", SWITCHBOARD_LLM_RETRY_MAX_SECONDS="0.2",
+    )  # fmt: skip
+    async with slack_app(settings):
+        bedrock.expire()
+        slack.post(f"{MENTION} are you there?", channel="C1")
+        await slack.until(posted("cloud credentials expired"), timeout=30)
+        await slack.until(lambda _: len(bedrock.refused) >= 6, timeout=30)  # retried, in vain
+        credentials_file(*bedrock.rotate())
+        await slack.until(posted("are you there?"), timeout=30)
+    said = texts(slack)
+    assert sum("credentials expired" in t for t in said) == 1, said
+    assert sum("heard:" in t for t in said) == 1, said
+    assert set(bedrock.refused) == {EXPIRED}
+    assert events(tmp_path / "data", "llm.error") == []

@@ -11,7 +11,7 @@ import pytest
 
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.slack_api import FakeSlack
-from tests.fakes.vertex_api import FakeVertex
+from tests.fakes.vertex_api import ACCOUNT, AUDIENCE, JWT_BEARER, FakeVertex
 from tests.kits.app_kit import events
 from tests.kits.slack_kit import MENTION, heard, posted, slack_app, slack_settings
 
@@ -51,3 +51,33 @@ async def test_a_vertex_model_answers_through_slack_and_survives_an_expired_toke
     assert "thinking" in vertex.calls[0].body  # the capability map knows the model on Vertex
     assert "401" in vertex.refused
     assert events(tmp_path / "data", "llm.error") == []
+
+
+async def test_only_a_token_traded_for_the_accounts_signed_jwt_is_accepted(
+    tmp_path: Path, vertex: FakeVertex
+) -> None:
+    """A JWT signed by another key gets no token; a bearer the token endpoint never
+    issued gets Vertex's 401."""
+    import time
+
+    import aiohttp
+    from google.auth import crypt, jwt
+
+    vertex.adc_file(tmp_path)  # the account's real key is known to the fake
+    (tmp_path / "other").mkdir()
+    other = FakeVertex().adc_file(tmp_path / "other")  # the same account, another key
+    now = int(time.time())
+    claims = {"iss": ACCOUNT, "aud": AUDIENCE, "iat": now, "exp": now + 3600,
+              "scope": "https://www.googleapis.com/auth/cloud-platform"}  # fmt: skip
+    forged = jwt.encode(crypt.RSASigner.from_service_account_file(str(other)), claims).decode()
+    url = f"{vertex.url}/v1/projects/proj-1/locations/us-east5/publishers/anthropic/models/"
+    async with aiohttp.ClientSession() as http:
+        grant = {"grant_type": JWT_BEARER, "assertion": forged}
+        async with http.post(f"{vertex.url}/token", data=grant) as response:
+            assert response.status == 400
+        headers = {"Authorization": "Bearer ya29.made-up"}
+        body = {"anthropic_version": "vertex-2023-10-16", "max_tokens": 5, "messages": []}
+        async with http.post(f"{url}claude-sonnet-5:rawPredict", json=body, headers=headers) as r:
+            assert r.status == 401
+            assert (await r.json())["error"]["status"] == "UNAUTHENTICATED"
+    assert vertex.issued == set()

@@ -29,6 +29,8 @@ PAGES = {
     "events": "/events",
     "events-filtered": "/events?type=tool&agent=coordinator-helper",
     "audit": "/audit",
+    "catchup-people": "/catchup",
+    "catchup": "/catchup?person=terminal",
 }
 #: the words of every text node under `main` (ids, preformatted text and charts aside)
 #: whose rendered boxes lie on more than one line
@@ -96,6 +98,10 @@ async def test_no_page_breaks_a_word_at_1366_or_1920_px(
             assert words in overview, words
         assert "Ann (slack): please research AI chips" in seen[("transcript", 1920)]
         assert "Email: Invoice 42 for November" in seen[("conversations", 1366)]
+        catchup = seen[("catchup", 1920)]  # the person at the terminal: their own only
+        assert "Data center or consumer GPUs?" in catchup and "asks (open)" in catchup
+        assert "Should I include providers" not in catchup  # Carol asks in a Slack thread
+        assert "terminal (last spoke" in seen[("catchup-people", 1366)]
 
         # the check can fail: a cell made to break anywhere is caught
         await page.set_viewport_size({"width": 1366, "height": 900})

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from channels.slack.home import HELP
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.slack_api import Envelope, FakeSlack
 from tests.fakes.slack_commands import ACK_SECONDS
@@ -79,3 +80,26 @@ async def test_the_home_tab_shows_what_runs_and_who_waits(
     assert "*What runs* (1)" in text and "*Alice* (parked" in text
     assert "*Waiting for people* (1)" in text and "Data center or consumer GPUs?" in text
     assert "*Pending approvals* (0)" in text and "No tool call waits." in text
+
+
+async def test_catchup_answers_each_person_with_their_own_conversations_only(
+    tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack
+) -> None:
+    """Ann and Bob each talk to the bot in a DM of their own: `/switchboard catchup`
+    shows each what was said to them since they last spoke, never the other's."""
+    fake.responder = heard
+    async with slack_app(slack_settings(tmp_path, fake, slack)):
+        slack.post("ann's secret plan", channel="D1", channel_type="im", user="UANN")
+        await slack.until(lambda s: len(s.posts) == 1)
+        slack.post("bob's private numbers", channel="D2", channel_type="im", user="UBOB")
+        await slack.until(lambda s: len(s.posts) == 2)
+        calls = len(fake.calls)
+        ann = await acked(slack, slack.slash("catchup", user="UANN"))
+        bob = await acked(slack, slack.slash("catchup", user="UBOB"))
+        assert len(fake.calls) == calls  # answered without a model call
+    assert ann.startswith("Since you last spoke to me (")
+    assert "coordinator said in <#D1>: heard:" in ann and "secret plan" in ann
+    assert "bob" not in ann.lower() and "D2" not in ann
+    assert "coordinator said in <#D2>: heard:" in bob and "private numbers" in bob
+    assert "secret plan" not in bob and "D1" not in bob
+    assert "/switchboard catchup" in HELP

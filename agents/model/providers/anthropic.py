@@ -13,9 +13,11 @@ mapped here to `ModelUnavailable` / `ModelError`.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from agents.model.providers.anthropic_wire import anthropic_form
 from agents.model.providers.base import (
     LLMResponse,
     ModelError,
@@ -76,11 +78,12 @@ class AnthropicBackend:
         return await self.client.models.retrieve(model)
 
     async def create(self, request: Request, on_text: TextSink | None) -> LLMResponse:
+        request = anthropic_form(request)  # what another API wrote (after a failover)
         try:
             return await self._create(without(request, self.refused), on_text)
         except ModelError as exc:
-            if self._renewed(str(exc)):  # a cloud token revoked or expired early
-                return await self._create(without(request, self.refused), on_text)
+            if self._renewed(str(exc)):  # a cloud credential revoked or expired early
+                return await self._renew_and_send(request, on_text)
             lacking = self._lacking(str(exc), request)
             if not lacking:
                 raise
@@ -89,14 +92,29 @@ class AnthropicBackend:
                         ", ".join(sorted(lacking)), exc)  # fmt: skip
             return await self._create(without(request, self.refused), on_text)
 
+    async def _renew_and_send(self, request: Request, on_text: TextSink | None) -> LLMResponse:
+        """The request again with renewed credentials; still expired, the model counts as
+        unavailable (retried with backoff, the person told once), so the message waits
+        for fresh credentials and is answered then, never dropped."""
+        try:
+            return await self._create(without(request, self.refused), on_text)
+        except ModelError as exc:
+            if "expired" not in str(exc).lower():
+                raise
+            raise ModelUnavailable(f"the cloud credentials expired; renew them: {exc}") from exc
+
     def _renewed(self, error: str) -> bool:
-        """A 401 with cloud credentials (Vertex): the token is dropped, so the SDK gets a
-        new one for the next request. Whether to send it again."""
-        credentials = getattr(self._client, "credentials", None)
-        if not error.startswith("HTTP 401") or credentials is None:
+        """A 401/403 with cloud credentials: Vertex's token is dropped (the SDK gets a new
+        one), Bedrock's session is made anew (botocore reads the credential chain again:
+        a rotated credentials file, a renewed SSO or role). Whether to send it again."""
+        if not re.search(r"HTTP 40[13]\b", error):
             return False
-        credentials.token = None
-        log.warning("the cloud token was refused (%s): renewed", error)
+        credentials = getattr(self._client, "credentials", None)
+        if credentials is not None:
+            credentials.token = None
+        elif not (type(self._client).__name__ == "AsyncAnthropicBedrock" and _new_aws_session()):
+            return False
+        log.warning("the cloud credentials were refused (%s): renewed", error)
         return True
 
     def _lacking(self, error: str, request: Request) -> set[str]:
@@ -135,6 +153,19 @@ class AnthropicBackend:
         except Exception as exc:
             raise _credentials_error(exc) from exc
         return _response(reply)
+
+
+def _new_aws_session() -> bool:
+    """The SDK keeps one botocore session per set of keys (an lru_cache in its private
+    `anthropic.lib.aws._auth`): emptied, the next request resolves the chain again.
+    False when this SDK version keeps it elsewhere."""
+    from anthropic.lib.aws import _auth
+
+    clear = getattr(getattr(_auth, "_get_session", None), "cache_clear", None)
+    if clear is None:
+        return False
+    clear()
+    return True
 
 
 def _credentials_error(exc: Exception) -> Exception:

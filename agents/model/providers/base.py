@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from agents.errors import AgentError
 from bot.core.model_calls import Usage
 
 #: hears the model's text as it streams (agents/loop/loop.py passes the progress feed)
@@ -27,11 +28,11 @@ TextSink = Callable[[str], None]
 Request = dict[str, Any]
 
 
-class ModelUnavailable(Exception):
+class ModelUnavailable(AgentError):
     """The API still failed after the SDK's retries; try again later."""
 
 
-class ModelError(Exception):
+class ModelError(AgentError):
     """The API refused the request; retrying the same request will not help."""
 
 

@@ -1,0 +1,114 @@
+"""`switchboard eval` against each provider's fake, through the CLI as a person runs it:
+an OpenAI-compatible Chat Completions server (every task: its API is the one the
+runtime translates to and from), Claude on Bedrock (SigV4-signed, AWS event stream
+framing) and Claude on Vertex (Google's credentials); the Anthropic fake's own run is
+tests/eval/test_eval.py. The scripted good model (tests/eval/models.py) must pass what
+it is given on every provider, and nothing may reach Anthropic's own endpoint.
+
+Bedrock and Vertex run the same Messages API as Anthropic's (the SDK's own clients):
+they get a representative subset (a plain answer, a worker, a worker that asks a person
+and resumes, a gated tool with its approval, a scheduled summary that stays quiet) to
+keep CI's time; the OpenAI-compatible server, whose translation is ours, gets all ten.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from bot.cli import main
+from bot.evaluation.tasks import TASKS
+from tests.eval.chat import ChatModel
+from tests.eval.models import GoodModel
+from tests.eval.test_eval import COLUMNS, rows
+from tests.fakes.bedrock_api import FakeBedrock
+from tests.fakes.openai_api import FakeOpenAI
+from tests.fakes.vertex_api import FakeVertex
+
+SUBSET = ["answer", "worker", "ask", "approval", "summary"]
+UNSET = ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "SWITCHBOARD_MODEL", "AWS_PROFILE",
+         "AWS_SESSION_TOKEN", "AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE")  # fmt: skip
+BEDROCK_MODEL = "bedrock:us.anthropic.claude-sonnet-5-v1:0"
+
+
+@pytest.fixture(autouse=True)
+def no_anthropic(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only the provider under test is configured (no key for Anthropic's own API)."""
+    for name in UNSET:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("SWITCHBOARD_LLM_RETRY_BASE_SECONDS", "0.05")
+    monkeypatch.setenv("SWITCHBOARD_LLM_RETRY_MAX_SECONDS", "0.2")
+
+
+def set_env(monkeypatch: pytest.MonkeyPatch, env: dict[str, str]) -> None:
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+
+
+def passed_all(out: str, wanted: list[str], model: str) -> dict[str, list[str]]:
+    """The printed table: the header, a passing row per task, the pass rate."""
+    assert out.splitlines()[0] == f"switchboard eval: {model}"
+    header = next(line for line in out.splitlines() if line.startswith("task"))
+    assert [cell.strip() for cell in header.split("  ") if cell.strip()] == COLUMNS
+    table = rows(out)
+    assert list(table) == wanted
+    assert {name for name, cells in table.items() if cells[1] != "pass"} == set(), out
+    for cells in table.values():
+        turns, tokens_in, tokens_out = (int(x) for x in cells[2:5])
+        assert turns >= 1 and tokens_in > 0 and tokens_out > 0, cells
+    assert f"passed {len(wanted)}/{len(wanted)} (100%)" in out
+    return table
+
+
+def test_every_task_on_an_openai_compatible_server(
+    openai_fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    set_env(monkeypatch, {**openai_fake.env(), "SWITCHBOARD_MODEL": "openai:gpt-test"})
+    openai_fake.responder = ChatModel(GoodModel())
+    code = main(["eval"])
+    out = capsys.readouterr().out
+    table = passed_all(out, [t.name for t in TASKS], "openai:gpt-test")
+    assert {cells[5] for cells in table.values()} == {"unknown"}  # no price known for it
+    assert code == 0
+    assert {call.body["model"] for call in openai_fake.calls} == {"gpt-test"}
+
+
+@pytest.fixture
+def bedrock(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeBedrock]:
+    with FakeBedrock() as server:
+        set_env(monkeypatch, {**server.aws_credentials(), **server.bedrock_env()})
+        yield server
+    assert not server.violations, server.violations
+
+
+def test_representative_tasks_on_bedrock(
+    bedrock: FakeBedrock, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bedrock.responder = GoodModel()
+    assert main(["eval", "--tasks", ",".join(SUBSET), "--model", BEDROCK_MODEL]) == 0
+    table = passed_all(capsys.readouterr().out, SUBSET, BEDROCK_MODEL)
+    assert all(cells[5].startswith("$") for cells in table.values())  # priced as Claude
+    assert bedrock.refused == [] and len(bedrock.calls) >= len(SUBSET)
+    assert set(bedrock.models_asked) == {"us.anthropic.claude-sonnet-5-v1:0"}
+
+
+@pytest.fixture
+def vertex(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeVertex]:
+    with FakeVertex() as server:
+        set_env(monkeypatch, server.vertex_env(tmp_path))
+        yield server
+    assert not server.violations, server.violations
+
+
+def test_representative_tasks_on_vertex(
+    vertex: FakeVertex, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    vertex.responder = GoodModel()
+    set_env(monkeypatch, {"SWITCHBOARD_MODEL": "vertex:claude-sonnet-5"})
+    assert main(["eval", "--tasks", ",".join(SUBSET)]) == 0
+    table = passed_all(capsys.readouterr().out, SUBSET, "vertex:claude-sonnet-5")
+    assert all(cells[5].startswith("$") for cells in table.values())
+    assert "401" not in vertex.refused and len(vertex.calls) >= len(SUBSET)
+    assert all(path.endswith(":streamRawPredict") for path in vertex.paths)
