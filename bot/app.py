@@ -11,6 +11,7 @@ human node).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import importlib
 import json
@@ -39,6 +40,7 @@ from bot.channel_context import ChannelContext
 from bot.core.bus import Bus
 from bot.core.channel import Channel
 from bot.core.events import EventLog
+from bot.core.lazy import connected, preload
 from bot.core.messages import Target
 from bot.core.progress import Progress
 from bot.core.tasks import cancel_all
@@ -68,6 +70,7 @@ CHANNEL_MODULES = {
 }
 RUNTIME_KEY = "runtime"
 RUNTIME_BEAT_SECONDS = 2.0
+WARM_AFTER_SECONDS = 3.0  # the longest a preload waits for the connections
 
 #: Code run on a built app before it starts (tests add tools and triggers with it).
 Extension = Callable[["App"], Any]
@@ -97,6 +100,7 @@ class App:
         #: this process runs the agents (bot/leadership.py: at once on SQLite)
         self.leading = False
         self._tasks: list[asyncio.Task[Any]] = []
+        self._warm_modules: list[str] = []  # a channel module's WARM
         self.started_at = time.time()
         self._built = False
         #: `switchboard run` serves HTTP when a port is set; the chat does not
@@ -217,6 +221,7 @@ class App:
         for name in self.channel_names:
             module = importlib.import_module(CHANNEL_MODULES[name])
             self.add_channel(module.build(self.settings, ChannelContext(self.human)))
+            self._warm_modules.extend(getattr(module, "WARM", ()))
         self.ops = Operator(self, self.ledger, self.budget)
         self.llm.observers.append(self.ops.on_call)  # usage, cost, metrics, health
         self.node = Node(self)
@@ -233,7 +238,7 @@ class App:
                 await self._start_channel(channel)
         await self.node.start()
         if not self.leading:  # a follower loads the model's SDK now, not at its failover
-            self._spawn(self.llm.warm(), "warm-model")
+            self._spawn(self._warm(), "warm-model")
 
     async def _start_channel(self, channel: Channel) -> None:
         if channel not in self._running:
@@ -267,9 +272,16 @@ class App:
         self._spawn(self._beat(), "runtime-beat")
         for channel in self.channels:
             await self._start_channel(channel)
-        # the model SDK (~1 s of CPU) loads in a thread while the channels connect: they
-        # do not wait for it, and a first answer only for what is left of it
-        self._spawn(self.llm.warm(), "warm-model")
+        self._spawn(self._warm(), "warm-model")
+
+    async def _warm(self) -> None:
+        """Load in a thread, once the channels connected (one GIL: not beside them), what
+        a first answer needs: the model's SDK (~1 s of CPU), a channel module's WARM."""
+        with contextlib.suppress(TimeoutError):  # a channel that cannot connect: load anyway
+            await asyncio.wait_for(connected(self._running), WARM_AFTER_SECONDS)
+        await self.llm.warm()
+        for name in self._warm_modules:
+            await preload(name)
 
     async def stop_worker(self, name: str) -> str:
         """An operator stops a worker (the dashboard); LookupError says why none was."""

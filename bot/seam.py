@@ -25,6 +25,7 @@ from bot.core.channel import (
 )
 from bot.core.events import EventLog
 from bot.core.html_text import html_to_text
+from bot.core.lazy import lazy
 from bot.core.messages import (
     COORDINATOR,
     HUMAN,
@@ -89,5 +90,6 @@ __all__ = [
     "guess_type",
     "html_to_text",
     "human_size",
+    "lazy",
     "safe_name",
 ]

@@ -22,21 +22,23 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import jsonschema
-
 from agents.loop.step import Step
 from agents.services import AgentInfo
 from agents.tools.toolbox import Tool, ToolResult, ToolSpec
 from bot.core.events import EventLog
+from bot.core.lazy import lazy
 from bot.core.names import operator_conversation
 from bot.core.tasks import cancel_all
 from bot.store.core import Store
 from config.tools import McpServerConfig
 
 if TYPE_CHECKING:  # the MCP SDK loads in `_connection`, only with [[mcp_servers]]
+    import jsonschema
     from mcp import types
 
     from agents.mcp.client import McpClient
+else:  # loaded at the first schema check (~2 MB, ~0.1 s)
+    jsonschema = lazy("jsonschema")
 
 API_TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 STATUS_PREFIX = "mcp:"

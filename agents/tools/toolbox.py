@@ -14,12 +14,16 @@ import json
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
-
-import jsonschema
+from typing import TYPE_CHECKING, Any, Protocol
 
 from agents.errors import AgentError
 from agents.loop.step import Step
+from bot.core.lazy import lazy
+
+if TYPE_CHECKING:
+    import jsonschema
+else:  # loaded at the first tool call's check (~2 MB, ~0.1 s)
+    jsonschema = lazy("jsonschema")
 
 log = logging.getLogger(__name__)
 

@@ -20,15 +20,19 @@ import ipaddress
 import socket
 import ssl
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit, urlunsplit
-
-import httpx2
 
 from agents.mcp.results import marked
 from agents.services import AgentInfo
 from agents.tools.toolbox import STR, Tool, ToolError, ToolResult, ToolSpec, arg, schema
 from bot.core.html_text import to_text
+from bot.core.lazy import lazy
+
+if TYPE_CHECKING:
+    import httpx2
+else:  # loaded with the model's SDK after the start, or at the first fetch
+    httpx2 = lazy("httpx2")
 
 MAX_REDIRECTS = 5
 USER_AGENT = "Switchboard web_fetch (+https://github.com/)"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import importlib
+from collections.abc import Iterable
 from typing import Any
 
 
@@ -42,3 +43,11 @@ async def preload(name: str) -> None:
 def _load(name: str) -> None:
     importlib.import_module(name)
     gc.freeze()
+
+
+async def connected(channels: Iterable[object]) -> None:
+    """Until every channel with a `ready` event (Slack's) has connected: a preload waits
+    for it (under a timeout), so an import in a thread does not slow the connection
+    (one GIL)."""
+    events = [getattr(c, "ready", None) for c in channels]
+    await asyncio.gather(*(e.wait() for e in events if isinstance(e, asyncio.Event)))

@@ -13,7 +13,10 @@ from bot.seam import ChannelContext
 from channels.slack.channel import SlackChannel
 from config.settings import Settings
 
-__all__ = ["SlackChannel", "build"]
+__all__ = ["WARM", "SlackChannel", "build"]
+#: modules the first answer needs but the connection does not: loaded in a worker
+#: thread once the channels are up (bot/app.py `_warm`)
+WARM = ("slackify_markdown",)
 
 
 def build(settings: Settings, ctx: ChannelContext) -> SlackChannel:

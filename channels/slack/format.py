@@ -11,12 +11,16 @@ from __future__ import annotations
 
 import logging
 import re
+from typing import TYPE_CHECKING
 
-from slackify_markdown import slackify_markdown
-
-from bot.seam import Outbound
+from bot.seam import Outbound, lazy
 from channels.split import split_message
 from channels.tables import tables_as_code
+
+if TYPE_CHECKING:
+    import slackify_markdown
+else:  # a markdown-it parser: loaded after the socket opens (WARM in channels/slack)
+    slackify_markdown = lazy("slackify_markdown")
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +37,7 @@ _MENTION = re.compile(r"&lt;([@#][UWC][A-Z0-9]+(?:\|[^&]*)?)&gt;")
 def to_mrkdwn(markdown: str) -> str:
     markdown = tables_as_code(markdown)
     try:
-        converted = slackify_markdown(markdown)
+        converted = slackify_markdown.slackify_markdown(markdown)
     except Exception:  # a converter bug must not lose the message
         log.exception("markdown conversion failed; sending escaped plain text")
         converted = escape(markdown)

@@ -7,10 +7,17 @@ with `--all` also Discord, email on a private dovecot and one MCP server over st
 prints, per configuration:
 - start to Slack connected: from the process's spawn to the fake Slack's socket open;
 - start to healthy: to the first 200 from `/healthz` (every configured channel up);
-- idle RSS: the process's resident memory (VmRSS) after 5 s of idling, MCP child excluded.
+- idle RSS: the process's resident memory (VmRSS) at rest, MCP child excluded: once
+  healthy and its CPU time has stopped growing (the model SDK's preload done), plus 5 s;
+- CPU to connected: the process's user + system CPU seconds (all threads) spent by the
+  moment Slack connected: what the start costs whatever the machine's load (the shared
+  machine's wall-clock figures move with the other processes on it).
 With `--first-answer`, instead: start to first answer, a Slack DM sent the moment the
 socket opens and the bot's reply posted (the fake model answers at once): what a deploy
 costs someone who was waiting.
+Each tree's modules are byte-compiled first, as an install compiles them (this machine sets
+PYTHONDONTWRITEBYTECODE: from bare sources every start compiled ~300 of our modules,
+~0.35 s of CPU that a deploy does not pay).
 With `--before TREE` (a worktree of an earlier commit: `git worktree add --detach
 /tmp/before main`) both trees run alternately, round by round, so the machine's load falls
 on both alike, and the medians are printed side by side.
@@ -54,6 +61,31 @@ def rss_mb(pid: int) -> float:
     return float("nan")
 
 
+def compile_tree(tree: Path) -> None:
+    """Byte-compile a tree's packages, as `pip install` does."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    packages = [str(tree / p) for p in ("bot", "agents", "channels", "config")]
+    subprocess.run([sys.executable, "-m", "compileall", "-q", *packages], env=env, check=True)
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of the process so far (/proc/PID/stat utime, stime)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def at_rest(pid: int, timeout: float = 120.0) -> None:
+    """Until the process spends under 2% of a core over a second: its start and the
+    preloads after it are done (on a loaded machine they take several seconds more)."""
+    deadline = time.monotonic() + timeout
+    spent = cpu_seconds(pid)
+    while time.monotonic() < deadline:
+        time.sleep(1.0)
+        spent, before = cpu_seconds(pid), spent
+        if spent - before < 0.02:
+            return
+
+
 def healthy(port: int) -> bool:
     try:
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1) as reply:
@@ -62,7 +94,7 @@ def healthy(port: int) -> bool:
         return False
 
 
-def until(check: Callable[[], bool], timeout: float = 60.0) -> float:
+def until(check: Callable[[], bool], timeout: float = 180.0) -> float:
     """time.monotonic() when `check()` first held (polled every 5 ms)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -118,14 +150,17 @@ def start_once(
     )
     try:
         connected = until(lambda: slack.connections > before and slack.open_sockets > 0)
+        cpu = cpu_seconds(proc.pid)
         if ask:
-            return {"answer": first_answer(slack) - started}
+            return {"answer": first_answer(slack) - started, "cpu": cpu_seconds(proc.pid)}
         up = until(lambda: healthy(port))
+        at_rest(proc.pid)
         time.sleep(IDLE_SECONDS)
         return {
             "slack": connected - started,
             "healthy": up - started,
             "rss": rss_mb(proc.pid),
+            "cpu": cpu,
         }
     finally:
         proc.terminate()
@@ -148,6 +183,8 @@ def main() -> None:
     parser.add_argument("--first-answer", action="store_true", help="Slack only: to a reply")
     args = parser.parse_args()
     trees = {"after": HERE} if args.before is None else {"before": args.before, "after": HERE}
+    for tree in trees.values():
+        compile_tree(tree)
     for label, every in (("Slack only", False), ("all channels + 1 MCP server", True)):
         if (args.all and not every) or (args.first_answer and every):
             continue
@@ -160,11 +197,15 @@ def main() -> None:
         for name, runs in figures.items():
             med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
             if args.first_answer:
-                print(f"  {name:6}  start to first answer {med['answer']:.2f} s")
+                print(
+                    f"  {name:6}  start to first answer {med['answer']:.2f} s   "
+                    f"CPU to first answer {med['cpu']:.2f} s"
+                )
                 continue
             print(
                 f"  {name:6}  start to Slack connected {med['slack']:.2f} s   "
-                f"start to healthy {med['healthy']:.2f} s   idle RSS {med['rss']:.0f} MB"
+                f"start to healthy {med['healthy']:.2f} s   idle RSS {med['rss']:.0f} MB   "
+                f"CPU to connected {med['cpu']:.2f} s"
             )
 
 

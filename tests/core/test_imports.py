@@ -17,6 +17,9 @@ ROOT = Path(__file__).resolve().parents[2]
 HEAVY = ["anthropic", "mcp", "sqlalchemy", "slack_bolt", "slack_sdk", "discord", "aioimaplib"]
 # memory search by meaning: its model and libraries load at the first search that needs them
 HEAVY += ["wordllama", "numpy", "tokenizers", "safetensors"]
+#: loaded after the start (issue 33, lean at rest): jsonschema at the first tool call,
+#: httpx2 (web_fetch) with the model's SDK, Slack's markdown converter once it connected
+AFTER = ["jsonschema", "httpx2", "slackify_markdown", "markdown_it"]
 
 PROBE = """
 import asyncio, json, sys, tempfile
@@ -29,12 +32,11 @@ def note(stage):
 import bot.app
 note("import")
 from bot.app import App
-from tests.kits.app_kit import make_settings
-class Fake:
-    def env(self):
-        return {{"ANTHROPIC_BASE_URL": "http://127.0.0.1:9", "ANTHROPIC_API_KEY": "x"}}
+from config.settings import load_settings  # not tests.kits: the fakes load jsonschema
 async def main():
-    app = App(make_settings(Path(tempfile.mkdtemp()), Fake()), [])
+    env = {{"ANTHROPIC_BASE_URL": "http://127.0.0.1:9", "ANTHROPIC_API_KEY": "x",
+            "SWITCHBOARD_DATA_DIR": tempfile.mkdtemp()}}
+    app = App(load_settings(None, env), [])
     app.build()
     note("build")
     await app.start()
@@ -48,7 +50,7 @@ print(json.dumps(seen))
 
 
 def stages() -> dict[str, list[str]]:
-    code = PROBE.format(root=str(ROOT), heavy=HEAVY)
+    code = PROBE.format(root=str(ROOT), heavy=HEAVY + AFTER)
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
     )
@@ -60,4 +62,32 @@ def test_a_start_without_mcp_servers_or_chat_channels_loads_no_sdk_it_does_not_u
     assert seen["import"] == []
     assert seen["build"] == []  # the model client is made at its first use
     assert seen["start"] == []  # the scheduler's job store is on the standard sqlite3
-    assert seen["warm"] == ["anthropic"]
+    assert seen["warm"] == ["anthropic", "httpx2"]  # web_fetch's client is the SDK's
+
+
+SLACK_PROBE = """
+import json, sys
+sys.path.insert(0, {root!r})
+import bot.app, channels.slack
+before = sorted(m for m in {after!r} if m in sys.modules)
+from channels.slack.format import to_mrkdwn
+converted = to_mrkdwn("**bold** <b>")
+print(json.dumps([before, converted, "slackify_markdown" in sys.modules]))
+"""
+
+
+def test_slack_loads_its_markdown_converter_after_the_connection_not_at_start() -> None:
+    code = SLACK_PROBE.format(root=str(ROOT), after=AFTER)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    before, converted, loaded = json.loads(out.stdout.strip().splitlines()[-1])
+    assert before == []
+    assert converted == "*bold* &lt;b&gt;"  # the lazy module converts as the eager one did
+    assert loaded
+
+
+def test_a_slack_start_preloads_the_converter_with_the_model_sdk() -> None:
+    import channels.slack
+
+    assert "slackify_markdown" in channels.slack.WARM

@@ -12,6 +12,10 @@ import sqlite3
 import time
 from pathlib import Path
 
+import pytest
+
+from bot.store.core import Store
+from channels.slack import threads as threads_module
 from tests.fakes.anthropic_api import Call, FakeAnthropic, text
 from tests.fakes.slack_api import FakeSlack
 from tests.kits.app_kit import events, eventually
@@ -192,3 +196,21 @@ async def test_http_events_mode_catches_up_at_start(
         await slack.until(lambda s: answered(s, "in the thread while down") == 1, 20)
         await eventually(lambda: len(caught_up(settings.data_dir)) == 2)
     assert answered(slack, "over http") == 1
+
+
+def test_the_threads_held_in_memory_are_bounded_and_an_older_one_is_read_from_the_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 33: the set of threads the bot is in grew with every thread joined since the
+    last restart; now the newest MAX_KNOWN are held, and an older one is still known."""
+    monkeypatch.setattr(threads_module, "MAX_KNOWN", 8)
+    store = Store(tmp_path / "switchboard.db")
+    memory = threads_module.ThreadMemory(store)
+    for n in range(30):
+        memory.remember("C1", f"{1_700_000_000 + n}.000100")
+    assert len(memory._known) <= 8
+    assert all(memory.knows("C1", f"{1_700_000_000 + n}.000100") for n in range(30))
+    assert not memory.knows("C1", "1700000003.000200")  # never joined: the store says so
+    assert memory.recent(1_700_000_025)[0] == "C1/1700000029.000100"
+    again = threads_module.ThreadMemory(store)  # a restart reads the newest back
+    assert len(again._known) <= 8 and again.knows("C1", "1700000001.000100")
