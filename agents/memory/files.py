@@ -226,44 +226,46 @@ class AgentFiles:
         """Append, flushed and fsynced before returning (append-only daily logs);
         `header` starts the file when this append creates it."""
         with self.locked(relative) as path:
-            size = path.stat().st_size if path.exists() else 0
-            data = ((header if size == 0 else "") + content).encode()
-            self._check_size(relative, size + len(data))
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-            try:
-                os.write(fd, data)
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+            self._append_locked(path, relative, content, header)
         return path
+
+    def _append_locked(self, path: Path, relative: str, content: str, header: str) -> None:
+        size = path.stat().st_size if path.exists() else 0
+        data = ((header if size == 0 else "") + content).encode()
+        self._check_size(relative, size + len(data))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
     def append_entry(self, text: str, label: str = "") -> str:
         """A timestamped section appended to today's log; returns its relative path.
-        A log this entry would take over the cap is folded first (`fold_day`)."""
+        A log this entry would take over the cap is folded first, under the same lock
+        (`_fold_day`)."""
         now = self.now()
         relative = self.day_path(now.date())
         title = now.strftime("%H:%M:%S") + (f" · {label}" if label else "")
         entry, header = f"\n### {title}\n{text.strip()}\n", f"# {now.date().isoformat()}\n"
         self._check_size(relative, len(header.encode()) + len(entry.encode()))
-        self.fold_day(relative, header, len(entry.encode()))
-        self.append(relative, entry, header)
+        with self.locked(relative) as path:
+            if path.exists() and path.stat().st_size + len(entry.encode()) > self.max_bytes:
+                self._fold_day(path, header)
+            self._append_locked(path, relative, entry, header)
         return relative
 
-    def fold_day(self, relative: str, header: str, incoming: int) -> str | None:
-        """A daily log that `incoming` more bytes would take over the cap is summarised,
-        not cut: its whole text moves to memory/earlier/<day>.<n>.md (still memory:
-        searched, never pruned) and the log starts again with an outline of what it
-        held, one line per entry, and where the full text is. Returns the moved file's
-        relative path, or None when the log had room."""
-        with self.locked(relative) as path:
-            if not path.exists() or path.stat().st_size + incoming <= self.max_bytes:
-                return None
-            full = path.read_text(encoding="utf-8", errors="replace")
-            moved = self._earlier_name(path.stem)
-            _atomic_write(self.root / moved, full)
-            outline = _outline(full, self.max_bytes // 4)
-            _atomic_write(path, f"{header}\n## Earlier today (full text: {moved})\n{outline}")
+    def _fold_day(self, path: Path, header: str) -> str:
+        """A daily log at its cap is summarised, not cut: its whole text moves to
+        memory/earlier/<day>.<n>.md (still memory: searched, never pruned) and the log
+        starts again with an outline of what it held, one line per entry, and where the
+        full text is. The caller holds the log's lock. Returns the moved file's path."""
+        full = path.read_text(encoding="utf-8", errors="replace")
+        moved = self._earlier_name(path.stem)
+        _atomic_write(self.root / moved, full)
+        outline = _outline(full, self.max_bytes // 4)
+        _atomic_write(path, f"{header}\n## Earlier today (full text: {moved})\n{outline}")
         return moved
 
     def _earlier_name(self, day: str) -> str:
