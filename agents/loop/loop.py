@@ -188,6 +188,8 @@ class AgentLoop:
                 return None  # the same request, to the next model of the fallback list
             return self._declined(conv, response, held)
         turns_mod.add_reply(conv.messages, content)
+        if held and not turns_mod.said(content):
+            turns_mod.drop_continue_note(conv.messages)
         text = "".join([*held, turns_mod.raw_text(content)]).strip()
         held.clear()
         if not turns_mod.silent(text):

@@ -215,6 +215,13 @@ def held_text(messages: Messages) -> list[str]:
     return pieces
 
 
+def drop_continue_note(messages: Messages) -> None:
+    """An empty reply to a continue note: the cut answer before it was whole. The note
+    goes, so the stored talk ends with that answer and nothing reads it as still held."""
+    if len(messages) > 1 and messages[-1]["role"] == "user" and _is_continue(messages[-1]):
+        messages.pop()
+
+
 def _is_continue(message: dict[str, Any]) -> bool:
     texts = [b.get("text", "") for b in _blocks(message["content"])]
     cut = REPEAT_CALL.split("{", 1)[0]
