@@ -26,7 +26,7 @@ import binascii
 import json
 import re
 import struct
-from typing import Any
+from typing import Any, Self
 
 from aiohttp import web
 from multidict import CIMultiDict
@@ -65,6 +65,16 @@ class FakeBedrock(FakeAnthropic):
 
     def bedrock_env(self) -> dict[str, str]:
         return {"AWS_REGION": REGION, "ANTHROPIC_BEDROCK_BASE_URL": self.url}
+
+    def __enter__(self) -> Self:
+        # The SDK caches one botocore session (and the credentials it resolved) per
+        # process: a test that ran before in this process must not lend it its keys. A new
+        # bot process starts with none, as this fake's tests should.
+        from agents.model.providers.anthropic import _new_aws_session
+
+        _new_aws_session()
+        super().__enter__()
+        return self
 
     def aws_credentials(self) -> dict[str, str]:
         """The process environment the AWS credential chain reads first."""
