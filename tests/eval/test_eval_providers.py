@@ -1,14 +1,9 @@
 """`switchboard eval` against each provider's fake, through the CLI as a person runs it:
-an OpenAI-compatible Chat Completions server (every task: its API is the one the
-runtime translates to and from), Claude on Bedrock (SigV4-signed, AWS event stream
-framing) and Claude on Vertex (Google's credentials); the Anthropic fake's own run is
-tests/eval/test_eval.py. The scripted good model (tests/eval/models.py) must pass what
-it is given on every provider, and nothing may reach Anthropic's own endpoint.
-
-Bedrock and Vertex run the same Messages API as Anthropic's (the SDK's own clients):
-they get a representative subset (a plain answer, a worker, a worker that asks a person
-and resumes, a gated tool with its approval, a scheduled summary that stays quiet) to
-keep CI's time; the OpenAI-compatible server, whose translation is ours, gets all ten.
+an OpenAI-compatible Chat Completions server (its API is the one the runtime translates
+to and from), Claude on Bedrock (SigV4-signed, AWS event stream framing) and Claude on
+Vertex (Google's credentials), all ten tasks each; the Anthropic fake's own run is
+tests/eval/test_eval.py. The scripted good model (tests/eval/models.py) must pass every
+task on every provider, and nothing may reach Anthropic's own endpoint.
 """
 
 from __future__ import annotations
@@ -27,7 +22,7 @@ from tests.fakes.bedrock_api import FakeBedrock
 from tests.fakes.openai_api import FakeOpenAI
 from tests.fakes.vertex_api import FakeVertex
 
-SUBSET = ["answer", "worker", "ask", "approval", "summary"]
+ALL = [t.name for t in TASKS]
 UNSET = ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "SWITCHBOARD_MODEL", "AWS_PROFILE",
          "AWS_SESSION_TOKEN", "AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE")  # fmt: skip
 BEDROCK_MODEL = "bedrock:us.anthropic.claude-sonnet-5-v1:0"
@@ -83,14 +78,14 @@ def bedrock(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeBedrock]:
     assert not server.violations, server.violations
 
 
-def test_representative_tasks_on_bedrock(
+def test_every_task_on_bedrock(
     bedrock: FakeBedrock, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     bedrock.responder = GoodModel()
-    assert main(["eval", "--tasks", ",".join(SUBSET), "--model", BEDROCK_MODEL]) == 0
-    table = passed_all(capsys.readouterr().out, SUBSET, BEDROCK_MODEL)
+    assert main(["eval", "--model", BEDROCK_MODEL]) == 0
+    table = passed_all(capsys.readouterr().out, ALL, BEDROCK_MODEL)
     assert all(cells[5].startswith("$") for cells in table.values())  # priced as Claude
-    assert bedrock.refused == [] and len(bedrock.calls) >= len(SUBSET)
+    assert bedrock.refused == [] and len(bedrock.calls) >= len(ALL)
     assert set(bedrock.models_asked) == {"us.anthropic.claude-sonnet-5-v1:0"}
 
 
@@ -102,13 +97,13 @@ def vertex(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeVert
     assert not server.violations, server.violations
 
 
-def test_representative_tasks_on_vertex(
+def test_every_task_on_vertex(
     vertex: FakeVertex, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     vertex.responder = GoodModel()
     set_env(monkeypatch, {"SWITCHBOARD_MODEL": "vertex:claude-sonnet-5"})
-    assert main(["eval", "--tasks", ",".join(SUBSET)]) == 0
-    table = passed_all(capsys.readouterr().out, SUBSET, "vertex:claude-sonnet-5")
+    assert main(["eval"]) == 0
+    table = passed_all(capsys.readouterr().out, ALL, "vertex:claude-sonnet-5")
     assert all(cells[5].startswith("$") for cells in table.values())
-    assert "401" not in vertex.refused and len(vertex.calls) >= len(SUBSET)
+    assert "401" not in vertex.refused and len(vertex.calls) >= len(ALL)
     assert all(path.endswith(":streamRawPredict") for path in vertex.paths)
