@@ -48,6 +48,9 @@ BROAD = (
 SEPARATOR = "\n\n---\n\n"
 
 
+INDEXING = "(A large file is still being indexed: its latest part is not searchable yet.)"
+
+
 class AgentMemory:
     def __init__(
         self,
@@ -116,6 +119,8 @@ class AgentMemory:
         ranked = fuse(keywords, meaning.hits) if meaning is not None else keywords
         hits = _cap_transcripts(ranked)[:SEARCH_LIMIT]
         said = meaning.note if meaning is not None else ""
+        if self.index.indexing or self.shared.index.indexing:
+            said = f"{said} {INDEXING}".strip()
         if not hits:
             return f"No memory matches {query!r}." + (f" {said}" if said else "")
         words = normalised(query).split()

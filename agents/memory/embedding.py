@@ -30,6 +30,7 @@ log = logging.getLogger(__name__)
 MODEL_NAME = "wordllama-l2_supercat-256"  # stored in each index: a new model re-embeds
 WEIGHTS = "weights/l2_supercat_256.safetensors"
 TOKENIZER = "l2_supercat_tokenizer_config.json"
+QUERY_SECONDS = 2.0  # indexing (keywords, then meaning) a search may do before answering
 EMBED_CHARS = 2_000  # a section's meaning is read from its first characters
 BATCH = 64  # texts per call: padding is to the longest of a batch
 

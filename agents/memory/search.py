@@ -8,9 +8,7 @@ modification time and size (a changed file is re-read, and re-indexed only when 
 hash changed), so files edited by hand are found; deleting the index file simply
 rebuilds it on the next search. The same file holds each section's embedding (a blob
 keyed by the section's hash, so unchanged sections are never embedded twice).
-
-`plain_scan` is the reference implementation from the design (grep section by
-section); the benchmark compares the two in one run.
+`plain_scan` is the design's reference (grep section by section) for the benchmark.
 """
 
 from __future__ import annotations
@@ -25,7 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from agents.memory.embedding import EMBED_CHARS, Embedder
+from agents.memory.embedding import EMBED_CHARS, QUERY_SECONDS, Embedder
 from agents.memory.files import AgentFiles, Seen
 from agents.memory.transcripts import transcript_sections
 
@@ -35,6 +33,8 @@ _HEADER = re.compile(r"^#{2,3} ")
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 MMAP_BYTES = 1 << 30  # address space, not memory: pages come from the OS's file cache
+SLICE_SECONDS = 0.5  # the background keyword indexer's work between rests
+INSERT_BATCH = 2_000  # sections written between looks at the clock
 RANK_BUDGET = 1_000  # sections bm25 may rank per query: bounds a query's time
 SCHEMA_VERSION = 2  # another version on disk: the derived index is dropped and rebuilt
 _TABLES = ("files", "sections", "digests", "vectors", "meta")
@@ -105,6 +105,8 @@ class MemoryIndex:
         self._scanned_at = 0.0
         self._dirty: set[Path] = set()
         self._total: int | None = None  # bytes indexed, known until something changes
+        self._resume: dict[str, tuple[str, int]] = {}  # part-indexed file: sha1, sections done
+        self._draining = threading.Lock()  # held by the one background indexer
         self.changes = 0  # counts syncs that changed sections (and reconnections)
         self.opened = 0  # counts close(): a background embedder stops when it moves
         self.vectors = Vectors(self, embedder) if embedder is not None else None
@@ -157,13 +159,19 @@ class MemoryIndex:
             self._dirty.add(path)
 
     # -- refresh -------------------------------------------------------------------------
-    def refresh(self, force: bool = False) -> int:
+    @property
+    def indexing(self) -> bool:  # a file is partly indexed: a background thread finishes it
+        return bool(self._resume)
+
+    def refresh(self, force: bool = False, seconds: float | None = None) -> int:
         """Bring the index up to date with the files; returns how many files changed.
 
         The stat walk over every file runs at most every `rescan_seconds` (0: before
         every query), which bounds a query's cost on a large memory; files our own
-        tools wrote are re-indexed at once in any case.
+        tools wrote are re-indexed at once in any case. Indexing stops after about
+        `seconds` (default: the embedding's budget); a background thread does the rest.
         """
+        deadline = time.monotonic() + (QUERY_SECONDS if seconds is None else seconds)
         with self._lock:
             db = self._conn()
             now = time.monotonic()
@@ -174,7 +182,7 @@ class MemoryIndex:
             # what `files` says is still true when we write (waits up to 5 s for it)
             begin_writing(db)
             try:
-                changed = self._refresh(db, now, due)
+                changed = self._refresh(db, now, due, deadline)
             except BaseException:
                 db.rollback()
                 raise
@@ -182,9 +190,20 @@ class MemoryIndex:
             if changed:
                 self._total = None
                 self.changes += 1
-            return changed
+        if self._resume and self._draining.acquire(blocking=False):
+            threading.Thread(target=self._drain, daemon=True).start()
+        return changed
 
-    def _refresh(self, db: sqlite3.Connection, now: float, due: bool) -> int:
+    def _drain(self) -> None:
+        """Finish part-indexed files a slice (one lock hold) at a time: searches go between."""
+        try:
+            while self._resume and self._db is not None:
+                self.refresh(seconds=SLICE_SECONDS)
+                time.sleep(0.01)
+        finally:
+            self._draining.release()
+
+    def _refresh(self, db: sqlite3.Connection, now: float, due: bool, deadline: float) -> int:
         rows = db.execute("SELECT id, path, mtime_ns, size, sha1 FROM files")
         known: dict[str, _Row] = {row[1]: row for row in rows}
         if due:
@@ -196,44 +215,71 @@ class MemoryIndex:
             seen = [s for s in dirty.values() if s is not None]
             gone = {relative for relative, s in dirty.items() if s is None} & set(known)
         self._dirty.clear()
-        changed = sum(self._sync(db, known.get(s.relative), s) for s in seen)
+        changed = sum(self._sync(db, known.get(s.relative), s, deadline) for s in seen)
         for relative in gone:
             self._forget(db, known[relative][0])
         return changed + len(gone)
 
-    def _sync(self, db: sqlite3.Connection, row: _Row | None, seen: Seen) -> bool:
+    def _sync(self, db: sqlite3.Connection, row: _Row | None, seen: Seen, deadline: float) -> bool:
         if row is not None and (row[2], row[3]) == (seen.mtime_ns, seen.size):
             return False
         try:
             text = Path(seen.path).read_text(encoding="utf-8", errors="replace")
         except FileNotFoundError:  # removed since the walk: the next scan forgets it
-            return False
+            return self._resume.pop(seen.relative, None) is not None and False
         digest = hashlib.sha1(text.encode()).hexdigest()
-        if row is not None and row[4] == digest:  # touched, not changed
+        resume = self._resume.get(seen.relative)
+        if row is not None and row[4] == digest and resume is None:  # touched, not changed
             db.execute(
                 "UPDATE files SET mtime_ns = ?, size = ? WHERE id = ?",
                 (seen.mtime_ns, seen.size, row[0]),
             )
             return False
-        if row is not None:
-            self._forget(db, row[0])
         sections = sections_of(seen.relative, text)[: 1 << _SECTION_BITS]
+        if row is not None and resume is not None and resume[0] == digest:
+            file_id, start = row[0], resume[1]  # part-indexed: carry on where it stopped
+        else:
+            if row is not None:
+                self._forget(db, row[0])
+            file_id, start = self._new_file(db, seen, digest, len(sections)), 0
+        done = self._insert(db, file_id << _SECTION_BITS, seen.relative, sections, start, deadline)
+        if done < len(sections):  # out of time: mtime -1 keeps it "changed" until finished
+            self._resume[seen.relative] = (digest, done)
+            self._dirty.add(Path(seen.path))
+        else:
+            self._resume.pop(seen.relative, None)
+        mtime = seen.mtime_ns if done == len(sections) else -1
+        db.execute("UPDATE files SET mtime_ns = ? WHERE id = ?", (mtime, file_id))
+        return True
+
+    @staticmethod
+    def _new_file(db: sqlite3.Connection, seen: Seen, digest: str, sections: int) -> int:
         cur = db.execute(
-            "INSERT INTO files(path, mtime_ns, size, sha1, sections) VALUES (?, ?, ?, ?, ?)",
-            (seen.relative, seen.mtime_ns, seen.size, digest, len(sections)),
+            "INSERT INTO files(path, mtime_ns, size, sha1, sections) VALUES (?, -1, ?, ?, ?)",
+            (seen.relative, seen.size, digest, sections),
         )
         assert cur.lastrowid is not None
-        base = cur.lastrowid << _SECTION_BITS
-        db.executemany(
-            "INSERT INTO sections(rowid, path, body) VALUES (?, ?, ?)",
-            ((base + n, seen.relative, s) for n, s in enumerate(sections)),
-        )
-        kind = int(seen.relative.endswith(".jsonl"))  # curated notes are embedded first
-        db.executemany(
-            "INSERT INTO digests(rowid, digest, kind) VALUES (?, ?, ?)",
-            ((base + n, section_digest(s), kind) for n, s in enumerate(sections)),
-        )
-        return True
+        return cur.lastrowid
+
+    @staticmethod
+    def _insert(
+        db: sqlite3.Connection, base: int, relative: str, sections: list[str], n: int, end: float
+    ) -> int:
+        """Write sections from `start` in batches until done or past `deadline`."""
+        kind = int(relative.endswith(".jsonl"))  # curated notes are embedded first
+        start = n
+        while n < len(sections) and (n == start or time.monotonic() < end):
+            batch = list(enumerate(sections[n : n + INSERT_BATCH], start=base + n))
+            db.executemany(
+                "INSERT INTO sections(rowid, path, body) VALUES (?, ?, ?)",
+                ((rowid, relative, s) for rowid, s in batch),
+            )
+            db.executemany(
+                "INSERT INTO digests(rowid, digest, kind) VALUES (?, ?, ?)",
+                ((rowid, section_digest(s), kind) for rowid, s in batch),
+            )
+            n += len(batch)
+        return n
 
     @staticmethod
     def _forget(db: sqlite3.Connection, file_id: int) -> None:

@@ -24,9 +24,9 @@ if TYPE_CHECKING:
 
     from agents.memory.search import Hit, MemoryIndex
 
+from agents.memory.embedding import QUERY_SECONDS
 from agents.memory.search import begin_writing
 
-QUERY_SECONDS = 2.0  # embedding a search may do before answering
 DRAIN_SLICE = 0.5  # the background thread's work between rests as long
 BATCH_SECTIONS = 256
 
