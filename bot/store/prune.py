@@ -155,6 +155,7 @@ class Pruner:
         out.append(("audit", lambda: self._audit(now - self.audit_retention)))
         out.append(("slack_threads", partial(self._threads, cutoff)))
         out.append(("kv", partial(self._orphans, now - 86_400)))
+        out.append(("watermarks", partial(self._stale_marks, cutoff)))
         return out
 
     def run_now(self) -> PruneRun:
@@ -268,6 +269,28 @@ class Pruner:
                 self.store.delete_kv(key)
         return len(gone[: self.batch])
 
+    def _stale_marks(self, cutoff: float) -> int:
+        """One batch of the catch-up watermarks (bot/inbox/watermarks.py) whose mark is
+        older than `cutoff`, unless something still waits in their place, and of the
+        "last spoke" marks (`people:last:`) older than `cutoff`: a place silent that long
+        is read from the catch-up's window like a new one."""
+        needed = [c for (c,) in self.store.execute(_NEEDED)]
+        gone: list[str] = []
+        for kind, when in MARK_TIMES.items():
+            for place, raw in self.store.kv_prefixed(f"{kind}.watermark.").items():
+                conv = f"{kind}:{place}"
+                if any(n == conv or n.startswith(conv + "/") for n in needed):
+                    continue
+                if (at := _mark_time(raw, when)) is not None and at < cutoff:
+                    gone.append(f"{kind}.watermark.{place}")
+        for ident, raw in self.store.kv_prefixed("people:last:").items():
+            if (at := _float(raw)) is not None and at < cutoff:
+                gone.append("people:last:" + ident)
+        with self.store.tx():
+            for key in gone[: self.batch]:
+                self.store.delete_kv(key)
+        return len(gone[: self.batch])
+
     def _audit(self, before: float) -> int:
         """Audit lines older than `before`: the horizon moves there (never back), then a
         batch below it goes. The table's trigger refuses any delete above the horizon."""
@@ -281,6 +304,31 @@ class Pruner:
                 (before, self.batch),
             )
             return max(cur.rowcount, 0)
+
+
+def _float(raw: str) -> float | None:
+    try:
+        return float(raw)
+    except ValueError:
+        return None
+
+
+def _mark_time(raw: str, when: Callable[[str], float]) -> float | None:
+    """A stored watermark's time; None when it does not decode (kept: the channel
+    quarantines it and reads a bounded window)."""
+    try:
+        mark = str(json.loads(raw)["mark"])
+        return when(mark) if mark else None
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+#: a watermark's platform -> its mark's time: a Slack `ts` is epoch seconds, a Discord
+#: snowflake carries milliseconds since the Discord epoch (2015) in its top bits
+MARK_TIMES: dict[str, Callable[[str], float]] = {
+    "slack": float,
+    "discord": lambda m: ((int(m) >> 22) + 1_420_070_400_000) / 1000,
+}
 
 
 def last_run(store: Store) -> PruneRun | None:
