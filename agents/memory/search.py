@@ -6,9 +6,8 @@ The markdown files are the source of truth. The SQLite FTS5 index beside them
 ranked with FTS5's built-in bm25. Before a query the index is brought up to date by
 modification time and size (a changed file is re-read, and re-indexed only when its
 hash changed), so files edited by hand are found; deleting the index file simply
-rebuilds it on the next search. The same file holds each section's embedding (a blob
-keyed by the section's hash, so unchanged sections are never embedded twice).
-`plain_scan` is the design's reference (grep section by section) for the benchmark.
+rebuilds it on the next search. The same file holds each section's embedding (a blob keyed
+by section hash: never embedded twice). `plain_scan` is the design's reference (grep).
 """
 
 from __future__ import annotations
@@ -226,7 +225,8 @@ class MemoryIndex:
         try:
             text = Path(seen.path).read_text(encoding="utf-8", errors="replace")
         except FileNotFoundError:  # removed since the walk: the next scan forgets it
-            return self._resume.pop(seen.relative, None) is not None and False
+            self._resume.pop(seen.relative, None)
+            return False
         digest = hashlib.sha1(text.encode()).hexdigest()
         resume = self._resume.get(seen.relative)
         if row is not None and row[4] == digest and resume is None:  # touched, not changed
