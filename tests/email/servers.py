@@ -223,6 +223,16 @@ class Dovecot:
         path = self.base / "dovecot.log"
         return path.read_text(errors="replace") if path.exists() else ""
 
+    async def logged(self, line: str, timeout: float = 5.0) -> bool:
+        """Whether `line` reaches the log within `timeout`: dovecot's log process writes
+        a moment after the client already has its answer."""
+        deadline = time.monotonic() + timeout
+        while line not in self.log():
+            if time.monotonic() > deadline:
+                return False
+            await asyncio.sleep(0.05)
+        return True
+
     def deliver(self, sender: str, recipients: list[str], data: bytes) -> dict[str, Any]:
         """Deliver over LMTP, as an MTA does; returns the refused recipients."""
         with smtplib.LMTP("127.0.0.1", self.lmtp) as lmtp:

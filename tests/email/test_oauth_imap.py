@@ -42,8 +42,7 @@ async def test_the_bot_signs_in_with_xoauth2_and_answers_mail_without_a_password
     async with email_app(settings):
         await oauth.ann.send(oauth.ann.compose(oauth.bot, "hello", "are you there?"))
         await oauth.ann.wait_mail(1, match="answered by token", timeout=30)
-    log = oauth.dovecot.log()
-    assert f"user=<{oauth.bot}>, method=XOAUTH2" in log
+    assert await oauth.dovecot.logged(f"user=<{oauth.bot}>, method=XOAUTH2")
     assert oauth.smtp.signed_in == [oauth.bot]  # the answer went out over XOAUTH2
     assert oauth.idp.record.grants.count("client_credentials") == 1  # one token for both
 
@@ -67,7 +66,7 @@ async def test_oauthbearer_signs_in_and_a_refused_token_gets_its_no_not_a_hang(
         response, _ = await protocol.authenticate(mechanism, initial, True)
         assert response.result == "OK", (mechanism, response)
         await client.close()
-    assert f"user=<{oauth.bot}>, method=OAUTHBEARER" in oauth.dovecot.log()
+    assert await oauth.dovecot.logged(f"user=<{oauth.bot}>, method=OAUTHBEARER")
 
 
 async def test_a_token_for_another_mailbox_is_one_line_naming_the_setting(

@@ -54,7 +54,7 @@ async def test_device_code_login_stores_a_refresh_token_the_bot_signs_in_with(
     client = ImapClient(settings, asyncio.Event(), token_source(settings))
     await client.connect()
     await client.close()
-    assert f"user=<{oauth.bot}>, method=XOAUTH2" in oauth.dovecot.log()
+    assert await oauth.dovecot.logged(f"user=<{oauth.bot}>, method=XOAUTH2")
 
 
 def test_login_for_a_provider_without_a_device_flow_says_what_to_do(
