@@ -17,10 +17,9 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
-if TYPE_CHECKING:
-    from bot.store.core import Store
+from bot.store.sql import Sql
 
 ApprovalStatus = Literal["pending", "approved", "denied", "running"]
 
@@ -70,11 +69,11 @@ def _decode(r: Any) -> ApprovalRow:
 
 
 class ApprovalRows:
-    def __init__(self, store: Store) -> None:
-        self.store = store
+    def __init__(self, sql: Sql) -> None:
+        self.sql = sql
 
     def add(self, row: ApprovalRow) -> None:
-        self.store.execute(
+        self.sql.execute(
             f"INSERT INTO approvals ({_COLUMNS}) VALUES ({','.join('?' * 21)})"
             " ON CONFLICT DO NOTHING",
             (
@@ -87,26 +86,26 @@ class ApprovalRows:
         )  # fmt: skip
 
     def get(self, approval_id: str) -> ApprovalRow | None:
-        rows = self.store.execute(
+        rows = self.sql.execute(
             f"SELECT {_COLUMNS} FROM approvals WHERE id = ?", (approval_id,)
         ).fetchall()
-        found = self.store.decode("approvals", rows, _decode)
+        found = self.sql.decode("approvals", rows, _decode)
         return found[0] if found else None
 
     def pending(self) -> list[ApprovalRow]:
-        rows = self.store.execute(
+        rows = self.sql.execute(
             f"SELECT {_COLUMNS} FROM approvals WHERE status = 'pending' ORDER BY requested_at"
         )
-        return self.store.decode("approvals", rows, _decode)
+        return self.sql.decode("approvals", rows, _decode)
 
     def unsettled(self, agent: str, conversation: str | None = None) -> list[ApprovalRow]:
         """The agent's gated calls whose tool_result the model has not had yet."""
-        rows = self.store.execute(
+        rows = self.sql.execute(
             f"SELECT {_COLUMNS} FROM approvals WHERE settled = 0 AND agent = ?"
             " ORDER BY requested_at",
             (agent,),
         )
-        found = self.store.decode("approvals", rows, _decode)
+        found = self.sql.decode("approvals", rows, _decode)
         return [r for r in found if conversation is None or r.conversation == conversation]
 
     def decide(
@@ -114,7 +113,7 @@ class ApprovalRows:
         decider_id: str | None = None, how: How | None = None,
     ) -> bool:  # fmt: skip
         """Record the decision; False when it was decided before (the first one counts)."""
-        cur = self.store.execute(
+        cur = self.sql.execute(
             "UPDATE approvals SET status = ?, decided_by = ?, reason = ?, decided_at = ?,"
             " decider_id = ?, how = ? WHERE id = ? AND status = 'pending'",
             (
@@ -126,21 +125,21 @@ class ApprovalRows:
 
     def start(self, approval_id: str) -> bool:
         """Claim the approved call to run it now; False unless it is approved and unclaimed."""
-        cur = self.store.execute(
+        cur = self.sql.execute(
             "UPDATE approvals SET status = 'running' WHERE id = ? AND status = 'approved'",
             (approval_id,),
         )
         return cur.rowcount == 1
 
     def settle(self, approval_id: str) -> None:
-        self.store.execute("UPDATE approvals SET settled = 1 WHERE id = ?", (approval_id,))
+        self.sql.execute("UPDATE approvals SET settled = 1 WHERE id = ?", (approval_id,))
 
     def add_refs(self, approval_id: str, refs: list[str]) -> list[str]:
         row = self.get(approval_id)
         if row is None:
             return []
         merged = list(dict.fromkeys([*row.refs, *refs]))
-        self.store.execute(
+        self.sql.execute(
             "UPDATE approvals SET refs = ? WHERE id = ?", (json.dumps(merged), approval_id)
         )
         return merged

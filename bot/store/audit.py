@@ -7,12 +7,10 @@ written stays; `bot/ledger/audit.py` decides what becomes a line.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from bot.store.schema import AUDIT_FIELDS, AuditLine, decode_audit
-
-if TYPE_CHECKING:
-    from bot.store.core import Store
+from bot.store.sql import Sql
 
 _INSERT = (
     f"INSERT INTO audit ({', '.join(AUDIT_FIELDS)}) VALUES ({', '.join('?' * len(AUDIT_FIELDS))})"
@@ -21,18 +19,18 @@ _SELECT = f"SELECT seq, {', '.join(AUDIT_FIELDS)} FROM audit"
 
 
 class AuditRows:
-    def __init__(self, store: Store) -> None:
-        self.store = store
+    def __init__(self, sql: Sql) -> None:
+        self.sql = sql
 
     def add(self, fields: dict[str, Any]) -> None:
         """One line; `fields` holds some of AUDIT_FIELDS (`at`, `type`, `agent` at least)."""
-        self.store.execute(_INSERT, tuple(fields.get(name) for name in AUDIT_FIELDS))
+        self.sql.execute(_INSERT, tuple(fields.get(name) for name in AUDIT_FIELDS))
 
     def since(self, at: float, limit: int = 10_000) -> list[AuditLine]:
         """Lines from `at` on, oldest first (the newest `limit` of them)."""
-        rows = self.store.execute(
+        rows = self.sql.execute(
             f"SELECT * FROM ({_SELECT} WHERE at >= ? ORDER BY seq DESC LIMIT ?) AS recent"
             " ORDER BY seq",
             (at, limit),
         )
-        return self.store.decode("audit", rows, decode_audit)
+        return self.sql.decode("audit", rows, decode_audit)

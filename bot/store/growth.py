@@ -12,14 +12,13 @@ import os
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from bot.core.events import log_files
-from bot.store.prune import Pruner, PruneRun, last_run
+from bot.store.prune import Pruned, Pruner, PruneRun, last_run
 
 if TYPE_CHECKING:
-    from bot.store.core import Store
-    from config.settings import Settings
+    from config.settings import Database, Settings
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +28,16 @@ AUTOCHECKPOINT_PAGES = 10_000
 JOURNAL_LIMIT = 64 * 1024 * 1024
 
 
+class Measured(Pruned, Protocol):
+    """The store as growth sees it: its SQL, and where its database is."""
+
+    @property
+    def postgres(self) -> bool: ...
+
+    @property
+    def where(self) -> Database: ...
+
+
 def tune_sqlite(db: object) -> None:
     """The pragmas that bound the WAL of a writing connection (bot/store/core.py)."""
     execute = db.execute  # type: ignore[attr-defined]
@@ -36,7 +45,7 @@ def tune_sqlite(db: object) -> None:
     execute(f"PRAGMA journal_size_limit={JOURNAL_LIMIT}")
 
 
-def pruner(store: Store, settings: Settings) -> Pruner:
+def pruner(store: Measured, settings: Settings) -> Pruner:
     """The pruner of a bot: its retention settings, its data dir's files, the WAL
     checkpointed after each run."""
     p = Pruner(
@@ -49,7 +58,7 @@ def pruner(store: Store, settings: Settings) -> Pruner:
     return p
 
 
-def checkpoint(store: Store) -> bool:
+def checkpoint(store: Measured) -> bool:
     """SQLite: copy the WAL into the database and cut the WAL file to nothing
     (`wal_checkpoint(TRUNCATE)`); False when a reader kept it from finishing (it is
     tried again at the next run). PostgreSQL: nothing (autovacuum's and the server's)."""
@@ -99,7 +108,7 @@ def tree_bytes(root: Path) -> int:
     return total
 
 
-def database_bytes(store: Store) -> tuple[int, int]:
+def database_bytes(store: Measured) -> tuple[int, int]:
     """(database, WAL) bytes: the SQLite files, or PostgreSQL's database (no WAL of its
     own: the server's is shared)."""
     if store.postgres:
@@ -109,7 +118,7 @@ def database_bytes(store: Store) -> tuple[int, int]:
     return _size(path), _size(path.with_name(path.name + "-wal"))
 
 
-def growth(store: Store, data_dir: Path) -> Growth:
+def growth(store: Measured, data_dir: Path) -> Growth:
     db, wal = database_bytes(store)
     inbound = store.execute("SELECT MIN(received_at) FROM inbound").fetchone()[0]
     sent = store.execute("SELECT MIN(created_at) FROM outbox WHERE status = 'sent'").fetchone()[0]

@@ -18,12 +18,24 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from bot.store.core import Store
+from bot.store.sql import Sql
 
 log = logging.getLogger(__name__)
+
+
+class Pruned(Sql, Protocol):
+    """What the pruner needs of the store: its SQL and its key/value rows."""
+
+    def get_kv(self, key: str) -> str | None: ...
+
+    def set_kv(self, key: str, value: str) -> None: ...
+
+    def delete_kv(self, key: str) -> None: ...
+
+    def kv_prefixed(self, prefix: str) -> dict[str, str]: ...
+
 
 BATCH = 500
 #: usage detail is kept at least this long, whatever SWITCHBOARD_RETENTION says: the
@@ -126,7 +138,7 @@ class Pruner:
 
     def __init__(
         self,
-        store: Store,
+        store: Pruned,
         retention: float,
         audit_retention: float,
         *,
@@ -331,7 +343,7 @@ MARK_TIMES: dict[str, Callable[[str], float]] = {
 }
 
 
-def last_run(store: Store) -> PruneRun | None:
+def last_run(store: Pruned) -> PruneRun | None:
     """The last run recorded, None before the first."""
     raw = store.get_kv(LAST_KEY)
     if raw is None:

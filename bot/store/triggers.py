@@ -11,14 +11,12 @@ from __future__ import annotations
 
 import json
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from bot.core.trigger_spec import TriggerSpec
 from bot.store.errors import MissingTable
+from bot.store.sql import Sql
 from bot.store.trigger_rows import ACTIVE, RunOutcome, RunStats, TriggerRow, TriggerStatus
-
-if TYPE_CHECKING:
-    from bot.store.core import Store
 
 JOBS_TABLE = "apscheduler_jobs"
 _COLUMNS = (
@@ -46,11 +44,11 @@ def decode_trigger(r: Any) -> TriggerRow:
 class TriggerRows:
     """Trigger rows and runs in the store's database (and on its connection)."""
 
-    def __init__(self, store: Store) -> None:
-        self.store = store
+    def __init__(self, sql: Sql) -> None:
+        self.sql = sql
 
     def save(self, row: TriggerRow) -> None:
-        self.store.execute(
+        self.sql.execute(
             "INSERT INTO triggers (id, type, spec, status, source, created_by, conversation,"
             " origin_target, created_at, updated_at, last_fired_at, state)"
             " VALUES (?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (id) DO UPDATE SET"
@@ -76,7 +74,7 @@ class TriggerRows:
 
     def mark_run(self, row: TriggerRow) -> None:
         """After a run: its status, last fire time and (heartbeat) state; a light update."""
-        self.store.execute(
+        self.sql.execute(
             "UPDATE triggers SET status = ?, last_fired_at = ?, state = ?, updated_at = ?"
             " WHERE id = ?",
             (row.status, row.last_fired_at, json.dumps(row.state), time.time(), row.id),
@@ -102,14 +100,14 @@ class TriggerRows:
         return self._select("WHERE status IN ('active', 'paused') ORDER BY created_at", ())
 
     def set_status(self, trigger_id: str, status: TriggerStatus) -> None:
-        self.store.execute(
+        self.sql.execute(
             "UPDATE triggers SET status = ?, updated_at = ? WHERE id = ?",
             (status, time.time(), trigger_id),
         )
 
     def claim(self, trigger_id: str, fire_key: str, outcome: RunOutcome, detail: str = "") -> bool:
         """Record a run; False when this fire key was run (or missed) before."""
-        cur = self.store.execute(
+        cur = self.sql.execute(
             "INSERT INTO trigger_runs (trigger_id, fire_key, outcome, at, detail)"
             " VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
             (trigger_id, fire_key, outcome, time.time(), detail[:500]),
@@ -118,7 +116,7 @@ class TriggerRows:
 
     def outcomes(self, trigger_id: str) -> list[RunOutcome]:
         """The outcomes of a trigger's runs, oldest first."""
-        rows = self.store.execute(
+        rows = self.sql.execute(
             "SELECT outcome FROM trigger_runs WHERE trigger_id = ? ORDER BY at", (trigger_id,)
         )
         return [r[0] for r in rows]
@@ -127,7 +125,7 @@ class TriggerRows:
         """Missed runs per trigger (read-only; for status and list_triggers)."""
         return {
             trigger_id: RunStats(count, last)
-            for trigger_id, count, last in self.store.execute(
+            for trigger_id, count, last in self.sql.execute(
                 "SELECT trigger_id, COUNT(*), MAX(at) FROM trigger_runs"
                 " WHERE outcome = 'missed' GROUP BY trigger_id"
             )
@@ -136,18 +134,18 @@ class TriggerRows:
     def job_ids(self) -> set[str]:
         """Ids in APScheduler's job table, read in one query (cheap with 10,000 jobs)."""
         try:
-            return {r[0] for r in self.store.execute(f"SELECT id FROM {JOBS_TABLE}")}
+            return {r[0] for r in self.sql.execute(f"SELECT id FROM {JOBS_TABLE}")}
         except MissingTable:  # the job store has not created its table yet
             return set()
 
     def next_run_times(self) -> dict[str, float]:
         """Next fire time (epoch) per job id, straight from APScheduler's table."""
         try:
-            rows = self.store.execute(f"SELECT id, next_run_time FROM {JOBS_TABLE}")
+            rows = self.sql.execute(f"SELECT id, next_run_time FROM {JOBS_TABLE}")
             return {r[0]: r[1] for r in rows if r[1] is not None}
         except MissingTable:
             return {}
 
     def _select(self, where: str, args: tuple[Any, ...]) -> list[TriggerRow]:
-        rows = self.store.execute(f"SELECT {_COLUMNS} FROM triggers {where}", args)
-        return self.store.decode("triggers", rows, decode_trigger)
+        rows = self.sql.execute(f"SELECT {_COLUMNS} FROM triggers {where}", args)
+        return self.sql.decode("triggers", rows, decode_trigger)

@@ -8,12 +8,9 @@ count as "unknown", never as zero dollars.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from bot.store.errors import MissingTable
-
-if TYPE_CHECKING:
-    from bot.store.core import Store
+from bot.store.sql import Sql
 
 
 @dataclass(slots=True)
@@ -64,11 +61,11 @@ _SUMS = (
 
 
 class UsageRows:
-    def __init__(self, store: Store) -> None:
-        self.store = store
+    def __init__(self, sql: Sql) -> None:
+        self.sql = sql
 
     def record(self, row: UsageRow) -> None:
-        self.store.execute(
+        self.sql.execute(
             "INSERT INTO llm_usage (at, agent, kind, conversation, model, outcome, input_tokens,"
             " output_tokens, cache_read_tokens, cache_write_tokens, cost_usd, seconds)"
             " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -91,7 +88,7 @@ class UsageRows:
     def by_agent(self, since: float) -> list[UsageTotals]:
         """Per agent, the calls since `since` (epoch seconds), costliest first."""
         try:
-            rows = self.store.execute(
+            rows = self.sql.execute(
                 f"SELECT agent, {_SUMS} FROM llm_usage WHERE at >= ?"
                 " GROUP BY agent ORDER BY 7 DESC, 1",
                 (since,),
@@ -102,7 +99,7 @@ class UsageRows:
 
     def total(self, since: float) -> UsageTotals:
         try:
-            row = self.store.execute(
+            row = self.sql.execute(
                 f"SELECT 'all', {_SUMS} FROM llm_usage WHERE at >= ?", (since,)
             ).fetchone()
         except MissingTable:
@@ -111,7 +108,7 @@ class UsageRows:
 
     def unpriced_models(self, since: float) -> list[str]:
         try:
-            rows = self.store.execute(
+            rows = self.sql.execute(
                 "SELECT DISTINCT model FROM llm_usage WHERE at >= ? AND cost_usd IS NULL"
                 " AND outcome = 'ok'",
                 (since,),

@@ -9,13 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from bot.core.messages import Inbound, Outbound
 from bot.store.schema import WorkerRow, decode_inbound, decode_outbound, decode_worker
-
-if TYPE_CHECKING:
-    from bot.store.core import Store
+from bot.store.sql import Sql
 
 _WORKER_COLUMNS = (
     "id, name, task, status, origin_conversation, origin_target, turns, state,"
@@ -33,21 +30,21 @@ class ConversationInfo:
 
 
 class StoreViews:
-    def __init__(self, store: Store) -> None:
-        self.store = store
+    def __init__(self, sql: Sql) -> None:
+        self.sql = sql
 
     def worker_counts(self) -> dict[str, int]:
-        rows = self.store.execute("SELECT status, COUNT(*) FROM workers GROUP BY status")
+        rows = self.sql.execute("SELECT status, COUNT(*) FROM workers GROUP BY status")
         return {row[0]: row[1] for row in rows}
 
     def workers_page(self, offset: int, limit: int) -> list[WorkerRow]:
         """Active workers first (running, parked, idle), then the rest, newest activity first."""
-        rows = self.store.execute(
+        rows = self.sql.execute(
             f"SELECT {_WORKER_COLUMNS} FROM workers ORDER BY"
             " status NOT IN ('running', 'parked', 'idle'), updated_at DESC LIMIT ? OFFSET ?",
             (limit, offset),
         )
-        return self.store.decode("workers", rows, decode_worker)
+        return self.sql.decode("workers", rows, decode_worker)
 
     def worker_names(self, ids: Collection[str]) -> dict[str, str]:
         """Workers' names as given, by id, for the ids asked (the dashboard's labels)."""
@@ -55,23 +52,23 @@ class StoreViews:
         if not wanted:
             return {}
         marks = ", ".join("?" * len(wanted))
-        rows = self.store.execute(
+        rows = self.sql.execute(
             f"SELECT id, name FROM workers WHERE id IN ({marks})", tuple(wanted)
         )
         return {row[0]: row[1] for row in rows}
 
     def outbox_pending(self) -> tuple[int, float | None]:
         """How many deliveries wait, and since when the oldest one has."""
-        row = self.store.execute(
+        row = self.sql.execute(
             "SELECT COUNT(*), MIN(created_at) FROM outbox WHERE status = 'pending'"
         ).fetchone()
         return int(row[0]), row[1]
 
     def conversation_count(self) -> int:
-        return int(self.store.execute("SELECT COUNT(*) FROM conversations").fetchone()[0])
+        return int(self.sql.execute("SELECT COUNT(*) FROM conversations").fetchone()[0])
 
     def conversations_page(self, offset: int, limit: int) -> list[ConversationInfo]:
-        rows = self.store.execute(
+        rows = self.sql.execute(
             "SELECT agent, key, target, updated_at, LENGTH(messages) FROM conversations"
             " ORDER BY updated_at DESC LIMIT ? OFFSET ?",
             (limit, offset),
@@ -81,13 +78,13 @@ class StoreViews:
     def conversations_mark(self) -> tuple[int, float]:
         """How many conversations there are and the newest activity: while both stay
         the same, no conversation changed (each save moves `updated_at` forward)."""
-        row = self.store.execute("SELECT COUNT(*), MAX(updated_at) FROM conversations").fetchone()
+        row = self.sql.execute("SELECT COUNT(*), MAX(updated_at) FROM conversations").fetchone()
         return int(row[0]), float(row[1] or 0.0)
 
     def conversation_stamps(self, limit: int) -> list[tuple[str, str, str | None, float]]:
         """(agent, key, target, updated_at) of the newest `limit` conversations, newest
         first: no transcript is read (the dashboard's index asks what changed)."""
-        rows = self.store.execute(
+        rows = self.sql.execute(
             "SELECT agent, key, target, updated_at FROM conversations"
             " ORDER BY updated_at DESC LIMIT ?",
             (limit,),
@@ -96,26 +93,26 @@ class StoreViews:
 
     def inbound_message(self, channel: str, message_id: str) -> Inbound | None:
         """A journaled message by its channel and platform id."""
-        rows = self.store.execute(
+        rows = self.sql.execute(
             "SELECT id, payload FROM inbound WHERE channel = ? AND message_id = ?",
             (channel, message_id),
         )
-        found = self.store.decode("inbound", rows, decode_inbound)
+        found = self.sql.decode("inbound", rows, decode_inbound)
         return found[0][1] if found else None
 
     def said_to(self, target: str, since: float, limit: int) -> list[tuple[str, Outbound]]:
         """(status, message) of what agents queued for `target` since `since`, oldest
         first: sent, pending or failed."""
-        rows = self.store.execute(
+        rows = self.sql.execute(
             "SELECT seq, payload, status FROM outbox WHERE target = ? AND created_at >= ?"
             " ORDER BY seq LIMIT ?",
             (target, since, limit),
         )
-        return self.store.decode("outbox", rows, lambda r: (r[2], decode_outbound(r)[1]))
+        return self.sql.decode("outbox", rows, lambda r: (r[2], decode_outbound(r)[1]))
 
     def usage_per_hour(self, since: float, until: float) -> dict[int, tuple[int, float]]:
         """Model calls and priced cost per hour in [since, until): {epoch hour: (calls, usd)}."""
-        rows = self.store.execute(
+        rows = self.sql.execute(
             "SELECT CAST(at / 3600 AS INTEGER), COUNT(*), COALESCE(SUM(cost_usd), 0.0)"
             " FROM llm_usage WHERE at >= ? AND at < ? GROUP BY 1",
             (since, until),
@@ -124,7 +121,7 @@ class StoreViews:
 
     def inbound_per_hour(self, since: float, until: float) -> dict[tuple[int, str], int]:
         """Messages people sent in [since, until), per epoch hour and channel kind."""
-        rows = self.store.execute(
+        rows = self.sql.execute(
             "SELECT CAST(received_at / 3600 AS INTEGER), channel, COUNT(*) FROM inbound"
             " WHERE received_at >= ? AND received_at < ? GROUP BY 1, 2",
             (since, until),

@@ -115,6 +115,30 @@ def test_a_channel_sees_the_core_only_through_its_face(name: str, path: Path) ->
     assert not wrong, f"{name} imports {wrong}; take them from bot.seam"
 
 
+def _takes_from(path: Path) -> set[str]:
+    """What a module imports, `from a import b` also read as `a.b` (b may be a module)."""
+    found = imports(path)
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return found
+
+
+#: the store's owner: it composes the tables, and the package's door names it
+STORE_OWNER = ("bot.store.core", "bot.store.__init__")
+
+
+@pytest.mark.parametrize(
+    ("name", "path"),
+    [m for m in modules() if m[0].startswith("bot.store.") and m[0] not in STORE_OWNER],
+    ids=str,
+)
+def test_a_part_of_the_store_never_imports_the_store(name: str, path: Path) -> None:
+    """A table takes the narrow SQL handle (`bot/store/sql.py`), not the `Store` that
+    composes it: the owner imports its parts, never the other way."""
+    assert "bot.store.core" not in _takes_from(path), f"{name} imports bot.store.core"
+
+
 def test_no_module_of_the_project_is_over_400_lines() -> None:
     long = {name: n for name, path in modules() if (n := len(path.read_text().splitlines())) > 400}
     assert not long, long
