@@ -134,7 +134,7 @@ class Node:
         if self.shared:
             from bot.store.listen import Listener
 
-            store.outbox_due_now()  # retry times another node's clock wrote
+            store.outbox.outbox_due_now()  # retry times another node's clock wrote
             self.listener = Listener(str(store.where), self._heard)
             self.listener.start(asyncio.get_running_loop())
         await self.app.lead()

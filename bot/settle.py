@@ -27,7 +27,7 @@ QUIET_POLLS = 3
 
 
 def quiet(app: App, target: str = "terminal") -> bool:
-    if app.store.outbox_pending_count(target) != 0:
+    if app.store.outbox.outbox_pending_count(target) != 0:
         return False
     if app.ops.budget.exceeded and app.llm.in_flight == 0:
         return True  # nothing moves until the daily budget allows it (said at the end)
@@ -59,7 +59,7 @@ def parked_report(app: App) -> str:
     lines = [
         f"{names.get(q.worker, q.worker)} is still waiting for an answer "
         f"(asked {ago(q.asked_at)} in {q.target}): {q.question}"
-        for q in app.store.open_questions()
+        for q in app.store.agents.open_questions()
     ]
     lines += [
         f"{r.speaker} is still waiting for approval of {r.tool} (asked {ago(r.requested_at)} "

@@ -132,7 +132,7 @@ class AgentLoop:
         effects, self.effects = self.effects, Effects()
         store = self.services.store
         with store.tx():
-            store.save_conversation(conv.agent, conv.key, conv.messages, conv.target)
+            store.agents.save_conversation(conv.agent, conv.key, conv.messages, conv.target)
             store.consume_mail(effects.consumed)
             for msg in effects.outbound:
                 if self.cause is not None:

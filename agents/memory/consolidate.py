@@ -104,7 +104,7 @@ class Consolidator:
         state = self._load()
         started = time.time()
         since = float(state.get("last_run", 0)) - 60  # a margin: hashes dedupe anyway
-        live = self.store.conversations_since(since)  # the store lives on the loop's thread
+        live = self.store.agents.conversations_since(since)  # the store lives on the loop's thread
         # reading archives and hashing turns is slow work: off the event loop
         batches = _pack(await asyncio.to_thread(self._pieces, state, live))
         done = notes = 0

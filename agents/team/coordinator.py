@@ -84,7 +84,7 @@ class Coordinator:
         self.sessions: dict[str, Session] = {}
 
     async def run(self) -> None:
-        for key in self.services.store.unfinished_conversations(COORDINATOR):
+        for key in self.services.store.agents.unfinished_conversations(COORDINATOR):
             self._session(key).wake()  # a crash interrupted this conversation's turn
         for row in self.services.store.approvals.unsettled(COORDINATOR):
             self._session(row.held.get("key") or row.conversation).wake()  # still waiting
@@ -231,7 +231,7 @@ class Session(AgentLoop):
 
     async def _serve(self) -> None:
         try:
-            messages, target = self.services.store.load_conversation(COORDINATOR, self.key)
+            messages, target = self.services.store.agents.load_conversation(COORDINATOR, self.key)
             self.conv = Conversation(COORDINATOR, self.key, target, messages)
             # a crash cut its last turn short (before the model answered, or before the
             # tools of an answer already delivered ran)

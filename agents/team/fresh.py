@@ -31,14 +31,14 @@ async def start_afresh(
     if prior is not None:
         await asyncio.gather(prior, return_exceptions=True)  # the turn under way ends first
     store = services.store
-    messages, target = store.load_conversation(COORDINATOR, key)
+    messages, target = store.agents.load_conversation(COORDINATOR, key)
     archived = bool(messages) and services.memory is not None
     if archived and services.memory is not None:
         await asyncio.to_thread(services.memory.archive, COORDINATOR, key, messages)
-    parked = [w.name for w in store.workers(("parked",)) if w.origin_conversation == key]
+    parked = [w.name for w in store.agents.workers(("parked",)) if w.origin_conversation == key]
     place = where_to(mail.msg.meta.get("reply_to"), target, home=services.home)
     with store.tx():
-        store.save_conversation(COORDINATOR, key, [], target)
+        store.agents.save_conversation(COORDINATOR, key, [], target)
         store.consume_mail([mail.id])
         if place is not None:
             services.human.say(

@@ -94,16 +94,16 @@ class Team:
         if asked_by is None and (speaker := people.speaker_of(origin_conversation)) is not None:
             asked_by = (speaker.name, people.speaker_id_of(origin_conversation))
         with self.services.store.tx():
-            self.services.store.upsert_worker(row)
+            self.services.store.agents.upsert_worker(row)
             # a new task under a name used before starts afresh, not in the old talk
-            self.services.store.save_conversation(worker_id, TASK_KEY, [], origin_target)
+            self.services.store.agents.save_conversation(worker_id, TASK_KEY, [], origin_target)
             WorkerPeople.start(asked_by, people).save(self.services.store, worker_id)
         worker = self._start(row)  # first: its origin is known when its events are read
         self.services.events.emit("worker.spawned", worker_id, name=name, task=task[:500])
         return worker
 
     def restore(self) -> int:
-        rows = self.services.store.workers(ACTIVE_WORKER_STATES)
+        rows = self.services.store.agents.workers(ACTIVE_WORKER_STATES)
         for row in rows:
             self._start(row)
         return len(rows)
@@ -150,7 +150,7 @@ class Team:
 
     def _again(self, worker: Worker) -> Worker:
         """The same worker from its stored row and conversation (its last checkpoint)."""
-        stored = self.services.store.workers(ACTIVE_WORKER_STATES)
+        stored = self.services.store.agents.workers(ACTIVE_WORKER_STATES)
         row = next((r for r in stored if r.id == worker.row.id), worker.row)
         again = Worker(self.services, row, on_finished=self.finished)
         self.workers[row.id] = again
@@ -162,7 +162,7 @@ class Team:
         row.status, row.error = "failed", text
         target = where_to(row.origin_target, home=self.services.home)
         with self.services.store.tx():
-            self.services.store.upsert_worker(row)
+            self.services.store.agents.upsert_worker(row)
             self.services.bus.send(
                 BusMessage(
                     SYSTEM_SPEAKER,
@@ -192,7 +192,7 @@ class Team:
         if task is not None:
             await cancel_all([task])
         worker.row.status = "stopped"
-        self.services.store.upsert_worker(worker.row)
+        self.services.store.agents.upsert_worker(worker.row)
         self.services.events.emit("worker.stopped", worker.row.id, status="stopped")
         self._forget(worker.row.id)
         return f"Worker {worker.row.name} stopped."

@@ -141,9 +141,9 @@ class Worker(AgentLoop):
                 return
 
     def _load(self) -> Conversation:
-        messages, _ = self.services.store.load_conversation(self.row.id, TASK_KEY)
+        messages, _ = self.services.store.agents.load_conversation(self.row.id, TASK_KEY)
         conv = Conversation(self.row.id, TASK_KEY, self.row.origin_target, messages)
-        self._asker = self.services.store.asker_of(self.row.id)  # heard before a restart
+        self._asker = self.services.store.agents.asker_of(self.row.id)  # heard before a restart
         if not conv.messages:
             conv.add_text(self.now(conversation=self.row.origin_conversation))
             conv.add_text(f"Your task: {self.row.task}")
@@ -192,9 +192,9 @@ class Worker(AgentLoop):
 
     def checkpoint(self, conv: Conversation, extra: Any = None) -> None:
         def write() -> None:
-            self.services.store.upsert_worker(self.row)
+            self.services.store.agents.upsert_worker(self.row)
             pending = self._asker or (self._answering if self._cut else None)
-            self.services.store.keep_asker(self.row.id, pending)
+            self.services.store.agents.keep_asker(self.row.id, pending)
             self.people.save(self.services.store, self.row.id)
             if extra is not None:
                 extra()

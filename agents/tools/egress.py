@@ -87,7 +87,7 @@ class EgressGuard:
         seen = read(conv.messages, snapshot(self.services, conv), step.conversation)
         if self.info.kind == "worker" and step.conversation:  # its people spoke there
             store = self.services.store
-            messages, _target = store.load_conversation("coordinator", step.conversation)
+            messages, _target = store.agents.load_conversation("coordinator", step.conversation)
             origin = read(messages, None, step.conversation)
             seen.hosts |= origin.hosts
             seen.urls |= origin.urls

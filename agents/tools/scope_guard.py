@@ -143,7 +143,7 @@ def workspaces_of(services: Services, conversation: str | None, own: str | None)
         return mine
     workers = [
         workspace_for("workers", f"{w.id}-{int(w.created_at * 1000)}")
-        for w in services.store.workers()
+        for w in services.store.agents.workers()
         if w.origin_conversation == conversation
     ]
     return [*mine, workspace_for("coordinator", conversation), *workers]

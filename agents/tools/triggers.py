@@ -335,9 +335,9 @@ class TriggerTools:
         store = self.engine.store
         if self.info.kind == COORDINATOR:
             key = self.info.conversation
-            target = store.conversation_target(COORDINATOR, key) if key else None
+            target = store.agents.conversation_target(COORDINATOR, key) if key else None
             return COORDINATOR, key, target
-        workers = store.workers(ACTIVE_WORKER_STATES)  # the caller is running
+        workers = store.agents.workers(ACTIVE_WORKER_STATES)  # the caller is running
         row = next((w for w in workers if w.id == self.info.agent_id), None)
         if row is None:
             return self.info.agent_id, self.info.conversation, None

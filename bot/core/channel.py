@@ -80,8 +80,24 @@ class BaseChannel:
         return str(target)
 
 
+class ChannelOutbox(Protocol):
+    """The slice of the store's outbox a channel touches: what the bot said in a place,
+    and the attempt records of the parts it posts."""
+
+    def sent_to(
+        self, targets: list[str], since: float, limit: int
+    ) -> list[tuple[float, Outbound]]: ...
+
+    def attempts(self, outbox_id: str) -> list[AttemptRow]: ...
+
+    def set_attempt(self, outbox_id: str, row: AttemptRow) -> None: ...
+
+
 class ChannelStore(Protocol):
     """The slice of the store a channel touches (a channel never runs SQL)."""
+
+    @property
+    def outbox(self) -> ChannelOutbox: ...
 
     def tx(self) -> AbstractContextManager[None]: ...
 
@@ -98,14 +114,6 @@ class ChannelStore(Protocol):
     def recent_inbound(
         self, channel: str, since: float, until: float, limit: int
     ) -> list[Inbound]: ...
-
-    def sent_to(
-        self, targets: list[str], since: float, limit: int
-    ) -> list[tuple[float, Outbound]]: ...
-
-    def attempts(self, outbox_id: str) -> list[AttemptRow]: ...
-
-    def set_attempt(self, outbox_id: str, row: AttemptRow) -> None: ...
 
     def quarantine(self, source: str, row: Any, exc: Exception) -> None:
         """Set aside a stored value that does not decode, and report it."""

@@ -133,7 +133,7 @@ class World:
             calm = calm + 1 if self._idle() else 0
 
     def _idle(self) -> bool:
-        return quiet(self.app, "") and not self.app.store.outbox_counts().get("pending")
+        return quiet(self.app, "") and not self.app.store.outbox.outbox_counts().get("pending")
 
     async def settle(self) -> None:
         """Until no agent has work under way and nothing waits to be delivered, for a few

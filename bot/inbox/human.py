@@ -138,7 +138,7 @@ class HumanNode:
 
     def restore(self) -> int:
         """After a restart: reload open questions, route what was journaled but not routed."""
-        for q in self.store.open_questions():
+        for q in self.store.agents.open_questions():
             self.directory.add_question(q)
         self.approvals.restore()
         return self.route_pending()
@@ -279,7 +279,7 @@ class HumanNode:
         if msg.question_id is None:
             self.approvals.delivered(str(approval_id), refs, receipt.platform_id)
             return
-        self.store.add_question_refs(msg.question_id, refs)
+        self.store.agents.add_question_refs(msg.question_id, refs)
         self.directory.add_refs(msg.question_id, refs)
 
     def _failed(self, msg: Outbound, error: str) -> None:
@@ -301,14 +301,14 @@ class HumanNode:
             self.close_question(q.id, "cancelled")
 
     def open_question(self, q: QuestionRow) -> None:
-        self.store.add_question(q)
+        self.store.agents.add_question(q)
         self.directory.add_question(q)
         self.events.emit("human.question", q.worker, question_id=q.id, target=q.target)
 
     def close_question(
         self, question_id: str, status: QuestionStatus, answer: str | None = None
     ) -> None:
-        self.store.close_question(question_id, status, answer)
+        self.store.agents.close_question(question_id, status, answer)
         self.answering.discard(question_id)
         question = self.directory.pop_question(question_id)
         if question is not None and status == "answered":

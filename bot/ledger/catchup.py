@@ -79,7 +79,7 @@ def _answers(
     return [
         Item(at, "answer", names.get(m.agent, m.agent), str(m.target),
              str(m.meta.get("subject") or ""), m.text, m.conversation or "")
-        for at, m in store.sent_in(conversations, since, SCAN)
+        for at, m in store.outbox.sent_in(conversations, since, SCAN)
         if m.kind == "reply" and _theirs(m, conversations)
     ]  # fmt: skip
 
@@ -94,14 +94,14 @@ def _results(store: Store, conversations: Collection[str], since: float) -> list
     return [
         Item(w.updated_at, "result", w.name, w.origin_target or w.origin_conversation or "",
              "", _outcome(store, w), w.origin_conversation or "")
-        for w in store.workers(FINISHED)
+        for w in store.agents.workers(FINISHED)
         if w.origin_conversation in conversations and w.updated_at >= since
     ]  # fmt: skip
 
 
 def _outcome(store: Store, worker: WorkerRow) -> str:
     """What a worker published (its last `publish` call), else its state and task."""
-    messages, _ = store.load_conversation(worker.id, TASK_KEY)
+    messages, _ = store.agents.load_conversation(worker.id, TASK_KEY)
     for message in reversed(messages if worker.status == "done" else []):
         content = message.get("content")
         for block in reversed(content if isinstance(content, list) else []):
@@ -111,11 +111,11 @@ def _outcome(store: Store, worker: WorkerRow) -> str:
 
 
 def _questions(store: Store, conversations: Collection[str], names: dict[str, str]) -> list[Item]:
-    own = {w.id for w in store.workers() if w.origin_conversation in conversations}
+    own = {w.id for w in store.agents.workers() if w.origin_conversation in conversations}
     return [
         Item(q.asked_at, "question", names.get(q.worker, q.worker), q.target, "", q.question,
              q.conversation or "")
-        for q in store.open_questions()
+        for q in store.agents.open_questions()
         if q.conversation in conversations or q.worker in own
     ]  # fmt: skip
 

@@ -54,12 +54,12 @@ def mine(store: Store, conversations: Collection[str], names: dict[str, str]) ->
     """The work of `conversations` (those a person spoke in); `names` shows a worker id
     as its name."""
     found = Mine()
-    workers = store.workers(ACTIVE_WORKER_STATES)
+    workers = store.agents.workers(ACTIVE_WORKER_STATES)
     own = {w.id for w in workers if w.origin_conversation in conversations}
     found.workers = _split(found, "workers", workers, lambda w: w.id in own,
                            lambda w: (w.name, w.status, w.task, w.updated_at))  # fmt: skip
     found.questions = _split(
-        found, "questions", store.open_questions(),
+        found, "questions", store.agents.open_questions(),
         lambda q: q.worker in own or q.conversation in conversations,
         lambda q: (names.get(q.worker, q.worker), q.question, q.target, q.asked_at),
     )  # fmt: skip

@@ -63,17 +63,17 @@ def _runtime(store: Store) -> str:
 def _agents(store: Store) -> str:
     state = "live" if runtime_live(store) else "not running"
     rows: list[list[object]] = [["coordinator", "coordinator", state, "-", "-", "-"]]
-    for w in store.workers():
+    for w in store.agents.workers():
         if w.status in ACTIVE_WORKER_STATES or time.time() - w.updated_at < 86400:
             rows.append([w.name, "worker", w.status, w.turns, ago(w.updated_at), w.task])
     return "Agents\n" + table(["name", "kind", "state", "turns", "active", "task"], rows)
 
 
 def _questions(store: Store) -> str:
-    named = {w.id: w.name for w in store.workers()}  # the name as given: Alice, not alice
+    named = {w.id: w.name for w in store.agents.workers()}  # the name as given: Alice, not alice
     rows = [
         [q.id, named.get(q.worker, q.worker), q.target, ago(q.asked_at), q.question]
-        for q in store.open_questions()
+        for q in store.agents.open_questions()
     ]
     if not rows:
         return "Open questions: none"
@@ -104,7 +104,7 @@ def _fetching(store: Store) -> str | None:
 
 
 def _outbox(store: Store) -> str:
-    counts = store.outbox_counts()
+    counts = store.outbox.outbox_counts()
     return "Outbox: " + ", ".join(f"{counts.get(k, 0)} {k}" for k in ("pending", "sent", "failed"))
 
 

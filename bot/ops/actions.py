@@ -174,7 +174,7 @@ class Actions:
     # -- start a conversation afresh ---------------------------------------------------
     async def fresh(self, form: Form) -> Done:
         key = _field(form, "conversation")
-        messages, target = self.app.store.load_conversation(COORDINATOR, key)
+        messages, target = self.app.store.agents.load_conversation(COORDINATOR, key)
         if not messages:
             return Done(404, "That conversation is empty or unknown; nothing to start afresh.",
                         "stale", key or None)  # fmt: skip

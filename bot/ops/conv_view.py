@@ -76,7 +76,7 @@ class ConversationIndex:
 
     @staticmethod
     def _summarize(app: App, agent: str, name: str, key: str, updated_at: float) -> Summary:
-        messages, target = app.store.load_conversation(agent, key)
+        messages, target = app.store.agents.load_conversation(agent, key)
         people, first = people_and_first_line(messages)
         place = describe(key, target, people, subject_of(messages), name)
         words = " ".join([place, *people, first, name, agent, key, target or ""])

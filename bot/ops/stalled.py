@@ -166,7 +166,7 @@ class Stalled:
 
     # -- stuck workers -------------------------------------------------------------------
     def _stuck(self, now: float) -> None:
-        for row in self.app.store.workers(("running",)):
+        for row in self.app.store.agents.workers(("running",)):
             seen = self.progress.setdefault(row.id, Progress(max(self.started, row.updated_at)))
             idle = now - seen.at
             if seen.reported or idle < self.settings.stuck_after:

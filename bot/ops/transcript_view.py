@@ -27,7 +27,7 @@ def transcript(
 ) -> tuple[str, Markup]:
     """The page's title and body; a worker waiting for an answer says so above, with
     the form to answer it."""
-    messages, target = app.store.load_conversation(agent, key)
+    messages, target = app.store.agents.load_conversation(agent, key)
     pages = max(1, -(-len(messages) // TRANSCRIPT_PAGE))
     current = pages if page is None else min(max(1, page), pages)
     end = len(messages) - (pages - current) * TRANSCRIPT_PAGE
@@ -56,7 +56,7 @@ def transcript(
 
 
 def _waiting(app: App, agent: str, name: str, csrf: str, back: str) -> str:
-    asked = [q for q in app.store.open_questions() if q.worker == agent]
+    asked = [q for q in app.store.agents.open_questions() if q.worker == agent]
     return "".join(
         f'<div class="waiting"><p>{esc(name)} is waiting for an answer: '
         f"<b>{esc(q.question)}</b></p>{answer_form(csrf, q.id, back)}</div>"

@@ -119,7 +119,7 @@ def worker_names(app: App, ids: Iterable[str] = ()) -> dict[str, str]:
 
 
 def questions(app: App, csrf: str) -> Markup:
-    asked = app.store.open_questions()
+    asked = app.store.agents.open_questions()
     names = worker_names(app, [q.worker for q in asked[:PAGE]])
     rows = [
         [

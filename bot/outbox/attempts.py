@@ -40,7 +40,7 @@ class Attempts:
     def __init__(self, store: ChannelStore, outbox_id: str) -> None:
         self.store = store
         self.outbox_id = outbox_id
-        self._rows = {row.part: row for row in store.attempts(outbox_id)}
+        self._rows = {row.part: row for row in store.outbox.attempts(outbox_id)}
 
     def posted(self, part: str) -> Answer | None:
         """What the platform answered for `part`, if it is known to be posted."""
@@ -73,5 +73,5 @@ class Attempts:
 
     def record(self, part: str, state: str, detail: dict[str, Any]) -> None:
         row = AttemptRow(part, state, detail, time.time())
-        self.store.set_attempt(self.outbox_id, row)  # committed: the store autocommits
+        self.store.outbox.set_attempt(self.outbox_id, row)  # committed: the store autocommits
         self._rows[part] = row

@@ -113,7 +113,7 @@ class Outbox:
 
     def put(self, msg: Outbound) -> None:
         """Store the message (inside the caller's transaction, if any) and wake the loop."""
-        self.store.enqueue(msg)
+        self.store.outbox.enqueue(msg)
         self.wake()
 
     def wake(self) -> None:
@@ -148,7 +148,7 @@ class Outbox:
         holding for a retry (those read their own new rows), and whether more wait.
         Only new rows are read: under a burst of replies, re-reading every pending
         row on each wake made the loop quadratic."""
-        rows = self.store.new_outbox_rows(self._seen, BATCH)
+        rows = self.store.outbox.new_outbox_rows(self._seen, BATCH)
         if rows:
             self._seen = rows[-1][0]
         held = self._busy.union(self._waiting)
@@ -175,7 +175,7 @@ class Outbox:
         """Deliver one target's rows in order until none is left, or until its first
         row waits for a retry (which holds back the rest)."""
         try:
-            while rows := self.store.pending_outbox(key, BATCH):
+            while rows := self.store.outbox.pending_outbox(key, BATCH):
                 if rows[0].next_at > time.time():
                     self._waiting[key] = rows[0].next_at
                     return
@@ -216,7 +216,7 @@ class Outbox:
         finally:
             self._sending.discard(sending)
         self.pacer.hold(pace, channel.pace_seconds)
-        self.store.outbox_sent(row.seq, asdict(receipt))
+        self.store.outbox.outbox_sent(row.seq, asdict(receipt))
         self.events.emit(
             "message.sent", msg.agent, target=key, kind=msg.kind, id=msg.id,
             conversation=msg.conversation, trigger_id=msg.meta.get("trigger_id"),
@@ -232,7 +232,7 @@ class Outbox:
     ) -> bool:
         delay = retry_after if retry_after is not None else backoff(row.attempts, self.retry_base)
         self.pacer.hold(pace, delay)
-        self.store.outbox_retry(row.seq, time.time() + delay, error)
+        self.store.outbox.outbox_retry(row.seq, time.time() + delay, error)
         self.events.emit(
             "outbox.retry",
             row.message.agent,
@@ -244,7 +244,7 @@ class Outbox:
         return False
 
     def _fail(self, row: OutboxRow, error: str) -> None:
-        self.store.outbox_failed(row.seq, error)
+        self.store.outbox.outbox_failed(row.seq, error)
         self.events.emit(
             "outbox.failed",
             row.message.agent,

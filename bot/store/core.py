@@ -96,6 +96,9 @@ class Store(AgentTables, OutboxTables):
         #: PostgreSQL: tell the leader what this node wrote (a follower's journal, outbox
         #: and decisions); the leader listens (bot/store/lease.py)
         self.announce = False
+        #: the agents' and the outbox's tables, by name (becoming parts of their own)
+        self.agents = self
+        self.outbox = self
         self.triggers = TriggerRows(self)
         self.usage = UsageRows(self)
         self.views = StoreViews(self)

@@ -105,7 +105,7 @@ def _conversations(store: Store, p: Period) -> str:
     for msg in store.inbound_between(p.since, p.until):
         line = f"{msg.sender.display}: {_short(msg.text)}"
         lines[msg.conversation].append((msg.received_at, line))
-    for at, sent in store.sent_between(p.since, p.until):
+    for at, sent in store.outbox.sent_between(p.since, p.until):
         line = f"{sent.agent} -> {sent.target}: {_short(sent.text)}"
         lines[sent.conversation or str(sent.target)].append((at, line))
     if not lines:
@@ -129,7 +129,7 @@ def _workers(events: list[Event], zone: tzinfo) -> str:
 
 
 def _questions(store: Store, zone: tzinfo) -> str:
-    rows = store.open_questions()
+    rows = store.agents.open_questions()
     if not rows:
         return "Open questions: none."
     lines = [

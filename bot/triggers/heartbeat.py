@@ -104,7 +104,7 @@ def _ours(store: Store | None, only: str | None) -> Ours:
     its worker) is of the conversation `only`; everything when `only` is None."""
     if only is None or store is None:
         return lambda conversation, agent: True
-    origins = {w.id: w.origin_conversation for w in store.workers()}
+    origins = {w.id: w.origin_conversation for w in store.agents.workers()}
     return lambda conversation, agent: (
         bool(only) and only in (conversation, origins.get(agent.lower(), ""))
     )
@@ -143,7 +143,7 @@ def _questions(
     store: Store, state: dict[str, Any], result: Look, now: float, remind_after: float,
     ours: Ours,
 ) -> None:  # fmt: skip
-    open_now = {q.id: q for q in store.open_questions() if ours(q.conversation, q.worker)}
+    open_now = {q.id: q for q in store.agents.open_questions() if ours(q.conversation, q.worker)}
     result.state["questions"] = sorted(open_now)
     before = set(state.get("questions", []))
     new = [q for qid, q in open_now.items() if qid not in before]

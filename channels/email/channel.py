@@ -296,7 +296,7 @@ class EmailChannel(BaseChannel):
         wanted = sorted({str(target.in_thread(None)), f"{KIND}:{address}"})
         lines += [
             Line(at, f"{self.address} (this bot)", m.text, [a.name for a in m.attachments])
-            for at, m in self.store.sent_to(wanted, start, limit + 1)
+            for at, m in self.store.outbox.sent_to(wanted, start, limit + 1)
         ]
         lines.sort(key=lambda line: line.at, reverse=True)
         return Page(lines[:limit], cut=len(lines) > limit)

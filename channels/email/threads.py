@@ -143,7 +143,7 @@ class Threads:
         if not ref or self.store.get_kv(SENT_KEY + ref) is None:
             return None
         key = self.message_key()
-        for _, sent in self.store.sent_to([f"{KIND}:{mail.sender}"], 0.0, OWN_SCAN):
+        for _, sent in self.store.outbox.sent_to([f"{KIND}:{mail.sender}"], 0.0, OWN_SCAN):
             if message_id_for(sent, self.own, key) == ref:
                 return sent.text if sent.kind == "question" else None
         return None

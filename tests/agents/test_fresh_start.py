@@ -37,7 +37,7 @@ async def test_new_on_the_terminal_archives_the_talk_and_starts_afresh(
         await channel.wait_text("Started a new conversation")
         app.human.accept(inbound("what did I say?"))
         await channel.wait_count(3)
-        messages, target = app.store.load_conversation(COORDINATOR, "terminal")
+        messages, target = app.store.agents.load_conversation(COORDINATOR, "terminal")
     assert "teal" not in json.dumps(messages) and target == "terminal"
     assert "teal" not in fake.calls[-1].all_text  # the model starts afresh
     assert len(fake.calls) == 2  # `new` itself costs no model call
@@ -63,7 +63,7 @@ async def test_new_while_a_worker_is_parked_keeps_its_origin_and_says_so(
         assert "Worker Alice still waits" in notice and "@Alice" in notice
         app.human.accept(inbound("@Alice consumer"))
         await channel.wait_text("Report based on: consumer")
-        assert app.store.workers(("parked",)) == []
+        assert app.store.agents.workers(("parked",)) == []
     assert script.answers_seen == ["consumer"]
 
 

@@ -55,7 +55,7 @@ async def test_a_worker_cut_off_from_the_database_goes_on_and_finishes(
         assert "goes on from where it was" in told[0] and "2 more tries" in told[0]
         app.human.accept(inbound("Data center only", conversation="conv-1"))
         await rec.wait_text("Report based on")
-        assert [w.status for w in app.store.workers()] == ["done"]
+        assert [w.status for w in app.store.agents.workers()] == ["done"]
     assert script.answers_seen == ["Data center only"]
     assert len(events(settings.data_dir, "worker.recovering")) == 1
     assert not events(settings.data_dir, "worker.failed")
@@ -71,7 +71,7 @@ async def test_a_worker_fails_for_good_after_its_last_try(
         failing_parks(app, 10, StoreUnavailable("the database is gone"))
         app.human.accept(inbound("please research GPUs", conversation="conv-1"))
         await rec.wait_text("Worker Alice failed")
-        assert [w.status for w in app.store.workers()] == ["failed"]
+        assert [w.status for w in app.store.agents.workers()] == ["failed"]
     assert len(events(settings.data_dir, "worker.recovering")) == 2
     assert len(events(settings.data_dir, "worker.failed")) == 1
 

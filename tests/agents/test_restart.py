@@ -91,7 +91,7 @@ async def test_new_app_over_same_data_dir_resumes_parked_worker(
 
     rec2 = Recorder()
     async with running_app(settings, [rec2]) as app:
-        assert app.store.workers()[0].status == "parked"
+        assert app.store.agents.workers()[0].status == "parked"
         app.human.accept(inbound("Consumer", conversation="c1"))
         await rec2.wait_text("Report based on: Consumer")
     assert not any(m.kind == "question" for m in rec2.sent)

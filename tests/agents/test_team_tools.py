@@ -66,13 +66,13 @@ async def test_stop_worker_stops_a_parked_worker_and_closes_its_question(
     async with running_app(settings, [rec]) as app:
         app.human.accept(inbound("start bob", conversation="c1"))
         await rec.wait_kind("question")
-        assert len(app.store.open_questions()) == 1
+        assert len(app.store.agents.open_questions()) == 1
         app.human.accept(inbound("stop bob", conversation="c2"))  # not c2's to stop
         await rec.wait_text("Bob works for another conversation")
         app.human.accept(inbound("@coordinator stop bob", conversation="c1"))
         await rec.wait_text("tool: Worker Bob stopped.")
-        assert [w.status for w in app.store.workers()] == ["stopped"]
-        assert app.store.open_questions() == []
+        assert [w.status for w in app.store.agents.workers()] == ["stopped"]
+        assert app.store.agents.open_questions() == []
         assert app.team.workers == {} and app.human.directory.workers == {}
         # an answer in the question's thread now reaches the coordinator, not Bob
         bob_calls = len([c for c in fake.calls if c.agent == "Bob"])
@@ -97,7 +97,7 @@ async def test_stop_worker_cancels_a_model_call_in_flight(
         app.human.accept(inbound("stop slow"))
         await rec.wait_text("tool: Worker Slow stopped.")
         assert time.monotonic() - started < 4  # not after the 5 s model call
-        assert [w.status for w in app.store.workers()] == ["stopped"]
+        assert [w.status for w in app.store.agents.workers()] == ["stopped"]
         await asyncio.sleep(0.1)
     assert not any("still thinking" in m.text for m in rec.sent)
 

@@ -36,7 +36,7 @@ async def test_told_by_the_person_she_asked_the_coordinator_answers_alice(
         await rec.wait_kind("question")
         app.human.accept(inbound("tell Alice: data center only", conversation="conv-1"))
         await rec.wait_text("Report based on")
-        assert [w.status for w in app.store.workers()] == ["done"]
+        assert [w.status for w in app.store.agents.workers()] == ["done"]
     assert script.answers_seen == ["data center only"]
     said = " ".join(rec.texts("coordinator"))
     assert "it answers Alice's open question for" in said
@@ -54,6 +54,6 @@ async def test_told_by_someone_else_alice_hears_it_and_stays_parked(
         bob = inbound("tell Alice: consumer GPUs", conversation="conv-1", channel="slack")
         app.human.accept(bob)
         await rec.wait_for(lambda sent: any("Sent to alice." in m.text for m in sent))
-        assert [w.status for w in app.store.workers()] == ["parked"]
+        assert [w.status for w in app.store.agents.workers()] == ["parked"]
         assert len(app.human.directory.questions) == 1
     assert script.answers_seen == []

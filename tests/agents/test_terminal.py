@@ -50,7 +50,7 @@ async def test_lines_are_answered_in_order_with_who_speaks(
     assert echo < status < zed < asks < relay
     assert lines[status + 1].startswith("leader: ")  # this process, as the status runs in it
     assert lines[status + 3] == "Agents" and lines[status + 6].startswith("coordinator")
-    assert [w.status for w in store.workers()] == ["done"]
+    assert [w.status for w in store.agents.workers()] == ["done"]
     assert sum(1 for c in fake.calls if c.agent == "coordinator" and "hello" in c.last_text) == 1
     assert [h[:2] for h in store.health()] == [("terminal", "stopped")]
 
@@ -63,7 +63,7 @@ async def test_quit_ends_the_chat_and_what_still_waits_is_said_at_the_end(
     assert "[Bob asks] Which region?" in printed
     assert printed.rstrip().endswith("Run `switchboard chat` again to answer.")
     assert "Bob is still waiting for an answer" in printed
-    assert [w.status for w in store.workers()] == ["parked"]
+    assert [w.status for w in store.agents.workers()] == ["parked"]
 
     fake.calls.clear()
     printed, _ = await chat(settings, "/quit\nhello after quit\n")

@@ -23,13 +23,13 @@ async def test_worker_asks_parks_resumes_and_result_is_relayed(
         question = next(m for m in sent if m.kind == "question")
         assert question.agent == "Alice" and question.text == script.question
         assert question.conversation == "conv-1"
-        assert app.store.workers()[0].status == "parked"
+        assert app.store.agents.workers()[0].status == "parked"
         assert len(app.human.directory.questions) == 1
 
         # a plain reply in the same conversation answers the open question
         app.human.accept(inbound("Data center only", conversation="conv-1"))
         await rec.wait_text("Report based on")
-        assert [w.status for w in app.store.workers()] == ["done"]
+        assert [w.status for w in app.store.agents.workers()] == ["done"]
     assert script.answers_seen == ["Data center only"]
     relay = next(m for m in rec.sent if "Report based on" in m.text)
     assert relay.agent == "coordinator" and relay.conversation == "conv-1"
@@ -85,8 +85,8 @@ async def test_broadcast_informs_but_leaves_a_parked_worker_parked(
         )
         await rec.wait_text("coordinator heard:")  # the worker got the mail long before
         # the broadcast informed; it did not answer Alice's question
-        assert [w.status for w in app.store.workers()] == ["parked"]
-        assert len(app.store.open_questions()) == 1
+        assert [w.status for w in app.store.agents.workers()] == ["parked"]
+        assert len(app.store.agents.open_questions()) == 1
         assert not any(c.agent == "Alice" for c in fake.calls[calls_before:])
         app.human.accept(inbound("consumer", conversation="c1"))  # a reply in the thread
         await rec.wait_text("Report based on: consumer")
@@ -123,7 +123,7 @@ async def test_bad_tool_arguments_return_an_error_to_the_model(
     async with running_app(settings, [rec]) as app:
         app.human.accept(inbound("go"))
         await rec.wait_for(lambda s: "gave up" in [m.text for m in s])
-        assert app.store.workers() == []
+        assert app.store.agents.workers() == []
     first = fake.calls[1].tool_results()[0]
     assert first["is_error"] and "'task' is a required property" in first["content"]
     second = fake.calls[2].tool_results()
@@ -175,7 +175,7 @@ async def test_a_crashing_tool_does_not_take_down_others(
         sent = await rec.wait_text("kaboom")
         app.human.accept(inbound("are you alive?"))
         await rec.wait_for(lambda s: "still here" in [m.text for m in s])
-        assert app.store.workers()[0].status == "failed"
+        assert app.store.agents.workers()[0].status == "failed"
     assert any(m.agent == "switchboard" and "Worker Crash failed" in m.text for m in sent)
 
 

@@ -46,7 +46,7 @@ def seed_parked(data_dir: Path, n: int, url: str | None = None) -> None:
         for i in range(n):
             wid = f"w{i}"
             tool_id = f"toolu_{i}"
-            store.upsert_worker(
+            store.agents.upsert_worker(
                 WorkerRow(
                     id=wid,
                     name=f"W{i}",
@@ -66,7 +66,7 @@ def seed_parked(data_dir: Path, n: int, url: str | None = None) -> None:
                     updated_at=now,
                 )
             )
-            store.save_conversation(
+            store.agents.save_conversation(
                 wid,
                 "task",
                 [
@@ -85,7 +85,7 @@ def seed_parked(data_dir: Path, n: int, url: str | None = None) -> None:
                 ],
                 "terminal",
             )
-            store.add_question(
+            store.agents.add_question(
                 QuestionRow(
                     id=f"q{i}",
                     worker=wid,

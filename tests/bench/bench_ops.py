@@ -59,7 +59,7 @@ def seed(data_dir: Path) -> None:
     with store.tx():
         for i in range(WORKERS):
             parked = i % 10 == 0
-            store.upsert_worker(
+            store.agents.upsert_worker(
                 WorkerRow(
                     f"w{i}",
                     f"W{i}",
@@ -73,13 +73,13 @@ def seed(data_dir: Path) -> None:
                 )
             )
             if parked:
-                store.add_question(
+                store.agents.add_question(
                     QuestionRow(
                         f"q{i}", f"w{i}", "Which one?", "terminal", f"conv-{i}", [], "open", now - i
                     )
                 )
         for i in range(CONVERSATIONS):
-            store.save_conversation(*conversation(i), f"slack:C{i % 40}/{1000 + i}.1")
+            store.agents.save_conversation(*conversation(i), f"slack:C{i % 40}/{1000 + i}.1")
     store.close()
     events = EventLog(data_dir / "events.jsonl")
     for i in range(EVENTS):

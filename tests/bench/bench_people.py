@@ -150,7 +150,7 @@ async def bench_consolidation(data: Path, conversations: int) -> None:
     for label, new in rounds:
         for key, messages in history.items():
             messages.extend(turns(new, len(messages)))
-            store.save_conversation("coordinator", key, messages, "terminal")
+            store.agents.save_conversation("coordinator", key, messages, "terminal")
         before = len(llm.inputs)
         await consolidator.run()
         tokens = sum(llm.inputs[before:]) // 4

@@ -40,10 +40,12 @@ def fill(store: Store, rows: int, now: float) -> None:
             )
         for n in range(100):
             conv = f"slack:C1/{n % 500}.0"
-            store.add_question(QuestionRow(f"q{n}", f"w{n}", "which?", conv, conv, [], "open", now))
+            store.agents.add_question(
+                QuestionRow(f"q{n}", f"w{n}", "which?", conv, conv, [], "open", now)
+            )
         for n in range(200):
             conv = f"slack:C1/{n % 500}.0"
-            store.upsert_worker(WorkerRow(f"w{n}", f"W{n}", "task", "done", conv, conv,
+            store.agents.upsert_worker(WorkerRow(f"w{n}", f"W{n}", "task", "done", conv, conv,
                                           updated_at=now))  # fmt: skip
 
 

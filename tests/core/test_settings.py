@@ -91,7 +91,7 @@ def test_status_reads_the_data_dir_while_nothing_runs(tmp_path: Path) -> None:
     from bot.store.core import Store, WorkerRow
 
     store = Store(tmp_path / "switchboard.db")
-    store.upsert_worker(
+    store.agents.upsert_worker(
         WorkerRow(
             id="alice",
             name="Alice",

@@ -86,11 +86,11 @@ async def test_worker_question_answered_in_the_thread_wakes_it_and_its_result_la
             "**Alice asks:** Data center or consumer GPUs?\n"
             "-# Reply in this thread to answer Alice."
         )
-        assert app.store.workers()[0].status == "parked"
+        assert app.store.agents.workers()[0].status == "parked"
 
         discord_fake.say("Data center only", channel=mid)
         await discord_fake.until(posted("Report based on"))
-        assert [w.status for w in app.store.workers()] == ["done"]
+        assert [w.status for w in app.store.agents.workers()] == ["done"]
     result = post_with(discord_fake, "Report based on")
     assert result.channel_id == mid
     assert result.content == "**Coordinator:** Alice finished. Report based on: Data center only"
@@ -146,7 +146,7 @@ async def test_at_all_in_a_dm_reaches_the_coordinator_and_every_worker(
         discord_fake.say("@all deadline moved up", channel=dm)
         await discord_fake.until(lambda posts: bool(discord_fake.in_channel(dm)))
         # a broadcast informs; it does not answer Alice's open question (issue 11)
-        assert [w.status for w in app.store.workers()] == ["parked"]
+        assert [w.status for w in app.store.agents.workers()] == ["parked"]
         discord_fake.say("Consumer", channel=mid)  # the answer, in the question's thread
         await discord_fake.until(posted("Report based on: Consumer"))
     assert discord_fake.in_channel(dm)[0].content == (

@@ -33,7 +33,7 @@ def _mail(subject: str, text: str = "") -> EmailMessage:
 
 
 def _catchups(store: Store) -> list[Outbound]:
-    rows = store.pending_outbox(f"email:{ANN}", 50)
+    rows = store.outbox.pending_outbox(f"email:{ANN}", 50)
     return [r.message for r in rows if r.message.id.startswith("catchup-")]
 
 

@@ -31,7 +31,7 @@ async def test_an_answer_by_mail_is_acknowledged_once_in_its_thread(
         await ann.send(answer)  # the same mail again (a client's resend, a second copy)
         await ann.send(ann.compose(world.bot, "ping", "anything new?"))
         await ann.wait_mail(1, match="anything new?")
-        assert app.store.open_questions() == []
+        assert app.store.agents.open_questions() == []
     assert body_text(receipt).strip() == RECEIPT
     assert from_of(receipt) == ("Switchboard", world.bot)
     assert receipt["Subject"] == "Re: Alice asks: Data center or consumer GPUs?"

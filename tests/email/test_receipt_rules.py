@@ -64,7 +64,7 @@ class Node:
         await self.channel.handle(raw, len(raw))
 
     def queued(self) -> list[Outbound]:
-        return [row.message for row in self.store.pending_outbox(f"email:{ANN}", 50)]
+        return [row.message for row in self.store.outbox.pending_outbox(f"email:{ANN}", 50)]
 
     def receipts(self) -> list[Outbound]:
         return [m for m in self.queued() if "has your answer" in m.text]
@@ -149,7 +149,7 @@ async def test_an_auto_reply_to_the_question_gets_no_receipt_and_answers_nothing
     node.ask()
     await node.receive(_answer("I am out of the office until Monday.", **headers))
     assert node.queued() == []
-    assert [q.id for q in store.open_questions()] == ["q1"]
+    assert [q.id for q in store.agents.open_questions()] == ["q1"]
     assert _to_alice(store) == []
 
 

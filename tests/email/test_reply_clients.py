@@ -76,6 +76,6 @@ async def test_a_parked_worker_resumes_with_exactly_the_persons_words(
         answer = ann.compose(world.bot, subject, write(question, world.bot), reply_to=question)
         await ann.send(answer)
         await ann.wait_mail(1, match="Report based on")
-        assert app.store.open_questions() == []
+        assert app.store.agents.open_questions() == []
     (seen,) = [c.last_text for c in fake.calls if c.agent == "Alice" and ANSWERED in c.last_text]
     assert unwrap(seen.split(ANSWERED, 1)[1]) == words

@@ -26,7 +26,7 @@ async def _question_recorded(db: Path, message_id: str, timeout: float = 10.0) -
     while True:
         store = Store(db, readonly=True)
         try:
-            if any(message_id in q.refs for q in store.open_questions()):
+            if any(message_id in q.refs for q in store.agents.open_questions()):
                 return
         finally:
             store.close()

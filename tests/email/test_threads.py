@@ -70,13 +70,13 @@ async def test_worker_question_by_email_is_answered_and_the_worker_resumes(
         assert question["Subject"] == "Alice asks: Data center or consumer GPUs?"
         assert from_of(question) == ("Alice (Switchboard)", world.bot)
         assert question["In-Reply-To"] is None
-        (open_q,) = app.store.open_questions()
+        (open_q,) = app.store.agents.open_questions()
         assert question["Message-ID"] in open_q.refs
 
         reply = ann.reply_quoting(question, "Data center only, please.", world.bot)
         await ann.send(reply)
         (report,) = await ann.wait_mail(1, match="Report based on")
-        assert app.store.open_questions() == []
+        assert app.store.agents.open_questions() == []
     assert script.answers_seen == ["Data center only, please."]
     assert body_text(report).strip() == "Alice finished. Report based on: Data center only, please."
     assert from_of(report) == ("Coordinator (Switchboard)", world.bot)

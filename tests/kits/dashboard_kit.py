@@ -99,8 +99,8 @@ def seed(app: App, now: float | None = None) -> None:
     store = app.store
     with store.tx():
         for agent, key, target, messages in CONVERSATIONS:
-            store.save_conversation(agent, key, messages, target)
-        store.upsert_worker(
+            store.agents.save_conversation(agent, key, messages, target)
+        store.agents.upsert_worker(
             WorkerRow(
                 "coordinator-helper",
                 "Coordinator-Helper",
@@ -113,7 +113,7 @@ def seed(app: App, now: float | None = None) -> None:
                 updated_at=now - 5,
             )
         )
-        store.upsert_worker(
+        store.agents.upsert_worker(
             WorkerRow(
                 "carol",
                 "Carol",
@@ -126,7 +126,7 @@ def seed(app: App, now: float | None = None) -> None:
                 updated_at=now - 60,
             )
         )
-        store.add_question(
+        store.agents.add_question(
             QuestionRow(
                 "q-carol",
                 "carol",

@@ -42,15 +42,17 @@ def pruner(store: Store, batch: int = 7) -> Pruner:
 
 def worker(store: Store, wid: str, status: str, conversation: str) -> None:
     parked = ParkedState("q-" + wid, "tu1") if status == "parked" else None
-    store.upsert_worker(WorkerRow(wid, wid, "task", status, conversation, "slack:C1", 1, parked))  # type: ignore[arg-type]
-    store.save_conversation(wid, "task", [{"role": "user", "content": "go"}], "slack:C1")
+    store.agents.upsert_worker(
+        WorkerRow(wid, wid, "task", status, conversation, "slack:C1", 1, parked)
+    )  # type: ignore[arg-type]
+    store.agents.save_conversation(wid, "task", [{"role": "user", "content": "go"}], "slack:C1")
 
 
 def question(store: Store, wid: str, status: str, conversation: str) -> None:
     q = QuestionRow("q-" + wid, wid, "which?", "slack:C1", conversation, [], "open", time.time())
-    store.add_question(q)
+    store.agents.add_question(q)
     if status != "open":
-        store.close_question(q.id, status, "this")  # type: ignore[arg-type]
+        store.agents.close_question(q.id, status, "this")  # type: ignore[arg-type]
 
 
 def test_old_handled_rows_go_and_what_is_waited_on_stays(store: Store) -> None:
@@ -63,22 +65,24 @@ def test_old_handled_rows_go_and_what_is_waited_on_stays(store: Store) -> None:
         ApprovalRow("a1", "coordinator", "slack:C1/appr", "coordinator", "ops__x", {}, "tu", "t")
     )
     store.journal(inbound("please", conversation="slack:C1/appr"), "routed")
-    store.save_conversation("coordinator", "slack:C1/appr", [{"role": "user"}], "slack:C1")
+    store.agents.save_conversation("coordinator", "slack:C1/appr", [{"role": "user"}], "slack:C1")
     # what has served its purpose: 30 handled messages, a finished worker, sent replies
     for i in range(30):
         store.journal(inbound(f"old {i}", conversation=f"slack:C2/{i}"), "routed")
-        store.save_conversation("coordinator", f"slack:C2/{i}", [{"role": "user"}], "slack:C2")
+        store.agents.save_conversation(
+            "coordinator", f"slack:C2/{i}", [{"role": "user"}], "slack:C2"
+        )
     store.journal(inbound("not yet routed", conversation="slack:C2/x"))
     worker(store, "done1", "done", "slack:C2/1")
     question(store, "done1", "answered", "slack:C2/1")
-    store.keep_asker("done1", None)
+    store.agents.keep_asker("done1", None)
     store.set_kv("asker:done1", "{}")
     for i in range(12):
         msg = Outbound("coordinator", Target("slack", "C2"), f"reply {i}")
-        store.enqueue(msg)
-    seqs = [r.seq for r in store.pending_outbox("slack:C2", 100)]
+        store.outbox.enqueue(msg)
+    seqs = [r.seq for r in store.outbox.pending_outbox("slack:C2", 100)]
     for seq in seqs[:10]:
-        store.outbox_sent(seq, {"ts": "1"})
+        store.outbox.outbox_sent(seq, {"ts": "1"})
     store.approvals.add(
         ApprovalRow(
             "a2",
@@ -115,18 +119,18 @@ def test_old_handled_rows_go_and_what_is_waited_on_stays(store: Store) -> None:
     assert count(store, "inbound", "status = 'pending'") == 1
     assert count(store, "inbound", "conversation = 'slack:C3/1'") == 1
     # the parked worker keeps its row, question and conversation; the finished one goes
-    assert [w.id for w in store.workers()] == ["parked1"]
-    assert [q.id for q in store.open_questions()] == ["q-parked1"]
-    assert store.load_conversation("parked1", "task")[0]
-    assert not store.load_conversation("done1", "task")[0]
+    assert [w.id for w in store.agents.workers()] == ["parked1"]
+    assert [q.id for q in store.agents.open_questions()] == ["q-parked1"]
+    assert store.agents.load_conversation("parked1", "task")[0]
+    assert not store.agents.load_conversation("done1", "task")[0]
     assert store.get_kv("asker:done1") is None
     # the pending approval stays, with its conversation; the settled one goes
     assert [a.id for a in store.approvals.pending()] == ["a1"]
     assert store.approvals.get("a2") is None
-    assert store.load_conversation("coordinator", "slack:C1/appr")[0]
+    assert store.agents.load_conversation("coordinator", "slack:C1/appr")[0]
     assert count(store, "conversations", "agent = 'coordinator'") == 1
     # sent replies go, the two still pending stay
-    assert store.outbox_counts() == {"pending": 2}
+    assert store.outbox.outbox_counts() == {"pending": 2}
     assert count(store, "trigger_runs") == 0
     assert [k[:3] for k in store.kv_prefixed("slack.thread.")] == ["C3/"]  # the recent one
     assert list(store.kv_prefixed("prompt:")) == ["parked1:task"]

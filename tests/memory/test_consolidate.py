@@ -115,7 +115,7 @@ def seed(data_dir: Path, conversations: int, chars: int) -> None:
             {"role": "user", "content": [{"type": "text", "text": f"topic{n} {filler}"}]},
             {"role": "assistant", "content": [{"type": "text", "text": f"ok {n}"}]},
         ]
-        store.save_conversation("coordinator", f"c{n}", messages, "terminal")
+        store.agents.save_conversation("coordinator", f"c{n}", messages, "terminal")
     store.close()
 
 
@@ -227,10 +227,12 @@ async def test_a_compacted_conversation_and_its_archive_are_read_once(
     (archive / "thread-7-20261123T000000000000.jsonl").write_text(lines)
     fake.responder = lambda call: [text('{"topics": [], "decisions": []}')]
     async with running_app(settings, [Recorder()]) as app:
-        app.store.save_conversation("coordinator", "thread 7", [summary, three, four], "terminal")
+        app.store.agents.save_conversation(
+            "coordinator", "thread 7", [summary, three, four], "terminal"
+        )
         assert app.memory.consolidator is not None
         await app.memory.consolidator.run()
-        app.store.save_conversation(
+        app.store.agents.save_conversation(
             "coordinator", "thread 7", [summary, three, four, one], "terminal"
         )
         await app.memory.consolidator.run()  # only a turn it already read: no call

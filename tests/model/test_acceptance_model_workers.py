@@ -128,7 +128,7 @@ async def test_a_task_the_model_declines_ends_once_told_and_is_not_asked_again(
         ts = slack.post(f"{MENTION} research GPUs", channel="C1")
         await slack.until(posted("Alice could not do that one."))
         await eventually(lambda: not app.team.workers and not app.coordinator.sessions)
-        assert [w.status for w in app.store.workers()] == ["failed"]
+        assert [w.status for w in app.store.agents.workers()] == ["failed"]
     said = texts(slack)
     assert [t for t in said if "declined" in t] == [
         "*switchboard:* The model declined to answer that. It said: This looks like exploit "

@@ -78,7 +78,7 @@ async def test_thinking_never_reaches_a_person_a_log_a_page_or_an_archive(
             await slack.until(posted("Noted."))
             await eventually(lambda: len(fake.calls) == 2)
             assert SECRET in json.dumps(thought_blocks(fake.calls[1]))  # the model's, kept
-            messages, _ = app.store.load_conversation("coordinator", "slack:C1/" + ts)
+            messages, _ = app.store.agents.load_conversation("coordinator", "slack:C1/" + ts)
     assert SECRET not in json.dumps(slack.posts)
     assert SECRET not in caplog.text
     assert SECRET not in (settings.data_dir / "events.jsonl").read_text()
@@ -114,7 +114,7 @@ async def test_a_worker_tool_loop_and_a_restart_in_its_cycle_keep_the_thinking(
     assert asked.body["output_config"] == {"effort": "medium"}  # workers think deeper
     rec2 = Recorder()
     async with running_app(settings, [rec2]) as app:
-        assert app.store.workers()[0].status == "parked"
+        assert app.store.agents.workers()[0].status == "parked"
         app.human.accept(inbound("speed", conversation="c1"))
         await rec2.wait_text("Alice: done.")
     resumed = [c for c in fake.calls if c.agent == "Alice"][-1]

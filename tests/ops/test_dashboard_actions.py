@@ -176,7 +176,7 @@ async def test_an_operator_starts_a_conversation_afresh(
         status, text = await post(session, url + "/actions/new", form)
         assert status == 200 and "starts afresh" in text
         await channel.wait_text("Started a new conversation")
-        messages, _ = app.store.load_conversation("coordinator", "terminal")
+        messages, _ = app.store.agents.load_conversation("coordinator", "terminal")
         assert messages == []
     assert list((tmp_path / "agents" / "coordinator" / "archive").glob("terminal-*.jsonl"))
     audit = events(tmp_path, "operator.action")[-1]["data"]

@@ -73,7 +73,7 @@ def test_a_network_bind_without_a_token_is_a_settings_error() -> None:
 
 async def test_text_from_people_and_models_is_escaped(tmp_path: Path, fake: FakeAnthropic) -> None:
     async with served_app(tmp_path, fake) as (app, channel, url):
-        app.store.upsert_worker(_worker(1, task="<img src=x onerror=alert(1)> & co"))
+        app.store.agents.upsert_worker(_worker(1, task="<img src=x onerror=alert(1)> & co"))
         app.human.accept(inbound("<script>alert('x')</script>"))
         await channel.wait_text("alert")
         _, overview, _ = await get(url + "/")
@@ -90,10 +90,12 @@ async def test_a_thousand_workers_and_a_long_conversation_are_paged(
     async with served_app(tmp_path, fake) as (app, _channel, url):
         with app.store.tx():
             for i in range(1000):
-                app.store.upsert_worker(_worker(i, status="parked" if i % 10 == 0 else "done"))
+                app.store.agents.upsert_worker(
+                    _worker(i, status="parked" if i % 10 == 0 else "done")
+                )
         turns = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"turn {i}"}
                  for i in range(5000)]  # fmt: skip
-        app.store.save_conversation("coordinator", "long", turns, "terminal")
+        app.store.agents.save_conversation("coordinator", "long", turns, "terminal")
         _, first, _ = await get(url + "/")
         _, last_workers, _ = await get(url + "/?page=20")
         _, newest, _ = await get(url + "/conversation?agent=coordinator&key=long")

@@ -111,7 +111,9 @@ def test_the_heartbeat_sees_old_questions_stuck_workers_and_only_routed_messages
 
     now = time.time()
     store = Store(database)
-    store.add_question(QuestionRow("q1", "alice", "Which?", "terminal", "c", [], "open", now))
+    store.agents.add_question(
+        QuestionRow("q1", "alice", "Which?", "terminal", "c", [], "open", now)
+    )
     store.close()
     log = EventLog(tmp_path / "events.jsonl")
     log.emit("message.received", "human", channel="slack", conversation="c", to=None,

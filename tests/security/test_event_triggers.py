@@ -100,7 +100,9 @@ def test_e1_a_heartbeat_an_agent_made_looks_only_at_its_own_conversation(
     DM nor the result of Ann's worker; the operator's (config) sees both."""
     database = tmp_path / "switchboard.db"
     store = Store(database)
-    store.upsert_worker(WorkerRow("alice", "Alice", "payroll", "running", "slack:DANN", None))
+    store.agents.upsert_worker(
+        WorkerRow("alice", "Alice", "payroll", "running", "slack:DANN", None)
+    )
     store.close()
     log = EventLog(tmp_path / "events.jsonl")
     log.emit("message.received", "human", conversation="slack:DANN", to=["coordinator"])

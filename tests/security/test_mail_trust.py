@@ -124,7 +124,7 @@ async def test_f2_unverified_mail_answers_no_question_in_anyones_name(
         (question,) = await ann.wait_mail(1, match="asks")
         await ann.send(ann.reply_quoting(question, "Consumer GPUs.", bot))
         (note,) = await ann.wait_mail(1, match="does not answer Alice's question")
-        assert len(app.store.open_questions()) == 1
+        assert len(app.store.agents.open_questions()) == 1
     assert script.answers_seen == []
     refused = [e["data"] for e in events(settings.data_dir, "message.refused")]
     assert [r["reason"] for r in refused] == ["unverified sender: not taken as an answer"]
@@ -330,7 +330,7 @@ async def test_a_listed_person_answers_a_worker_by_verified_mail(
         (question,) = await ann.wait_mail(1, match="asks")
         await ann.send(ann.reply_quoting(question, "Data center only, please.", bot))
         await ann.wait_mail(1, match="Report based on")
-        assert app.store.open_questions() == []
+        assert app.store.agents.open_questions() == []
     assert script.answers_seen == ["Data center only, please."]
     first = fake.calls[0]
     assert "[Ann via email]" in first.last_text and SECRET_PREFERENCE in first.all_text

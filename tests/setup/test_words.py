@@ -38,9 +38,11 @@ def test_status_names_a_worker_as_it_was_given(tmp_path: Path) -> None:
 
     store = Store(tmp_path / "switchboard.db")
     try:
-        store.upsert_worker(WorkerRow("alice", "Alice", "research chips", "parked", None, None))
-        store.add_question(QuestionRow("q1", "alice", "Which GPUs?", "terminal", "terminal", [],
-                                       "open", 0.0))  # fmt: skip
+        store.agents.upsert_worker(
+            WorkerRow("alice", "Alice", "research chips", "parked", None, None)
+        )
+        store.agents.add_question(QuestionRow("q1", "alice", "Which GPUs?", "terminal",
+                                              "terminal", [], "open", 0.0))  # fmt: skip
         text = full_status(store)
     finally:
         store.close()

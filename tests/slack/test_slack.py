@@ -128,7 +128,7 @@ async def test_broadcast_reaches_coordinator_and_workers(
         ts = slack.post(f"{MENTION} @all deadline moved up", channel="C3")
         await slack.until(lambda s: any(p.get("thread_ts") == ts for p in s.posts))
         # a broadcast informs; it does not answer Alice's open question (issue 11)
-        assert [w.status for w in app.store.workers()] == ["parked"]
+        assert [w.status for w in app.store.agents.workers()] == ["parked"]
         slack.post("consumer", channel="C1", thread_ts=first)  # the answer, in the thread
         await slack.until(posted("Report based on: consumer"))
     assert "*coordinator:* coordinator heard: [UANN via slack]: deadline moved up" in texts(slack)
@@ -271,7 +271,7 @@ async def test_permanent_slack_error_is_recorded(
     async with slack_app(slack_settings(tmp_path, fake, slack)) as (app, _):
         slack.post(f"{MENTION} hi", channel="CGONE1")
         await slack.until(lambda s: bool(s.method_calls("chat.postMessage")))
-        await slack.until(lambda s: app.store.outbox_counts().get("failed") == 1)
+        await slack.until(lambda s: app.store.outbox.outbox_counts().get("failed") == 1)
     failed = events(tmp_path, "outbox.failed")
     assert (
         "channel_not_found (no such channel, or the bot cannot see it)"

@@ -106,7 +106,9 @@ async def test_a_corrupt_attempt_record_is_quarantined_and_the_post_looked_up_fi
 ) -> None:
     settings = slack_settings(tmp_path, fake, slack)
     store = Store(settings.db_path)
-    store.enqueue(Outbound("coordinator", Target.parse("slack:C5"), "queued before", id="o-1"))
+    store.outbox.enqueue(
+        Outbound("coordinator", Target.parse("slack:C5"), "queued before", id="o-1")
+    )
     store.close()
     db = sqlite3.connect(settings.db_path)
     db.execute("INSERT INTO attempts VALUES ('o-1', '0', 'trying', '{broken', 0)")

@@ -16,9 +16,9 @@ from bot.store.schema import QuestionRow
 
 
 def _said(store: Store, text: str, conversation: str, agent: str = "coordinator") -> None:
-    store.enqueue(Outbound(agent, Target.parse(conversation), text, conversation))
-    for seq, _ in store.new_outbox_rows(0, 1000):
-        store.outbox_sent(seq, {})
+    store.outbox.enqueue(Outbound(agent, Target.parse(conversation), text, conversation))
+    for seq, _ in store.outbox.new_outbox_rows(0, 1000):
+        store.outbox.outbox_sent(seq, {})
 
 
 def _exercise(store: Store) -> None:
@@ -31,7 +31,7 @@ def _exercise(store: Store) -> None:
     for n in range(LIMIT + 5):
         _said(store, f"answer {n}", "slack:D1")
     _said(store, "bob only", "slack:D2", agent="w1")
-    store.add_question(QuestionRow("q1", "w1", "Which region?", "slack:D2", "slack:D2", [],
+    store.agents.add_question(QuestionRow("q1", "w1", "Which region?", "slack:D2", "slack:D2", [],
                                    "open", time.time()))  # fmt: skip
 
     mine = people.conversations_of({ann})

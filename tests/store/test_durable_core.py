@@ -83,7 +83,7 @@ async def test_a_part_is_posted_once_and_a_lost_answer_is_looked_up(database: Da
     assert posts == ["x"]
 
     # tried, answer never recorded (killed after the platform's answer)
-    store.set_attempt("o1", AttemptRow("1", "trying", {"where": "C1"}, time.time()))
+    store.outbox.set_attempt("o1", AttemptRow("1", "trying", {"where": "C1"}, time.time()))
     seen: list[dict[str, str]] = []
 
     async def found(tried: AttemptRow) -> dict[str, str]:
@@ -93,18 +93,18 @@ async def test_a_part_is_posted_once_and_a_lost_answer_is_looked_up(database: Da
     assert await Attempts(store, "o1").once("1", post, found) == {"id": "p-found"}
     assert seen == [{"where": "C1"}] and posts == ["x"]
     # tried, and the lookup finds nothing: posted now
-    store.set_attempt("o1", AttemptRow("2", "trying", {}, time.time()))
+    store.outbox.set_attempt("o1", AttemptRow("2", "trying", {}, time.time()))
     assert await Attempts(store, "o1").once("2", post, nowhere) == {"id": "p2"}
 
 
 def test_the_records_go_with_the_outbox_row(database: Database) -> None:
     store = Store(database)
     for oid in ("sent", "failed"):
-        store.enqueue(Outbound("coordinator", Target.parse("slack:C1"), oid, id=oid))
-        store.set_attempt(oid, AttemptRow("0", "posted", {"ts": "1.0"}, 1.0))
+        store.outbox.enqueue(Outbound("coordinator", Target.parse("slack:C1"), oid, id=oid))
+        store.outbox.set_attempt(oid, AttemptRow("0", "posted", {"ts": "1.0"}, 1.0))
     seqs = dict(store.db.execute("SELECT id, seq FROM outbox").fetchall())
-    store.outbox_sent(seqs["sent"], {})
-    store.outbox_failed(seqs["failed"], "refused")
-    assert store.attempts("sent") == [] and store.attempts("failed") == []
+    store.outbox.outbox_sent(seqs["sent"], {})
+    store.outbox.outbox_failed(seqs["failed"], "refused")
+    assert store.outbox.attempts("sent") == [] and store.outbox.attempts("failed") == []
     store.db.execute("INSERT INTO attempts VALUES ('o2', '0', 'weird', '{}', 0)")
-    assert store.attempts("o2") == [AttemptRow("0", "trying", {}, 0.0)]  # looked up first
+    assert store.outbox.attempts("o2") == [AttemptRow("0", "trying", {}, 0.0)]  # looked up first

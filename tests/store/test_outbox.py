@@ -80,7 +80,7 @@ async def test_a_target_without_a_channel_fails_once(
     async with running_app(settings, [Recorder()]) as app:
         app.human.say(Outbound("coordinator", Target.parse("email:a@b.c"), "hi"))
         await eventually(lambda: bool(events(tmp_path, "outbox.failed")))
-        assert app.store.outbox_counts() == {"failed": 1}
+        assert app.store.outbox.outbox_counts() == {"failed": 1}
     failed = events(tmp_path, "outbox.failed")
     assert len(failed) == 1 and failed[0]["data"]["error"] == "no email channel is configured"
 
@@ -120,5 +120,8 @@ async def test_a_stop_lets_a_post_under_way_finish_and_starts_no_other(
         await eventually(lambda: slow.started == ["first"])
     assert slow.sent == ["first"]
     store = Store(settings.database)
-    assert store.outbox_counts() == {"sent": 1, "pending": 1}  # "second" waits for the next start
+    assert store.outbox.outbox_counts() == {
+        "sent": 1,
+        "pending": 1,
+    }  # "second" waits for the next start
     store.close()

@@ -57,18 +57,18 @@ def test_inbound_is_journaled_once_per_channel_and_message_id(store: Store) -> N
 
 def test_an_outbox_id_is_queued_once(store: Store) -> None:
     msg = Outbound("coordinator", Target("terminal"), "hello")
-    store.enqueue(msg)
-    store.enqueue(msg)
-    assert store.outbox_counts() == {"pending": 1}
-    [(seq, target)] = store.new_outbox_rows(0, 10)
-    assert target == "terminal" and store.pending_outbox("terminal", 10)[0].seq == seq
+    store.outbox.enqueue(msg)
+    store.outbox.enqueue(msg)
+    assert store.outbox.outbox_counts() == {"pending": 1}
+    [(seq, target)] = store.outbox.new_outbox_rows(0, 10)
+    assert target == "terminal" and store.outbox.pending_outbox("terminal", 10)[0].seq == seq
 
 
 def test_an_attempt_is_one_record_per_outbox_id_and_part(store: Store) -> None:
-    store.set_attempt("o1", AttemptRow("0", "trying", {}, 1.0))
-    store.set_attempt("o1", AttemptRow("0", "posted", {"ts": "1.2"}, 2.0))
-    store.set_attempt("o1", AttemptRow("1", "trying", {}, 3.0))
-    assert store.attempts("o1") == [
+    store.outbox.set_attempt("o1", AttemptRow("0", "trying", {}, 1.0))
+    store.outbox.set_attempt("o1", AttemptRow("0", "posted", {"ts": "1.2"}, 2.0))
+    store.outbox.set_attempt("o1", AttemptRow("1", "trying", {}, 3.0))
+    assert store.outbox.attempts("o1") == [
         AttemptRow("0", "posted", {"ts": "1.2"}, 2.0),
         AttemptRow("1", "trying", {}, 3.0),
     ]
@@ -115,9 +115,11 @@ def test_health_is_one_row_per_channel(store: Store) -> None:
 
 
 def test_a_conversation_is_one_row_and_keeps_its_target(store: Store) -> None:
-    store.save_conversation("coordinator", "c1", [{"role": "user", "content": "a"}], "terminal")
-    store.save_conversation("coordinator", "c1", [{"role": "user", "content": "b"}], None)
-    assert store.load_conversation("coordinator", "c1") == (
+    store.agents.save_conversation(
+        "coordinator", "c1", [{"role": "user", "content": "a"}], "terminal"
+    )
+    store.agents.save_conversation("coordinator", "c1", [{"role": "user", "content": "b"}], None)
+    assert store.agents.load_conversation("coordinator", "c1") == (
         [{"role": "user", "content": "b"}],
         "terminal",
     )
@@ -126,20 +128,20 @@ def test_a_conversation_is_one_row_and_keeps_its_target(store: Store) -> None:
 
 def test_a_worker_is_one_row(store: Store) -> None:
     row = WorkerRow("w1", "Wes", "task", "running", None, None, created_at=5.0)
-    store.upsert_worker(row)
+    store.agents.upsert_worker(row)
     row.status, row.turns = "done", 3
-    store.upsert_worker(row)
-    [again] = store.workers()
+    store.agents.upsert_worker(row)
+    [again] = store.agents.workers()
     assert (again.status, again.turns, again.created_at) == ("done", 3, 5.0)
     assert store.views.worker_counts() == {"done": 1}
 
 
 def test_a_question_added_again_is_open_with_no_answer(store: Store) -> None:
     q = QuestionRow("q1", "w1", "which?", "terminal", None, ["r1"], "open", 1.0)
-    store.add_question(q)
-    store.close_question("q1", "answered", "that one")
-    store.add_question(q)
-    assert store.open_questions() == [q]
+    store.agents.add_question(q)
+    store.agents.close_question("q1", "answered", "that one")
+    store.agents.add_question(q)
+    assert store.agents.open_questions() == [q]
     row = store.execute("SELECT answer, answered_at FROM questions").fetchall()
     assert [tuple(r) for r in row] == [(None, None)]
 
@@ -208,11 +210,11 @@ def test_a_corrupt_row_is_quarantined_not_fatal(store: Store) -> None:
         "INSERT INTO workers (id, name, task, status, turns, state, created_at, updated_at)"
         " VALUES ('bad', 'B', 't', 'parked', 0, '{broken', 0, 0)"
     )
-    store.upsert_worker(WorkerRow("good", "G", "t", "running", None, None))
-    store.set_attempt("o1", AttemptRow("0", "posted", {}, 1.0))
+    store.agents.upsert_worker(WorkerRow("good", "G", "t", "running", None, None))
+    store.outbox.set_attempt("o1", AttemptRow("0", "posted", {}, 1.0))
     store.execute("UPDATE attempts SET state = 'odd'")
-    assert [w.id for w in store.workers()] == ["good"]
-    assert store.attempts("o1") == [AttemptRow("0", "trying", {}, 0.0)]
+    assert [w.id for w in store.agents.workers()] == ["good"]
+    assert store.outbox.attempts("o1") == [AttemptRow("0", "trying", {}, 0.0)]
     quarantined = store.execute("SELECT source, row_key FROM quarantine ORDER BY id").fetchall()
     assert [tuple(r) for r in quarantined] == [("workers", "bad"), ("attempts", "1")]
     assert store.views.worker_counts() == {"corrupt": 1, "running": 1}
@@ -317,29 +319,29 @@ def test_a_missing_table_reads_as_nothing_and_raises_missing_table(store: Store)
 def test_the_outbox_lifecycle_and_the_operator_views(store: Store) -> None:
     msgs = [Outbound("coordinator", Target("slack", "C1"), f"m{i}") for i in range(3)]
     for msg in msgs:
-        store.enqueue(msg)
-    seqs = [seq for seq, _ in store.new_outbox_rows(0, 10)]
-    store.set_attempt(msgs[0].id, AttemptRow("0", "posted", {}, 1.0))
-    store.outbox_sent(seqs[0], {"ts": "1.1"})
-    store.outbox_retry(seqs[1], 0.0, "503")
-    store.outbox_failed(seqs[2], "gone")
-    assert store.attempts(msgs[0].id) == []  # dropped with the delivered row
-    assert store.outbox_counts() == {"sent": 1, "pending": 1, "failed": 1}
-    assert store.pending_outbox("slack:C1", 10)[0].attempts == 1
-    assert store.views.outbox_pending()[0] == store.outbox_pending_count("slack:C1") == 1
-    [(_, sent)] = store.sent_to(["slack:C1", "terminal"], 0, 10)
-    assert sent.text == "m0" and [m.text for _, m in store.sent_between(0, 2e9)] == ["m0"]
+        store.outbox.enqueue(msg)
+    seqs = [seq for seq, _ in store.outbox.new_outbox_rows(0, 10)]
+    store.outbox.set_attempt(msgs[0].id, AttemptRow("0", "posted", {}, 1.0))
+    store.outbox.outbox_sent(seqs[0], {"ts": "1.1"})
+    store.outbox.outbox_retry(seqs[1], 0.0, "503")
+    store.outbox.outbox_failed(seqs[2], "gone")
+    assert store.outbox.attempts(msgs[0].id) == []  # dropped with the delivered row
+    assert store.outbox.outbox_counts() == {"sent": 1, "pending": 1, "failed": 1}
+    assert store.outbox.pending_outbox("slack:C1", 10)[0].attempts == 1
+    assert store.views.outbox_pending()[0] == store.outbox.outbox_pending_count("slack:C1") == 1
+    [(_, sent)] = store.outbox.sent_to(["slack:C1", "terminal"], 0, 10)
+    assert sent.text == "m0" and [m.text for _, m in store.outbox.sent_between(0, 2e9)] == ["m0"]
     said = store.views.said_to("slack:C1", 0, 10)
     assert [(status, m.text) for status, m in said] == [
         ("sent", "m0"), ("pending", "m1"), ("failed", "m2"),
     ]  # fmt: skip
     for name, status, at in (("a", "done", 3.0), ("b", "parked", 1.0), ("c", "running", 2.0)):
-        store.upsert_worker(WorkerRow(name, name, "t", status, None, None))
+        store.agents.upsert_worker(WorkerRow(name, name, "t", status, None, None))
         store.execute("UPDATE workers SET updated_at = ? WHERE id = ?", (at, name))
     assert [w.id for w in store.views.workers_page(0, 10)] == ["c", "b", "a"]
     assert [w.id for w in store.views.workers_page(1, 1)] == ["b"]
     messages = [{"role": "user", "content": "é"}]
-    store.save_conversation("coordinator", "k", messages, None)
+    store.agents.save_conversation("coordinator", "k", messages, None)
     [info] = store.views.conversations_page(0, 10)
     size = len(json.dumps(messages))
     assert (info.key, info.size, store.views.conversation_count()) == ("k", size, 1)
