@@ -1,7 +1,7 @@
 """The store's agent tables: LLM conversations, workers and their open questions.
 
-Part of the store (the only code that speaks SQL): `Store` inherits these methods,
-on its connection and inside its transactions (a step's checkpoint saves the
+Part of the store (the only code that speaks SQL): `Store.agents` is one of these, on
+the store's connection and inside its transactions (a step's checkpoint saves the
 conversation, the worker row and the question it opened in one commit).
 """
 
@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import json
 import logging
-import sqlite3
 import time
-from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any
 
 from bot.core.messages import BusMessage
 from bot.store.schema import (
@@ -23,25 +21,20 @@ from bot.store.schema import (
     decode_question,
     decode_worker,
 )
+from bot.store.sql import Sql
 
 log = logging.getLogger(__name__)
-T = TypeVar("T")
 
 
 class AgentTables:
-    if TYPE_CHECKING:  # provided by `Store`
-
-        def _x(self, sql: str, args: tuple[Any, ...] = ()) -> sqlite3.Cursor: ...
-
-        def decode(
-            self, source: str, rows: Iterable[Any], decode: Callable[[Any], T]
-        ) -> list[T]: ...
+    def __init__(self, sql: Sql) -> None:
+        self.sql = sql
 
     # -- conversations ---------------------------------------------------------------
     def save_conversation(
         self, agent: str, key: str, messages: list[dict[str, Any]], target: str | None
     ) -> None:
-        self._x(
+        self.sql.execute(
             "INSERT INTO conversations (agent, key, target, messages, updated_at)"
             " VALUES (?, ?, ?, ?, ?) ON CONFLICT (agent, key) DO UPDATE SET"
             " messages = excluded.messages, updated_at = excluded.updated_at,"
@@ -50,7 +43,7 @@ class AgentTables:
         )
 
     def load_conversation(self, agent: str, key: str) -> tuple[list[dict[str, Any]], str | None]:
-        row = self._x(
+        row = self.sql.execute(
             "SELECT messages, target FROM conversations WHERE agent = ? AND key = ?", (agent, key)
         ).fetchone()
         if row is None:
@@ -62,7 +55,7 @@ class AgentTables:
             return [], row[1]
 
     def conversation_target(self, agent: str, key: str) -> str | None:
-        row = self._x(
+        row = self.sql.execute(
             "SELECT target FROM conversations WHERE agent = ? AND key = ?", (agent, key)
         ).fetchone()
         return row[0] if row else None
@@ -70,7 +63,7 @@ class AgentTables:
     def conversations_since(self, since: float) -> list[tuple[str, str, list[dict[str, Any]]]]:
         """(agent, key, messages) of every conversation saved at or after `since`
         (the team knowledge consolidation reads what changed); corrupt ones skipped."""
-        rows = self._x(
+        rows = self.sql.execute(
             "SELECT agent, key, messages FROM conversations WHERE updated_at >= ?"
             " ORDER BY updated_at",
             (since,),
@@ -86,7 +79,7 @@ class AgentTables:
     def unfinished_conversations(self, agent: str) -> list[str]:
         """Keys whose last message awaits the model, or whose last answer's tool calls never
         ran (a crash interrupted the turn)."""
-        rows = self._x("SELECT key, messages FROM conversations WHERE agent = ?", (agent,))
+        rows = self.sql.execute("SELECT key, messages FROM conversations WHERE agent = ?", (agent,))
         keys = []
         for key, raw in rows:
             try:
@@ -99,7 +92,7 @@ class AgentTables:
 
     # -- workers ---------------------------------------------------------------------
     def upsert_worker(self, row: WorkerRow) -> None:
-        self._x(
+        self.sql.execute(
             "INSERT INTO workers (id, name, task, status, origin_conversation, origin_target,"
             " turns, state, error, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)"
             " ON CONFLICT (id) DO UPDATE SET name=excluded.name, task=excluded.task,"
@@ -130,8 +123,8 @@ class AgentTables:
         if statuses:
             sql += f" WHERE status IN ({','.join('?' * len(statuses))})"
             args = statuses
-        rows = self._x(sql + " ORDER BY created_at", args)
-        return self.decode("workers", rows, decode_worker)
+        rows = self.sql.execute(sql + " ORDER BY created_at", args)
+        return self.sql.decode("workers", rows, decode_worker)
 
     # -- the person a worker owes an answer ------------------------------------------
     def keep_asker(self, worker_id: str, msg: BusMessage | None) -> None:
@@ -140,17 +133,19 @@ class AgentTables:
         them, in their thread."""
         key = f"asker:{worker_id}"
         if msg is None:
-            self._x("DELETE FROM kv WHERE key = ?", (key,))
+            self.sql.execute("DELETE FROM kv WHERE key = ?", (key,))
             return
         value = json.dumps(msg.to_json())
-        self._x(
+        self.sql.execute(
             "INSERT INTO kv (key, value) VALUES (?, ?)"
             " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
             (key, value),
         )
 
     def asker_of(self, worker_id: str) -> BusMessage | None:
-        row = self._x("SELECT value FROM kv WHERE key = ?", (f"asker:{worker_id}",)).fetchone()
+        row = self.sql.execute(
+            "SELECT value FROM kv WHERE key = ?", (f"asker:{worker_id}",)
+        ).fetchone()
         try:
             return BusMessage.from_json(json.loads(row[0])) if row else None
         except (ValueError, KeyError, TypeError):
@@ -158,7 +153,7 @@ class AgentTables:
 
     # -- open questions --------------------------------------------------------------
     def add_question(self, q: QuestionRow) -> None:
-        self._x(
+        self.sql.execute(
             "INSERT INTO questions (id, worker, question, target, conversation, refs,"
             " status, asked_at) VALUES (?,?,?,?,?,?,?,?) ON CONFLICT (id) DO UPDATE SET"
             " worker = excluded.worker, question = excluded.question, target = excluded.target,"
@@ -178,25 +173,27 @@ class AgentTables:
         )
 
     def add_question_refs(self, question_id: str, refs: list[str]) -> None:
-        row = self._x("SELECT refs FROM questions WHERE id = ?", (question_id,)).fetchone()
+        row = self.sql.execute("SELECT refs FROM questions WHERE id = ?", (question_id,)).fetchone()
         if row is not None:
             merged = list(dict.fromkeys([*json.loads(row[0]), *refs]))
-            self._x("UPDATE questions SET refs = ? WHERE id = ?", (json.dumps(merged), question_id))
+            self.sql.execute(
+                "UPDATE questions SET refs = ? WHERE id = ?", (json.dumps(merged), question_id)
+            )
 
     def close_question(
         self, question_id: str, status: QuestionStatus, answer: str | None = None
     ) -> None:
-        self._x(
+        self.sql.execute(
             "UPDATE questions SET status = ?, answer = ?, answered_at = ? WHERE id = ?",
             (status, answer, time.time(), question_id),
         )
 
     def open_questions(self) -> list[QuestionRow]:
-        rows = self._x(
+        rows = self.sql.execute(
             "SELECT id, worker, question, target, conversation, refs, status, asked_at"
             " FROM questions WHERE status = 'open' ORDER BY asked_at"
         )
-        return self.decode("questions", rows, decode_question)
+        return self.sql.decode("questions", rows, decode_question)
 
 
 def _interrupted(last: dict[str, Any]) -> bool:

@@ -1,10 +1,12 @@
 """Durable state in one database: SQLite (WAL) in the data dir, or PostgreSQL
 (SWITCHBOARD_DATABASE_URL, through bot/store/postgres.py, which speaks sqlite3's surface).
 
-Tables: the inbound journal, the bus mail (durable agent mailboxes), the outbox,
-agent conversations, workers, open questions, key/value channel state and channel
-health; the agents' tables (conversations, workers, questions) in `bot/store/agents.py`,
-the trigger tables through `Store.triggers` (`bot/store/triggers.py`).
+Its own tables: the inbound journal, the bus mail (durable agent mailboxes), key/value
+channel state and channel health. The other tables are parts `Store` composes, each
+handed the store as its narrow SQL handle (`bot/store/sql.py`), none importing this
+module: the agents' (conversations, workers, questions) as `Store.agents`, the outbox
+and its attempt records as `Store.outbox`, then `triggers`, `approvals`, `audit`,
+`usage` and the operator's read `views`.
 Everything runs on the event loop's thread; `tx()` groups writes that must land
 together (a conversation checkpoint with the mail it consumed and the replies it
 queued), `savepoint()` lets one part of such a group fail alone. The store is the
@@ -71,7 +73,7 @@ __all__ = [
 ]
 
 
-class Store(AgentTables, OutboxTables):
+class Store:
     """The database of one bot: a SQLite file in the data dir, or PostgreSQL."""
 
     def __init__(
@@ -96,9 +98,8 @@ class Store(AgentTables, OutboxTables):
         #: PostgreSQL: tell the leader what this node wrote (a follower's journal, outbox
         #: and decisions); the leader listens (bot/store/lease.py)
         self.announce = False
-        #: the agents' and the outbox's tables, by name (becoming parts of their own)
-        self.agents = self
-        self.outbox = self
+        self.agents = AgentTables(self)
+        self.outbox = OutboxTables(self)
         self.triggers = TriggerRows(self)
         self.usage = UsageRows(self)
         self.views = StoreViews(self)

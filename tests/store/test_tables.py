@@ -11,8 +11,11 @@ from typing import Any, TypeVar
 
 import pytest
 
+from bot.core.channel import AttemptRow
+from bot.core.messages import Outbound, Target
 from bot.store import migrations, sqlite
 from bot.store.approvals import ApprovalRow, ApprovalRows
+from bot.store.outbox import OutboxTables
 from bot.store.sql import Cursor, Sql
 
 T = TypeVar("T")
@@ -86,3 +89,20 @@ def test_a_row_that_does_not_decode_goes_to_the_handle(sql: BareSql) -> None:
     assert rows.get("a2") is None
     assert sql.bad == [("approvals", "a2")]
     assert json.loads(sql.execute("SELECT refs FROM approvals").fetchone()[0]) == []
+
+
+def test_the_outbox_announces_and_settles_through_its_handle(sql: BareSql) -> None:
+    """The outbox is the table that uses the whole handle: it announces a queued message
+    (`notify`) and drops a sent message's attempt records in the same transaction."""
+    outbox = OutboxTables(_handle(sql))
+    msg = Outbound("coordinator", Target.parse("terminal"), "hello")
+    outbox.enqueue(msg)
+    assert sql.topics == ["outbox"]
+    [(seq, target)] = outbox.new_outbox_rows(0, 10)
+    outbox.set_attempt(msg.id, AttemptRow("0", "posted", {"ts": "1"}, 1.0))
+    assert [a.part for a in outbox.attempts(msg.id)] == ["0"]
+    commits = sql.commits
+    outbox.outbox_sent(seq, {"ts": "1"})
+    assert sql.commits == commits + 1
+    assert outbox.attempts(msg.id) == []
+    assert outbox.outbox_counts() == {"sent": 1} and target == "terminal"
