@@ -76,7 +76,7 @@ async def complete(node: AgentLoop, conv: Conversation, system: str) -> LLMRespo
 async def fit(node: AgentLoop, conv: Conversation) -> str:
     """Compact a conversation nearing its token budget (flush, summary: agents/memory);
     the system prompt for this step, built once."""
-    system = node.system_prompt(conv)
+    system = node.role.system_prompt(conv)
     memory = node.services.memory
     if memory is None or not memory.over_budget(system, node.toolbox.specs, conv.messages):
         return system
@@ -86,7 +86,7 @@ async def fit(node: AgentLoop, conv: Conversation) -> str:
                                          conv.messages)  # fmt: skip
     repair.drop_thinking(conv.messages)  # its prefix changed: older thinking goes
     node.checkpoint(conv)
-    return node.system_prompt(conv)  # the flush turn may have changed memory
+    return node.role.system_prompt(conv)  # the flush turn may have changed memory
 
 
 async def make_room(node: AgentLoop, conv: Conversation) -> bool:
@@ -98,7 +98,7 @@ async def make_room(node: AgentLoop, conv: Conversation) -> bool:
     memory = node.services.memory
     if memory is not None:
         conv.messages = await memory.compact(
-            node.agent_id, conv.key, node.system_prompt(conv), node.toolbox, conv.messages
+            node.agent_id, conv.key, node.role.system_prompt(conv), node.toolbox, conv.messages
         )
     if len(conv.messages) >= before and not repair.drop_oldest(conv.messages):
         node.tell(conv, CONTEXT_FULL)
