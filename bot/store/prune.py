@@ -239,10 +239,7 @@ class Pruner:
                 continue
             if len(old) >= self.batch:
                 break
-        with self.store.tx():
-            for key in old:
-                self.store.delete_kv(key)
-        return len(old)
+        return self._drop(old)
 
     def _discord_threads(self, cutoff: float) -> int:
         """One batch of the Discord threads the bot was in (channels/discord/threads.py),
@@ -264,10 +261,7 @@ class Pruner:
                 old.append(DISCORD_THREADS + thread)
             if len(old) >= self.batch:
                 break
-        with self.store.tx():
-            for key in old:
-                self.store.delete_kv(key)
-        return len(old)
+        return self._drop(old)
 
     def _orphans(self, recent: float) -> int:
         """One batch of the per-conversation and per-worker key/value rows whose
@@ -292,10 +286,7 @@ class Pruner:
                     gone.append(prefix + key)
                 if len(gone) >= self.batch:
                     break
-        with self.store.tx():
-            for key in gone[: self.batch]:
-                self.store.delete_kv(key)
-        return len(gone[: self.batch])
+        return self._drop(gone)
 
     def _stale_marks(self, cutoff: float) -> int:
         """One batch of the catch-up watermarks (bot/inbox/watermarks.py) whose mark is
@@ -314,10 +305,14 @@ class Pruner:
         for ident, raw in self.store.kv_prefixed("people:last:").items():
             if (at := _float(raw)) is not None and at < cutoff:
                 gone.append("people:last:" + ident)
+        return self._drop(gone)
+
+    def _drop(self, keys: list[str]) -> int:
+        """Deletes a batch of these key/value rows in one transaction; how many."""
         with self.store.tx():
-            for key in gone[: self.batch]:
+            for key in keys[: self.batch]:
                 self.store.delete_kv(key)
-        return len(gone[: self.batch])
+        return len(keys[: self.batch])
 
     def _audit(self, before: float) -> int:
         """Audit lines older than `before`: the horizon moves there (never back), then a
