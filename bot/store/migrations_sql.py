@@ -125,6 +125,4 @@ CREATE TRIGGER IF NOT EXISTS audit_no_delete BEFORE DELETE ON audit
 
 #: v7: what was delivered, by when: `catchup` reads the newest deliveries since a time
 #: backwards from the newest and stops at its bound (no scan of the outbox, no sort)
-V7_OUTBOX_SENT = (
-    "CREATE INDEX IF NOT EXISTS outbox_sent ON outbox (status, sent_at);"
-)
+V7_OUTBOX_SENT = "CREATE INDEX IF NOT EXISTS outbox_sent ON outbox (status, sent_at);"
