@@ -114,7 +114,7 @@ class Intake:
         if reply_to.thread is not None:
             self.threads.note(reply_to.thread, reply_to.address)
             if reply_to.thread == inbound.message_id:  # the reply opens a thread on it
-                self.threads.names.setdefault(reply_to.thread, first_line(text))
+                self.threads.name(reply_to.thread, first_line(text))
         return inbound
 
     def _conversation(self, message: discord.Message) -> tuple[str, Target]:

@@ -19,6 +19,9 @@ _KEY = "discord.thread:"
 #: Past it the oldest quarter is let go (their rows stay: `parent` reads the store for
 #: a thread no newer than the newest let go)
 MAX_KNOWN = 20_000
+#: names of threads not created yet: a reply that is never delivered leaves its name;
+#: past this the oldest goes (its thread, if ever created, is named after the reply)
+MAX_NAMES = 1_000
 
 
 class Threads:
@@ -28,7 +31,7 @@ class Threads:
         self._stored: set[str] = set(self._parents)
         self._floor = 0  # the newest thread id let go: older ones are read from the store
         #: names for threads not created yet (a mention's thread is named after it);
-        #: each leaves when its thread is created
+        #: each leaves when its thread is created (at most MAX_NAMES)
         self.names: dict[str, str] = {}
         self._trim()
 
@@ -37,6 +40,12 @@ class Threads:
         if _id(thread_id) > self._floor:
             self._parents.setdefault(thread_id, parent_id)
             self._trim()
+
+    def name(self, thread_id: str, name: str) -> None:
+        """The name a thread gets when it is created (the first name given stays)."""
+        self.names.setdefault(thread_id, name)
+        if len(self.names) > MAX_NAMES:
+            del self.names[next(iter(self.names))]
 
     def join(self, thread_id: str, parent_id: str) -> None:
         if thread_id in self._stored:

@@ -184,6 +184,13 @@ def test_the_threads_held_in_memory_are_bounded_and_an_older_one_is_read_from_th
     reads.clear()
     assert not threads.is_ours(ids[0], maybe_thread=False)  # a guild's own channel: no read
     assert not reads
+    for n in range(threads_module.MAX_NAMES + 5):  # names of replies never delivered
+        threads.name(str(3_000_000 + n), f"question {n}")
+    assert len(threads.names) == threads_module.MAX_NAMES
+    assert (
+        threads.names[str(3_000_000 + threads_module.MAX_NAMES + 4)]
+        == f"question {threads_module.MAX_NAMES + 4}"
+    )
     again = threads_module.Threads(store)  # a restart reads the newest back
     assert len(again._parents) <= 8 and again.is_ours(ids[1])
     store.close()
