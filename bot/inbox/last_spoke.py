@@ -2,8 +2,9 @@
 `catchup` reads since): exact in memory, written to the store only when it moved by at
 least `STEP` seconds, so a busy person costs one write a minute, not one per message.
 
-A restart loses at most the last `STEP` seconds of it (catchup then shows a few
-answers the person had already seen, never hides one).
+A clean stop writes what the store lacks (`flush`); a crash loses at most the last
+`STEP` seconds of it (catchup then shows a few answers the person had already seen,
+never hides one).
 """
 
 from __future__ import annotations
@@ -40,6 +41,13 @@ class LastSpoke:
             at, stored = self._held.pop(gone)
             if at > stored:
                 self._write(gone, at)
+
+    def flush(self) -> None:
+        """Write every time the store lags behind (a clean stop loses none)."""
+        for ident, (at, stored) in list(self._held.items()):
+            if at > stored:
+                self._write(ident, at)
+                self._held[ident] = (at, at)
 
     def last(self, idents: Iterable[str]) -> float | None:
         """The newest time any of these ids spoke (None: never, as far as is kept)."""

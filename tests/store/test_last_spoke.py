@@ -15,6 +15,8 @@ from bot.inbox.last_spoke import STEP, LastSpoke
 from bot.inbox.people import People
 from bot.ledger.catchup import catchup
 from bot.store.core import Store
+from config.settings import Settings
+from tests.kits.app_kit import running_app
 
 ANN = "slack:UANN"
 
@@ -100,3 +102,30 @@ def test_the_memory_is_bounded_and_an_evicted_time_is_written(
     assert len(last._held) == 3 and "slack:U0" not in last._held
     assert store.get_kv(last_spoke.KEY + "slack:U0") == repr(clock.now)  # its exact time
     assert last.last({"slack:U0", "slack:U3"}) == clock.now
+
+
+def test_a_clean_stop_writes_the_exact_times(store: Store) -> None:
+    clock = Clock()
+    last = LastSpoke(store, clock)
+    last.spoke(ANN)
+    clock.now += 20
+    last.spoke(ANN)
+    last.spoke("slack:UBOB")
+    assert store.get_kv(last_spoke.KEY + ANN) == repr(clock.now - 20)
+    last.flush()
+    assert LastSpoke(store).last({ANN}) == clock.now  # what a new process reads
+    assert LastSpoke(store).last({"slack:UBOB"}) == clock.now
+
+
+async def test_the_app_writes_the_exact_time_when_it_stops(settings: Settings) -> None:
+    clock = Clock()
+    async with running_app(settings) as app:
+        app.human.people.last.clock = clock
+        app.human.people.spoke("terminal", "ann", "terminal:ann")
+        clock.now += 30
+        app.human.people.spoke("terminal", "ann", "terminal:ann")  # not written yet
+    store = Store(settings.data_dir / "switchboard.db")
+    try:
+        assert store.get_kv(last_spoke.KEY + "terminal:ann") == repr(clock.now)
+    finally:
+        store.close()
