@@ -17,6 +17,7 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from agents.model.blocks import blocks_from
 from agents.model.providers.anthropic_wire import anthropic_form
 from agents.model.providers.base import (
     LLMResponse,
@@ -238,7 +239,7 @@ def _response(reply: Any) -> LLMResponse:
     blocks = [b for b in blocks if b.get("type") in KEPT_BLOCKS]
     details = getattr(reply, "stop_details", None)
     return LLMResponse(
-        blocks,
+        blocks_from(blocks),
         reply.stop_reason,
         _usage(reply.usage),
         details.model_dump(exclude_none=True) if details is not None else None,

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from agents.errors import AgentError
+from agents.model.blocks import Blocks, ToolUseBlock
 from bot.core.model_calls import Usage
 
 #: hears the model's text as it streams (agents/loop/loop.py passes the progress feed)
@@ -38,7 +39,7 @@ class ModelError(AgentError):
 
 @dataclass(slots=True)
 class LLMResponse:
-    content: list[dict[str, Any]]
+    content: Blocks
     stop_reason: str | None
     usage: Usage = field(default_factory=Usage)
     #: why the model declined (`stop_reason: refusal`): `category`, `explanation`
@@ -46,11 +47,11 @@ class LLMResponse:
 
     @property
     def text(self) -> str:
-        return "\n".join(b["text"] for b in self.content if b.get("type") == "text").strip()
+        return "\n".join(b["text"] for b in self.content if b["type"] == "text").strip()
 
     @property
-    def tool_calls(self) -> list[dict[str, Any]]:
-        return [b for b in self.content if b.get("type") == "tool_use"]
+    def tool_calls(self) -> list[ToolUseBlock]:
+        return [b for b in self.content if b["type"] == "tool_use"]
 
 
 class Backend(Protocol):
