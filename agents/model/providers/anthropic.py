@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from agents.model.blocks import blocks_from
 from agents.model.providers.anthropic_wire import anthropic_form
@@ -203,9 +203,7 @@ def without(request: Request, keys: set[str]) -> Request:
     if not keys:
         return request
     out = {k: v for k, v in request.items() if k not in keys}
-    if "cache_control" in keys:
-        out = _uncached(out)
-    return out
+    return cast(Request, _uncached(out) if "cache_control" in keys else out)
 
 
 def _uncached(value: Any) -> Any:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-from agents.model.blocks import Block, Message, Messages
+from agents.model.blocks import Block, Message
 from agents.model.providers.base import Request
 
 ID = re.compile(r"^[a-zA-Z0-9_-]+$")
@@ -27,7 +27,7 @@ AS_WRITTEN = "arguments_as_written"
 
 def anthropic_form(request: Request) -> Request:
     """`request` with every foreign tool call and id in the form the API takes."""
-    messages: Messages = request["messages"]
+    messages = request["messages"]
     fixed = [_message(m) for m in messages]
     if all(a is b for a, b in zip(fixed, messages, strict=True)):
         return request

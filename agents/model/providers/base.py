@@ -18,15 +18,32 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, NotRequired, Protocol, TypedDict
 
 from agents.errors import AgentError
-from agents.model.blocks import Blocks, ToolUseBlock
+from agents.model.blocks import Blocks, Messages, TextBlock, ToolUseBlock
 from bot.core.model_calls import Usage
 
 #: hears the model's text as it streams (agents/loop/loop.py passes the progress feed)
 TextSink = Callable[[str], None]
-Request = dict[str, Any]
+
+
+class ThinkingParams(TypedDict, total=False):
+    """How much a model thinks, as the Messages API takes it (agents/model/capabilities.py)."""
+
+    thinking: dict[str, str]
+    output_config: dict[str, str]
+
+
+class Request(ThinkingParams):
+    """A Messages API request body, as agents/model/llm.py builds it."""
+
+    model: str
+    max_tokens: int
+    system: list[TextBlock]
+    messages: Messages
+    #: the tools' specs (a JSON Schema each: arbitrary JSON)
+    tools: NotRequired[list[dict[str, Any]]]
 
 
 class ModelUnavailable(AgentError):

@@ -28,7 +28,6 @@ from agents.model.blocks import (
     Block,
     Blocks,
     Message,
-    Messages,
     ToolResultBlock,
     ToolUseBlock,
     blocks_of,
@@ -51,8 +50,7 @@ def chat_request(request: Request, model: str) -> dict[str, Any]:
     """The Chat Completions body for an Anthropic-form request (streamed, with usage)."""
     system = "\n\n".join(b["text"] for b in request.get("system", []) if b.get("text"))
     messages: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
-    history: Messages = request["messages"]
-    for message in history:
+    for message in request["messages"]:
         messages.extend(_translated(message))
     body: dict[str, Any] = {
         "model": model,
