@@ -127,9 +127,9 @@ def _untrusted(block: Block, names: dict[str, str]) -> str | None:
 
 def _person_texts(block: Block, names: dict[str, str]) -> list[str]:
     """A person's own words in a block `_untrusted` passed (a text or a tool result)."""
-    if block["type"] == "text" and _PERSON.match(block["text"]):
+    if block["type"] == "text" and _PERSON.match(block.get("text", "")):
         return [block["text"]]
-    if block["type"] == "tool_result" and names.get(block["tool_use_id"]) == ANSWERS:
+    if block["type"] == "tool_result" and names.get(str(block.get("tool_use_id"))) == ANSWERS:
         content = block.get("content")
         return [content] if isinstance(content, str) else []
     return []
