@@ -28,11 +28,11 @@ from bot.core.model_calls import Usage
 TextSink = Callable[[str], None]
 
 
-class ThinkingParams(TypedDict, total=False):
+class ThinkingParams(TypedDict):
     """How much a model thinks, as the Messages API takes it (agents/model/capabilities.py)."""
 
-    thinking: dict[str, str]
-    output_config: dict[str, str]
+    thinking: NotRequired[dict[str, str]]
+    output_config: NotRequired[dict[str, str]]
 
 
 class Request(ThinkingParams):
