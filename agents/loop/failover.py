@@ -14,12 +14,13 @@ two endpoints of the same model keeps them. Each move is an `llm.failover` event
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from agents.loop import turns
 from agents.model.blocks import THINKING, Blocks, Messages
 from agents.model.llm import role_of
 from agents.model.providers import split
+from agents.model.providers.base import StopDetails
 
 if TYPE_CHECKING:
     from agents.loop.conversation import Conversation
@@ -49,7 +50,7 @@ def failed_over(node: AgentLoop, conv: Conversation) -> bool:
     return (node.agent_id, conv.key) in node.services.llm.failed_over
 
 
-def after_refusal(node: AgentLoop, conv: Conversation, details: dict[str, Any] | None) -> bool:
+def after_refusal(node: AgentLoop, conv: Conversation, details: StopDetails | None) -> bool:
     """The model declined: the same request goes to the next model, once per turn; False
     when the turn already moved or no fallback is left (the turn declines)."""
     if failed_over(node, conv):

@@ -35,6 +35,14 @@ class ThinkingParams(TypedDict):
     output_config: NotRequired[dict[str, str]]
 
 
+class StopDetails(TypedDict):
+    """Why the model declined (`stop_reason: refusal`), as the API says it."""
+
+    type: NotRequired[str]
+    category: NotRequired[str | None]
+    explanation: NotRequired[str | None]
+
+
 class Request(ThinkingParams):
     """A Messages API request body, as agents/model/llm.py builds it."""
 
@@ -59,8 +67,8 @@ class LLMResponse:
     content: Blocks
     stop_reason: str | None
     usage: Usage = field(default_factory=Usage)
-    #: why the model declined (`stop_reason: refusal`): `category`, `explanation`
-    stop_details: dict[str, Any] | None = None
+    #: why the model declined (`stop_reason: refusal`)
+    stop_details: StopDetails | None = None
 
     @property
     def text(self) -> str:

@@ -33,7 +33,7 @@ from agents.model.blocks import (
     blocks_of,
     text_block,
 )
-from agents.model.providers.base import LLMResponse, ModelUnavailable, Request
+from agents.model.providers.base import LLMResponse, ModelUnavailable, Request, StopDetails
 from bot.core.model_calls import Usage
 
 STOPS = {
@@ -197,7 +197,7 @@ class Gathered:
         stop = STOPS.get(self.finish, self.finish)
         if self.calls and stop == "end_turn":
             stop = "tool_use"  # servers that say `stop` after calls (Ollama, some vLLM)
-        details = None
+        details: StopDetails | None = None
         if stop == "refusal" or (self.refusal and not content):
             stop = "refusal"
             explanation = self.refusal or f"finish_reason: {self.finish}"
