@@ -110,7 +110,6 @@ class RedactedThinkingBlock(TypedDict):
     data: str
 
 
-Thinking = ThinkingBlock | RedactedThinkingBlock
 Block = (
     TextBlock | ImageBlock | DocumentBlock | ToolUseBlock | ToolResultBlock | ThinkingBlock
     | RedactedThinkingBlock
@@ -126,10 +125,7 @@ class Message(TypedDict):
 
 
 Messages = list[Message]
-#: a block kind, as `Block["type"]` reads
-Kind = Literal[
-    "text", "image", "document", "tool_use", "tool_result", "thinking", "redacted_thinking"
-]
+#: the blocks of a response kept as they came (the API checks them, signed)
 THINKING: tuple[Literal["thinking"], Literal["redacted_thinking"]] = (
     "thinking",
     "redacted_thinking",
