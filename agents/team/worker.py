@@ -20,12 +20,13 @@ from agents.loop.prompts import system_prompt
 from agents.loop.step import Effects, Step, asker_of
 from agents.loop.transcript import answer_text, render
 from agents.loop.turns import ANSWERED, CONTINUED, REMINDER, last_words, reminded, stop_of
+from agents.model.blocks import ToolResultBlock, results_from
 from agents.model.llm import LLMResponse
 from agents.services import AgentInfo, Services
 from agents.team import asked, findings
 from agents.tools.files import workspace_for, workspace_of
 from agents.tools.messaging import send_message_tool
-from agents.tools.toolbox import Tool, Toolbox, ToolError, ToolResult
+from agents.tools.toolbox import Tool, Toolbox, ToolError, ToolResult, result_block
 from agents.tools.worker import ASK_HUMAN, PUBLISH, SUGGEST_NEXT, WORKER_ROLE
 from bot.core.bus import Mail, Mailbox
 from bot.core.messages import (
@@ -141,8 +142,7 @@ class Worker(AgentLoop):
                 return
 
     def _load(self) -> Conversation:
-        messages, _ = self.services.store.load_conversation(self.row.id, TASK_KEY)
-        conv = Conversation(self.row.id, TASK_KEY, self.row.origin_target, messages)
+        conv = Conversation.load(self.services.store, self.row.id, TASK_KEY, self.row.origin_target)
         self._asker = self.services.store.asker_of(self.row.id)  # heard before a restart
         if not conv.messages:
             conv.add_text(self.now(conversation=self.row.origin_conversation))
@@ -210,11 +210,11 @@ class Worker(AgentLoop):
         self.row.parked = ParkedState(question_id=question_id, tool_use_id=tool_use_id)
 
     def hold_results(
-        self, conv: Conversation, results: list[dict[str, Any]], later: list[Mail]
+        self, conv: Conversation, results: list[ToolResultBlock], later: list[Mail]
     ) -> None:
         parked = self.row.parked
         assert parked is not None  # park_call came first
-        pending = {"type": "tool_result", "tool_use_id": parked.tool_use_id, "content": PENDING}
+        pending = result_block(parked.tool_use_id, ToolResult(PENDING))
         parked.results = [*results, pending]
         parked.later = [mail.msg.to_json() for mail in later]
         self.effects.consumed.extend(mail.id for mail in later)
@@ -248,9 +248,9 @@ class Worker(AgentLoop):
         self, conv: Conversation, parked: ParkedState, answer: Mail, held: list[Mail]
     ) -> None:
         text = answer_text(answer.msg)
-        results = [
-            dict(r, content=text) if r.get("tool_use_id") == parked.tool_use_id else r
-            for r in parked.results
+        results: list[ToolResultBlock] = [
+            {**r, "content": text} if r["tool_use_id"] == parked.tool_use_id else r
+            for r in results_from(parked.results)
         ]
         conv.add_blocks(results)
         self.heard(answer.msg)  # first: a preference said in the answer shows in its profile
