@@ -24,6 +24,7 @@ from agents.loop.role import Role
 from agents.loop.step import Effects, Step
 from agents.loop.transcript import CONTEXT, context_texts, person_of, render
 from agents.model.attachments import blocks as attachment_blocks
+from agents.model.blocks import THINKING, Blocks, ToolResultBlock, ToolUseBlock
 from agents.model.llm import CallLabel, LLMResponse
 from agents.services import Services
 from agents.tools.toolbox import Toolbox, ToolResult, result_block
@@ -206,7 +207,7 @@ class AgentLoop:
     def _thought(self, conv: Conversation, response: LLMResponse) -> None:
         """Say in the event log that a turn thought, and how much (never what)."""
         tokens = response.usage.thinking_tokens
-        blocks = sum(1 for b in response.content if b.get("type") in turns_mod.THINKING)
+        blocks = sum(1 for b in response.content if b["type"] in THINKING)
         if tokens or blocks:
             self.services.events.emit(
                 "llm.thought", self.agent_id, conversation=conv.key, tokens=tokens, blocks=blocks
@@ -237,9 +238,7 @@ class AgentLoop:
         held.clear()
         return None if await calling.make_room(self, conv) else Outcome("failed")
 
-    def _carry_on(
-        self, conv: Conversation, content: list[dict[str, Any]], held: list[str], stop: str
-    ) -> None:
+    def _carry_on(self, conv: Conversation, content: Blocks, held: list[str], stop: str) -> None:
         """A cut answer (max_tokens) is continued, a cut call asked again, a paused turn
         resumed; the text so far waits to reach the person as one answer."""
         calls = turns_mod.calls_of(content)
@@ -280,10 +279,10 @@ class AgentLoop:
         """Hook: a turn finished (workers count them)."""
 
     async def _act(self, conv: Conversation, inbox: Inbox, response: LLMResponse) -> Outcome | None:
-        results: list[dict[str, Any]] = []
+        results: list[ToolResultBlock] = []
         later: list[Mail] = []
         outcome: Outcome | None = None
-        gated: tuple[dict[str, Any], Any] | None = None
+        gated: tuple[ToolUseBlock, Any] | None = None
         parked: tuple[str, str] | None = None  # (tool_use id, question id)
         for call in response.tool_calls:
             later.extend(inbox.drain())  # ── yield point between tool calls ──
@@ -311,7 +310,7 @@ class AgentLoop:
             return None
         return self._after_calls(conv, outcome, parked, results, later)
 
-    def _within_role(self, call: dict[str, Any], result: ToolResult) -> ToolResult:
+    def _within_role(self, call: ToolUseBlock, result: ToolResult) -> ToolResult:
         """A call that parks or ends a task, in an agent with none: refused, logged."""
         if self.role.task is not None or (result.park is None and not result.end):
             return result
@@ -323,7 +322,7 @@ class AgentLoop:
         conv: Conversation,
         outcome: Outcome | None,
         parked: tuple[str, str] | None,
-        results: list[dict[str, Any]],
+        results: list[ToolResultBlock],
         later: list[Mail],
     ) -> Outcome | None:
         """The step's results stored (or kept with a parked task), then its checkpoint."""
@@ -342,8 +341,8 @@ class AgentLoop:
     async def _await_approval(
         self,
         conv: Conversation,
-        gated: tuple[dict[str, Any], Any],
-        results: list[dict[str, Any]],
+        gated: tuple[ToolUseBlock, Any],
+        results: list[ToolResultBlock],
         later: list[Mail],
     ) -> None:
         """A gated call: checkpoint the request, wait for the decision (this conversation
@@ -359,13 +358,13 @@ class AgentLoop:
         approvals = self.services.approvals
         return approvals is not None and await approvals.resume(self, conv)
 
-    async def _call(self, call: dict[str, Any], conv: Conversation) -> ToolResult:
+    async def _call(self, call: ToolUseBlock, conv: Conversation) -> ToolResult:
         """One tool call, recorded as `tool.called` (agent, tool, duration, ok or error;
         for the audit log: whose conversation, a digest of the arguments, the outcome)."""
-        self.announce(conv, doing(call["name"], call.get("input")))
+        self.announce(conv, doing(call["name"], call["input"]))
         started = time.perf_counter()
         step = self.step(conv)
-        result = await self.toolbox.call(call["name"], call.get("input"), step)
+        result = await self.toolbox.call(call["name"], call["input"], step)
         calls.record(self.services, self.agent_id, call, step, result, started)
         if result.approval is not None:
             self.announce(conv, WAITING_FOR_APPROVAL)

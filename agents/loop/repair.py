@@ -11,18 +11,20 @@ when to call them.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from agents.loop.media import strip_media
-from agents.loop.turns import (
-    REFUSED_NOTE,
+from agents.loop.turns import REFUSED_NOTE, calls_of, close, has_results
+from agents.model.blocks import (
     THINKING,
+    Block,
+    Blocks,
     Messages,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
     blocks_of,
-    calls_of,
-    close,
-    has_results,
     text_block,
+    text_in,
 )
 
 HISTORY_NOTE = "[The earlier conversation was left out: the model's API refused it.]"
@@ -39,7 +41,7 @@ def drop_thinking(messages: Messages) -> None:
     last = len(messages) - 2 if in_tool_cycle(messages) else len(messages)
     for message in messages[:last]:
         if message["role"] == "assistant":
-            kept = [b for b in blocks_of(message["content"]) if b.get("type") not in THINKING]
+            kept: Blocks = [b for b in blocks_of(message["content"]) if b["type"] not in THINKING]
             if kept:  # a stored reply always says something (add_reply)
                 message["content"] = kept
 
@@ -51,7 +53,7 @@ def drop_newest_turn(messages: Messages, error: str) -> bool:
         return False
     note = REFUSED_NOTE.format(error=error[:200])
     content = blocks_of(messages[-1]["content"])
-    results = [{**b, "content": note} for b in content if b.get("type") == "tool_result"]
+    results: Blocks = [{**b, "content": note} for b in content if b["type"] == "tool_result"]
     messages[-1]["content"] = [*results, text_block(note)]
     return True
 
@@ -98,10 +100,10 @@ def unthought_cycle(messages: Messages, exc: Exception) -> bool:
     if not in_tool_cycle(messages) or len(messages) < 2:
         return False
     calls = {c["id"]: c for c in calls_of(blocks_of(messages[-2]["content"]))}
-    said = [b for b in blocks_of(messages[-2]["content"]) if b.get("type") == "text"]
+    said: Blocks = [b for b in blocks_of(messages[-2]["content"]) if b["type"] == "text"]
     messages[-2]["content"] = said + [_call_text(c) for c in calls.values()]
     messages[-1]["content"] = [
-        _result_text(b, calls.get(b.get("tool_use_id", ""))) if b.get("type") == "tool_result"
+        _result_text(b, calls.get(b["tool_use_id"])) if b["type"] == "tool_result"
         else b
         for b in blocks_of(messages[-1]["content"])
     ]  # fmt: skip
@@ -109,15 +111,15 @@ def unthought_cycle(messages: Messages, exc: Exception) -> bool:
     return True
 
 
-def _call_text(call: dict[str, Any]) -> dict[str, Any]:
-    args = json.dumps(call.get("input") or {}, ensure_ascii=False)[:2000]
-    return text_block(f"[I called {call.get('name')} with {args}]")
+def _call_text(call: ToolUseBlock) -> TextBlock:
+    args = json.dumps(call["input"] or {}, ensure_ascii=False)[:2000]
+    return text_block(f"[I called {call['name']} with {args}]")
 
 
-def _result_text(result: dict[str, Any], call: dict[str, Any] | None) -> dict[str, Any]:
+def _result_text(result: ToolResultBlock, call: ToolUseBlock | None) -> TextBlock:
     content = result.get("content")
     body = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
-    name = call.get("name") if call else "a tool"
+    name = call["name"] if call else "a tool"
     return text_block(f"[Result of {name}]: {body or '(empty)'}")
 
 
@@ -135,15 +137,15 @@ def drop_history(messages: Messages) -> bool:
         return False
     blocks = blocks_of(messages[-1]["content"])
     notes = [i for i, b in enumerate(blocks) if _is_refused_note(b)]
-    newest = [b for b in blocks[notes[-1] + 1 :] if b.get("type") != "tool_result"] if notes else []
+    newest = [b for b in blocks[notes[-1] + 1 :] if b["type"] != "tool_result"] if notes else []
     if not newest:
         return False
     messages[:] = [{"role": "user", "content": [text_block(HISTORY_NOTE), *newest]}]
     return True
 
 
-def _is_refused_note(block: dict[str, Any]) -> bool:
-    text = block.get("text") or block.get("content")
+def _is_refused_note(block: Block) -> bool:
+    text = block.get("content") if block["type"] == "tool_result" else text_in(block)
     return isinstance(text, str) and text.startswith(REFUSED_NOTE.split("{", 1)[0])
 
 

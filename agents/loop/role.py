@@ -10,11 +10,12 @@ parks or ends anything, and a call that tried would be refused (agents/loop/loop
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from agents.loop.conversation import Conversation
     from agents.loop.step import Effects, Step
+    from agents.model.blocks import ToolResultBlock
     from bot.core.bus import Mail
 
 
@@ -25,7 +26,7 @@ class Task(Protocol):
         self,
         conv: Conversation,
         call: tuple[str, str],
-        results: list[dict[str, Any]],
+        results: list[ToolResultBlock],
         later: list[Mail],
     ) -> None:
         """`call` (tool_use id, question id) waits for a person's answer: the step's other

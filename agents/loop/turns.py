@@ -18,12 +18,22 @@ decides what to do with them.
 from __future__ import annotations
 
 import logging
-from typing import Any, Literal
+from collections.abc import Sequence
+from typing import Literal
+
+from agents.model.blocks import (
+    Block,
+    Blocks,
+    Message,
+    Messages,
+    ToolResultBlock,
+    ToolUseBlock,
+    blocks_of,
+    text_block,
+    text_in,
+)
 
 log = logging.getLogger(__name__)
-
-Messages = list[dict[str, Any]]
-Blocks = list[dict[str, Any]]
 #: how a response ended, as the loop acts on it
 Stop = Literal["end_turn", "max_tokens", "refusal", "pause_turn", "context_full"]
 _KNOWN: dict[str, Stop] = {
@@ -37,8 +47,6 @@ _KNOWN: dict[str, Stop] = {
     "refusal": "refusal",
     "pause_turn": "pause_turn",
 }
-#: the blocks of a response kept as they came (the API checks them, signed)
-THINKING = ("thinking", "redacted_thinking")
 
 #: the stops whose next response goes on with the same answer
 CONTINUED = ("max_tokens", "pause_turn")
@@ -83,7 +91,7 @@ def stop_of(reason: str | None) -> Stop:
     return stop
 
 
-def clean(content: Blocks) -> Blocks:
+def clean(content: Sequence[Block]) -> Blocks:
     """The response as it may be stored: no empty or whitespace-only text blocks, every
     tool call's input a JSON object or the text a model wrote that is not one (the
     toolbox answers it with an error; agents/model/providers/anthropic_wire.py sends it
@@ -91,24 +99,23 @@ def clean(content: Blocks) -> Blocks:
     cut before its signature (the API takes none without)."""
     out: Blocks = []
     for block in content:
-        kind = block.get("type")
-        if kind == "text":
-            if str(block.get("text", "")).strip():
-                out.append({"type": "text", "text": block["text"]})
-        elif kind == "tool_use":
-            args = block.get("input")
+        if block["type"] == "text":
+            if block["text"].strip():
+                out.append(text_block(block["text"]))
+        elif block["type"] == "tool_use":
+            args: object = block.get("input")  # what a server wrote may be any JSON
             out.append({**block, "input": args if isinstance(args, dict | str) else {}})
-        elif kind == "thinking" and block.get("signature"):
+        elif block["type"] == "thinking" and block.get("signature"):
             out.append({"type": "thinking", "thinking": block.get("thinking", ""),
                         "signature": block["signature"]})  # fmt: skip
-        elif kind == "redacted_thinking" and block.get("data"):
+        elif block["type"] == "redacted_thinking" and block.get("data"):
             out.append({"type": "redacted_thinking", "data": block["data"]})
     return out
 
 
-def said(content: Blocks) -> bool:
+def said(content: Sequence[Block]) -> bool:
     """Whether a response says or does anything (text or a call), beyond thinking."""
-    return any(b.get("type") in ("text", "tool_use") for b in content)
+    return any(b["type"] in ("text", "tool_use") for b in content)
 
 
 def silent(text: str) -> bool:
@@ -116,34 +123,30 @@ def silent(text: str) -> bool:
     return text.strip().casefold() in SILENCE or not text.strip()
 
 
-def text_of(content: Blocks) -> str:
+def text_of(content: Sequence[Block]) -> str:
     """The text blocks, in order, as one message."""
-    return "\n\n".join(b["text"].strip() for b in content if b.get("type") == "text").strip()
+    return "\n\n".join(b["text"].strip() for b in content if b["type"] == "text").strip()
 
 
-def raw_text(content: Blocks) -> str:
+def raw_text(content: Sequence[Block]) -> str:
     """The text blocks as written (a cut answer's pieces are joined as they are)."""
-    return "\n\n".join(b["text"] for b in content if b.get("type") == "text")
+    return "\n\n".join(b["text"] for b in content if b["type"] == "text")
 
 
 def rstripped(content: Blocks) -> Blocks:
     """The content without trailing whitespace (a request may end with it: the API
     refuses a final assistant message that ends in whitespace)."""
-    if content and content[-1].get("type") == "text":
-        return [*content[:-1], text_block(content[-1]["text"].rstrip())]
+    if content and (last := content[-1])["type"] == "text":
+        return [*content[:-1], text_block(last["text"].rstrip())]
     return content
 
 
-def calls_of(content: Blocks) -> Blocks:
-    return [b for b in content if b.get("type") == "tool_use"]
+def calls_of(content: Sequence[Block]) -> list[ToolUseBlock]:
+    return [b for b in content if b["type"] == "tool_use"]
 
 
-def without_calls(content: Blocks) -> Blocks:
-    return [b for b in content if b.get("type") != "tool_use"]
-
-
-def text_block(text: str) -> dict[str, Any]:
-    return {"type": "text", "text": text}
+def without_calls(content: Sequence[Block]) -> Blocks:
+    return [b for b in content if b["type"] != "tool_use"]
 
 
 def add_reply(messages: Messages, content: Blocks) -> None:
@@ -167,10 +170,10 @@ def close(messages: Messages, note: str) -> None:
         messages.append({"role": "user", "content": [text_block(note)]})
 
 
-def closed(message: dict[str, Any]) -> bool:
+def closed(message: Message) -> bool:
     """Whether a user turn ends with a runtime note that closed it."""
     blocks = blocks_of(message["content"])
-    return bool(blocks) and str(blocks[-1].get("text", "")).startswith(CLOSED)
+    return bool(blocks) and text_in(blocks[-1]).startswith(CLOSED)
 
 
 def decline(messages: Messages) -> None:
@@ -181,10 +184,10 @@ def decline(messages: Messages) -> None:
     start = turn_start(messages)
     if start is None:
         return
-    results = [b for b in blocks_of(messages[start]["content"]) if b.get("type") == "tool_result"]
+    results = [b for b in blocks_of(messages[start]["content"]) if b["type"] == "tool_result"]
     del messages[start:]
     if results:
-        messages.append({"role": "user", "content": results})
+        messages.append({"role": "user", "content": [*results]})
     close(messages, DECLINED_NOTE)
 
 
@@ -193,7 +196,7 @@ def turn_start(messages: Messages) -> int | None:
     for i in range(len(messages) - 1, -1, -1):
         message = messages[i]
         if message["role"] == "user" and any(
-            b.get("type") != "tool_result" for b in blocks_of(message["content"])
+            b["type"] != "tool_result" for b in blocks_of(message["content"])
         ):
             return i
     return None
@@ -206,7 +209,7 @@ def held_text(messages: Messages) -> list[str]:
     i = len(messages) - 1
     while i >= 1 and messages[i]["role"] == "user" and _is_continue(messages[i]):
         reply = blocks_of(messages[i - 1]["content"])
-        pieces.insert(0, raw_text([b for b in reply if b.get("text") not in PLACEHOLDERS]))
+        pieces.insert(0, raw_text([b for b in reply if text_in(b) not in PLACEHOLDERS]))
         i -= 2
     return pieces
 
@@ -218,20 +221,20 @@ def drop_continue_note(messages: Messages) -> None:
         messages.pop()
 
 
-def _is_continue(message: dict[str, Any]) -> bool:
-    texts = [b.get("text", "") for b in blocks_of(message["content"])]
+def _is_continue(message: Message) -> bool:
+    texts = [text_in(b) for b in blocks_of(message["content"])]
     cut = REPEAT_CALL.split("{", 1)[0]
     return bool(texts) and all(t == CONTINUE or t.startswith(cut) for t in texts)
 
 
-def dangling_calls(messages: Messages) -> Blocks:
+def dangling_calls(messages: Messages) -> list[ToolUseBlock]:
     """Tool calls of the last assistant message that no user turn answers yet."""
     if not messages or messages[-1]["role"] != "assistant":
         return []
     return calls_of(blocks_of(messages[-1]["content"]))
 
 
-def interrupted_results(messages: Messages) -> Blocks:
+def interrupted_results(messages: Messages) -> list[ToolResultBlock]:
     """Error results for calls a restart cut off (delivered text, tools never run)."""
     return [
         {"type": "tool_result", "tool_use_id": c["id"], "content": INTERRUPTED, "is_error": True}
@@ -239,8 +242,8 @@ def interrupted_results(messages: Messages) -> Blocks:
     ]
 
 
-def has_results(message: dict[str, Any]) -> bool:
-    return any(b.get("type") == "tool_result" for b in blocks_of(message["content"]))
+def has_results(message: Message) -> bool:
+    return any(b["type"] == "tool_result" for b in blocks_of(message["content"]))
 
 
 def reminded(messages: Messages) -> bool:
@@ -251,7 +254,7 @@ def reminded(messages: Messages) -> bool:
         i -= 1
     if i < 0 or messages[i]["role"] != "user":
         return False
-    return any(b.get("text") == REMINDER for b in blocks_of(messages[i]["content"]))
+    return any(text_in(b) == REMINDER for b in blocks_of(messages[i]["content"]))
 
 
 def last_words(messages: Messages) -> str:
@@ -264,8 +267,3 @@ def last_words(messages: Messages) -> str:
         if not silent(text):
             return text.strip()
     return ""
-
-
-def blocks_of(content: Any) -> Blocks:
-    """A message's content as blocks (a plain string is one text block)."""
-    return [text_block(content)] if isinstance(content, str) else list(content)

@@ -256,8 +256,7 @@ class Session(AgentLoop):
 
     async def _serve(self) -> None:
         try:
-            messages, target = self.services.store.load_conversation(COORDINATOR, self.key)
-            self.conv = Conversation(COORDINATOR, self.key, target, messages)
+            self.conv = Conversation.load(self.services.store, COORDINATOR, self.key)
             # a crash cut its last turn short (before the model answered, or before the
             # tools of an answer already delivered ran)
             interrupted = self.conv.awaits_model or bool(dangling_calls(self.conv.messages))

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from agents.loop.step import Step
 from agents.loop.transcript import answer_text, render
-from agents.tools.toolbox import ToolError, ToolResult
+from agents.model.blocks import ToolResultBlock, results_from
+from agents.tools.toolbox import ToolError, ToolResult, result_block
 from bot.core.bus import Mail
 from bot.core.messages import BusMessage, Outbound, Target, TargetError
 from bot.store.core import ParkedState, QuestionRow
@@ -69,7 +70,7 @@ class Parking:
         self,
         conv: Conversation,
         call: tuple[str, str],
-        results: list[dict[str, Any]],
+        results: list[ToolResultBlock],
         later: list[Mail],
     ) -> None:
         """The task waits for a person's answer, its step's results and mail kept in the
@@ -77,7 +78,7 @@ class Parking:
         worker, row = self.worker, self.worker.row
         tool_use_id, question_id = call
         parked = row.parked = ParkedState(question_id=question_id, tool_use_id=tool_use_id)
-        pending = {"type": "tool_result", "tool_use_id": tool_use_id, "content": PENDING}
+        pending = result_block(tool_use_id, ToolResult(PENDING))
         parked.results = [*results, pending]
         parked.later = [mail.msg.to_json() for mail in later]
         worker.effects.consumed.extend(mail.id for mail in later)
@@ -117,9 +118,9 @@ class Parking:
     ) -> None:
         worker, row = self.worker, self.worker.row
         text = answer_text(answer.msg)
-        results = [
-            dict(r, content=text) if r.get("tool_use_id") == parked.tool_use_id else r
-            for r in parked.results
+        results: list[ToolResultBlock] = [
+            {**r, "content": text} if r["tool_use_id"] == parked.tool_use_id else r
+            for r in results_from(parked.results)
         ]
         conv.add_blocks(results)
         worker.heard(answer.msg)  # first: a preference said in the answer shows in its profile

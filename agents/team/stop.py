@@ -12,7 +12,8 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
-from agents.loop.turns import CLOSED, close
+from agents.loop.turns import CLOSED, calls_of, close
+from agents.model.blocks import blocks_of
 from agents.tools.toolbox import ToolResult, result_block
 from bot.core.bus import Mail
 from bot.core.messages import COORDINATOR, FROM_PERSON, STOP, Outbound, Target
@@ -82,7 +83,7 @@ def close_turn(conv: Conversation) -> None:
     (so a restart does not resume it): every tool call answered, a runtime note last."""
     last = conv.messages[-1] if conv.messages else None
     if last is not None and last["role"] == "assistant":
-        uses = [b for b in last["content"] if b.get("type") == "tool_use"]
+        uses = calls_of(blocks_of(last["content"]))
         conv.add_blocks(
             [result_block(u["id"], ToolResult(INTERRUPTED, is_error=True)) for u in uses]
         )

@@ -154,8 +154,7 @@ class Worker(AgentLoop):
                 return
 
     def _load(self) -> Conversation:
-        messages, _ = self.services.store.load_conversation(self.row.id, TASK_KEY)
-        conv = Conversation(self.row.id, TASK_KEY, self.row.origin_target, messages)
+        conv = Conversation.load(self.services.store, self.row.id, TASK_KEY, self.row.origin_target)
         self._asker = self.services.store.asker_of(self.row.id)  # heard before a restart
         if not conv.messages:
             conv.add_text(self.now(conversation=self.row.origin_conversation))
