@@ -34,7 +34,9 @@ from tests.fakes.anthropic_api import Call, text, tool, unwrap
 from tests.fakes.discord_api import FakeDiscord
 from tests.fakes.slack_api import BOT_USER, FakeSlack
 
-CHANNELS = 20
+#: Slack channels the team talks in: the bot posts at most once a second in each
+#: (SLACK_PACE_SECONDS, Slack's own limit), so 20 channels cap the answers near 20/s
+CHANNELS = 200
 MENTION = f"<@{BOT_USER}>"
 #: an answer the model writes: `ok m12`, `read m12`, `fired m12`, `done W12`
 ANSWER = re.compile(r"\b(ok|read|fired|done) ((?:m|W|A)\d+)\b")
