@@ -27,12 +27,14 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from agents.model.attachments import Expander
+from agents.model.blocks import THINKING, CacheControl, Message, Messages, blocks_of
 from agents.model.capabilities import Capabilities, thinking_params
 from agents.model.providers import Backend, split
 from agents.model.providers.base import (
     LLMResponse,
     ModelError,
     ModelUnavailable,
+    Request,
     TextSink,
 )
 from agents.model.reasons import Outage
@@ -43,8 +45,7 @@ from config.models import DEFAULT_EFFORT, Effort, Role
 
 __all__ = ["LLMResponse", "ModelError", "ModelUnavailable", "Provider", "TextSink", "role_of"]
 log = logging.getLogger(__name__)
-CACHE = {"type": "ephemeral"}
-THINKING_BLOCKS = ("thinking", "redacted_thinking")
+CACHE: CacheControl = {"type": "ephemeral"}
 Observer = Callable[[CallRecord], None]
 Gate = Callable[[], Awaitable[None]]
 #: the backend of a provider (`anthropic`, `openai`), made at its first use
@@ -118,7 +119,7 @@ class Provider:
         self,
         system: str,
         tools: list[dict[str, Any]],
-        messages: list[dict[str, Any]],
+        messages: Messages,
         label: CallLabel = UNLABELLED,
         on_text: TextSink | None = None,
         once: bool = False,
@@ -168,11 +169,11 @@ class Provider:
         self,
         system: str,
         tools: list[dict[str, Any]],
-        messages: list[dict[str, Any]],
+        messages: Messages,
         label: CallLabel = UNLABELLED,
         once: bool = False,
         model: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> Request:
         """The request body, with cache breakpoints on system, tools and (unless `once`)
         the last turns, and the model and thinking of the label's role, as it takes them."""
         role = role_of(label, once)
@@ -182,7 +183,7 @@ class Provider:
         if not spec.known:  # a server that is not Anthropic's may refuse what it lacks
             tools = [{k: v for k, v in t.items() if k != "input_examples"} for t in tools]
         cached_tools = [*tools[:-1], {**tools[-1], "cache_control": CACHE}] if tools else []
-        request: dict[str, Any] = {
+        request: Request = {
             "model": split(model)[1],
             "max_tokens": min(self.max_tokens, spec.max_output),
             "system": [{"type": "text", "text": system, "cache_control": CACHE}],
@@ -206,7 +207,7 @@ def role_of(label: CallLabel, once: bool) -> Role:
     return "coordinator"
 
 
-def _mark_last(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _mark_last(messages: Messages) -> Messages:
     """Breakpoints on the newest message, so the next turn reads the history from cache,
     and on the person's turn before it, where the previous request put its own: a turn
     of many blocks (parallel calls, a batch of messages) would otherwise outrun the
@@ -218,14 +219,10 @@ def _mark_last(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return marked
 
 
-def _marked(message: dict[str, Any]) -> dict[str, Any]:
+def _marked(message: Message) -> Message:
     """A copy of `message` with a breakpoint on its last block that may carry one."""
-    message = copy.deepcopy(message)
-    content = message["content"]
-    if isinstance(content, str):
-        content = [{"type": "text", "text": content}]
-    allowed = [i for i, b in enumerate(content) if b.get("type") not in THINKING_BLOCKS]
+    content = blocks_of(copy.deepcopy(message["content"]))
+    allowed = [b for b in content if b["type"] not in THINKING]
     if allowed:
-        content[allowed[-1]] = {**content[allowed[-1]], "cache_control": CACHE}
-    message["content"] = content
-    return message
+        allowed[-1]["cache_control"] = CACHE  # on the copy
+    return {**message, "content": content}

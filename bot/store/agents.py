@@ -11,7 +11,7 @@ import json
 import logging
 import sqlite3
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from bot.core.messages import BusMessage
@@ -39,8 +39,9 @@ class AgentTables:
 
     # -- conversations ---------------------------------------------------------------
     def save_conversation(
-        self, agent: str, key: str, messages: list[dict[str, Any]], target: str | None
+        self, agent: str, key: str, messages: Sequence[Mapping[str, Any]], target: str | None
     ) -> None:
+        """Save a conversation's messages (the agents' typed transcript) as JSON."""
         self._x(
             "INSERT INTO conversations (agent, key, target, messages, updated_at)"
             " VALUES (?, ?, ?, ?, ?) ON CONFLICT (agent, key) DO UPDATE SET"
