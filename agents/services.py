@@ -19,6 +19,7 @@ from bot.inbox.human import HumanNode
 from bot.store.core import Store
 
 if TYPE_CHECKING:
+    from agents.model.blocks import Messages
     from agents.model.llm import Provider
     from agents.tools.toolbox import Guard, Tool, Toolbox, ToolSource
 
@@ -48,7 +49,6 @@ ToolFactory = Callable[[AgentInfo], "list[Tool]"]
 #: Tools that change at run time (MCP servers): one source per agent
 SourceFactory = Callable[[AgentInfo], "ToolSource"]
 PromptPart = Callable[[AgentInfo, str | None], str]
-Messages = list[dict[str, Any]]
 
 
 class MemoryHooks(Protocol):

@@ -6,9 +6,9 @@ outcome) and never the arguments themselves. The agent loop calls `record` once 
 from __future__ import annotations
 
 import time
-from typing import Any
 
 from agents.loop.step import Step
+from agents.model.blocks import ToolUseBlock
 from agents.services import Services
 from agents.tools.toolbox import ToolResult
 from bot.core.redact import args_digest
@@ -26,7 +26,7 @@ def outcome(result: ToolResult) -> str:
 def record(
     services: Services,
     agent_id: str,
-    call: dict[str, Any],
+    call: ToolUseBlock,
     step: Step,
     result: ToolResult,
     started: float,
@@ -45,6 +45,6 @@ def record(
         conversation=step.conversation,
         person=person.name if person is not None else None,
         person_id=people.speaker_id_of(step.conversation),
-        args_digest=args_digest(call.get("input")),
+        args_digest=args_digest(call["input"]),
         outcome=outcome(result),
     )

@@ -4,10 +4,15 @@ the same turn that would read as the turn's end)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from agents.loop.turns import closed, has_results
+from agents.model.blocks import Block, Messages, blocks_of, stored, text_block
+
+if TYPE_CHECKING:
+    from bot.store.core import Store
 
 
 @dataclass(slots=True)
@@ -17,20 +22,28 @@ class Conversation:
     agent: str
     key: str
     target: str | None
-    messages: list[dict[str, Any]] = field(default_factory=list)
+    messages: Messages = field(default_factory=list)
+
+    @classmethod
+    def load(cls, store: Store, agent: str, key: str, target: str | None = None) -> Conversation:
+        """The conversation as the store kept it (a new one: empty), aimed at `target`
+        when given, else where it was saved with."""
+        messages, saved = store.agents.load_conversation(agent, key)
+        return cls(agent, key, target or saved, stored(messages))
 
     def add_text(self, text: str) -> None:
-        self.add_blocks([{"type": "text", "text": text}])
+        self.add_blocks([text_block(text)])
 
-    def add_blocks(self, blocks: list[dict[str, Any]]) -> None:
+    def add_blocks(self, blocks: Sequence[Block]) -> None:
         """Append to the trailing user message, or start one (roles must alternate)."""
         if not blocks:
             return
         if self.messages and self.messages[-1]["role"] == "user":
             last = self.messages[-1]
-            if isinstance(last["content"], str):
-                last["content"] = [{"type": "text", "text": last["content"]}]
-            last["content"].extend(blocks)
+            content = last["content"]
+            if isinstance(content, str):
+                content = last["content"] = blocks_of(content)
+            content.extend(blocks)
         else:
             self.messages.append({"role": "user", "content": list(blocks)})
 

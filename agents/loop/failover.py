@@ -14,11 +14,13 @@ two endpoints of the same model keeps them. Each move is an `llm.failover` event
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from agents.loop import turns
+from agents.model.blocks import THINKING, Blocks, Messages
 from agents.model.llm import role_of
 from agents.model.providers import split
+from agents.model.providers.base import StopDetails
 
 if TYPE_CHECKING:
     from agents.loop.conversation import Conversation
@@ -48,7 +50,7 @@ def failed_over(node: AgentLoop, conv: Conversation) -> bool:
     return (node.agent_id, conv.key) in node.services.llm.failed_over
 
 
-def after_refusal(node: AgentLoop, conv: Conversation, details: dict[str, Any] | None) -> bool:
+def after_refusal(node: AgentLoop, conv: Conversation, details: StopDetails | None) -> bool:
     """The model declined: the same request goes to the next model, once per turn; False
     when the turn already moved or no fallback is left (the turn declines)."""
     if failed_over(node, conv):
@@ -81,7 +83,7 @@ def fail_over(node: AgentLoop, conv: Conversation, error: str, reason: str = "un
     return True
 
 
-def foreign_thinking(messages: list[dict[str, Any]], exc: Exception) -> bool:
+def foreign_thinking(messages: Messages, exc: Exception) -> bool:
     """The API refused a thinking block another model wrote (a turn on a fallback, then
     a restart): every thinking block is left out, and whether that was the cause."""
     if "signature" not in str(exc) or "thinking" not in str(exc):
@@ -99,12 +101,12 @@ def _bare(model: str) -> str:
     return split(model)[1].partition("@")[0]
 
 
-def _forget_thinking(messages: list[dict[str, Any]]) -> None:
+def _forget_thinking(messages: Messages) -> None:
     """Every thinking block out, the current tool-use cycle's too (another model would
-    refuse it; a cycle left without thinking is repaired by turns.unthought_cycle)."""
+    refuse it; a cycle left without thinking is repaired by repair.unthought_cycle)."""
     for message in messages:
         if message["role"] != "assistant" or isinstance(message["content"], str):
             continue
-        kept = [b for b in message["content"] if b.get("type") not in turns.THINKING]
+        kept: Blocks = [b for b in message["content"] if b["type"] not in THINKING]
         if kept:
             message["content"] = kept

@@ -4,10 +4,18 @@ size does not tell, for compaction), and leaving them out when the API refuses t
 
 from __future__ import annotations
 
-from typing import Any
+from agents.model.blocks import (
+    Blocks,
+    DocumentBlock,
+    ImageBlock,
+    Messages,
+    ResultPart,
+    TextBlock,
+    ToolResultBlock,
+    blocks_of,
+    text_block,
+)
 
-Messages = list[dict[str, Any]]
-Blocks = list[dict[str, Any]]
 MEDIA_NOTE = "[{kind} left out: the model's API refused it ({error})]"
 
 
@@ -22,15 +30,11 @@ DOCUMENT_TOKENS = 10_000
 def media_tokens(messages: Messages) -> int:
     """The tokens of the images and documents a conversation shows the model, which
     its JSON size does not tell (they count toward compaction)."""
-    blocks = [b for m in messages for b in _blocks(m["content"])]
-    blocks += [
-        b
-        for r in blocks
-        if r.get("type") == "tool_result" and isinstance(r.get("content"), list)
-        for b in r["content"]
-    ]
-    images = sum(1 for b in blocks if b.get("type") == "image")
-    documents = sum(1 for b in blocks if b.get("type") == "document")
+    blocks = [b for m in messages for b in blocks_of(m["content"])]
+    kinds = [b["type"] for b in blocks]
+    kinds += [p["type"] for r in blocks if r["type"] == "tool_result" for p in _parts(r)]
+    images = kinds.count("image")
+    documents = kinds.count("document")
     return images * IMAGE_TOKENS + documents * DOCUMENT_TOKENS
 
 
@@ -38,7 +42,7 @@ def strip_media(messages: Messages, error: str) -> int:
     """Replace every image and document block by a note; how many were replaced."""
     count = 0
     for message in messages:
-        message["content"], n = _strip(_blocks(message["content"]), error)
+        message["content"], n = _strip(blocks_of(message["content"]), error)
         count += n
     return count
 
@@ -47,18 +51,25 @@ def _strip(content: Blocks, error: str) -> tuple[Blocks, int]:
     out: Blocks = []
     count = 0
     for block in content:
-        if block.get("type") in ("image", "document"):
-            kind = "Image" if block["type"] == "image" else "Document"
-            out.append({"type": "text", "text": MEDIA_NOTE.format(kind=kind, error=error[:200])})
+        if block["type"] == "image" or block["type"] == "document":
+            out.append(_note(block, error))
             count += 1
-        elif block.get("type") == "tool_result" and isinstance(block.get("content"), list):
-            inner, n = _strip(block["content"], error)
+        elif block["type"] == "tool_result" and isinstance(block.get("content"), list):
+            parts = _parts(block)
+            inner: list[ResultPart] = [_note(p, error) if p["type"] != "text" else p for p in parts]
             out.append({**block, "content": inner})
-            count += n
+            count += sum(1 for p in parts if p["type"] != "text")
         else:
             out.append(block)
     return out, count
 
 
-def _blocks(content: Any) -> Blocks:
-    return [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+def _note(block: ImageBlock | DocumentBlock, error: str) -> TextBlock:
+    kind = "Image" if block["type"] == "image" else "Document"
+    return text_block(MEDIA_NOTE.format(kind=kind, error=error[:200]))
+
+
+def _parts(result: ToolResultBlock) -> list[ResultPart]:
+    """The parts of a tool result's content ([] for a plain string)."""
+    content = result.get("content")
+    return content if isinstance(content, list) else []

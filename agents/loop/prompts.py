@@ -18,9 +18,10 @@ import logging
 import time
 from importlib import resources
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from agents.loop.marking import RULE
+from agents.model.blocks import Messages, blocks_of
 from agents.services import AgentInfo, Services
 
 log = logging.getLogger(__name__)
@@ -39,7 +40,7 @@ _told: set[Path] = set()  # hand-edited souls already named in the log
 class Conv(Protocol):
     agent: str
     key: str
-    messages: list[dict[str, Any]]
+    messages: Messages
 
 
 def agent_dir(data_dir: Path, agent_id: str) -> Path:
@@ -108,11 +109,10 @@ def _key(conv: Conv) -> str:
     return f"{_KEY}{conv.agent}:{conv.key}"
 
 
-def _opening(messages: list[dict[str, Any]]) -> str:
+def _opening(messages: Messages) -> str:
     """A digest of the first two blocks of the first message: they never change in a
     conversation (blocks are only appended) and a compaction replaces them."""
     if not messages:
         return ""
-    content = messages[0]["content"]
-    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content[:2]
+    blocks = blocks_of(messages[0]["content"])[:2]
     return hashlib.sha256(json.dumps(blocks, sort_keys=True).encode()).hexdigest()[:32]

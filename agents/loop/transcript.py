@@ -11,9 +11,8 @@ profiles and memory written since the conversation's prompt was built.
 
 from __future__ import annotations
 
-from typing import Any
-
 from agents.loop.marking import neutralise, speaker_name, untrusted
+from agents.model.blocks import Messages
 from bot.core.bus import Mail
 from bot.core.messages import COORDINATOR, FROM_PERSON, BusMessage
 
@@ -75,14 +74,14 @@ def person_of(msg: BusMessage) -> str | None:
     return str(person) if person else None
 
 
-def context_texts(messages: list[dict[str, Any]]) -> list[str]:
+def context_texts(messages: Messages) -> list[str]:
     """The context blocks a conversation already holds."""
     return [
         block["text"]
         for message in messages
         if message["role"] == "user" and isinstance(message["content"], list)
         for block in message["content"]
-        if block.get("type") == "text" and block.get("text", "").startswith(CONTEXT)
+        if block["type"] == "text" and block["text"].startswith(CONTEXT)
     ]
 
 

@@ -8,8 +8,8 @@ stored at all, and a turn the runtime closes (stopped, out of turns, refused by 
 API, declined by the model) ends with a runtime note in the user's turn, which also
 tells a restart that nothing waits for the model. The history only grows at its end,
 so thinking blocks stay bound to an unchanged prefix, except where the API refused
-the conversation (then it is repaired) or the model declined (then the declined turn
-is taken out, as Anthropic asks).
+the conversation (then it is repaired: agents/loop/repair.py) or the model declined
+(then the declined turn is taken out, as Anthropic asks).
 
 Pure functions on content blocks and message lists; the agent loop (agents/loop/loop.py)
 decides what to do with them.
@@ -17,16 +17,23 @@ decides what to do with them.
 
 from __future__ import annotations
 
-import json
 import logging
-from typing import Any, Literal
+from collections.abc import Sequence
+from typing import Literal
 
-from agents.loop.media import strip_media
+from agents.model.blocks import (
+    Block,
+    Blocks,
+    Message,
+    Messages,
+    ToolResultBlock,
+    ToolUseBlock,
+    blocks_of,
+    text_block,
+    text_in,
+)
 
 log = logging.getLogger(__name__)
-
-Messages = list[dict[str, Any]]
-Blocks = list[dict[str, Any]]
 #: how a response ended, as the loop acts on it
 Stop = Literal["end_turn", "max_tokens", "refusal", "pause_turn", "context_full"]
 _KNOWN: dict[str, Stop] = {
@@ -40,8 +47,6 @@ _KNOWN: dict[str, Stop] = {
     "refusal": "refusal",
     "pause_turn": "pause_turn",
 }
-#: the blocks of a response kept as they came (the API checks them, signed)
-THINKING = ("thinking", "redacted_thinking")
 
 #: the stops whose next response goes on with the same answer
 CONTINUED = ("max_tokens", "pause_turn")
@@ -62,7 +67,6 @@ ANSWERED = (
     "and publish when done.]"
 )
 INTERRUPTED = "Not run: Switchboard restarted before this call ran. Call it again if needed."
-HISTORY_NOTE = "[The earlier conversation was left out: the model's API refused it.]"
 #: how the runtime's notes that close a turn start: after one, nothing waits for the
 #: model (`Conversation.awaits_model`), and a person's next message follows it
 CLOSED = "[Switchboard: "
@@ -87,7 +91,7 @@ def stop_of(reason: str | None) -> Stop:
     return stop
 
 
-def clean(content: Blocks) -> Blocks:
+def clean(content: Sequence[Block]) -> Blocks:
     """The response as it may be stored: no empty or whitespace-only text blocks, every
     tool call's input a JSON object or the text a model wrote that is not one (the
     toolbox answers it with an error; agents/model/providers/anthropic_wire.py sends it
@@ -95,24 +99,23 @@ def clean(content: Blocks) -> Blocks:
     cut before its signature (the API takes none without)."""
     out: Blocks = []
     for block in content:
-        kind = block.get("type")
-        if kind == "text":
-            if str(block.get("text", "")).strip():
-                out.append({"type": "text", "text": block["text"]})
-        elif kind == "tool_use":
-            args = block.get("input")
+        if block["type"] == "text":
+            if block["text"].strip():
+                out.append(text_block(block["text"]))
+        elif block["type"] == "tool_use":
+            args: object = block.get("input")  # what a server wrote may be any JSON
             out.append({**block, "input": args if isinstance(args, dict | str) else {}})
-        elif kind == "thinking" and block.get("signature"):
+        elif block["type"] == "thinking" and block.get("signature"):
             out.append({"type": "thinking", "thinking": block.get("thinking", ""),
                         "signature": block["signature"]})  # fmt: skip
-        elif kind == "redacted_thinking" and block.get("data"):
+        elif block["type"] == "redacted_thinking" and block.get("data"):
             out.append({"type": "redacted_thinking", "data": block["data"]})
     return out
 
 
-def said(content: Blocks) -> bool:
+def said(content: Sequence[Block]) -> bool:
     """Whether a response says or does anything (text or a call), beyond thinking."""
-    return any(b.get("type") in ("text", "tool_use") for b in content)
+    return any(b["type"] in ("text", "tool_use") for b in content)
 
 
 def silent(text: str) -> bool:
@@ -120,34 +123,30 @@ def silent(text: str) -> bool:
     return text.strip().casefold() in SILENCE or not text.strip()
 
 
-def text_of(content: Blocks) -> str:
+def text_of(content: Sequence[Block]) -> str:
     """The text blocks, in order, as one message."""
-    return "\n\n".join(b["text"].strip() for b in content if b.get("type") == "text").strip()
+    return "\n\n".join(b["text"].strip() for b in content if b["type"] == "text").strip()
 
 
-def raw_text(content: Blocks) -> str:
+def raw_text(content: Sequence[Block]) -> str:
     """The text blocks as written (a cut answer's pieces are joined as they are)."""
-    return "\n\n".join(b["text"] for b in content if b.get("type") == "text")
+    return "\n\n".join(b["text"] for b in content if b["type"] == "text")
 
 
 def rstripped(content: Blocks) -> Blocks:
     """The content without trailing whitespace (a request may end with it: the API
     refuses a final assistant message that ends in whitespace)."""
-    if content and content[-1].get("type") == "text":
-        return [*content[:-1], text_block(content[-1]["text"].rstrip())]
+    if content and (last := content[-1])["type"] == "text":
+        return [*content[:-1], text_block(last["text"].rstrip())]
     return content
 
 
-def calls_of(content: Blocks) -> Blocks:
-    return [b for b in content if b.get("type") == "tool_use"]
+def calls_of(content: Sequence[Block]) -> list[ToolUseBlock]:
+    return [b for b in content if b["type"] == "tool_use"]
 
 
-def without_calls(content: Blocks) -> Blocks:
-    return [b for b in content if b.get("type") != "tool_use"]
-
-
-def text_block(text: str) -> dict[str, Any]:
-    return {"type": "text", "text": text}
+def without_calls(content: Sequence[Block]) -> Blocks:
+    return [b for b in content if b["type"] != "tool_use"]
 
 
 def add_reply(messages: Messages, content: Blocks) -> None:
@@ -157,7 +156,7 @@ def add_reply(messages: Messages, content: Blocks) -> None:
     if not said(content):
         return
     if messages and messages[-1]["role"] == "assistant":
-        messages[-1]["content"] = [*_blocks(messages[-1]["content"]), *content]
+        messages[-1]["content"] = [*blocks_of(messages[-1]["content"]), *content]
         return
     messages.append({"role": "assistant", "content": content})
 
@@ -166,15 +165,15 @@ def close(messages: Messages, note: str) -> None:
     """End a turn the runtime closes with its note in the user's turn (after the tool
     results of any call still open), so nothing waits for the model."""
     if messages and messages[-1]["role"] == "user":
-        messages[-1]["content"] = [*_blocks(messages[-1]["content"]), text_block(note)]
+        messages[-1]["content"] = [*blocks_of(messages[-1]["content"]), text_block(note)]
     else:
         messages.append({"role": "user", "content": [text_block(note)]})
 
 
-def closed(message: dict[str, Any]) -> bool:
+def closed(message: Message) -> bool:
     """Whether a user turn ends with a runtime note that closed it."""
-    blocks = _blocks(message["content"])
-    return bool(blocks) and str(blocks[-1].get("text", "")).startswith(CLOSED)
+    blocks = blocks_of(message["content"])
+    return bool(blocks) and text_in(blocks[-1]).startswith(CLOSED)
 
 
 def decline(messages: Messages) -> None:
@@ -185,10 +184,10 @@ def decline(messages: Messages) -> None:
     start = turn_start(messages)
     if start is None:
         return
-    results = [b for b in _blocks(messages[start]["content"]) if b.get("type") == "tool_result"]
+    results = [b for b in blocks_of(messages[start]["content"]) if b["type"] == "tool_result"]
     del messages[start:]
     if results:
-        messages.append({"role": "user", "content": results})
+        messages.append({"role": "user", "content": [*results]})
     close(messages, DECLINED_NOTE)
 
 
@@ -197,7 +196,7 @@ def turn_start(messages: Messages) -> int | None:
     for i in range(len(messages) - 1, -1, -1):
         message = messages[i]
         if message["role"] == "user" and any(
-            b.get("type") != "tool_result" for b in _blocks(message["content"])
+            b["type"] != "tool_result" for b in blocks_of(message["content"])
         ):
             return i
     return None
@@ -209,8 +208,8 @@ def held_text(messages: Messages) -> list[str]:
     pieces: list[str] = []
     i = len(messages) - 1
     while i >= 1 and messages[i]["role"] == "user" and _is_continue(messages[i]):
-        reply = _blocks(messages[i - 1]["content"])
-        pieces.insert(0, raw_text([b for b in reply if b.get("text") not in PLACEHOLDERS]))
+        reply = blocks_of(messages[i - 1]["content"])
+        pieces.insert(0, raw_text([b for b in reply if text_in(b) not in PLACEHOLDERS]))
         i -= 2
     return pieces
 
@@ -222,20 +221,20 @@ def drop_continue_note(messages: Messages) -> None:
         messages.pop()
 
 
-def _is_continue(message: dict[str, Any]) -> bool:
-    texts = [b.get("text", "") for b in _blocks(message["content"])]
+def _is_continue(message: Message) -> bool:
+    texts = [text_in(b) for b in blocks_of(message["content"])]
     cut = REPEAT_CALL.split("{", 1)[0]
     return bool(texts) and all(t == CONTINUE or t.startswith(cut) for t in texts)
 
 
-def dangling_calls(messages: Messages) -> Blocks:
+def dangling_calls(messages: Messages) -> list[ToolUseBlock]:
     """Tool calls of the last assistant message that no user turn answers yet."""
     if not messages or messages[-1]["role"] != "assistant":
         return []
-    return calls_of(_blocks(messages[-1]["content"]))
+    return calls_of(blocks_of(messages[-1]["content"]))
 
 
-def interrupted_results(messages: Messages) -> Blocks:
+def interrupted_results(messages: Messages) -> list[ToolResultBlock]:
     """Error results for calls a restart cut off (delivered text, tools never run)."""
     return [
         {"type": "tool_result", "tool_use_id": c["id"], "content": INTERRUPTED, "is_error": True}
@@ -243,24 +242,8 @@ def interrupted_results(messages: Messages) -> Blocks:
     ]
 
 
-def in_tool_cycle(messages: Messages) -> bool:
-    """Whether the newest user turn answers tool calls (the model is mid-task)."""
-    return bool(messages) and messages[-1]["role"] == "user" and has_results(messages[-1])
-
-
-def drop_thinking(messages: Messages) -> None:
-    """Leave out thinking blocks before the current tool-use cycle (allowed: only the
-    cycle's own must come back), after the history before them changed."""
-    last = len(messages) - 2 if in_tool_cycle(messages) else len(messages)
-    for message in messages[:last]:
-        if message["role"] == "assistant":
-            kept = [b for b in _blocks(message["content"]) if b.get("type") not in THINKING]
-            if kept:  # a stored reply always says something (add_reply)
-                message["content"] = kept
-
-
-def has_results(message: dict[str, Any]) -> bool:
-    return any(b.get("type") == "tool_result" for b in _blocks(message["content"]))
+def has_results(message: Message) -> bool:
+    return any(b["type"] == "tool_result" for b in blocks_of(message["content"]))
 
 
 def reminded(messages: Messages) -> bool:
@@ -271,7 +254,7 @@ def reminded(messages: Messages) -> bool:
         i -= 1
     if i < 0 or messages[i]["role"] != "user":
         return False
-    return any(b.get("text") == REMINDER for b in _blocks(messages[i]["content"]))
+    return any(text_in(b) == REMINDER for b in blocks_of(messages[i]["content"]))
 
 
 def last_words(messages: Messages) -> str:
@@ -280,120 +263,7 @@ def last_words(messages: Messages) -> str:
     for i in range(len(messages) - 1, max(len(messages) - 4, 0) - 1, -1):
         if messages[i]["role"] != "assistant":
             continue
-        text = "".join([*held_text(messages[:i]), raw_text(_blocks(messages[i]["content"]))])
+        text = "".join([*held_text(messages[:i]), raw_text(blocks_of(messages[i]["content"]))])
         if not silent(text):
             return text.strip()
     return ""
-
-
-def drop_newest_turn(messages: Messages, error: str) -> bool:
-    """Replace what the newest user turn carries by a note that closes it (tool results
-    keep their ids); False when there is no user turn to repair."""
-    if not messages or messages[-1]["role"] != "user":
-        return False
-    note = REFUSED_NOTE.format(error=error[:200])
-    content = _blocks(messages[-1]["content"])
-    results = [{**b, "content": note} for b in content if b.get("type") == "tool_result"]
-    messages[-1]["content"] = [*results, text_block(note)]
-    return True
-
-
-def drop_oldest(messages: Messages) -> bool:
-    """Cut the older half of a conversation at a person's turn (a prompt too long);
-    False when no such cut exists."""
-    for i in range(max(1, len(messages) // 2), len(messages)):
-        message = messages[i]
-        if message["role"] == "user" and not has_results(message):
-            del messages[:i]
-            return True
-    return False
-
-
-def repair(messages: Messages, exc: Exception) -> bool:
-    """A request the API refuses (400): images and documents are the usual cause (too
-    many, too large, a PDF over its page limit), then a prompt too long, then an older
-    turn refused again; whether the conversation changed so that the request may be
-    tried once more. A repair edits the history, so the thinking before the current
-    tool-use cycle goes (newer models bind it to an unchanged prefix)."""
-    if _status(exc) not in (400, 413):
-        return False
-    changed = (
-        strip_media(messages, str(exc)) > 0
-        or ("too long" in str(exc).lower() and drop_oldest(messages))
-        or drop_history(messages)
-    )
-    if changed:
-        drop_thinking(messages)
-    return changed
-
-
-#: how the API says a tool-use cycle came back without the thinking it opened with
-_NO_THINKING = ("Expected `thinking` or `redacted_thinking`", "must start with a thinking block")
-
-
-def unthought_cycle(messages: Messages, exc: Exception) -> bool:
-    """A tool-use cycle stored without its thinking (by a version that dropped it, or
-    from a model that did not think) that a thinking model refuses: its calls and their
-    results become text, so the model goes on from there. Whether that was the cause."""
-    if _status(exc) != 400 or not any(m in str(exc) for m in _NO_THINKING):
-        return False
-    if not in_tool_cycle(messages) or len(messages) < 2:
-        return False
-    calls = {c["id"]: c for c in calls_of(_blocks(messages[-2]["content"]))}
-    said = [b for b in _blocks(messages[-2]["content"]) if b.get("type") == "text"]
-    messages[-2]["content"] = said + [_call_text(c) for c in calls.values()]
-    messages[-1]["content"] = [
-        _result_text(b, calls.get(b.get("tool_use_id", ""))) if b.get("type") == "tool_result"
-        else b
-        for b in _blocks(messages[-1]["content"])
-    ]  # fmt: skip
-    drop_thinking(messages)
-    return True
-
-
-def _call_text(call: dict[str, Any]) -> dict[str, Any]:
-    args = json.dumps(call.get("input") or {}, ensure_ascii=False)[:2000]
-    return text_block(f"[I called {call.get('name')} with {args}]")
-
-
-def _result_text(result: dict[str, Any], call: dict[str, Any] | None) -> dict[str, Any]:
-    content = result.get("content")
-    body = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
-    name = call.get("name") if call else "a tool"
-    return text_block(f"[Result of {name}]: {body or '(empty)'}")
-
-
-def refused(messages: Messages, exc: Exception) -> None:
-    """Nothing to repair: a request error replaces the refused turn by a note that
-    closes it, so the conversation goes on."""
-    if not (_status(exc) in (400, 413) and drop_newest_turn(messages, str(exc))):
-        close(messages, REFUSED_NOTE.format(error=str(exc)[:200]))
-
-
-def drop_history(messages: Messages) -> bool:
-    """Refused again right after a refused turn was replaced: the cause is older, so the
-    history before the newest words (after that note) is left out, a note says so."""
-    if not messages or messages[-1]["role"] != "user":
-        return False
-    blocks = _blocks(messages[-1]["content"])
-    notes = [i for i, b in enumerate(blocks) if _is_refused_note(b)]
-    newest = [b for b in blocks[notes[-1] + 1 :] if b.get("type") != "tool_result"] if notes else []
-    if not newest:
-        return False
-    messages[:] = [{"role": "user", "content": [text_block(HISTORY_NOTE), *newest]}]
-    return True
-
-
-def _is_refused_note(block: dict[str, Any]) -> bool:
-    text = block.get("text") or block.get("content")
-    return isinstance(text, str) and text.startswith(REFUSED_NOTE.split("{", 1)[0])
-
-
-def _status(exc: Exception) -> int | None:
-    """The HTTP status of the API error behind `exc` (agents/model/llm.py raises from it)."""
-    status = getattr(exc.__cause__, "status_code", None)
-    return status if isinstance(status, int) else None
-
-
-def _blocks(content: Any) -> Blocks:
-    return [text_block(content)] if isinstance(content, str) else list(content)

@@ -15,6 +15,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from agents.loop.marking import untrusted
+from agents.model.blocks import ImageBlock, ResultPart
 from agents.tools.toolbox import ToolResult
 
 if TYPE_CHECKING:  # content is told apart by its `type`: the MCP SDK loads with a server
@@ -25,7 +26,7 @@ IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
 
 def to_result(tool: str, result: types.CallToolResult, max_chars: int) -> ToolResult:
     texts: list[str] = []
-    blocks: list[dict[str, Any]] = []
+    blocks: list[ResultPart] = []
     structured = result.structured_content
     for item in result.content:
         if item.type == "text":
@@ -74,7 +75,7 @@ def _is_json(text: str) -> bool:
     return True
 
 
-def _image(item: types.ImageContent) -> dict[str, Any]:
+def _image(item: types.ImageContent) -> ImageBlock:
     return {
         "type": "image",
         "source": {"type": "base64", "media_type": item.mime_type, "data": item.data},

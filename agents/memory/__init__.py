@@ -29,6 +29,7 @@ from agents.memory.prompt import PromptCache, turn_context
 from agents.memory.search import MemoryIndex
 from agents.memory.shared import Shared
 from agents.memory.tools import memory_tools
+from agents.model.blocks import Messages
 from agents.services import AgentInfo, Services
 from agents.tools.toolbox import Tool, Toolbox
 from bot.core.messages import FROM_PERSON, UNVERIFIED, BusMessage
@@ -171,12 +172,12 @@ class Memory:
                 written.append(relative)
         return written
 
-    def over_budget(self, system: str, tools: list[dict[str, Any]], messages: list[Any]) -> bool:
+    def over_budget(self, system: str, tools: list[dict[str, Any]], messages: Messages) -> bool:
         return self.compactor.over_budget(system, tools, messages)
 
     async def compact(
-        self, agent_id: str, key: str, system: str, toolbox: Toolbox, messages: list[Any]
-    ) -> list[Any]:
+        self, agent_id: str, key: str, system: str, toolbox: Toolbox, messages: Messages
+    ) -> Messages:
         return await self.compactor.compact(agent_id, key, system, toolbox, messages)
 
     # -- maintenance (for the scheduler) -------------------------------------------------

@@ -25,8 +25,16 @@ from agents.loop.media import media_tokens
 from agents.memory.agent import AgentMemory
 from agents.memory.prompt import CHARS_PER_TOKEN
 from agents.memory.tools import NAMES as MEMORY_TOOLS
+from agents.model.blocks import (
+    Block,
+    Blocks,
+    Messages,
+    ToolResultBlock,
+    blocks_of,
+    text_block,
+    text_in,
+)
 from agents.model.llm import CallLabel, ModelError, ModelUnavailable
-from agents.services import Messages
 from agents.tools.toolbox import Toolbox, ToolResult, result_block
 from bot.core.events import EventLog
 
@@ -117,12 +125,12 @@ class Compactor:
             )
             if not response.tool_calls:
                 break
-            results = []
+            results: Blocks = []
             for call in response.tool_calls:
                 calls += 1
                 if call["name"] in MEMORY_TOOLS:
                     self.events.emit("tool.called", agent_id, tool=call["name"], flush=True)
-                    result = await toolbox.call(call["name"], call.get("input"))
+                    result = await toolbox.call(call["name"], call["input"])
                 else:
                     result = ToolResult("Not run: only memory tools work now.", is_error=True)
                 results.append(result_block(call["id"], result))
@@ -163,14 +171,10 @@ def choose_cut(messages: Messages, keep_tokens: int) -> int | None:
 
 def with_summary(summary: str, kept: Messages) -> Messages:
     """`kept` led by the summary; its first message's orphaned tool results become text."""
-    first = kept[0]
-    content = first["content"]
-    blocks = _blocks(content)
-    fixed: list[dict[str, Any]] = [{"type": "text", "text": summary}]
-    for block in blocks:
-        if block.get("type") == "tool_result":
-            text = f"[Result of an earlier tool call]: {_text(block)}"
-            fixed.append({"type": "text", "text": text})
+    fixed: Blocks = [text_block(summary)]
+    for block in blocks_of(kept[0]["content"]):
+        if block["type"] == "tool_result":
+            fixed.append(text_block(f"[Result of an earlier tool call]: {_text(block)}"))
         else:
             fixed.append(block)
     return [{"role": "user", "content": fixed}, *kept[1:]]
@@ -179,40 +183,31 @@ def with_summary(summary: str, kept: Messages) -> Messages:
 def render_transcript(messages: Messages) -> str:
     lines: list[str] = []
     for message in messages:
-        content = message["content"]
-        blocks = _blocks(content)
-        for block in blocks:
-            if block.get("type") not in ("thinking", "redacted_thinking"):
+        for block in blocks_of(message["content"]):
+            if block["type"] != "thinking" and block["type"] != "redacted_thinking":
                 lines.append(f"{message['role']}: {_describe(block)}")
     return "\n".join(lines)
 
 
-def _describe(block: dict[str, Any]) -> str:
-    kind = block.get("type")
-    if kind == "tool_use":
-        return f"(called {block.get('name')} {json.dumps(block.get('input'))[:_RESULT_CHARS]})"
-    if kind == "tool_result":
+def _describe(block: Block) -> str:
+    if block["type"] == "tool_use":
+        return f"(called {block['name']} {json.dumps(block['input'])[:_RESULT_CHARS]})"
+    if block["type"] == "tool_result":
         return f"(tool result) {_text(block)[:_RESULT_CHARS]}"
-    return str(block.get("text", ""))
+    return text_in(block)
 
 
-def _text(block: dict[str, Any]) -> str:
+def _text(block: ToolResultBlock) -> str:
     content = block.get("content", "")
     if isinstance(content, list):
-        return "\n".join(str(b.get("text", "")) for b in content if isinstance(b, dict))
-    return str(content)
+        return "\n".join(text_in(b) for b in content)
+    return content
 
 
 def _with_note(messages: Messages, note: str) -> Messages:
     """A copy of the conversation whose trailing user message ends with `note`."""
-    block = {"type": "text", "text": note}
+    block = text_block(note)
     if not messages or messages[-1]["role"] != "user":
         return [*messages, {"role": "user", "content": [block]}]
-    last = messages[-1]
-    content = last["content"]
-    blocks = _blocks(content)
+    blocks = blocks_of(messages[-1]["content"])
     return [*messages[:-1], {"role": "user", "content": [*blocks, block]}]
-
-
-def _blocks(content: str | list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [{"type": "text", "text": content}] if isinstance(content, str) else list(content)

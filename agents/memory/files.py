@@ -26,10 +26,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from pathlib import Path
-from typing import Any
 from zoneinfo import ZoneInfo
 
 from agents.errors import AgentError
+from agents.model.blocks import THINKING, Blocks, Message, Messages
 
 MEMORY_FILE = "MEMORY.md"
 INDEX_FILE = "memory/index.md"
@@ -274,7 +274,7 @@ class AgentFiles:
             n += 1
         return f"{EARLIER_DIR}/{day}.{n}.md"
 
-    def archive(self, key: str, messages: list[dict[str, Any]]) -> str:
+    def archive(self, key: str, messages: Messages) -> str:
         """A conversation as JSON lines under archive/ (never capped, never deleted), its
         thinking left out: that is for the API's eyes only, never an export."""
         slug = archive_slug(key)
@@ -317,11 +317,11 @@ def _outline(text: str, budget: int) -> str:
     return "\n".join(head + kept[::-1]) + "\n"
 
 
-def _unthought(message: dict[str, Any]) -> dict[str, Any]:
-    content = message.get("content")
+def _unthought(message: Message) -> Message:
+    content = message["content"]
     if not isinstance(content, list):
         return message
-    kept = [b for b in content if b.get("type") not in ("thinking", "redacted_thinking")]
+    kept: Blocks = [b for b in content if b["type"] not in THINKING]
     return {**message, "content": kept}
 
 

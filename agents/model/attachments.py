@@ -14,11 +14,23 @@ from __future__ import annotations
 import base64
 import logging
 from collections import OrderedDict
+from copy import copy
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Literal
 
 from agents.loop.marking import untrusted
+from agents.model.blocks import (
+    Block,
+    Blocks,
+    DocumentBlock,
+    ImageBlock,
+    Message,
+    Messages,
+    SavedFile,
+    TextBlock,
+    text_block,
+)
 from bot.core.image_size import pixel_size
 from bot.core.messages import Attachment
 from bot.inbox.files import IMAGE_TYPES, human_size
@@ -49,15 +61,15 @@ def label(att: Attachment) -> str:
     return f"{att.name} ({human_size(att.size)}, {att.content_type})"
 
 
-def blocks(atts: list[Attachment], root: Path) -> list[dict[str, Any]]:
+def blocks(atts: list[Attachment], root: Path) -> Blocks:
     """The content blocks that show these files to the model, in order."""
-    out: list[dict[str, Any]] = []
+    out: Blocks = []
     for att in atts:
         out.extend(_blocks(att, root))
     return out
 
 
-def _blocks(att: Attachment, root: Path) -> list[dict[str, Any]]:
+def _blocks(att: Attachment, root: Path) -> Blocks:
     if not att.path:
         return [_text(f"[File {att.name}: {att.note or 'not available'}]")]
     where = f"saved as {att.path}"
@@ -91,15 +103,15 @@ def _inline(att: Attachment, root: Path) -> str | None:
     return f"[File {label(att)}, saved as {att.path}]\n" + untrusted(body, f"file {att.path}")
 
 
-def _text(text: str) -> dict[str, Any]:
-    return {"type": "text", "text": text}
+def _text(text: str) -> TextBlock:
+    return text_block(text)
 
 
-def _ref(kind: str, att: Attachment) -> dict[str, Any]:
-    return {
-        "type": kind,
-        "source": {"type": SAVED, "media_type": att.content_type, "path": att.path},
-    }
+def _ref(kind: Literal["image", "document"], att: Attachment) -> ImageBlock | DocumentBlock:
+    source: SavedFile = {"type": "saved_file", "media_type": att.content_type, "path": att.path}
+    if kind == "image":
+        return {"type": "image", "source": source}
+    return {"type": "document", "source": source}
 
 
 #: The Messages API takes at most 100 images in one request, and when a request holds
@@ -130,31 +142,33 @@ class Expander:
         self.root = root
         self._cache: OrderedDict[str, tuple[str, int]] = OrderedDict()
 
-    def expand(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def expand(self, messages: Messages) -> Messages:
         if not any(_has_ref(m) for m in messages):
             return messages
-        images = sum(1 for m in messages if _has_ref(m) for b in m["content"] if _is_image_ref(b))
+        images = sum(1 for m in messages for b in _listed(m) if _is_image_ref(b))
         room = _Room(
             skip=max(0, images - MAX_IMAGES),
             max_side=MANY_IMAGES_MAX_SIDE if images > MANY_IMAGES else None,
         )
         return [self._message(m, room) if _has_ref(m) else m for m in messages]
 
-    def _message(self, message: dict[str, Any], room: _Room) -> dict[str, Any]:
-        return {**message, "content": [self._block(b, room) for b in message["content"]]}
+    def _message(self, message: Message, room: _Room) -> Message:
+        return {**message, "content": [self._block(b, room) for b in _listed(message)]}
 
-    def _block(self, block: dict[str, Any], room: _Room) -> dict[str, Any]:
-        source = block.get("source")
-        if not isinstance(source, dict) or source.get("type") != SAVED:
+    def _block(self, block: Block, room: _Room) -> Block:
+        if block["type"] != "image" and block["type"] != "document":
             return block
-        path = str(source.get("path", ""))
+        source = block["source"]
+        if source["type"] != "saved_file":
+            return block
+        path = source["path"]
         if _is_image_ref(block) and room.skip > 0:
             room.skip -= 1
             return _text(
                 f"[Image {path}: left out of this request, which holds more than "
                 f"{MAX_IMAGES} images (the model's limit); it is still saved]"
             )
-        entry = self._encoded(path, str(source.get("media_type", "")))
+        entry = self._encoded(path, source["media_type"])
         if entry is None:
             return _text(f"[The file {path} is no longer in the data dir]")
         data, side = entry
@@ -163,8 +177,9 @@ class Expander:
                 f"[Image {path}: {side} pixels a side, over the {room.max_side} the model "
                 f"takes when a request holds more than {MANY_IMAGES} images; it is still saved]"
             )
-        expanded = {"type": "base64", "media_type": source["media_type"], "data": data}
-        return {**block, "source": expanded}
+        block = copy(block)
+        block["source"] = {"type": "base64", "media_type": source["media_type"], "data": data}
+        return block
 
     def _encoded(self, relative: str, media_type: str) -> tuple[str, int] | None:
         """(base64 data, largest pixel side or 0) of a saved file."""
@@ -186,17 +201,21 @@ class Expander:
         return entry
 
 
-def _has_ref(message: dict[str, Any]) -> bool:
-    content = message.get("content")
-    if not isinstance(content, list):
-        return False
-    return any(_is_ref(b) for b in content)
+def _has_ref(message: Message) -> bool:
+    return any(_is_ref(b) for b in _listed(message))
 
 
-def _is_image_ref(block: Any) -> bool:
-    return _is_ref(block) and block.get("type") == "image"
+def _listed(message: Message) -> Blocks:
+    """The blocks of a message's content ([] for a string: it holds no reference)."""
+    content = message["content"]
+    return content if isinstance(content, list) else []
 
 
-def _is_ref(block: Any) -> bool:
-    source = block.get("source") if isinstance(block, dict) else None
-    return isinstance(source, dict) and source.get("type") == SAVED
+def _is_image_ref(block: Block) -> bool:
+    return block["type"] == "image" and block["source"]["type"] == SAVED
+
+
+def _is_ref(block: Block) -> bool:
+    if block["type"] == "image" or block["type"] == "document":
+        return block["source"]["type"] == SAVED
+    return False

@@ -14,6 +14,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from agents.model.providers.base import ThinkingParams
 from config.models import EFFORTS, UNKNOWN_WINDOW, ModelSpec, conservative, spec_of
 
 log = logging.getLogger(__name__)
@@ -84,7 +85,7 @@ def from_info(model: str, info: Any, max_output: int) -> ModelSpec:
     )
 
 
-def thinking_params(spec: ModelSpec, effort: str) -> dict[str, Any]:
+def thinking_params(spec: ModelSpec, effort: str) -> ThinkingParams:
     """`thinking` and `output_config` for a call at `effort` (config/models.py EFFORTS),
     as the model takes them: adaptive thinking with an effort where it thinks adaptively;
     `off` as `disabled` where allowed, else `between_tools` (Claude Sonnet 5.5), else
@@ -102,7 +103,7 @@ def thinking_params(spec: ModelSpec, effort: str) -> dict[str, Any]:
         return {}  # a request that says nothing runs without thinking
     if level != effort:
         _note(spec.name, effort, level)
-    params: dict[str, Any] = {"thinking": {"type": "adaptive"}}
+    params: ThinkingParams = {"thinking": {"type": "adaptive"}}
     if level is not None:
         params["output_config"] = {"effort": level}
     return params

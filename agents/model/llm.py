@@ -27,12 +27,14 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from agents.model.attachments import Expander
+from agents.model.blocks import THINKING, CacheControl, Message, Messages, blocks_of
 from agents.model.capabilities import Capabilities, thinking_params
 from agents.model.providers import Backend, split
 from agents.model.providers.base import (
     LLMResponse,
     ModelError,
     ModelUnavailable,
+    Request,
     TextSink,
 )
 from agents.model.reasons import Outage
@@ -43,8 +45,7 @@ from config.models import DEFAULT_EFFORT, Effort, Role
 
 __all__ = ["LLMResponse", "ModelError", "ModelUnavailable", "Provider", "TextSink", "role_of"]
 log = logging.getLogger(__name__)
-CACHE = {"type": "ephemeral"}
-THINKING_BLOCKS = ("thinking", "redacted_thinking")
+CACHE: CacheControl = {"type": "ephemeral"}
 Observer = Callable[[CallRecord], None]
 Gate = Callable[[], Awaitable[None]]
 #: the backend of a provider (`anthropic`, `openai`), made at its first use
@@ -90,6 +91,8 @@ class Provider:
         self.expander = expander
         #: the console hears of an outage once per change of its reason
         self.outage = Outage()
+        #: SDKs known imported whole: until then a call waits for the import in a thread
+        self._imported: set[str] = set()
 
     def backend(self, model: str) -> Backend:
         """The backend of `model`'s provider (its SDK client is made at the first call)."""
@@ -108,6 +111,14 @@ class Provider:
         for sdk in sorted({self.backend(m).sdk for m in self.models.values()}):
             await preload(sdk)
 
+    async def _import(self, sdk: str) -> None:
+        """The SDK imported before its client is made. The start's preload may still be
+        importing it in a thread: an import on the loop would wait for that thread under
+        the import lock, and the loop with it (no ack, no status line, for seconds)."""
+        if sdk not in self._imported:
+            await preload(sdk)
+            self._imported.add(sdk)
+
     async def close(self) -> None:
         for backend in {
             id(self.backend(m)): self.backend(m) for m in self.models.values()
@@ -118,7 +129,7 @@ class Provider:
         self,
         system: str,
         tools: list[dict[str, Any]],
-        messages: list[dict[str, Any]],
+        messages: Messages,
         label: CallLabel = UNLABELLED,
         on_text: TextSink | None = None,
         once: bool = False,
@@ -130,6 +141,7 @@ class Provider:
         fallback's, instead of the role's (agents/loop/calling.py)."""
         model = model or self.models[role_of(label, once)]
         backend = self.backend(model)
+        await self._import(backend.sdk)
         await self.capabilities(model).learn(backend.describe)
         request = self.request(system, tools, messages, label, once, model)
         if self.gate is not None:
@@ -168,11 +180,11 @@ class Provider:
         self,
         system: str,
         tools: list[dict[str, Any]],
-        messages: list[dict[str, Any]],
+        messages: Messages,
         label: CallLabel = UNLABELLED,
         once: bool = False,
         model: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> Request:
         """The request body, with cache breakpoints on system, tools and (unless `once`)
         the last turns, and the model and thinking of the label's role, as it takes them."""
         role = role_of(label, once)
@@ -182,7 +194,7 @@ class Provider:
         if not spec.known:  # a server that is not Anthropic's may refuse what it lacks
             tools = [{k: v for k, v in t.items() if k != "input_examples"} for t in tools]
         cached_tools = [*tools[:-1], {**tools[-1], "cache_control": CACHE}] if tools else []
-        request: dict[str, Any] = {
+        request: Request = {
             "model": split(model)[1],
             "max_tokens": min(self.max_tokens, spec.max_output),
             "system": [{"type": "text", "text": system, "cache_control": CACHE}],
@@ -206,7 +218,7 @@ def role_of(label: CallLabel, once: bool) -> Role:
     return "coordinator"
 
 
-def _mark_last(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _mark_last(messages: Messages) -> Messages:
     """Breakpoints on the newest message, so the next turn reads the history from cache,
     and on the person's turn before it, where the previous request put its own: a turn
     of many blocks (parallel calls, a batch of messages) would otherwise outrun the
@@ -218,14 +230,10 @@ def _mark_last(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return marked
 
 
-def _marked(message: dict[str, Any]) -> dict[str, Any]:
+def _marked(message: Message) -> Message:
     """A copy of `message` with a breakpoint on its last block that may carry one."""
-    message = copy.deepcopy(message)
-    content = message["content"]
-    if isinstance(content, str):
-        content = [{"type": "text", "text": content}]
-    allowed = [i for i, b in enumerate(content) if b.get("type") not in THINKING_BLOCKS]
+    content = blocks_of(copy.deepcopy(message["content"]))
+    allowed = [b for b in content if b["type"] not in THINKING]
     if allowed:
-        content[allowed[-1]] = {**content[allowed[-1]], "cache_control": CACHE}
-    message["content"] = content
-    return message
+        allowed[-1]["cache_control"] = CACHE  # on the copy
+    return {**message, "content": content}

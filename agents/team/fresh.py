@@ -14,6 +14,7 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING
 
+from agents.model.blocks import stored
 from bot.core.bus import Mail
 from bot.core.messages import COORDINATOR, Outbound
 from bot.core.notices import SYSTEM_SPEAKER, fresh_start, where_to
@@ -34,7 +35,7 @@ async def start_afresh(
     messages, target = store.agents.load_conversation(COORDINATOR, key)
     archived = bool(messages) and services.memory is not None
     if archived and services.memory is not None:
-        await asyncio.to_thread(services.memory.archive, COORDINATOR, key, messages)
+        await asyncio.to_thread(services.memory.archive, COORDINATOR, key, stored(messages))
     parked = [w.name for w in store.agents.workers(("parked",)) if w.origin_conversation == key]
     place = where_to(mail.msg.meta.get("reply_to"), target, home=services.home)
     with store.tx():

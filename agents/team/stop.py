@@ -12,12 +12,12 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
-from agents.loop.turns import CLOSED, close
+from agents.loop.turns import CLOSED, calls_of, close
+from agents.model.blocks import blocks_of
 from agents.tools.toolbox import ToolResult, result_block
 from bot.core.bus import Mail
-from bot.core.messages import COORDINATOR, FROM_PERSON, Outbound, Target
+from bot.core.messages import COORDINATOR, FROM_PERSON, STOP, Outbound, Target
 from bot.core.notices import NOTHING_TO_STOP, SYSTEM_SPEAKER
-from bot.inbox.router import is_stop
 
 if TYPE_CHECKING:
     from agents.loop.loop import Conversation
@@ -36,7 +36,7 @@ class Stopper:
 
     def __call__(self, mail: Mail) -> bool:
         msg = mail.msg
-        if msg.kind not in FROM_PERSON or msg.meta.get("broadcast") or not is_stop(msg.text):
+        if msg.kind not in FROM_PERSON or not msg.meta.get(STOP):  # the router decided
             return False
         key = msg.conversation or ""
         reply_to = str(msg.meta.get("reply_to") or "")
@@ -83,7 +83,7 @@ def close_turn(conv: Conversation) -> None:
     (so a restart does not resume it): every tool call answered, a runtime note last."""
     last = conv.messages[-1] if conv.messages else None
     if last is not None and last["role"] == "assistant":
-        uses = [b for b in last["content"] if b.get("type") == "tool_use"]
+        uses = calls_of(blocks_of(last["content"]))
         conv.add_blocks(
             [result_block(u["id"], ToolResult(INTERRUPTED, is_error=True)) for u in uses]
         )

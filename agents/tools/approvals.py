@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from agents.loop.step import Step
 from agents.mcp.registry import SEPARATOR, McpRegistry, McpTool
+from agents.model.blocks import ToolResultBlock, ToolUseBlock
 from agents.services import AgentInfo, Services
 from agents.tools.toolbox import ToolResult, result_block
 from bot.approvals.desk import request_text
@@ -142,9 +143,9 @@ class Approvals:
         self,
         node: AgentLoop,
         conv: Conversation,
-        call: dict[str, Any],
+        call: ToolUseBlock,
         ask: ApprovalAsk,
-        results: list[dict[str, Any]],
+        results: list[ToolResultBlock],
         later: list[Mail],
     ) -> str:
         """Checkpoint the step with the request; the approval's id."""

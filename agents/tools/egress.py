@@ -30,6 +30,7 @@ from urllib.parse import urlsplit
 
 from agents.loop.prompts import snapshot
 from agents.loop.step import Step
+from agents.model.blocks import stored
 from agents.services import AgentInfo, Services
 from agents.tools.scope_guard import ScopeGuard
 from agents.tools.seen import Read, read
@@ -88,7 +89,7 @@ class EgressGuard:
         if self.info.kind == "worker" and step.conversation:  # its people spoke there
             store = self.services.store
             messages, _target = store.agents.load_conversation("coordinator", step.conversation)
-            origin = read(messages, None, step.conversation)
+            origin = read(stored(messages), None, step.conversation)
             seen.hosts |= origin.hosts
             seen.urls |= origin.urls
         return seen

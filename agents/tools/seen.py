@@ -24,10 +24,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
 from urllib.parse import SplitResult, urlsplit
 
 from agents.loop.marking import attr
+from agents.model.blocks import Block, Messages, text_block
 
 #: tools whose results are the runtime's own words: what was stored, sent or started
 OWN_RESULTS = frozenset(
@@ -77,7 +77,7 @@ class Read:
         return bare and netloc in self.hosts
 
 
-def read(messages: list[dict[str, Any]], system: str | None, conversation: str | None) -> Read:
+def read(messages: Messages, system: str | None, conversation: str | None) -> Read:
     """What `messages` (with the `system` prompt they were sent with) hold for a model
     serving `conversation`."""
     out = Read()
@@ -108,8 +108,9 @@ def foreign_memory(texts: Iterable[str], conversation: str | None) -> str | None
     return None
 
 
-def _untrusted(block: dict[str, Any], names: dict[str, str]) -> str | None:
-    """Why this user-turn block is untrusted content, or None."""
+def _untrusted(block: Block, names: dict[str, str]) -> str | None:
+    """Why this user-turn block is untrusted content, or None. Read with `get`: a block
+    that is not what the runtime writes (no type, no text) counts as untrusted."""
     kind = block.get("type")
     if kind == "tool_result":
         tool = names.get(str(block.get("tool_use_id")), "a tool")
@@ -124,10 +125,11 @@ def _untrusted(block: dict[str, Any], names: dict[str, str]) -> str | None:
     return f"a {kind} block (a file or image)"
 
 
-def _person_texts(block: dict[str, Any], names: dict[str, str]) -> list[str]:
-    if block.get("type") == "text" and _PERSON.match(str(block.get("text", ""))):
-        return [str(block["text"])]
-    if block.get("type") == "tool_result" and names.get(str(block.get("tool_use_id"))) == ANSWERS:
+def _person_texts(block: Block, names: dict[str, str]) -> list[str]:
+    """A person's own words in a block `_untrusted` passed (a text or a tool result)."""
+    if block["type"] == "text" and _PERSON.match(block.get("text", "")):
+        return [block["text"]]
+    if block["type"] == "tool_result" and names.get(str(block.get("tool_use_id"))) == ANSWERS:
         content = block.get("content")
         return [content] if isinstance(content, str) else []
     return []
@@ -159,7 +161,7 @@ def _path(parts: SplitResult) -> str:
     return parts.path or "/"
 
 
-def _tool_names(messages: list[dict[str, Any]]) -> dict[str, str]:
+def _tool_names(messages: Messages) -> dict[str, str]:
     return {
         str(b.get("id")): str(b.get("name"))
         for role, b in _blocks(messages)
@@ -167,15 +169,15 @@ def _tool_names(messages: list[dict[str, Any]]) -> dict[str, str]:
     }
 
 
-def _texts(messages: list[dict[str, Any]]) -> list[str]:
+def _texts(messages: Messages) -> list[str]:
     return [str(b.get("text", "")) for r, b in _blocks(messages) if b.get("type") == "text"]
 
 
-def _blocks(messages: list[dict[str, Any]]) -> Iterator[tuple[str, dict[str, Any]]]:
+def _blocks(messages: Messages) -> Iterator[tuple[str, Block]]:
     for message in messages:
         content = message.get("content")
         if isinstance(content, str):
-            yield message["role"], {"type": "text", "text": content}
+            yield message["role"], text_block(content)
         elif isinstance(content, list):
             for block in content:
                 if isinstance(block, dict):

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from agents.errors import AgentError
 from agents.loop.step import Step
+from agents.model.blocks import ResultPart, ToolResultBlock, text_block
 from bot.core.lazy import lazy
 
 if TYPE_CHECKING:
@@ -63,7 +64,7 @@ class ToolResult:
     park: str | None = None  # question id: park until it is answered
     end: bool = False  # the worker's task is over (publish)
     #: content blocks after the text (images from an MCP tool), as the API takes them
-    blocks: list[dict[str, Any]] = field(default_factory=list)
+    blocks: list[ResultPart] = field(default_factory=list)
     #: a gated call's request (agents/tools/approvals.py): the node waits for a person's yes
     approval: Any = None
 
@@ -74,11 +75,11 @@ StepHandler = Callable[[dict[str, Any], Step], Awaitable[ToolResult | str]]
 Guard = Callable[[str, dict[str, Any], Step], Awaitable[ToolResult | None]]
 
 
-def result_block(tool_use_id: str, result: ToolResult) -> dict[str, Any]:
+def result_block(tool_use_id: str, result: ToolResult) -> ToolResultBlock:
     """The `tool_result` block that answers one tool call."""
-    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_use_id}
+    block: ToolResultBlock = {"type": "tool_result", "tool_use_id": tool_use_id}
     if result.blocks:
-        text = [{"type": "text", "text": result.text}] if result.text else []
+        text: list[ResultPart] = [text_block(result.text)] if result.text else []
         block["content"] = [*text, *result.blocks]
     else:
         block["content"] = result.text

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from bot.core.messages import BusMessage
@@ -32,8 +33,9 @@ class AgentTables:
 
     # -- conversations ---------------------------------------------------------------
     def save_conversation(
-        self, agent: str, key: str, messages: list[dict[str, Any]], target: str | None
+        self, agent: str, key: str, messages: Sequence[Mapping[str, Any]], target: str | None
     ) -> None:
+        """Save a conversation's messages (the agents' typed transcript) as JSON."""
         self.sql.execute(
             "INSERT INTO conversations (agent, key, target, messages, updated_at)"
             " VALUES (?, ?, ?, ?, ?) ON CONFLICT (agent, key) DO UPDATE SET"

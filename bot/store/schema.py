@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -42,7 +43,8 @@ class ParkedState:
 
     question_id: str
     tool_use_id: str
-    results: list[dict[str, Any]] = field(default_factory=list)
+    #: tool_result blocks (JSON), the transcript's as agents/model/blocks.py types them
+    results: list[Mapping[str, Any]] = field(default_factory=list)
     later: list[dict[str, Any]] = field(default_factory=list)  # BusMessage JSON
 
     def to_json(self) -> dict[str, Any]:

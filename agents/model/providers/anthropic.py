@@ -15,8 +15,9 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
+from agents.model.blocks import blocks_from
 from agents.model.providers.anthropic_wire import anthropic_form
 from agents.model.providers.base import (
     LLMResponse,
@@ -202,9 +203,7 @@ def without(request: Request, keys: set[str]) -> Request:
     if not keys:
         return request
     out = {k: v for k, v in request.items() if k not in keys}
-    if "cache_control" in keys:
-        out = _uncached(out)
-    return out
+    return cast(Request, _uncached(out) if "cache_control" in keys else out)
 
 
 def _uncached(value: Any) -> Any:
@@ -238,7 +237,7 @@ def _response(reply: Any) -> LLMResponse:
     blocks = [b for b in blocks if b.get("type") in KEPT_BLOCKS]
     details = getattr(reply, "stop_details", None)
     return LLMResponse(
-        blocks,
+        blocks_from(blocks),
         reply.stop_reason,
         _usage(reply.usage),
         details.model_dump(exclude_none=True) if details is not None else None,

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Any
 
+from agents.model.blocks import Block, Message
 from agents.model.providers.base import Request
 
 ID = re.compile(r"^[a-zA-Z0-9_-]+$")
@@ -34,7 +34,7 @@ def anthropic_form(request: Request) -> Request:
     return {**request, "messages": fixed}
 
 
-def _message(message: dict[str, Any]) -> dict[str, Any]:
+def _message(message: Message) -> Message:
     content = message["content"]
     if isinstance(content, str):
         return message
@@ -44,16 +44,15 @@ def _message(message: dict[str, Any]) -> dict[str, Any]:
     return {**message, "content": blocks}
 
 
-def _block(block: dict[str, Any]) -> dict[str, Any]:
-    kind = block.get("type")
-    if kind == "tool_use":
-        arguments = block.get("input")
+def _block(block: Block) -> Block:
+    if block["type"] == "tool_use":
+        arguments = block["input"]
         good_id, good_input = ID.match(block["id"] or "-"), isinstance(arguments, dict)
         if good_id and good_input:
             return block
         return {**block, "id": tool_id(block["id"]),
                 "input": arguments if good_input else {AS_WRITTEN: arguments}}  # fmt: skip
-    if kind == "tool_result" and not ID.match(block.get("tool_use_id") or "-"):
+    if block["type"] == "tool_result" and not ID.match(block["tool_use_id"] or "-"):
         return {**block, "tool_use_id": tool_id(block["tool_use_id"])}
     return block
 

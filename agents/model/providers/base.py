@@ -18,14 +18,40 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, NotRequired, Protocol, TypedDict
 
 from agents.errors import AgentError
+from agents.model.blocks import Blocks, Messages, TextBlock, ToolUseBlock
 from bot.core.model_calls import Usage
 
 #: hears the model's text as it streams (agents/loop/loop.py passes the progress feed)
 TextSink = Callable[[str], None]
-Request = dict[str, Any]
+
+
+class ThinkingParams(TypedDict):
+    """How much a model thinks, as the Messages API takes it (agents/model/capabilities.py)."""
+
+    thinking: NotRequired[dict[str, str]]
+    output_config: NotRequired[dict[str, str]]
+
+
+class StopDetails(TypedDict):
+    """Why the model declined (`stop_reason: refusal`), as the API says it."""
+
+    type: NotRequired[str]
+    category: NotRequired[str | None]
+    explanation: NotRequired[str | None]
+
+
+class Request(ThinkingParams):
+    """A Messages API request body, as agents/model/llm.py builds it."""
+
+    model: str
+    max_tokens: int
+    system: list[TextBlock]
+    messages: Messages
+    #: the tools' specs (a JSON Schema each: arbitrary JSON)
+    tools: NotRequired[list[dict[str, Any]]]
 
 
 class ModelUnavailable(AgentError):
@@ -38,19 +64,19 @@ class ModelError(AgentError):
 
 @dataclass(slots=True)
 class LLMResponse:
-    content: list[dict[str, Any]]
+    content: Blocks
     stop_reason: str | None
     usage: Usage = field(default_factory=Usage)
-    #: why the model declined (`stop_reason: refusal`): `category`, `explanation`
-    stop_details: dict[str, Any] | None = None
+    #: why the model declined (`stop_reason: refusal`)
+    stop_details: StopDetails | None = None
 
     @property
     def text(self) -> str:
-        return "\n".join(b["text"] for b in self.content if b.get("type") == "text").strip()
+        return "\n".join(b["text"] for b in self.content if b["type"] == "text").strip()
 
     @property
-    def tool_calls(self) -> list[dict[str, Any]]:
-        return [b for b in self.content if b.get("type") == "tool_use"]
+    def tool_calls(self) -> list[ToolUseBlock]:
+        return [b for b in self.content if b["type"] == "tool_use"]
 
 
 class Backend(Protocol):

@@ -24,7 +24,16 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from agents.model.providers.base import LLMResponse, ModelUnavailable, Request
+from agents.model.blocks import (
+    Block,
+    Blocks,
+    Message,
+    ToolResultBlock,
+    ToolUseBlock,
+    blocks_of,
+    text_block,
+)
+from agents.model.providers.base import LLMResponse, ModelUnavailable, Request, StopDetails
 from bot.core.model_calls import Usage
 
 STOPS = {
@@ -62,32 +71,28 @@ def _function(tool: dict[str, Any]) -> dict[str, Any]:
     return {"type": "function", "function": spec}
 
 
-def _blocks(content: Any) -> list[dict[str, Any]]:
-    return [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
-
-
-def _translated(message: dict[str, Any]) -> list[dict[str, Any]]:
-    blocks = _blocks(message["content"])
+def _translated(message: Message) -> list[dict[str, Any]]:
+    blocks = blocks_of(message["content"])
     if message["role"] == "assistant":
         return [_assistant(blocks)]
-    out = [_tool_message(b) for b in blocks if b.get("type") == "tool_result"]
-    parts = [p for b in blocks if b.get("type") != "tool_result" for p in _parts(b)]
-    parts += [p for b in blocks if b.get("type") == "tool_result" for p in _media(b)]
+    out = [_tool_message(b) for b in blocks if b["type"] == "tool_result"]
+    parts = [p for b in blocks if b["type"] != "tool_result" for p in _parts(b)]
+    parts += [p for b in blocks if b["type"] == "tool_result" for p in _media(b)]
     if parts:
         out.append({"role": "user", "content": parts})
     return out
 
 
-def _assistant(blocks: list[dict[str, Any]]) -> dict[str, Any]:
-    text = "\n\n".join(b["text"] for b in blocks if b.get("type") == "text")
+def _assistant(blocks: Blocks) -> dict[str, Any]:
+    text = "\n\n".join(b["text"] for b in blocks if b["type"] == "text")
     calls = [
         {
             "id": b["id"],
             "type": "function",
-            "function": {"name": b["name"], "arguments": _arguments(b.get("input"))},
+            "function": {"name": b["name"], "arguments": _arguments(b["input"])},
         }
         for b in blocks
-        if b.get("type") == "tool_use"
+        if b["type"] == "tool_use"
     ]
     out: dict[str, Any] = {"role": "assistant", "content": text or None}
     if calls:
@@ -95,39 +100,38 @@ def _assistant(blocks: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def _arguments(value: Any) -> str:
+def _arguments(value: dict[str, Any] | str) -> str:
     """The call's arguments as the model wrote them (a string it sent stays one)."""
     return value if isinstance(value, str) else json.dumps(value or {}, ensure_ascii=False)
 
 
-def _tool_message(block: dict[str, Any]) -> dict[str, Any]:
+def _tool_message(block: ToolResultBlock) -> dict[str, Any]:
     text = "\n".join(p["text"] for p in _parts_of_result(block) if p["type"] == "text")
     if block.get("is_error"):
         text = text if text.startswith("Error") else f"Error: {text}"
     return {"role": "tool", "tool_call_id": block["tool_use_id"], "content": text or "(empty)"}
 
 
-def _parts_of_result(block: dict[str, Any]) -> list[dict[str, Any]]:
-    return [p for b in _blocks(block.get("content") or "") for p in _parts(b)]
+def _parts_of_result(block: ToolResultBlock) -> list[dict[str, Any]]:
+    return [p for b in blocks_of(block.get("content") or "") for p in _parts(b)]
 
 
-def _media(block: dict[str, Any]) -> list[dict[str, Any]]:
+def _media(block: ToolResultBlock) -> list[dict[str, Any]]:
     """The images a tool returned: a `tool` message holds text only, so they follow in
     the user message."""
     return [p for p in _parts_of_result(block) if p["type"] != "text"]
 
 
-def _parts(block: dict[str, Any]) -> list[dict[str, Any]]:
-    kind = block.get("type")
-    if kind == "text":
+def _parts(block: Block) -> list[dict[str, Any]]:
+    if block["type"] == "text":
         return [{"type": "text", "text": block["text"]}]
-    if kind == "image" and block.get("source", {}).get("type") == "base64":
-        source = block["source"]
+    source = block["source"] if block["type"] == "image" else None
+    if source is not None and source["type"] == "base64":
         url = f"data:{source['media_type']};base64,{source['data']}"
         return [{"type": "image_url", "image_url": {"url": url}}]
-    if kind == "image" and block.get("source", {}).get("type") == "url":
-        return [{"type": "image_url", "image_url": {"url": block["source"]["url"]}}]
-    if kind == "document":
+    if source is not None and source["type"] == "url":
+        return [{"type": "image_url", "image_url": {"url": source["url"]}}]
+    if block["type"] == "document":
         return [{"type": "text", "text": PDF_NOTE}]
     return []  # thinking and anything else no other API reads
 
@@ -186,14 +190,14 @@ class Gathered:
             raise ModelUnavailable("the server's answer held no choice (empty `choices`)")
         if self.finish is None:
             raise ModelUnavailable("the server's stream ended without a finish_reason")
-        content: list[dict[str, Any]] = []
+        content: Blocks = []
         if self.text.strip():
-            content.append({"type": "text", "text": self.text})
+            content.append(text_block(self.text))
         content += [_tool_use(i, c) for i, c in sorted(self.calls.items())]
         stop = STOPS.get(self.finish, self.finish)
         if self.calls and stop == "end_turn":
             stop = "tool_use"  # servers that say `stop` after calls (Ollama, some vLLM)
-        details = None
+        details: StopDetails | None = None
         if stop == "refusal" or (self.refusal and not content):
             stop = "refusal"
             explanation = self.refusal or f"finish_reason: {self.finish}"
@@ -201,7 +205,7 @@ class Gathered:
         return LLMResponse(content, stop, self.usage, details)
 
 
-def _tool_use(index: int, call: Call) -> dict[str, Any]:
+def _tool_use(index: int, call: Call) -> ToolUseBlock:
     try:
         arguments: Any = json.loads(call.arguments) if call.arguments.strip() else {}
     except json.JSONDecodeError:
