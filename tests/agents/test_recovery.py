@@ -28,7 +28,7 @@ class AsksUntilAnswered(TeamScript):
 
 def failing_parks(app: Any, times: int, error: Exception) -> list[int]:
     """The store refuses the worker's parking checkpoint `times` times with `error`."""
-    real, failed = app.store.upsert_worker, [0]
+    real, failed = app.store.agents.upsert_worker, [0]
 
     def upsert(row: Any) -> None:
         if row.status == "parked" and failed[0] < times:
@@ -36,7 +36,7 @@ def failing_parks(app: Any, times: int, error: Exception) -> list[int]:
             raise error
         real(row)
 
-    app.store.upsert_worker = upsert
+    app.store.agents.upsert_worker = upsert
     return failed
 
 
