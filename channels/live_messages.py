@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -36,8 +37,10 @@ class LiveText:
 L = TypeVar("L", bound=LiveText)
 
 
-class LiveMessages(Generic[L]):
-    """The live messages of one channel, by place (`str(target)`)."""
+class LiveMessages(ABC, Generic[L]):
+    """The live messages of one channel, by place (`str(target)`). A channel's subclass
+    says how its message is written and kept (the three abstract methods); one lacking
+    any of them cannot be made."""
 
     kv: str  # the key/value prefix of their records
     limit: int  # what a live message shows at most
@@ -77,11 +80,13 @@ class LiveMessages(Generic[L]):
             live.diverged = True  # from before a restart: the row's text replaces it
         return live
 
+    @abstractmethod
     def _restored(self, target: Target, record: dict[str, Any]) -> L:
-        raise NotImplementedError
+        """The live message a saved record (`_record`) describes, after a restart."""
 
+    @abstractmethod
     def _record(self, live: L) -> dict[str, Any]:
-        raise NotImplementedError
+        """What the key/value state keeps of `live`: enough to find its message again."""
 
     def _save(self, live: L) -> None:
         self.store.set_kv(self.kv + str(live.target), json.dumps(self._record(live)))
@@ -109,9 +114,9 @@ class LiveMessages(Generic[L]):
                 wait = await self._write_once(live)
             await asyncio.sleep(wait)
 
+    @abstractmethod
     async def _write_once(self, live: L) -> float:
         """One write of the pending text; how long to wait before the next."""
-        raise NotImplementedError
 
     def _wrote(self, live: L, text: str) -> float:
         """`text` is on the platform now."""

@@ -14,7 +14,7 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING
 
-from agents.loop import failover, turns
+from agents.loop import failover, repair, turns
 from agents.model.llm import LLMResponse, ModelError, ModelUnavailable
 from agents.model.reasons import for_people
 from bot.core.notices import CONTEXT_FULL, media_left_out, model_refused, model_unavailable
@@ -56,19 +56,19 @@ async def complete(node: AgentLoop, conv: Conversation, system: str) -> LLMRespo
             log.warning("%s: the model's API refused a request in %s: %s",
                         node.agent_id, conv.key, exc)  # fmt: skip
             if not repaired and (
-                turns.unthought_cycle(conv.messages, exc)
+                repair.unthought_cycle(conv.messages, exc)
                 or failover.foreign_thinking(conv.messages, exc)
             ):
                 repaired = True  # an older version's cycle, kept without its thinking
                 node.checkpoint(conv)
                 continue
-            if not repaired and turns.repair(conv.messages, exc):
+            if not repaired and repair.repair(conv.messages, exc):
                 repaired = True  # the offending part is a note now
                 node.tell(conv, media_left_out(exc))
                 node.checkpoint(conv)
                 continue
             node.tell(conv, model_refused(exc))
-            turns.refused(conv.messages, exc)  # the next turn is not refused again
+            repair.refused(conv.messages, exc)  # the next turn is not refused again
             node.checkpoint(conv)
             return None
 
@@ -76,17 +76,17 @@ async def complete(node: AgentLoop, conv: Conversation, system: str) -> LLMRespo
 async def fit(node: AgentLoop, conv: Conversation) -> str:
     """Compact a conversation nearing its token budget (flush, summary: agents/memory);
     the system prompt for this step, built once."""
-    system = node.system_prompt(conv)
+    system = node.role.system_prompt(conv)
     memory = node.services.memory
     if memory is None or not memory.over_budget(system, node.toolbox.specs, conv.messages):
         return system
-    if turns.in_tool_cycle(conv.messages):
+    if repair.in_tool_cycle(conv.messages):
         return system  # thinking is bound to an unchanged history: after the cycle
     conv.messages = await memory.compact(node.agent_id, conv.key, system, node.toolbox,
                                          conv.messages)  # fmt: skip
-    turns.drop_thinking(conv.messages)  # its prefix changed: older thinking goes
+    repair.drop_thinking(conv.messages)  # its prefix changed: older thinking goes
     node.checkpoint(conv)
-    return node.system_prompt(conv)  # the flush turn may have changed memory
+    return node.role.system_prompt(conv)  # the flush turn may have changed memory
 
 
 async def make_room(node: AgentLoop, conv: Conversation) -> bool:
@@ -98,13 +98,13 @@ async def make_room(node: AgentLoop, conv: Conversation) -> bool:
     memory = node.services.memory
     if memory is not None:
         conv.messages = await memory.compact(
-            node.agent_id, conv.key, node.system_prompt(conv), node.toolbox, conv.messages
+            node.agent_id, conv.key, node.role.system_prompt(conv), node.toolbox, conv.messages
         )
-    if len(conv.messages) >= before and not turns.drop_oldest(conv.messages):
+    if len(conv.messages) >= before and not repair.drop_oldest(conv.messages):
         node.tell(conv, CONTEXT_FULL)
         turns.close(conv.messages, turns.FULL_NOTE)
         node.checkpoint(conv)
         return False
-    turns.drop_thinking(conv.messages)
+    repair.drop_thinking(conv.messages)
     node.checkpoint(conv)
     return True

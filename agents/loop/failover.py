@@ -103,7 +103,7 @@ def _bare(model: str) -> str:
 
 def _forget_thinking(messages: Messages) -> None:
     """Every thinking block out, the current tool-use cycle's too (another model would
-    refuse it; a cycle left without thinking is repaired by turns.unthought_cycle)."""
+    refuse it; a cycle left without thinking is repaired by repair.unthought_cycle)."""
     for message in messages:
         if message["role"] != "assistant" or isinstance(message["content"], str):
             continue

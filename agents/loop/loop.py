@@ -20,10 +20,11 @@ from agents.loop import calling, calls, failover
 from agents.loop import turns as turns_mod
 from agents.loop.conversation import Conversation
 from agents.loop.prompts import snapshot
+from agents.loop.role import Role
 from agents.loop.step import Effects, Step
 from agents.loop.transcript import CONTEXT, context_texts, person_of, render
 from agents.model.attachments import blocks as attachment_blocks
-from agents.model.blocks import Blocks, ToolResultBlock, ToolUseBlock
+from agents.model.blocks import THINKING, Blocks, ToolResultBlock, ToolUseBlock
 from agents.model.llm import CallLabel, LLMResponse
 from agents.services import Services
 from agents.tools.toolbox import Toolbox, ToolResult, result_block
@@ -43,6 +44,8 @@ log = logging.getLogger(__name__)
 NOT_RUN_APPROVAL = (
     "Not run: an earlier call waits for approval; call it again afterwards if needed."
 )
+#: a call that would park or end the task of an agent that has none (a tool set's mistake)
+NO_TASK = "Refused: {name} parks or ends a task, and this agent has no task of its own."
 
 
 #: How thinking ended: `done` (the model stopped calling tools), `parked` (a call waits
@@ -63,7 +66,8 @@ class Inbox(Protocol):
 
 
 class AgentLoop:
-    """The think/act machinery of one agent; coordinator and workers build on it."""
+    """The think/act machinery of one agent; coordinator and workers build on it, each
+    with its role (agents/loop/role.py): its prompt, its steps, its task if it has one."""
 
     agent_id: str
     max_turns: int
@@ -72,16 +76,14 @@ class AgentLoop:
 
     toolbox: Toolbox
 
-    def __init__(self, services: Services, agent_id: str) -> None:
+    def __init__(self, services: Services, agent_id: str, role: Role) -> None:
         self.services = services
         self.agent_id = agent_id
+        self.role = role
         self.effects = Effects()
         #: the trigger whose task alone this turn serves: its posts carry the trigger's
         #: id, so they never fire that trigger again (bot/triggers/watchers.py)
         self.cause: str | None = None
-
-    def system_prompt(self, conv: Conversation) -> str:
-        raise NotImplementedError
 
     def absorb(self, conv: Conversation, mail: list[Mail]) -> None:
         """Yield point: take the mailbox's contents into the conversation, after a line
@@ -205,7 +207,7 @@ class AgentLoop:
     def _thought(self, conv: Conversation, response: LLMResponse) -> None:
         """Say in the event log that a turn thought, and how much (never what)."""
         tokens = response.usage.thinking_tokens
-        blocks = sum(1 for b in response.content if b["type"] in turns_mod.THINKING)
+        blocks = sum(1 for b in response.content if b["type"] in THINKING)
         if tokens or blocks:
             self.services.events.emit(
                 "llm.thought", self.agent_id, conversation=conv.key, tokens=tokens, blocks=blocks
@@ -270,8 +272,8 @@ class AgentLoop:
         """Hook: the model wrote `text` in a response (the coordinator's is for its person)."""
 
     def step(self, conv: Conversation) -> Step:
-        """The context a tool call of this step acts in."""
-        raise NotImplementedError
+        """The context a tool call of this step acts in (its role's)."""
+        return self.role.step(conv, self.effects)
 
     def on_turn(self, turns: int, response: LLMResponse | None) -> None:
         """Hook: a turn finished (workers count them)."""
@@ -281,6 +283,7 @@ class AgentLoop:
         later: list[Mail] = []
         outcome: Outcome | None = None
         gated: tuple[ToolUseBlock, Any] | None = None
+        parked: tuple[str, str] | None = None  # (tool_use id, question id)
         for call in response.tool_calls:
             later.extend(inbox.drain())  # ── yield point between tool calls ──
             if outcome is not None:
@@ -291,13 +294,13 @@ class AgentLoop:
                 )
                 results.append(result_block(call["id"], ToolResult(not_run, is_error=True)))
                 continue
-            result = await self._call(call, conv)
+            result = self._within_role(call, await self._call(call, conv))
             if result.approval is not None:
                 outcome, gated = Outcome("parked"), (call, result.approval)
                 continue
             if result.park is not None:
                 outcome = Outcome("parked", question_id=result.park)
-                self.park_call(call["id"], result.park)
+                parked = (call["id"], result.park)
                 continue
             results.append(result_block(call["id"], result))
             if result.end:
@@ -305,12 +308,31 @@ class AgentLoop:
         if gated is not None:
             await self._await_approval(conv, gated, results, later)
             return None
-        if outcome is not None and outcome.kind == "parked":
-            self.hold_results(conv, results, later)
+        return self._after_calls(conv, outcome, parked, results, later)
+
+    def _within_role(self, call: ToolUseBlock, result: ToolResult) -> ToolResult:
+        """A call that parks or ends a task, in an agent with none: refused, logged."""
+        if self.role.task is not None or (result.park is None and not result.end):
+            return result
+        log.error("%s: a call of %s would park or end a task", self.agent_id, call["name"])
+        return ToolResult(NO_TASK.format(name=call["name"]), is_error=True)
+
+    def _after_calls(
+        self,
+        conv: Conversation,
+        outcome: Outcome | None,
+        parked: tuple[str, str] | None,
+        results: list[ToolResultBlock],
+        later: list[Mail],
+    ) -> Outcome | None:
+        """The step's results stored (or kept with a parked task), then its checkpoint."""
+        task = self.role.task
+        if task is not None and parked is not None:
+            task.park(conv, parked, results, later)
             return outcome
         conv.add_blocks(results)
-        if outcome is not None and outcome.kind == "ended":
-            self.unread(later)  # nobody would read them in this conversation any more
+        if task is not None and outcome is not None and outcome.kind == "ended":
+            task.unread(later)  # nobody would read them in this conversation any more
         else:
             self.absorb(conv, later)
         self.checkpoint(conv)
@@ -351,18 +373,6 @@ class AgentLoop:
     def announce(self, conv: Conversation, status: str) -> None:
         """Live progress: what this agent does now, shown where its person waits."""
         self.services.human.progress.status(conv.key, status)
-
-    def unread(self, mail: list[Mail]) -> None:
-        """Give back mail taken at a yield point of a step that ended the task."""
-        raise NotImplementedError(f"{self.agent_id} cannot end")
-
-    def park_call(self, tool_use_id: str, question_id: str) -> None:
-        raise NotImplementedError(f"{self.agent_id} cannot park")
-
-    def hold_results(
-        self, conv: Conversation, results: list[ToolResultBlock], later: list[Mail]
-    ) -> None:
-        raise NotImplementedError(f"{self.agent_id} cannot park")
 
     async def _complete(self, conv: Conversation, system: str) -> LLMResponse | None:
         return await calling.complete(self, conv, system)

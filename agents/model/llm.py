@@ -91,6 +91,8 @@ class Provider:
         self.expander = expander
         #: the console hears of an outage once per change of its reason
         self.outage = Outage()
+        #: SDKs known imported whole: until then a call waits for the import in a thread
+        self._imported: set[str] = set()
 
     def backend(self, model: str) -> Backend:
         """The backend of `model`'s provider (its SDK client is made at the first call)."""
@@ -108,6 +110,14 @@ class Provider:
         """Import the configured providers' SDKs in a worker thread ahead of the first call."""
         for sdk in sorted({self.backend(m).sdk for m in self.models.values()}):
             await preload(sdk)
+
+    async def _import(self, sdk: str) -> None:
+        """The SDK imported before its client is made. The start's preload may still be
+        importing it in a thread: an import on the loop would wait for that thread under
+        the import lock, and the loop with it (no ack, no status line, for seconds)."""
+        if sdk not in self._imported:
+            await preload(sdk)
+            self._imported.add(sdk)
 
     async def close(self) -> None:
         for backend in {
@@ -131,6 +141,7 @@ class Provider:
         fallback's, instead of the role's (agents/loop/calling.py)."""
         model = model or self.models[role_of(label, once)]
         backend = self.backend(model)
+        await self._import(backend.sdk)
         await self.capabilities(model).learn(backend.describe)
         request = self.request(system, tools, messages, label, once, model)
         if self.gate is not None:

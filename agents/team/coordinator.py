@@ -18,7 +18,7 @@ from typing import Any
 
 from agents.loop.loop import AgentLoop, Conversation
 from agents.loop.prompts import system_prompt
-from agents.loop.step import Step, asker_of
+from agents.loop.step import Effects, Step, asker_of
 from agents.loop.turns import dangling_calls
 from agents.services import AgentInfo, Services
 from agents.team.fresh import start_afresh
@@ -30,7 +30,7 @@ from agents.tools.toolbox import STR, Tool, Toolbox, ToolSpec, arg, schema
 from bot.core.bus import Mail
 from bot.core.messages import COORDINATOR, Outbound
 from bot.core.names import HOME_CONVERSATION
-from bot.core.notices import SESSION_FAILED, SHOWN, STOPPED, TERMINAL, turn_limit
+from bot.core.notices import SESSION_FAILED, SHOWN, STOPPED, TERMINAL, turn_limit, where_to
 from bot.core.tasks import cancel_all
 
 log = logging.getLogger(__name__)
@@ -73,6 +73,42 @@ STOP_WORKER = ToolSpec(
     "or that is no longer needed.",
     schema({"name": arg(STR, "its name")}),
 )
+
+
+class CoordinatorRole:
+    """The coordinator's role in one conversation: its prompt names the place and the
+    people; its calls act for the person whose message the turn handles. It has no task
+    of its own: none of its tools parks or ends one."""
+
+    task = None
+
+    def __init__(self, services: Services, key: str) -> None:
+        self.services = services
+        self.key = key
+        self.info = AgentInfo(COORDINATOR, "coordinator", key, workspace_for("coordinator", key))
+        #: (person, platform id) whose message the turn handles: its gated calls' requester
+        self.asking: tuple[str, str | None] | None = None
+
+    def system_prompt(self, conv: Conversation) -> str:
+        where = conv.target or "no channel (messages go to the home target)"
+        role = f"This conversation: {where}.\n{ROLE}"
+        people = self.services.human.people.listed()
+        if people:  # so a worker's name never reads as a person's
+            role += f"\nPeople of the team (never a worker's name): {', '.join(people)}."
+        return system_prompt(self.services, self.info, conv, role)
+
+    def step(self, conv: Conversation, effects: Effects) -> Step:
+        target = where_to(conv.target, home=self.services.home)
+        return Step(
+            speaker=COORDINATOR,
+            conversation=self.key,
+            human=target if target is not None else TERMINAL,
+            effects=effects,
+            workspace=self.info.workspace,
+            conv=conv,
+            person=self.asking[0] if self.asking else None,
+            person_id=self.asking[1] if self.asking else None,
+        )
 
 
 class Coordinator:
@@ -133,16 +169,14 @@ class Session(AgentLoop):
     """The coordinator serving one human conversation."""
 
     streams = True  # the person reads its text as the model writes it
+    role: CoordinatorRole
 
     def __init__(self, coordinator: Coordinator, key: str) -> None:
         self.coordinator = coordinator
         self.key = key
-        self.info = AgentInfo(COORDINATOR, "coordinator", key, workspace_for("coordinator", key))
         self.queue: deque[Mail] = deque()
         self.task: asyncio.Task[None] | None = None
         self.person: str | None = None
-        #: (person, platform id) whose message the turn handles: its gated calls' requester
-        self.asking: tuple[str, str | None] | None = None
         self.conv: Conversation | None = None
         #: what must finish before this session reads its transcript (a fresh start)
         self.before: Coroutine[Any, Any, None] | None = None
@@ -150,10 +184,9 @@ class Session(AgentLoop):
         self.in_model = False  # a model call is in flight (a stop cancels it)
         services = coordinator.services
         self.max_turns = services.limits.max_turns
-        super().__init__(services, COORDINATOR)
-        self.toolbox = Toolbox(
-            self._tools(), services.sources_for(self.info), services.guard(self.info)
-        )
+        super().__init__(services, COORDINATOR, CoordinatorRole(services, key))
+        info = self.role.info
+        self.toolbox = Toolbox(self._tools(), services.sources_for(info), services.guard(info))
 
     def _tools(self) -> list[Tool]:
         tools = [
@@ -163,7 +196,7 @@ class Session(AgentLoop):
             Tool(STOP_WORKER, self._stop),
         ]
         for factory in self.services.tool_factories:
-            tools.extend(factory(self.info))
+            tools.extend(factory(self.role.info))
         return tools
 
     def put(self, mail: Mail) -> None:
@@ -219,15 +252,7 @@ class Session(AgentLoop):
             self.conv.target = meta["reply_to"]
         if meta.get("person") or meta.get("sender_id"):
             self.person = meta.get("person") or meta["sender_id"]
-        self.asking = asker_of(mail.msg) or self.asking
-
-    def system_prompt(self, conv: Conversation) -> str:
-        where = conv.target or "no channel (messages go to the home target)"
-        role = f"This conversation: {where}.\n{ROLE}"
-        people = self.services.human.people.listed()
-        if people:  # so a worker's name never reads as a person's
-            role += f"\nPeople of the team (never a worker's name): {', '.join(people)}."
-        return system_prompt(self.services, self.info, conv, role)
+        self.role.asking = asker_of(mail.msg) or self.role.asking
 
     async def _serve(self) -> None:
         try:
@@ -282,25 +307,12 @@ class Session(AgentLoop):
             return
         self.effects.outbound.append(Outbound(COORDINATOR, target, text, conv.key))
 
-    def step(self, conv: Conversation) -> Step:
-        target = self.target_of(conv)
-        return Step(
-            speaker=COORDINATOR,
-            conversation=self.key,
-            human=target if target is not None else TERMINAL,
-            effects=self.effects,
-            workspace=self.info.workspace,
-            conv=conv,
-            person=self.asking[0] if self.asking else None,
-            person_id=self.asking[1] if self.asking else None,
-        )
-
     # -- tools -------------------------------------------------------------------------
     async def _spawn(self, args: dict[str, Any]) -> str:
         conv = self.conv
         worker = self.coordinator.team.spawn(
             args["name"].strip(), args["task"], self.key, conv.target if conv else None,
-            self.asking,
+            self.role.asking,
         )  # fmt: skip
         return f"Worker {worker.row.name} started. It will report back here when it publishes."
 
@@ -318,7 +330,7 @@ class Session(AgentLoop):
         return await team.stop(worker.row.name)
 
     def _refused(self, action: str, resource: str) -> None:
-        asking = self.asking or (None, None)
+        asking = self.role.asking or (None, None)
         self.services.events.emit(
             "access.refused", COORDINATOR, conversation=self.key, person=asking[0],
             person_id=asking[1], action=action, resource=resource, outcome="refused",

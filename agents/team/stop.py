@@ -16,9 +16,8 @@ from agents.loop.turns import CLOSED, calls_of, close
 from agents.model.blocks import blocks_of
 from agents.tools.toolbox import ToolResult, result_block
 from bot.core.bus import Mail
-from bot.core.messages import COORDINATOR, FROM_PERSON, Outbound, Target
+from bot.core.messages import COORDINATOR, FROM_PERSON, STOP, Outbound, Target
 from bot.core.notices import NOTHING_TO_STOP, SYSTEM_SPEAKER
-from bot.inbox.router import is_stop
 
 if TYPE_CHECKING:
     from agents.loop.loop import Conversation
@@ -37,7 +36,7 @@ class Stopper:
 
     def __call__(self, mail: Mail) -> bool:
         msg = mail.msg
-        if msg.kind not in FROM_PERSON or msg.meta.get("broadcast") or not is_stop(msg.text):
+        if msg.kind not in FROM_PERSON or not msg.meta.get(STOP):  # the router decided
             return False
         key = msg.conversation or ""
         reply_to = str(msg.meta.get("reply_to") or "")

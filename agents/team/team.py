@@ -17,13 +17,14 @@ from dataclasses import replace
 
 from agents.model.llm import ModelUnavailable
 from agents.services import Services
+from agents.team import publishing
 from agents.team.asked import Asker, WorkerPeople
 from agents.team.worker import TASK_KEY, Worker
 from agents.tools.toolbox import ToolError
 from bot.core.bus import Mail
-from bot.core.messages import BROADCAST, COORDINATOR, HUMAN, BusMessage, Outbound
+from bot.core.messages import BROADCAST, COORDINATOR, HUMAN, Outbound
 from bot.core.names import operator_conversation
-from bot.core.notices import SHOWN, SYSTEM_SPEAKER, where_to, worker_failed, worker_recovering
+from bot.core.notices import SYSTEM_SPEAKER, where_to, worker_failed, worker_recovering
 from bot.core.tasks import cancel_all
 from bot.inbox.places import Origin
 from bot.outbox.sender import backoff
@@ -111,7 +112,7 @@ class Team:
     def _start(self, row: WorkerRow) -> Worker:
         worker = Worker(self.services, row, on_finished=self.finished)
         self.workers[row.id] = worker
-        owners = worker.people.owners(self.services.human.people)
+        owners = worker.role.people.owners(self.services.human.people)
         origin = Origin(row.origin_conversation, row.origin_target, owners)
         self.services.human.worker_started(row.id, row.name, origin)
         self._tasks[row.id] = asyncio.create_task(self._guard(worker), name=f"worker:{row.id}")
@@ -163,16 +164,8 @@ class Team:
         target = where_to(row.origin_target, home=self.services.home)
         with self.services.store.tx():
             self.services.store.upsert_worker(row)
-            self.services.bus.send(
-                BusMessage(
-                    SYSTEM_SPEAKER,
-                    COORDINATOR,
-                    text,
-                    kind="notice",
-                    conversation=row.origin_conversation,
-                    meta={SHOWN: target is not None},  # shown below: not to be said again
-                )
-            )
+            # shown below (when it has a place): not to be said again
+            self.services.bus.send(publishing.notice(row, text, shown=target is not None))
             if target is not None:
                 self.services.human.say(
                     Outbound(SYSTEM_SPEAKER, target, text, row.origin_conversation, kind="notice")

@@ -23,6 +23,9 @@ BROADCAST = "*"
 MessageKind = Literal["human", "answer", "result", "suggestion", "message", "notice", "task"]
 #: the kinds that carry a person's own words
 FROM_PERSON: tuple[MessageKind, ...] = ("human", "answer")
+#: A person's bus message's meta key: the router decided it is a `stop` (bot/inbox/router.py
+#: is the only place that decides it; agents/team/stop.py acts on it)
+STOP = "stop"
 #: An inbound message's meta key: the channel could not verify who sent it (email that
 #: no receiving server vouched for, taken under EMAIL_UNVERIFIED=accept). Such a message
 #: never decides an approval nor answers a question, and its sender is nobody listed.

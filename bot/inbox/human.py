@@ -20,6 +20,7 @@ from bot.core.messages import (
     COORDINATOR,
     HUMAN,
     RECEIPT,
+    STOP,
     BusMessage,
     DeliveryReceipt,
     Inbound,
@@ -33,7 +34,7 @@ from bot.inbox.files import FileStore
 from bot.inbox.intake import FETCHING, FileIntake
 from bot.inbox.people import People, Person
 from bot.inbox.places import Origin
-from bot.inbox.router import Directory, Route, is_stop, route
+from bot.inbox.router import Directory, Route, route
 from bot.inbox.scope import FileOwners
 from bot.outbox.sender import Outbox
 from bot.store.core import QuestionRow, QuestionStatus, Store
@@ -182,16 +183,16 @@ class HumanNode:
             self.bus.send(self._bus_message(inbound_id, msg, decision, recipient, person))
         if decision.question is not None and decision.question.worker in decision.recipients:
             self.answering.add(decision.question.id)
-            self._receipt(msg, decision.question.worker, decision.text)
+            self._receipt(msg, decision.question.worker, decision.stop)
         return decision
 
-    def _receipt(self, msg: Inbound, worker: str, text: str) -> None:
+    def _receipt(self, msg: Inbound, worker: str, stop: bool) -> None:
         """An answer from a channel that shows no work under way (email) is acknowledged
         once, in its thread, in the transaction that routes it. The outbox row is keyed by
         the message's platform id: a redelivery or a re-route after a restart queues the
         same row, which the outbox keeps once. Never for a sender nobody verified (the
         forged address would get it); machine mail never gets this far."""
-        if not msg.meta.get(RECEIPT) or msg.unverified or is_stop(text):
+        if not msg.meta.get(RECEIPT) or msg.unverified or stop:
             return
         name = self.directory.workers.get(worker, worker)
         key = hashlib.sha256(f"{msg.channel}\x00{msg.message_id}".encode()).hexdigest()[:32]
@@ -218,7 +219,7 @@ class HumanNode:
         return Route()
 
     def _routed(self, msg: Inbound, decision: Route) -> None:
-        if decision.recipients and not is_stop(decision.text):
+        if decision.recipients and not decision.stop:
             # the coordinator's turn ends the work it shows; a worker's shows a while
             quiet = QUIET_SECONDS if COORDINATOR in decision.recipients else WORKER_QUIET_SECONDS
             self.progress.received(msg, quiet)
@@ -259,6 +260,7 @@ class HumanNode:
                 "at": msg.received_at,
                 **({"broadcast": True} if decision.broadcast else {}),
                 **({"fresh": True} if decision.fresh else {}),
+                **({STOP: True} if decision.stop else {}),
             },
             attachments=list(msg.attachments),
         )

@@ -46,6 +46,9 @@ class Route:
     fresh: bool = False
     #: `@Name` of another conversation's worker: refused (its id), nothing delivered
     refused: str | None = None
+    #: `stop` alone (`@Alice stop`): its recipient's running turn (that worker) ends, and
+    #: no agent reads the word; decided here only, carried on the bus message's meta
+    stop: bool = False
 
 
 class Directory:
@@ -128,7 +131,14 @@ def _unindex(index: dict[str, set[str]], keys: Iterable[str | None], question_id
 
 def route(msg: Inbound, directory: Directory, sender: str | None = None) -> Route:
     """Where `msg` goes; `sender` is its author's platform id (`slack:U1`), which reaches
-    the workers whose task they asked for from anywhere."""
+    the workers whose task they asked for from anywhere. Whether it is a `stop` is decided
+    here, once: for what reaches an agent, never for a broadcast (`@all stop` informs)."""
+    decision = _where(msg, directory, sender)
+    decision.stop = bool(decision.recipients) and not decision.broadcast and is_stop(decision.text)
+    return decision
+
+
+def _where(msg: Inbound, directory: Directory, sender: str | None) -> Route:
     text = msg.text.strip()
     if text.lower() in FRESH_WORDS:
         return Route([COORDINATOR], text, fresh=True)
@@ -172,5 +182,6 @@ STOP_WORDS = frozenset({"stop", "/stop"})
 
 
 def is_stop(text: str) -> bool:
-    """`stop` alone: end the running turn here (or `@Alice stop`: that worker)."""
+    """`stop` alone: end the running turn here (or `@Alice stop`: that worker). Only
+    `route` asks; everything after it reads `Route.stop` (or the bus message's meta)."""
     return text.strip().rstrip(".!").lower() in STOP_WORDS

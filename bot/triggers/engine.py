@@ -111,7 +111,9 @@ class TriggerEngine:
             self.settings.database, self._dispatch, self._on_missed, self.generation
         )
         self.scheduler.start(paused=True)  # job changes below go straight to the store
-        ConfigTriggers(self, self.job_ids()).reconcile(self.settings)
+        config = ConfigTriggers(self.table, self.job_ids(), self.events, disarm=self.disarm,
+                                reschedule=self.reschedule, regrace=self.regrace)  # fmt: skip
+        config.reconcile(self.settings)
         existing = self.job_ids()
         for row in self.table.active():
             self._arm(row, existing)
@@ -257,7 +259,12 @@ class TriggerEngine:
         trigger = schedule_of(spec)
         assert trigger is not None and self.scheduler is not None
         self.scheduler.reschedule_job(job_id, trigger=trigger)
-        self.scheduler.modify_job(job_id, misfire_grace_time=spec.misfire_grace)
+        self.regrace(job_id, spec)
+
+    def regrace(self, job_id: str, spec: TriggerSpec) -> None:
+        """The job keeps its next run time; only how late a run may still start changes."""
+        if self.scheduler is not None:
+            self.scheduler.modify_job(job_id, misfire_grace_time=spec.misfire_grace)
 
     # -- internal periodic jobs ----------------------------------------------------------
     def add_internal(

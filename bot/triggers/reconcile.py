@@ -11,16 +11,15 @@ with `enabled = false` keeps its row, paused: it does not fire until enabled aga
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from collections.abc import Callable
 
+from bot.core.events import EventLog
 from bot.core.trigger_spec import TriggerError, TriggerSpec, build_spec
 from bot.store.trigger_rows import ACTIVE, PAUSED, TriggerRow, job_id_of
+from bot.store.triggers import TriggerRows
 from bot.triggers.fire import SCHEDULER
 from config.entries import HeartbeatConfig, ScheduleConfig
 from config.settings import Settings
-
-if TYPE_CHECKING:
-    from bot.triggers.engine import TriggerEngine
 
 log = logging.getLogger(__name__)
 
@@ -63,10 +62,26 @@ def desired(settings: Settings) -> dict[str, TriggerSpec]:
 
 
 class ConfigTriggers:
-    def __init__(self, engine: TriggerEngine, existing_jobs: set[str]) -> None:
-        self.engine = engine
-        self.table = engine.table
+    """Reconciles the config's entries with the trigger table; the engine hands over
+    what a change needs to do to the schedule (`disarm` a trigger, `reschedule` a job
+    from now, `regrace` a job: a new misfire grace only), never itself."""
+
+    def __init__(
+        self,
+        table: TriggerRows,
+        existing_jobs: set[str],
+        events: EventLog,
+        *,
+        disarm: Callable[[str], None],
+        reschedule: Callable[[str, TriggerSpec], None],
+        regrace: Callable[[str, TriggerSpec], None],
+    ) -> None:
+        self.table = table
         self.jobs = existing_jobs
+        self.events = events
+        self.disarm = disarm
+        self.reschedule = reschedule
+        self.regrace = regrace
 
     def reconcile(self, settings: Settings) -> None:
         wanted = desired(settings)
@@ -76,8 +91,8 @@ class ConfigTriggers:
         for row in self.table.live():
             if row.source == "config" and row.id not in wanted:
                 self.table.set_status(row.id, "removed")
-                self.engine.disarm(row.id)
-                self.engine.events.emit("trigger.removed", SCHEDULER, trigger_id=row.id)
+                self.disarm(row.id)
+                self.events.emit("trigger.removed", SCHEDULER, trigger_id=row.id)
 
     def _one(self, trigger_id: str, spec: TriggerSpec, enabled: bool = True) -> None:
         row = self.table.get(trigger_id)
@@ -89,9 +104,9 @@ class ConfigTriggers:
             return
         job = job_id_of(trigger_id)
         if job in self.jobs and (row is None or row.spec.timing() != spec.timing()):
-            self.engine.reschedule(job, spec)
-        elif job in self.jobs and self.engine.scheduler is not None:
-            self.engine.scheduler.modify_job(job, misfire_grace_time=spec.misfire_grace)
+            self.reschedule(job, spec)
+        elif job in self.jobs:
+            self.regrace(job, spec)
         fresh = TriggerRow(
             id=trigger_id, spec=spec, status=ACTIVE, source="config", created_by=SCHEDULER
         )
@@ -112,12 +127,12 @@ class ConfigTriggers:
         if row is not None:
             fresh.created_at, fresh.last_fired_at = row.created_at, row.last_fired_at
         self.table.save(fresh)
-        self.engine.disarm(trigger_id)  # a job of the enabled entry is gone with it
+        self.disarm(trigger_id)  # a job of the enabled entry is gone with it
         self.jobs.discard(job_id_of(trigger_id))
         self._configured(trigger_id, spec, row)
 
     def _configured(self, trigger_id: str, spec: TriggerSpec, row: TriggerRow | None) -> None:
-        self.engine.events.emit(
+        self.events.emit(
             "trigger.configured",
             SCHEDULER,
             trigger_id=trigger_id,

@@ -28,6 +28,8 @@ LOOP_HEADER = "X-Loop"
 #: person's id, so nothing resolves it to one
 UNVERIFIED_ID = "unverified:"
 WINDOW_SECONDS = 3600.0
+#: senders held before those silent for a whole window are forgotten (RateGuard)
+MAX_SENDERS = 10_000
 
 
 def allowed(sender: str, allow: list[str]) -> bool:
@@ -51,6 +53,8 @@ class RateGuard:
         """Count one mail; the same Message-ID read again (after a restart, a reconnect)
         is the same mail and counts once."""
         now = time.monotonic() if now is None else now
+        if sender not in self._seen and len(self._seen) >= MAX_SENDERS:
+            self._forget_silent(now)
         times = self._seen[sender]
         while times and now - times[0][0] > self.window:
             times.popleft()
@@ -60,6 +64,11 @@ class RateGuard:
             return False
         times.append((now, message_id))
         return True
+
+    def _forget_silent(self, now: float) -> None:
+        """Bounded: senders with no mail inside the window count nothing; drop them."""
+        for sender in [s for s, t in self._seen.items() if not t or now - t[-1][0] > self.window]:
+            del self._seen[sender]
 
 
 @dataclass(frozen=True, slots=True)

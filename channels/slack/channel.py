@@ -107,6 +107,9 @@ class SlackChannel(BaseChannel):
         )
         self.ready = asyncio.Event()
         self._starting: asyncio.Task[None] | None = None
+        #: one connection pool for every Web API call, opened in start(): without it
+        #: slack_sdk opens a session, a TCP (and TLS) connection, per call
+        self._session: aiohttp.ClientSession | None = None
 
     def _connection(self, settings: Settings) -> SocketModeConnection | HttpConnection:
         app_token, secret = settings.slack_app_token, settings.slack_signing_secret
@@ -131,6 +134,9 @@ class SlackChannel(BaseChannel):
         return pace_key(target)
 
     async def start(self) -> None:
+        timeout = aiohttp.ClientTimeout(total=self.client.timeout)  # as slack_sdk's own
+        self._session = aiohttp.ClientSession(timeout=timeout)
+        self.client.session = self.post_client.session = self._session
         self._health("connecting", self.connection.describe)
         self._starting = asyncio.create_task(self._connect(), name="slack-connect")
 
@@ -140,6 +146,8 @@ class SlackChannel(BaseChannel):
             await self.connection.stop()
         await self.fetcher.close()
         await self.poster.uploader.close()
+        if self._session is not None:
+            await self._session.close()
         self._health("stopped", "")
 
     async def probe(self) -> tuple[str, str] | None:

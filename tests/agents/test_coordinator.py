@@ -5,11 +5,16 @@ from __future__ import annotations
 import asyncio
 import re
 from datetime import UTC, datetime
+from typing import Any
 
+import pytest
+
+from agents.tools.toolbox import Tool, ToolResult, ToolSpec, schema
+from bot.app import App
 from bot.core.messages import Target
 from config.settings import Settings
-from tests.fakes.anthropic_api import FakeAnthropic, Reply, text
-from tests.kits.app_kit import Recorder, inbound, running_app
+from tests.fakes.anthropic_api import Call, FakeAnthropic, Reply, text, tool
+from tests.kits.app_kit import Recorder, eventually, inbound, running_app
 
 
 async def test_coordinator_replies_in_the_conversation(
@@ -108,3 +113,38 @@ async def test_reply_goes_to_the_conversation_target(
         app.human.accept(inbound("hi", conversation="terminal:x", reply_to=Target("terminal")))
         sent = await rec.wait_count(1)
     assert sent[0].target == Target("terminal") and sent[0].conversation == "terminal:x"
+
+
+async def test_a_call_that_would_park_or_end_the_coordinator_is_refused(
+    settings: Settings, fake: FakeAnthropic, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The coordinator's role has no task: a tool (here an extension's, by mistake) that
+    parks or ends one gets a refusal the model reads, the turn goes on, and it is logged."""
+    wait = ToolSpec("wait_for_ann", "Wait for Ann.", schema({}))
+    done = ToolSpec("finish", "Finish.", schema({}))
+
+    async def parks(args: dict[str, Any]) -> ToolResult:
+        return ToolResult("", park="q1")
+
+    async def ends(args: dict[str, Any]) -> ToolResult:
+        return ToolResult("over", end=True)
+
+    def extend(app: App) -> None:
+        app.services.tool_factories.append(lambda info: [Tool(wait, parks), Tool(done, ends)])
+
+    def responder(call: Call) -> list[dict[str, Any]]:
+        if not call.tool_results():
+            return [tool("wait_for_ann"), tool("finish")]
+        return [text("Could not wait; done.")]
+
+    fake.responder = responder
+    rec = Recorder()
+    async with running_app(settings, [rec], [extend]) as app:
+        app.human.accept(inbound("wait for Ann"))
+        await rec.wait_text("Could not wait; done.")
+        await eventually(lambda: not app.coordinator.sessions)
+    results = fake.calls[1].tool_results()
+    assert [r["is_error"] for r in results] == [True, True]
+    assert all(r["content"].startswith("Refused: ") for r in results)
+    assert "would park or end a task" in caplog.text
+    assert not any(m.kind == "notice" for m in rec.sent)  # no failed session

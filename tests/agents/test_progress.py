@@ -7,6 +7,7 @@ import io
 
 from bot.app import App
 from bot.channel_context import ChannelContext
+from bot.core.messages import COORDINATOR, HUMAN, BusMessage
 from channels.terminal import BANNER, TerminalChannel
 from config.settings import Settings
 from tests.fakes.anthropic_api import Call, FakeAnthropic, Reply, text, tool
@@ -126,3 +127,18 @@ async def test_at_worker_stop_stops_that_worker(settings: Settings, fake: FakeAn
         await rec.wait_text("Worker Alice stopped.")
         assert "alice" not in app.team.workers
     assert [e["type"] for e in events(settings.data_dir, "worker.stopped")] == ["worker.stopped"]
+
+
+async def test_only_the_routers_stop_stops(settings: Settings, fake: FakeAnthropic) -> None:
+    """The word alone on the bus, not marked a stop by the router (here a broadcast, and
+    a person's message put on the bus without the mark), is words for the model."""
+    fake.responder = lambda call: [text("noted")]
+    rec = Recorder()
+    async with running_app(settings, [rec]) as app:
+        app.human.accept(inbound("@all stop"))
+        await eventually(lambda: len(fake.calls) == 1 and not app.coordinator.sessions)
+        app.bus.send(BusMessage(HUMAN, COORDINATOR, "stop", kind="human", conversation="terminal",
+                                meta={"reply_to": "terminal"}))  # fmt: skip
+        await eventually(lambda: len(fake.calls) == 2 and not app.coordinator.sessions)
+    assert [c.last_text.split()[-1] for c in fake.calls] == ["stop", "stop"]
+    assert not any("Nothing is running here" in m.text for m in rec.sent)

@@ -202,3 +202,21 @@ def test_where_to(
 ) -> None:
     found = where_to(*choices, home=home)
     assert (str(found) if found else None) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "stop"),
+    [
+        ("stop", True),
+        (" /Stop! ", True),
+        ("@Alice stop", True),
+        ("@coordinator stop.", True),
+        ("@all stop", False),  # a broadcast informs every agent; it stops nothing
+        ("* stop", False),
+        ("stop the deploy", False),
+        ("@Zed stop", False),  # an error, nobody to stop
+        ("new", False),
+    ],
+)
+def test_the_router_alone_decides_a_stop(text: str, stop: bool) -> None:
+    assert route(msg(text), directory(TEAM)).stop is stop

@@ -1,25 +1,36 @@
-"""Soak: `switchboard run` under a busy team's steady traffic; does anything grow?
+"""Soak: `switchboard run` under a busy team's steady traffic; does anything grow, and is
+every message answered exactly once?
 
-    .venv/bin/python tests/bench/bench_soak.py [--minutes 30] [--rate 20] [--postgres]
-        [--retention-days 7] [--sample 10]
+    .venv/bin/python tests/bench/bench_soak.py [--minutes 30] [--messages N] [--rate 20]
+        [--postgres] [--no-email] [--retention-days 7] [--sample 10] [--profile SECONDS]
 
 Starts the real `python -m bot run` as a process against the fake Slack (Socket Mode),
-the fake Discord (gateway + REST) and the fake model, and drives it: mentions that open
-new Slack threads (thousands of conversations) and replies in recent ones, Discord
-mentions, workers spawned that ask a question (park) and are answered a few seconds later
-(resume, publish), and delayed triggers the coordinator schedules that fire.
+the fake Discord (gateway + REST), the fake model, a real dovecot (mail delivered over
+LMTP, read by the bot over IMAP) with the SMTP relay it answers through, and the test MCP
+server, and drives it (tests/bench/soak_traffic.py): mentions that open new Slack
+threads (thousands of conversations) and replies in recent ones, Discord mentions, mail,
+Slack file shares the bot downloads, workers that ask a question (park) and are answered a
+few seconds later (resume, publish), workers whose gated tool call waits for Bob's Approve
+click or `approve` reply, and delayed triggers the coordinator schedules that fire. The
+fakes and the driver run in this process, the bot in its own.
 
 The month is compressed by its clock of retention: the run stands for 30 days, and
 retention is scaled with it (`--retention-days 7` of a 30-minute run is 7 minutes), with
 the leader's pruning every minute (SWITCHBOARD_PRUNE_CRON), so the run crosses several
 retention windows and the data dir must level off. The bot's own wall clock is real:
-channel keep-alives and retry timers run as they do in production.
+channel keep-alives and retry timers run as they do in production. `--messages N` stops
+after N messages (the minutes then default to N / rate).
 
 Every `--sample` seconds it records the bot's resident memory and open files
-(/proc/<pid>), its asyncio tasks (/metrics), the database, WAL and data-dir size, and
-the pickup latency of a probe mention (posted -> its model request arrives). It prints
-the samples, then the slope of each after warm-up (the first third), and last a line
-`PASS ...` with the slopes, or `FAIL ...` naming what grows.
+(/proc/<pid>), its asyncio tasks (/metrics), the database, WAL and data-dir size, the
+pickup latency of a probe mention (posted -> its model request arrives), the p99 pickup
+of every message sent since the last sample and the backlog (answers still owed). After
+the last message it waits for the answers owed, then checks each message was answered
+exactly once (the fakes record every post and mail). It prints the samples, the counts
+by kind, the rate taken, CPU-ms per message in the bot and in the fakes (this process,
+dovecot), the projection to a million messages, the slope of each sample after warm-up
+(the first third), and last a line `PASS ...` with the slopes, or `FAIL ...` naming what
+grows or what was not answered exactly once.
 """
 
 from __future__ import annotations
@@ -31,101 +42,40 @@ import os
 import random
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
 import threading
 import time
 import urllib.request
-from collections import deque
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 HERE = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(HERE))
 
 from bot.store.growth import JOURNAL_LIMIT, tree_bytes  # noqa: E402
 from tests.bench.bench_start import healthy, rss_mb, until  # noqa: E402
-from tests.email.servers import free_port  # noqa: E402
-from tests.fakes import discord_payloads as dp  # noqa: E402
-from tests.fakes.anthropic_api import Call, FakeAnthropic, text, tool  # noqa: E402
+from tests.bench.soak_servers import (  # noqa: E402
+    MailWorld,
+    cpu_seconds,
+    dovecot_cpu,
+    mail_world,
+    mcp_config,
+)
+from tests.bench.soak_traffic import Answers, Model, Traffic  # noqa: E402
+from tests.email.servers import _children, free_port  # noqa: E402
+from tests.fakes.anthropic_api import FakeAnthropic  # noqa: E402
 from tests.fakes.discord_api import FakeDiscord  # noqa: E402
 from tests.fakes.slack_api import BOT_USER, FakeSlack  # noqa: E402
 
 MONTH_DAYS = 30
-CHANNELS = 20
 #: warm-up left out of the slopes: the first third of the samples
 WARM = 1 / 3
-
-
-class Model:
-    """The fake model's script, and when each probe's request arrived."""
-
-    def __init__(self) -> None:
-        self.probes: dict[str, float] = {}
-        self.calls = 0
-
-    def __call__(self, call: Call) -> list[dict[str, Any]]:
-        self.calls += 1
-        said = call.last_text
-        if "probe-" in said:
-            token = said.split("probe-", 1)[1].split()[0]
-            self.probes.setdefault(token, time.monotonic())
-        if call.agent != "coordinator":  # a worker: ask once, then publish the answer
-            if "ask_human" in call.all_text and call.tool_results():
-                return [tool("publish", result="done: " + said[:40])]
-            return [tool("ask_human", question="Blue or green?")]
-        if call.tool_results():
-            return [text("")]
-        if "spawn " in said:
-            name = said.split("spawn ", 1)[1].split()[0]
-            return [tool("spawn_worker", name=name, task="Ask which colour, then publish.")]
-        if "remind me" in said:
-            return [tool("schedule", type="delayed", config={"delay_seconds": 3}, action="ping")]
-        return [text("ok")]
-
-
-@dataclass
-class Traffic:
-    """The team: what it has said, and the answers it owes to parked workers."""
-
-    slack: FakeSlack
-    discord: FakeDiscord
-    #: the threads still talked in: a thread goes quiet after ~300 newer ones
-    threads: deque[tuple[str, str]] = field(default_factory=lambda: deque(maxlen=300))
-    answers: deque[tuple[float, str, str, str]] = field(default_factory=deque)
-    sent: int = 0
-    workers: int = 0
-    triggers: int = 0
-    ids: Iterator[int] = field(default_factory=itertools.count)
-
-    def one(self, rng: random.Random) -> None:
-        n, roll = next(self.ids), rng.random()
-        channel = f"C{n % CHANNELS:03d}"
-        if roll < 0.15:
-            self.discord.say(f"<@{dp.BOT_ID}> discord question {n}")
-        elif roll < 0.19:
-            ts = self.slack.post(f"<@{BOT_USER}> spawn W{n}", channel=channel)
-            self.answers.append((time.monotonic() + 3, channel, ts, f"W{n}"))
-            self.workers += 1
-        elif roll < 0.20:
-            self.slack.post(f"<@{BOT_USER}> remind me {n}", channel=channel)
-            self.triggers += 1
-        elif roll < 0.55 and self.threads:
-            ch, ts = rng.choice(self.threads)
-            self.slack.post(f"<@{BOT_USER}> and then {n}", channel=ch, thread_ts=ts)
-        else:
-            ts = self.slack.post(f"<@{BOT_USER}> question {n}", channel=channel)
-            self.threads.append((channel, ts))
-        self.sent += 1
-
-    def answer_due(self) -> None:
-        while self.answers and self.answers[0][0] <= time.monotonic():
-            _, channel, ts, name = self.answers.popleft()
-            self.slack.post(f"<@{BOT_USER}> @{name} blue", channel=channel, thread_ts=ts)
-            self.sent += 1
+#: after the last message, how long the run waits for answers still owed
+DRAIN_SECONDS = 90
 
 
 @dataclass
@@ -138,17 +88,30 @@ class Sample:
     wal: float
     data: float
     pickup_ms: float
+    p99_ms: float = float("nan")
+    backlog: int = 0
 
 
-def drive(traffic: Traffic, rate: float, stop: threading.Event) -> None:
+def drive(traffic: Traffic, rate: float, limit: int, stop: threading.Event) -> None:
     rng, tick, debt = random.Random(33), 0.05, 0.0
     while not stop.is_set():
         debt += rate * tick
-        while debt >= 1:
+        while debt >= 1 and traffic.ledger.sent < limit:
             traffic.one(rng)
             debt -= 1
-        traffic.answer_due()
+        traffic.due()
         time.sleep(tick)
+
+
+def pickups(traffic: Traffic, model: Model, start: int) -> tuple[float, int]:
+    """p99 (ms) of sent -> first model request (it names the tag) over the tags sent
+    since index `start`, and the next start."""
+    ledger = traffic.ledger
+    tags = ledger.order[start:]
+    now = time.monotonic()  # one not yet picked up counts as waiting until now
+    waits = [(model.arrived.get(tag, now) - ledger.sent_at[tag]) * 1000 for tag in tags]
+    p99 = statistics.quantiles(waits, n=100)[98] if len(waits) >= 2 else float("nan")
+    return p99, start + len(tags)
 
 
 def metric(port: int, name: str) -> float:
@@ -244,6 +207,120 @@ def database(postgres: bool) -> Iterator[str | None]:
         yield cluster.url(cluster.create_database())
 
 
+@dataclass
+class Run:
+    """The bot's process and everything the run reads while it goes."""
+
+    proc: subprocess.Popen[bytes]
+    port: int
+    data: Path
+    pg_url: str | None
+    traffic: Traffic
+    model: Model
+    world: MailWorld | None
+    samples: list[Sample]
+    began: float = 0.0
+
+    def bot_cpu(self) -> float:
+        """The bot and the processes it runs (the MCP server), in CPU seconds."""
+        return sum(cpu_seconds(p) for p in [self.proc.pid, *_children(self.proc.pid)])
+
+    def fakes_cpu(self) -> float:
+        return time.process_time() + dovecot_cpu(self.world)
+
+
+def bot_env(tmp: Path, port: int, retention: float, fakes: list[dict[str, str]]) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SWITCHBOARD_", "SLACK_"))}
+    for part in fakes:
+        env |= part
+    return env | {
+        "PYTHONPATH": str(HERE),
+        "SWITCHBOARD_CONFIG": str(mcp_config(tmp / "switchboard.toml", tmp / "mcp-calls.jsonl")),
+        "SWITCHBOARD_DATA_DIR": str(tmp / "var"),
+        "SWITCHBOARD_HTTP_PORT": str(port),
+        "SWITCHBOARD_RETENTION": f"{retention:.0f}s",
+        "SWITCHBOARD_PRUNE_CRON": "* * * * *",
+        "SWITCHBOARD_EVENTS_MAX_BYTES": str(4 * 1024 * 1024),
+        "SWITCHBOARD_MAX_WORKERS": "64",
+        "SWITCHBOARD_STREAMING": "off",
+        "SWITCHBOARD_HOME": "slack:C000",
+    }
+
+
+def sample(run: Run, slack: FakeSlack, k: int, start: int, owed: int) -> tuple[Sample, int]:
+    db, wal = db_sizes(run.data, run.pg_url)
+    p99, start = pickups(run.traffic, run.model, start)
+    s = Sample(
+        time.monotonic() - run.began, rss_mb(run.proc.pid),
+        len(os.listdir(f"/proc/{run.proc.pid}/fd")),
+        metric(run.port, "switchboard_asyncio_tasks"), db, wal,
+        tree_bytes(run.data) / 1e6, probe(slack, run.model, k), p99, owed,
+    )  # fmt: skip
+    run.samples.append(s)
+    print(f"{s.t / 60:6.1f}  {s.rss:8.1f} {s.fds:4d} {s.tasks:6.0f} {s.db:7.1f} {s.wal:7.1f} "
+          f"{s.data:8.1f} {s.pickup_ms:10.1f} {s.p99_ms:8.0f} {s.backlog:7d} "
+          f"{run.traffic.ledger.sent:8d} {run.model.calls:8d}", flush=True)  # fmt: skip
+    return s, start
+
+
+def measure(run: Run, slack: FakeSlack, args: argparse.Namespace, found: Answers) -> str | None:
+    """Sample until the minutes are up or the messages are sent; None, or why it failed."""
+    print("   min    RSS MB  fds  tasks   db MB  wal MB  data MB  pickup ms  p99 ms  backlog"
+          "     sent    calls")  # fmt: skip
+    start, ledger = 0, run.traffic.ledger
+    for k in itertools.count():
+        done = ledger.sent >= args.messages
+        if time.monotonic() - run.began >= args.minutes * 60 or done:
+            return None
+        time.sleep(max(0.0, run.began + k * args.sample - time.monotonic()))
+        owed = len(ledger.owed) - sum(found.update().values())
+        _, start = sample(run, slack, k, start, owed)
+        if run.proc.poll() is not None:
+            args.keep = True
+            return f"FAIL the bot exited ({run.proc.returncode}); log: {run.data.parent}/bot.log"
+    return None
+
+
+def drain(run: Run, found: Answers) -> float:
+    """Wait for the answers still owed (answering parked workers, approving calls as they
+    come); returns when the last answer arrived."""
+    ledger, last, count = run.traffic.ledger, time.monotonic(), -1
+    deadline = time.monotonic() + DRAIN_SECONDS
+    while time.monotonic() < deadline:
+        run.traffic.due()
+        once, missing, _ = ledger.check(found.update())
+        if once + len(missing) != count:
+            count, last = once + len(missing), time.monotonic()
+        if not missing:
+            break
+        time.sleep(0.2)
+    return last
+
+
+def report(run: Run, found: Answers, cpu: tuple[float, float], ended: float) -> list[str]:
+    """Print the counts, the rate, CPU per message and the projection; the failures."""
+    ledger = run.traffic.ledger
+    once, missing, extra = ledger.check(found.update())
+    seconds = max(ended - run.began, 1e-9)
+    bot_ms, fakes_ms = (c * 1000 / max(ledger.sent, 1) for c in cpu)
+    kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(ledger.kinds.items()))
+    print(f"sent {ledger.sent} messages ({kinds}); {run.model.calls} model calls")
+    print(f"answered exactly once: {once} of {len(ledger.owed)}; missing {len(missing)} "
+          f"{missing[:8]}; more than once or wrong {len(extra)} {extra[:8]}")  # fmt: skip
+    rate = ledger.sent / seconds
+    load = os.getloadavg()
+    print(f"taken: {rate:.1f} messages/s over {seconds / 60:.1f} min; CPU per message: bot "
+          f"{bot_ms:.1f} ms, fakes + driver + dovecot {fakes_ms:.1f} ms; load average "
+          f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; a million messages at this rate: "
+          f"{1e6 / rate / 3600:.1f} h")  # fmt: skip
+    failed = []
+    if missing:
+        failed.append(f"{len(missing)} never answered")
+    if extra:
+        failed.append(f"{len(extra)} answered more than once or wrongly")
+    return failed
+
+
 def soak(args: argparse.Namespace) -> str:
     model = Model()
     fake = FakeAnthropic(model).start()
@@ -251,57 +328,45 @@ def soak(args: argparse.Namespace) -> str:
     scale = MONTH_DAYS * 86_400 / (args.minutes * 60)  # simulated seconds per real second
     retention = args.retention_days * 86_400 / scale
     tmp = Path(tempfile.mkdtemp(prefix="sb-soak-"))
-    data, port = tmp / "var", free_port()
-    samples: list[Sample] = []
+    port = free_port()
     stop = threading.Event()
-    with database(args.postgres) as pg_url:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("SWITCHBOARD_", "SLACK_"))}
-        env |= fake.env() | slack.env() | discord.env()
-        env |= {
-            "PYTHONPATH": str(HERE),
-            "SWITCHBOARD_DATA_DIR": str(data),
-            "SWITCHBOARD_HTTP_PORT": str(port),
-            "SWITCHBOARD_RETENTION": f"{retention:.0f}s",
-            "SWITCHBOARD_PRUNE_CRON": "* * * * *",
-            "SWITCHBOARD_EVENTS_MAX_BYTES": str(4 * 1024 * 1024),
-            "SWITCHBOARD_MAX_WORKERS": "64",
-            "SWITCHBOARD_STREAMING": "off",
-            "SWITCHBOARD_HOME": "slack:C000",
-        }
+    with database(args.postgres) as pg_url, mail_world(args.email) as world:
+        fakes = [fake.env(), slack.env(), discord.env(), world.env() if world else {}]
+        env = bot_env(tmp, port, retention, fakes)
         if pg_url:
             env["SWITCHBOARD_DATABASE_URL"] = pg_url
         log = (tmp / "bot.log").open("wb")
         proc = subprocess.Popen(
             [sys.executable, "-m", "bot", "run"], cwd=HERE, env=env, stdout=log, stderr=log
         )
-        traffic = Traffic(slack, discord)
-        driver = threading.Thread(target=drive, args=(traffic, args.rate, stop), daemon=True)
+        traffic = Traffic(slack, discord, world.send if world else None)
+        run = Run(proc, port, tmp / "var", pg_url, traffic, model, world, [])
+        found = Answers(slack, discord, world.handler.accepted if world else [])
+        driver = threading.Thread(
+            target=drive, args=(traffic, args.rate, args.messages, stop), daemon=True
+        )
         try:
             until(lambda: healthy(port), timeout=60)
-            began = time.monotonic()
+            time.sleep(2)  # the email channel's first IMAP login, the MCP server's start
+            profiler = py_spy(proc.pid, args.profile, tmp)
+            cpu0 = (run.bot_cpu(), run.fakes_cpu())
+            run.began = time.monotonic()
             driver.start()
-            print(f"soak: {args.minutes} min standing for {MONTH_DAYS} days (x{scale:.0f}); "
+            print(f"soak: {args.minutes:g} min standing for {MONTH_DAYS} days (x{scale:.0f}); "
                   f"retention {retention:.0f} s; {args.rate:g} messages/s; "
-                  f"{'PostgreSQL' if pg_url else 'SQLite'}; data {tmp}", flush=True)  # fmt: skip
-            print("   min    RSS MB  fds  tasks   db MB  wal MB  data MB  pickup ms  sent  calls")
-            for k in itertools.count():
-                if time.monotonic() - began >= args.minutes * 60:
-                    break
-                time.sleep(max(0.0, began + k * args.sample - time.monotonic()))
-                db, wal = db_sizes(data, pg_url)
-                s = Sample(
-                    time.monotonic() - began, rss_mb(proc.pid),
-                    len(os.listdir(f"/proc/{proc.pid}/fd")),
-                    metric(port, "switchboard_asyncio_tasks"), db, wal,
-                    tree_bytes(data) / 1e6, probe(slack, model, k),
-                )  # fmt: skip
-                samples.append(s)
-                print(f"{s.t / 60:6.1f}  {s.rss:8.1f} {s.fds:4d} {s.tasks:6.0f} {s.db:7.1f} "
-                      f"{s.wal:7.1f} {s.data:8.1f} {s.pickup_ms:10.1f} {traffic.sent:5d} "
-                      f"{model.calls:6d}", flush=True)  # fmt: skip
-                if proc.poll() is not None:
-                    args.keep = True
-                    return f"FAIL the bot exited ({proc.returncode}); log: {tmp / 'bot.log'}"
+                  f"{'PostgreSQL' if pg_url else 'SQLite'}; "
+                  f"{'with' if world else 'no'} email; data {tmp}", flush=True)  # fmt: skip
+            failed = measure(run, slack, args, found)
+            if failed:
+                return failed
+            stop.set()
+            driver.join(10)
+            ended = drain(run, found)
+            cpu = (run.bot_cpu() - cpu0[0], run.fakes_cpu() - cpu0[1])
+            unanswered = report(run, found, cpu, ended)
+            if profiler is not None:
+                profiler.wait(timeout=args.profile + 60)
+                print(f"profile: {tmp / 'profile.txt'}")
         finally:
             stop.set()
             proc.send_signal(signal.SIGTERM)
@@ -310,24 +375,56 @@ def soak(args: argparse.Namespace) -> str:
             proc.kill()
             for server in (fake, slack, discord):
                 server.stop()
-            if not args.keep:
+            if not args.keep and not args.profile:
                 shutil.rmtree(tmp, ignore_errors=True)
-    posted = len(slack.method_calls("chat.postMessage"))
-    print(f"sent {traffic.sent} messages ({traffic.workers} spawned a worker, "
-          f"{traffic.triggers} scheduled a trigger), {model.calls} model calls, "
-          f"{posted} Slack posts")  # fmt: skip
-    return verdict(samples, retention, args.minutes)
+    line = verdict(run.samples, retention, args.minutes)
+    if unanswered:
+        line = ("FAIL " + "; ".join(unanswered) + "; " + line.removeprefix("PASS ")
+                .removeprefix("FAIL "))  # fmt: skip
+    return line
+
+
+def py_spy(pid: int, seconds: float, tmp: Path) -> subprocess.Popen[bytes] | None:
+    """py-spy recording the bot for `seconds` (if asked and installed), in the
+    background: raw folded stacks in profile.txt under the run's data dir."""
+    spy = Path(sys.executable).parent / "py-spy"
+    if not seconds or not spy.exists():
+        return None
+    out = tmp / "profile.txt"
+    return subprocess.Popen(
+        [str(spy), "record", "-p", str(pid), "-d", str(int(seconds)), "-f", "raw", "-o",
+         str(out), "-r", "50"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> str:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--minutes", type=float, default=30.0)
+    parser.add_argument("--minutes", type=float, default=None, help="default 30, or N/rate")
+    parser.add_argument("--messages", type=int, default=None, help="stop after N messages")
     parser.add_argument("--rate", type=float, default=20.0, help="messages per second")
     parser.add_argument("--postgres", action="store_true")
+    parser.add_argument(
+        "--no-email",
+        dest="email",
+        action="store_false",
+        help="no dovecot: Slack, Discord, files, workers, approvals, triggers",
+    )
     parser.add_argument("--retention-days", type=float, default=7.0)
     parser.add_argument("--sample", type=float, default=10.0, help="seconds between samples")
+    parser.add_argument(
+        "--profile",
+        type=float,
+        default=0.0,
+        help="py-spy the bot for these seconds (raw stacks, data dir kept)",
+    )
     parser.add_argument("--keep", action="store_true", help="keep the data dir and the log")
-    line = soak(parser.parse_args(argv))
+    args = parser.parse_args(argv)
+    if args.minutes is None:
+        args.minutes = args.messages / args.rate / 60 if args.messages else 30.0
+    if args.messages is None:
+        args.messages = sys.maxsize
+    line = soak(args)
     print(line, flush=True)
     return line
 

@@ -11,6 +11,7 @@ import pytest
 
 from bot.app import App
 from bot.core.messages import Outbound, Target
+from channels.email import safety
 from channels.email.compose import Thread, compose, reply_subject, speaker
 from channels.email.parse import parse_mail, strip_reply
 from channels.email.safety import RateGuard, allowed
@@ -92,6 +93,15 @@ def test_allow_list_and_rate_guard() -> None:
     guard = RateGuard(2, window=10)
     assert guard.admit("a", now=0) and guard.admit("a", now=1) and not guard.admit("a", now=2)
     assert guard.admit("a", now=11.5)
+
+
+def test_rate_guard_forgets_senders_silent_for_a_window(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(safety, "MAX_SENDERS", 3)
+    guard = RateGuard(1, window=10)
+    assert all(guard.admit(s, now=0) for s in "abc")
+    assert guard.admit("d", now=5) and len(guard._seen) == 4  # none silent for a window yet
+    assert guard.admit("e", now=11) and set(guard._seen) == {"d", "e"}
+    assert not guard.admit("d", now=12)  # a sender still inside its window keeps its count
 
 
 def test_email_settings_errors_name_the_variable(tmp_path: Path) -> None:

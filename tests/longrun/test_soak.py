@@ -1,7 +1,8 @@
 """The soak benchmark's short mode (tests/bench/bench_soak.py): the real `switchboard run`
-against the fakes for half a minute. It checks the machinery (the bot starts, takes the
-traffic, is sampled, and the verdict names every figure); it never fails on the figures
-themselves, which a loaded CI machine cannot judge in 30 s."""
+against the fakes, dovecot and the MCP server for half a minute. It checks the machinery
+(the bot starts, takes every kind of traffic, is sampled, and the verdict names every
+figure) and that every message was answered exactly once; it never fails on the growth
+figures themselves, which a loaded CI machine cannot judge in 30 s."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ def test_a_short_soak_samples_the_running_bot(capsys: pytest.CaptureFixture[str]
     line = bench_soak.main(["--minutes", "0.4", "--rate", "5", "--sample", "4"])
     out = capsys.readouterr().out
     print(out)  # the figures, for the CI log
-    assert line.startswith(("PASS", "FAIL grows")), line
+    assert line.startswith(("PASS", "FAIL grows")), line  # not "FAIL 3 never answered"
     for figure in ("rss", "fds", "tasks", "pickup_ms", "db", "wal max"):
         assert figure in line
     rows = [r for r in out.splitlines() if r.strip() and r.split()[0].replace(".", "").isdigit()]
@@ -23,3 +24,8 @@ def test_a_short_soak_samples_the_running_bot(capsys: pytest.CaptureFixture[str]
     assert all(float(r.split()[1]) > 20 for r in rows)  # an RSS read from the live process
     sent = out.split("\nsent ", 1)[1].split()[0]
     assert int(sent) > 20
+    kinds = out.split("\nsent ", 1)[1].split("\n", 1)[0]
+    for kind in ("slack thread", "discord", "email", "file", "worker park+resume", "approval"):
+        assert kind in kinds, kinds
+    once = out.split("answered exactly once: ", 1)[1].split(";", 1)[0].split(" of ")
+    assert once[0] == once[1], out

@@ -1,11 +1,12 @@
-"""How a response is read and a refused conversation repaired (agents/loop/turns.py), and
-the fake's strict validator itself: each rule refuses what the real API refuses."""
+"""How a response is read (agents/loop/turns.py) and a refused conversation repaired
+(agents/loop/repair.py), and the fake's strict validator itself: each rule refuses what
+the real API refuses."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from agents.loop import turns
+from agents.loop import repair, turns
 from agents.memory.compaction import estimate_tokens
 from agents.model.llm import ModelError
 from agents.model.providers.anthropic_wire import anthropic_form
@@ -115,7 +116,7 @@ def test_a_declined_turn_after_tool_results_keeps_the_results() -> None:
 def test_thinking_before_the_current_cycle_can_be_left_out_after_a_compaction() -> None:
     messages = [user(text("a")), assistant(THOUGHT, text("b")), user(text("c"))]
     messages += [assistant(REDACTED, USE), user(RESULT)]
-    turns.drop_thinking(messages)
+    repair.drop_thinking(messages)
     assert messages[1] == assistant(text("b"))
     assert messages[3] == assistant(REDACTED, USE)  # the open cycle's stays
 
@@ -137,16 +138,16 @@ def refused(status: int, message: str) -> ModelError:
 
 def test_a_refused_image_becomes_a_note_and_the_request_is_tried_again() -> None:
     messages = [user(text("look"), IMAGE), assistant(text("nice")), user(text("again"))]
-    assert turns.repair(messages, refused(400, "image exceeds 5 MB"))
+    assert repair.repair(messages, refused(400, "image exceeds 5 MB"))
     assert IMAGE not in messages[0]["content"]
     assert "Image left out" in messages[0]["content"][1]["text"]
-    assert not turns.repair(messages, refused(400, "something else"))  # nothing left to strip
-    assert not turns.repair(messages, refused(401, "bad key"))
+    assert not repair.repair(messages, refused(400, "something else"))  # nothing left to strip
+    assert not repair.repair(messages, refused(401, "bad key"))
 
 
 def test_an_unrepairable_turn_is_replaced_by_a_note_so_the_next_one_works() -> None:
     messages = [user(text("hi")), assistant(USE), user(RESULT, text("POISON"))]
-    turns.refused(messages, refused(400, "cannot process"))
+    repair.refused(messages, refused(400, "cannot process"))
     assert "POISON" not in str(messages)
     assert messages[2]["content"][0]["tool_use_id"] == "toolu_1"
     assert turns.closed(messages[-1])  # nothing waits for the model after a restart
@@ -157,7 +158,7 @@ def test_an_unrepairable_turn_is_replaced_by_a_note_so_the_next_one_works() -> N
 
 def test_a_prompt_too_long_drops_the_oldest_half_at_a_persons_turn() -> None:
     messages = [user(text(f"q{i}")) if i % 2 == 0 else assistant(text(f"a{i}")) for i in range(8)]
-    assert turns.repair(messages, refused(400, "prompt is too long: 300000 tokens"))
+    assert repair.repair(messages, refused(400, "prompt is too long: 300000 tokens"))
     assert messages[0] == user(text("q4")) and len(messages) == 4
 
 
@@ -190,10 +191,10 @@ def test_an_answer_cut_before_a_restart_is_still_sent_whole() -> None:
 
 def test_refused_again_after_a_refused_turn_the_history_is_left_out() -> None:
     messages = [user(text("old poison")), assistant(text("ok")), user(text("hi"))]
-    assert not turns.repair(messages, refused(400, "bad"))
-    turns.refused(messages, refused(400, "bad"))
+    assert not repair.repair(messages, refused(400, "bad"))
+    repair.refused(messages, refused(400, "bad"))
     messages[-1]["content"].append(text("hello?"))
-    assert turns.repair(messages, refused(400, "bad"))  # tried again without the history
+    assert repair.repair(messages, refused(400, "bad"))  # tried again without the history
     assert "old poison" not in str(messages) and "hello?" in str(messages)
     assert problems(body(*messages)) == []
 
@@ -203,8 +204,8 @@ def test_a_cycle_stored_without_its_thinking_goes_on_as_text_on_a_thinking_model
     bare cycle, so its call and result become text and the turn goes on."""
     messages = [user(text("research")), assistant(text("Asking."), USE), user(RESULT)]
     expected = "messages.1.content.0.type: Expected `thinking` or `redacted_thinking`, but..."
-    assert not turns.unthought_cycle(messages, refused(400, "something else"))
-    assert turns.unthought_cycle(messages, refused(400, expected))
+    assert not repair.unthought_cycle(messages, refused(400, "something else"))
+    assert repair.unthought_cycle(messages, refused(400, expected))
     assert messages[1] == assistant(text("Asking."), text("[I called remember with {}]"))
     assert messages[2] == user(text("[Result of remember]: ok"))
     assert problems(body(*messages)) == []

@@ -8,11 +8,14 @@ from pathlib import Path
 import pytest
 
 from bot.app import App
+from bot.core.events import EventLog
 from bot.ledger.report import full_status
 from bot.store.core import Store
+from bot.triggers.reconcile import ConfigTriggers
+from config.entries import ScheduleConfig
 from config.settings import Database, SettingsError, load_settings
 from tests.fakes.anthropic_api import FakeAnthropic
-from tests.kits.app_kit import Recorder, eventually, running_app
+from tests.kits.app_kit import Recorder, eventually, make_settings, running_app
 from tests.kits.trigger_kit import set_next_run, trigger_settings
 
 
@@ -65,5 +68,45 @@ def test_status_without_any_trigger(database: Database) -> None:
     store = Store(database)
     try:
         assert "Triggers: none" in full_status(store)
+    finally:
+        store.close()
+
+
+def test_config_reconciles_through_what_the_engine_hands_it(
+    tmp_path: Path, fake: FakeAnthropic
+) -> None:
+    """`ConfigTriggers` needs no engine: the table, the jobs that exist, and the three
+    schedule changes it may ask for. A new entry is saved, a changed schedule is
+    rescheduled, a grace change only regraced, a disabled entry disarmed, a gone one
+    removed."""
+    store = Store(tmp_path / "switchboard.db")
+    asked: list[tuple[str, str]] = []
+
+    def reconcile(*entries: ScheduleConfig, jobs: set[str] | None = None) -> None:
+        settings = make_settings(tmp_path, fake).model_copy(update={"schedules": list(entries)})
+        ConfigTriggers(
+            store.triggers, jobs or set(), EventLog(None),
+            disarm=lambda t: asked.append(("disarm", t)),
+            reschedule=lambda j, s: asked.append(("reschedule", j)),
+            regrace=lambda j, s: asked.append(("regrace", j)),
+        ).reconcile(settings)  # fmt: skip
+
+    try:
+        daily = ScheduleConfig(name="daily", cron="0 9 * * *", action="report")
+        reconcile(daily)
+        assert store.triggers.get("config:daily") is not None and asked == []
+        jobs = {"trigger:config:daily"}
+        reconcile(daily.model_copy(update={"cron": "0 10 * * *"}), jobs=jobs)
+        reconcile(daily.model_copy(update={"cron": "0 10 * * *", "grace_seconds": 60}), jobs=jobs)
+        reconcile(daily.model_copy(update={"enabled": False}), jobs=jobs)
+        reconcile()
+        assert asked == [
+            ("reschedule", "trigger:config:daily"),
+            ("regrace", "trigger:config:daily"),
+            ("disarm", "config:daily"),
+            ("disarm", "config:daily"),
+        ]
+        row = store.triggers.get("config:daily")
+        assert row is not None and row.status == "removed"
     finally:
         store.close()
