@@ -53,9 +53,6 @@ SOLO_FILES = {
     "tests/ops/test_channel_health.py",
     "tests/email/test_imap_health.py",
     "tests/email/test_corpus.py",
-    # asked its fake IdP for 13 app tokens instead of one in 2 of 3 parallel runs (never
-    # alone or in a serial run): why is open; it runs alone until that is understood
-    "tests/email/test_oauth_imap.py",
 }
 
 

@@ -27,8 +27,7 @@ SECRET = "smtp-secret-0123"
 
 @pytest.fixture
 async def server(idp: FakeIdP) -> AsyncIterator[XOAuthSmtp]:
-    idp.fail_next.clear()
-    idp.delay, idp.lifetime = 0.0, 3600.0
+    idp.reset()
     idp.client("smtp-app", secret=SECRET, mailbox="sender@localhost")
     handler = RelayHandler(dovecot=None, deliver=False)  # type: ignore[arg-type]
     relay = await XOAuthSmtp(handler, f"{idp.base()}/introspect").start()

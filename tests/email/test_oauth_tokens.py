@@ -34,8 +34,7 @@ SECRET = "s3cret-value-0123"
 
 @pytest.fixture
 def fresh(idp: FakeIdP) -> FakeIdP:
-    idp.fail_next.clear()
-    idp.delay, idp.lifetime = 0.0, 3600.0
+    idp.reset()
     return idp
 
 

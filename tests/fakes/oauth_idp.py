@@ -84,6 +84,14 @@ class FakeIdP(ThreadedServer[Record]):
         self.record = Record()
 
     # -- what a test does -------------------------------------------------------------
+    def reset(self) -> None:
+        """A fresh start for the next test on a shared (session-wide) fake: no injected
+        failures or delay, the default lifetime, and an empty record. Registered clients
+        and issued tokens stay (each test uses its own client and mailbox)."""
+        self.fail_next.clear()
+        self.delay, self.lifetime = 0.0, 3600.0
+        self.record = Record()
+
     def client(self, client_id: str, **kwargs: Any) -> Client:
         self.clients[client_id] = Client(**kwargs)
         return self.clients[client_id]

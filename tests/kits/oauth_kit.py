@@ -67,8 +67,7 @@ def oauth_dovecot(tls_material: tuple[bytes, bytes, bytes], idp: FakeIdP) -> Ite
 @pytest.fixture
 async def oauth(idp: FakeIdP, oauth_dovecot: OAuthDovecot) -> AsyncIterator[OAuthWorld]:
     n = next(_n)
-    idp.fail_next.clear()
-    idp.delay, idp.lifetime = 0.0, 3600.0
+    idp.reset()  # the record counts this test's grants only, whatever ran before it
     bot = f"obot{n}@localhost"
     app_id = f"app-{n}"
     idp.client(app_id, secret=SECRET, mailbox=bot)
