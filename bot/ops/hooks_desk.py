@@ -84,7 +84,6 @@ class HookDesk:
         self._dirty = False
         self._heard = False
         self._wake = asyncio.Event()
-        app.human.outbox.observers.append(self.delivered)
 
     # -- taking ------------------------------------------------------------------------
     def offer(self, inbound_id: int, msg: Inbound) -> None:

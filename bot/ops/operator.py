@@ -21,7 +21,7 @@ from bot.ledger.budget import Budget
 from bot.ledger.usage import Ledger, Tokens
 from bot.ops import growth_view
 from bot.ops.actions import Actions
-from bot.ops.api import Api, ApiChannel
+from bot.ops.api import Api
 from bot.ops.auth import Access
 from bot.ops.charts import AnswerLatency, HourlySums
 from bot.ops.dashboard import Dashboard
@@ -65,7 +65,6 @@ class Operator:
             self.api = Api(
                 app, api_callers(s.api_token.get_secret_value()), api_targets(s.api_targets)
             )
-            app.human.outbox.add_channel(ApiChannel())
         self.hooks: Hooks | None = None
         if s.hooks:  # POST /hooks/<name> (bot/ops/hooks.py)
             hook_metrics = HookMetrics(self.metrics.registry)

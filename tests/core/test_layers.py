@@ -17,6 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 COMPOSITION = (
     "bot.app",
     "bot.parts",
+    "bot.operating",
     "bot.cli",
     "bot.settle",
     "bot.leadership",
