@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 def operator(app: App) -> Operator:
     """The operator surface of a built app, wired in."""
-    ops = Operator(app, app.ledger, app.budget)
+    ops = Operator(ops_view(app))
     if ops.api is not None:  # the API's conversations are answered into the outbox
         app.human.outbox.add_channel(ApiChannel())
     if ops.hooks is not None:  # a group's first post gives it its thread
@@ -32,7 +32,7 @@ def operator(app: App) -> Operator:
 def ops_view(app: App) -> OpsView:
     return OpsView(
         app.settings, app.store, app.events, app.ledger, app.budget, app.human, app.channels,
-        app.node, app.llm, acts(app), app.started_at,
+        app.human.outbox.channels, app.node, app.llm, acts(app), app.started_at,
         live_workers=lambda: _rows(app.team),
         sessions=lambda: len(app.coordinator.sessions),
         leading=lambda: app.leading,

@@ -11,7 +11,7 @@ deliveries journaled) goes to the store, as before.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Container, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -134,6 +134,8 @@ class OpsView:
     inbox: Inbox
     #: the app's channels (the list itself: a channel added later is seen)
     channels: Sequence[Channel]
+    #: the kinds of channel the outbox delivers to (the API's own among them when on)
+    outbox_kinds: Container[str]
     node: Leadership
     model: ModelLoad
     acts: Acts
