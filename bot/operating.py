@@ -30,17 +30,19 @@ def operator(app: App) -> Operator:
 
 
 def ops_view(app: App) -> OpsView:
+    """What ops reads of a built app, and its acts."""
     return OpsView(
-        app.settings, app.store, app.events, app.ledger, app.budget, app.human, app.channels,
-        app.human.outbox.channels, app.node, app.llm, acts(app), app.started_at,
-        live_workers=lambda: _rows(app.team),
-        sessions=lambda: len(app.coordinator.sessions),
-        leading=lambda: app.leading,
+        settings=app.settings, store=app.store, events=app.events, ledger=app.ledger,
+        budget=app.budget, inbox=app.human, channels=app.channels,
+        outbox_kinds=app.human.outbox.channels, node=app.node, model=app.llm, acts=acts(app),
+        started_at=app.started_at, live_workers=lambda: _rows(app.team),
+        sessions=lambda: len(app.coordinator.sessions), leading=lambda: app.leading,
         scheduling=_scheduling(app.triggers),
     )  # fmt: skip
 
 
 def acts(app: App) -> Acts:
+    """Every change ops makes outside its own rows, each bound to the part that makes it."""
     human = app.human
     return Acts(
         say=human.say,
