@@ -62,11 +62,11 @@ class HookMetrics:
 
 
 class Hooks:
-    def __init__(self, view: OpsView, desk: HookDesk, metrics: HookMetrics) -> None:
-        self.view = view
+    def __init__(self, ops: OpsView, desk: HookDesk, metrics: HookMetrics) -> None:
+        self.ops = ops
         self.desk = desk
         self.metrics = metrics
-        self.configs = {h.name: h for h in view.settings.hooks if h.enabled}
+        self.configs = {h.name: h for h in ops.settings.hooks if h.enabled}
 
     def routes(self) -> list[Route]:
         return [("POST", "/hooks/{name}", self.receive)]
@@ -99,20 +99,20 @@ class Hooks:
         self.metrics.deliveries.labels(name, "accepted" if inbound_id else "duplicate").inc()
         if inbound_id is None:
             return 200, {"id": msg.message_id, "duplicate": True}
-        if inbound_id > 0 and self.view.leading():  # else the leader finds it in the journal
+        if inbound_id > 0 and self.ops.leading():  # else the leader finds it in the journal
             self.desk.offer(inbound_id, msg)
         return 202, {"id": msg.message_id, "conversation": msg.conversation}
 
     def _journal(self, hook: HookConfig, msg: Inbound, wanted: bool) -> int | None:
         """The delivery and its audit line in one commit: its journal id (0 when the
         filter leaves it alone), None when it was seen before."""
-        store = self.view.store
+        store = self.ops.store
         with store.tx():
             inbound_id = store.journal(msg, status="hook" if wanted else "routed")
             fresh = inbound_id is not None
             if fresh and wanted:
                 store.notify(CHANNEL)  # a follower's: wakes the leader's desk
-            self.view.events.emit(
+            self.ops.events.emit(
                 "operator.action", f"hook:{hook.name}", action="hook_delivery",
                 decider=f"hook:{hook.name}", how=hook.kind, conversation=msg.conversation,
                 outcome=("accepted" if wanted else "filtered") if fresh else "duplicate",
@@ -122,7 +122,7 @@ class Hooks:
     def _refused(self, name: str, problem: Refused) -> None:
         known = name if name in self.configs else "(unknown)"
         self.metrics.rejections.labels(known, str(problem.status)).inc()
-        self.view.events.emit(
+        self.ops.events.emit(
             "access.refused", f"hook:{known}", person=f"hook:{known}", person_id=None,
             action="hook_delivery", resource=f"/hooks/{name[:80]}",
             outcome=f"refused {problem.status}: {problem.reason}",
