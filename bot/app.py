@@ -371,6 +371,8 @@ class App:
         await self.team.shutdown()
         await self.mcp.stop()
         await cancel_all(self._tasks)
+        with contextlib.suppress(StoreError):  # a store gone: under a minute of it lost
+            self.human.people.last.flush()  # when each person last spoke, exactly
         if self.leading:
             self.store.set_kv(RUNTIME_KEY, json.dumps({"pid": None, "stopped_at": time.time()}))
         self.node.release()  # only now: nothing of this node acts any more

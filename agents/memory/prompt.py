@@ -24,7 +24,7 @@ from agents.loop.marking import neutralise, untrusted
 from agents.memory.agent import AgentMemory
 from agents.memory.files import INDEX_FILE, LOG_DIR, MEMORY_FILE
 from agents.memory.news import team_news
-from agents.memory.search import split_sections
+from agents.memory.parts import split_sections
 
 CHARS_PER_TOKEN = 4  # the estimate used throughout (no tokenizer for Claude offline)
 

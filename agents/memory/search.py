@@ -24,11 +24,10 @@ from pathlib import Path
 
 from agents.memory.embedding import EMBED_CHARS, QUERY_SECONDS, Embedder
 from agents.memory.files import AgentFiles, Seen
-from agents.memory.transcripts import transcript_sections
+from agents.memory.parts import Parts, split_sections
 
 INDEX_FILE = ".search.sqlite"
 _SECTION_BITS = 20  # rowid = file id << 20 | section number
-_HEADER = re.compile(r"^#{2,3} ")
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 MMAP_BYTES = 1 << 30  # address space, not memory: pages come from the OS's file cache
@@ -67,23 +66,6 @@ class Found:
     broad: bool  # every query word is in most sections: unranked
 
 
-def split_sections(text: str) -> list[str]:
-    """Markdown cut at `## ` / `### ` headings (not inside code fences)."""
-    sections: list[str] = []
-    current: list[str] = []
-    fenced = False
-    for line in text.split("\n"):
-        if line.startswith("```"):
-            fenced = not fenced
-        if not fenced and _HEADER.match(line) and current:
-            sections.append("\n".join(current))
-            current = []
-        current.append(line)
-    if current:
-        sections.append("\n".join(current))
-    return [s for s in sections if s.strip()]
-
-
 class MemoryIndex:
     """The FTS5 index of one agent's memory, refreshed from the files before use."""
 
@@ -104,7 +86,7 @@ class MemoryIndex:
         self._scanned_at = 0.0
         self._dirty: set[Path] = set()
         self._total: int | None = None  # bytes indexed, known until something changes
-        self._resume: dict[str, tuple[str, int]] = {}  # part-indexed file: sha1, sections done
+        self.parts = Parts()  # the files partly indexed (agents/memory/parts.py)
         self._draining = threading.Lock()  # held by the one background indexer
         self.changes = 0  # counts syncs that changed sections (and reconnections)
         self.opened = 0  # counts close(): a background embedder stops when it moves
@@ -160,7 +142,7 @@ class MemoryIndex:
     # -- refresh -------------------------------------------------------------------------
     @property
     def indexing(self) -> bool:  # a file is partly indexed: a background thread finishes it
-        return bool(self._resume)
+        return bool(self.parts.held)
 
     def refresh(self, force: bool = False, seconds: float | None = None) -> int:
         """Bring the index up to date with the files; returns how many files changed.
@@ -189,16 +171,18 @@ class MemoryIndex:
             if changed:
                 self._total = None
                 self.changes += 1
-        if self._resume and self._draining.acquire(blocking=False):
+        if self.parts.held and self._draining.acquire(blocking=False):
             threading.Thread(target=self._drain, daemon=True).start()
         return changed
 
     def _drain(self) -> None:
         """Finish part-indexed files a slice (one lock hold) at a time: searches go between."""
         try:
-            while self._resume and self._db is not None:
+            while self.parts.held and self._db is not None:
                 self.refresh(seconds=SLICE_SECONDS)
                 time.sleep(0.01)
+        except Exception as exc:  # a thread's failure goes to the log, once per file
+            self.parts.failed(exc)
         finally:
             self._draining.release()
 
@@ -222,33 +206,29 @@ class MemoryIndex:
     def _sync(self, db: sqlite3.Connection, row: _Row | None, seen: Seen, deadline: float) -> bool:
         if row is not None and (row[2], row[3]) == (seen.mtime_ns, seen.size):
             return False
-        try:
-            text = Path(seen.path).read_text(encoding="utf-8", errors="replace")
-        except FileNotFoundError:  # removed since the walk: the next scan forgets it
-            self._resume.pop(seen.relative, None)
+        part = self.parts.take(seen)
+        if part is None:
             return False
-        digest = hashlib.sha1(text.encode()).hexdigest()
-        resume = self._resume.get(seen.relative)
-        if row is not None and row[4] == digest and resume is None:  # touched, not changed
+        if row is not None and row[4] == part.digest and not part.done:  # touched only
             db.execute(
                 "UPDATE files SET mtime_ns = ?, size = ? WHERE id = ?",
                 (seen.mtime_ns, seen.size, row[0]),
             )
             return False
-        sections = sections_of(seen.relative, text)[: 1 << _SECTION_BITS]
-        if row is not None and resume is not None and resume[0] == digest:
-            file_id, start = row[0], resume[1]  # part-indexed: carry on where it stopped
+        if part.done and row is not None and row[4] == part.digest:
+            file_id = row[0]  # part-indexed: carry on where it stopped
         else:
             if row is not None:
                 self._forget(db, row[0])
-            file_id, start = self._new_file(db, seen, digest, len(sections)), 0
-        done = self._insert(db, file_id << _SECTION_BITS, seen.relative, sections, start, deadline)
-        if done < len(sections):  # out of time: mtime -1 keeps it "changed" until finished
-            self._resume[seen.relative] = (digest, done)
+            part.done, count = 0, len(part.cut(seen.relative, 1 << _SECTION_BITS))
+            file_id = self._new_file(db, seen, part.digest, count)
+        sections = part.cut(seen.relative, 1 << _SECTION_BITS)
+        part.done = self._insert(
+            db, file_id << _SECTION_BITS, seen.relative, sections, part.done, deadline
+        )
+        if self.parts.keep(seen.relative, part):  # out of time: mtime -1 keeps it "changed"
             self._dirty.add(Path(seen.path))
-        else:
-            self._resume.pop(seen.relative, None)
-        mtime = seen.mtime_ns if done == len(sections) else -1
+        mtime = -1 if seen.relative in self.parts.held else seen.mtime_ns
         db.execute("UPDATE files SET mtime_ns = ? WHERE id = ?", (mtime, file_id))
         return True
 
@@ -375,14 +355,6 @@ def begin_writing(db: sqlite3.Connection) -> None:
 def section_digest(section: str) -> bytes:
     """The key of a section's embedding: the hash of the text the model reads."""
     return hashlib.blake2b(section[:EMBED_CHARS].encode(), digest_size=16).digest()
-
-
-def sections_of(relative: str, text: str) -> list[str]:
-    """The searchable sections of a file: markdown by heading, an archived
-    conversation (`.jsonl`) as its transcript in chunks."""
-    if relative.endswith(".jsonl"):
-        return transcript_sections(relative, text)
-    return split_sections(text)
 
 
 def plain_scan(files: AgentFiles, query: str, limit: int = 10) -> list[Hit]:

@@ -15,7 +15,6 @@ for every conversation, in memory for the latest ones (never forgotten: review #
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -23,6 +22,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from bot.core.messages import Sender
 from bot.core.names import operator_conversation, platform_id
+from bot.inbox.last_spoke import LastSpoke
 from bot.store.core import Store
 from config.entries import PersonConfig
 
@@ -32,8 +32,6 @@ _SPEAKER_KEY = "people:speaker:"
 _SPEAKER_ID_KEY = "people:speaker-id:"
 #: `people:in:<platform id>\x1f<conversation>`: the conversations a person spoke in
 _IN_KEY = "people:in:"
-#: when a platform id last spoke to the bot (`catchup` reads since then)
-_LAST_KEY = "people:last:"
 _SEP = "\x1f"
 _SPEAKERS_MAX = 10_000
 
@@ -76,6 +74,8 @@ class People:
         self._speakers: dict[str, str] = {}
         self._speaker_ids: dict[str, str] = {}
         self._in: set[tuple[str, str]] = set()  # (platform id, conversation) written
+        #: when each platform id last spoke (`catchup` reads since then)
+        self.last = LastSpoke(store)
         if store is not None:  # who spoke last where, across restarts (reminders' zones)
             self._speakers = store.kv_prefixed(_SPEAKER_KEY)
             self._speaker_ids = store.kv_prefixed(_SPEAKER_ID_KEY)
@@ -156,24 +156,17 @@ class People:
         if ident is not None:
             self._remember(self._speaker_ids, _SPEAKER_ID_KEY, conversation, ident)
             self._joined(ident, conversation)
-            if self.store is not None:
-                self.store.set_kv(_LAST_KEY + ident, repr(time.time()))  # the outbox's clock
+            self.last.spoke(ident)
 
     def last_spoke(self, idents: Iterable[str]) -> float | None:
         """When any of these platform ids last spoke to the bot (None: never, or not
         since `catchup` began recording it)."""
-        if self.store is None:
-            return None
-        found = [_number(self.store.get_kv(_LAST_KEY + i)) for i in set(idents)]
-        return max((f for f in found if f is not None), default=None)
+        return self.last.last(idents)
 
     def speakers(self) -> dict[str, float]:
         """Every platform id that ever spoke (since catchup began recording), with when
         it last did."""
-        if self.store is None:
-            return {}
-        found = {i: _number(v) for i, v in self.store.kv_prefixed(_LAST_KEY).items()}
-        return {i: at for i, at in found.items() if at is not None}
+        return self.last.every()
 
     def idents_of(self, who: str) -> set[str]:
         """The platform ids of a listed person (by name or by one of their ids), else
@@ -274,10 +267,3 @@ def zone_for_place(place: str) -> str | None:
                 return "UTC" if name.upper() == "UTC" else name
         text = text.rsplit("/", 1)[-1].replace("_", " ")
     return _cities().get(" ".join(text.lower().split()))
-
-
-def _number(text: str | None) -> float | None:
-    try:
-        return float(text) if text else None
-    except ValueError:
-        return None

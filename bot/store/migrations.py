@@ -69,6 +69,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _script(sql.V4_INBOUND_RECEIVED),
     _script(sql.V5_LEANER_INDEXES),
     _script(sql.V6_RETENTION),
+    _script(sql.V7_OUTBOX_SENT),
 )
 VERSION = len(MIGRATIONS)
 

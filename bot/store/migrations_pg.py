@@ -133,9 +133,10 @@ DROP TRIGGER IF EXISTS audit_no_delete ON audit;
 CREATE TRIGGER audit_no_delete BEFORE DELETE ON audit
     FOR EACH ROW EXECUTE FUNCTION audit_below_horizon();
 """
+V7_OUTBOX_SENT = "CREATE INDEX IF NOT EXISTS outbox_sent ON outbox (status, sent_at);"
 #: version n is reached by running MIGRATIONS[n - 1], as on SQLite
 MIGRATIONS = (
     V1_TABLES, V2_APPROVAL_COLUMNS, V3_AUDIT, V4_INBOUND_RECEIVED, V5_LEANER_INDEXES,
-    V6_RETENTION,
+    V6_RETENTION, V7_OUTBOX_SENT,
 )  # fmt: skip
 SCHEMA_VERSION_TABLE = "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)"

@@ -122,3 +122,7 @@ CREATE TRIGGER IF NOT EXISTS audit_no_delete BEFORE DELETE ON audit
     WHEN OLD.at >= (SELECT before FROM audit_horizon WHERE id = 1)
     BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
 """
+
+#: v7: what was delivered, by when: `catchup` reads the newest deliveries since a time
+#: backwards from the newest and stops at its bound (no scan of the outbox, no sort)
+V7_OUTBOX_SENT = "CREATE INDEX IF NOT EXISTS outbox_sent ON outbox (status, sent_at);"

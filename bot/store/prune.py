@@ -33,6 +33,8 @@ USAGE_FLOOR_SECONDS = 40 * 86_400.0
 LAST_KEY = "prune:last"
 #: the Slack threads the bot is in, one key each (channels/slack/threads.py)
 THREADS = "slack.thread."
+#: the Discord threads the bot is in, one key each (channels/discord/threads.py)
+DISCORD_THREADS = "discord.thread:"
 ENDED_WORKERS = "('done', 'failed', 'stopped', 'corrupt')"
 #: the conversations something still waits in: a worker at work or parked, an open
 #: question, an approval not yet settled
@@ -154,6 +156,7 @@ class Pruner:
         out.append(("llm_usage", lambda: self._roll_up(usage_cutoff)))
         out.append(("audit", lambda: self._audit(now - self.audit_retention)))
         out.append(("slack_threads", partial(self._threads, cutoff)))
+        out.append(("discord_threads", partial(self._discord_threads, cutoff)))
         out.append(("kv", partial(self._orphans, now - 86_400)))
         out.append(("watermarks", partial(self._stale_marks, cutoff)))
         return out
@@ -236,10 +239,29 @@ class Pruner:
                 continue
             if len(old) >= self.batch:
                 break
-        with self.store.tx():
-            for key in old:
-                self.store.delete_kv(key)
-        return len(old)
+        return self._drop(old)
+
+    def _discord_threads(self, cutoff: float) -> int:
+        """One batch of the Discord threads the bot was in (channels/discord/threads.py),
+        begun before `cutoff` (a thread's id is a snowflake: its start), whose
+        conversation is gone (silent for the retention) and where nothing waits: a
+        follow-up there afterwards needs a mention again. An id that does not decode
+        stays."""
+        live = {k for (k,) in self.store.execute(
+            "SELECT key FROM conversations WHERE agent = 'coordinator'"
+            " AND key >= 'discord:' AND key < 'discord;'"
+        )} | {c for (c,) in self.store.execute(_NEEDED)}  # fmt: skip
+        old = []
+        for thread, parent in self.store.kv_prefixed(DISCORD_THREADS).items():
+            try:
+                begun = MARK_TIMES["discord"](thread)
+            except ValueError:
+                continue
+            if begun < cutoff and f"discord:{parent}/{thread}" not in live:
+                old.append(DISCORD_THREADS + thread)
+            if len(old) >= self.batch:
+                break
+        return self._drop(old)
 
     def _orphans(self, recent: float) -> int:
         """One batch of the per-conversation and per-worker key/value rows whose
@@ -264,10 +286,7 @@ class Pruner:
                     gone.append(prefix + key)
                 if len(gone) >= self.batch:
                     break
-        with self.store.tx():
-            for key in gone[: self.batch]:
-                self.store.delete_kv(key)
-        return len(gone[: self.batch])
+        return self._drop(gone)
 
     def _stale_marks(self, cutoff: float) -> int:
         """One batch of the catch-up watermarks (bot/inbox/watermarks.py) whose mark is
@@ -286,10 +305,14 @@ class Pruner:
         for ident, raw in self.store.kv_prefixed("people:last:").items():
             if (at := _float(raw)) is not None and at < cutoff:
                 gone.append("people:last:" + ident)
+        return self._drop(gone)
+
+    def _drop(self, keys: list[str]) -> int:
+        """Deletes a batch of these key/value rows in one transaction; how many."""
         with self.store.tx():
-            for key in gone[: self.batch]:
+            for key in keys[: self.batch]:
                 self.store.delete_kv(key)
-        return len(gone[: self.batch])
+        return len(keys[: self.batch])
 
     def _audit(self, before: float) -> int:
         """Audit lines older than `before`: the horizon moves there (never back), then a

@@ -75,7 +75,7 @@ class Intake:
             return False
         if message.guild is None or _mentions_me(message, me):
             return True
-        return self.threads.is_ours(str(message.channel.id))
+        return self.threads.is_ours(str(message.channel.id), _maybe_thread(message.channel))
 
     def _refusal(self, message: discord.Message) -> str | None:
         if message.author.bot or message.webhook_id is not None:
@@ -114,7 +114,7 @@ class Intake:
         if reply_to.thread is not None:
             self.threads.note(reply_to.thread, reply_to.address)
             if reply_to.thread == inbound.message_id:  # the reply opens a thread on it
-                self.threads.names.setdefault(reply_to.thread, first_line(text))
+                self.threads.name(reply_to.thread, first_line(text))
         return inbound
 
     def _conversation(self, message: discord.Message) -> tuple[str, Target]:
@@ -124,7 +124,7 @@ class Intake:
             target = Target(KIND, channel_id)
         elif isinstance(channel, discord.Thread) and channel.parent_id is not None:
             target = Target(KIND, str(channel.parent_id), channel_id)
-        elif (parent := self.threads.parent(channel_id)) is not None:
+        elif (parent := self.threads.parent(channel_id, _maybe_thread(channel))) is not None:
             target = Target(KIND, parent, channel_id)  # a thread of ours not in discord.py's cache
         else:
             target = Target(KIND, channel_id, str(message.id))
@@ -177,3 +177,9 @@ def _text(message: discord.Message, me: discord.ClientUser) -> str:
 def _refs(message: discord.Message) -> list[str]:
     ref = message.reference
     return [str(ref.message_id)] if ref is not None and ref.message_id else []
+
+
+def _maybe_thread(channel: object) -> bool:
+    """A thread, or a channel discord.py does not know (a thread not in its cache): a
+    guild's own channels are always in its cache."""
+    return not isinstance(channel, discord.abc.GuildChannel)

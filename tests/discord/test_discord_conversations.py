@@ -9,6 +9,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from bot.store.core import Store
+from channels.discord import threads as threads_module
 from tests.fakes import discord_payloads as dp
 from tests.fakes.anthropic_api import Call, FakeAnthropic, text
 from tests.fakes.discord_api import FakeDiscord
@@ -155,3 +159,38 @@ async def test_at_all_in_a_dm_reaches_the_coordinator_and_every_worker(
     assert script.answers_seen == ["Consumer"]
     alice = [c for c in fake.calls if c.agent == "Alice"]
     assert "deadline moved up" in alice[-1].all_text  # held while parked, read on resuming
+
+
+def test_the_threads_held_in_memory_are_bounded_and_an_older_one_is_read_from_the_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 33: every thread the bot joined stayed in memory until the next start; now
+    the newest MAX_KNOWN are held, and an older one is still known (from the store)."""
+    monkeypatch.setattr(threads_module, "MAX_KNOWN", 8)
+    store = Store(tmp_path / "switchboard.db")
+    reads: list[str] = []
+    real_get = store.get_kv
+    monkeypatch.setattr(store, "get_kv", lambda key: (reads.append(key), real_get(key))[1])
+    threads = threads_module.Threads(store)
+    ids = [str(1_000_000 + n) for n in range(30)]
+    for thread in ids:
+        threads.join(thread, "900")
+    threads.note("2000000", "900")  # a mention's thread, before its reply is delivered
+    assert len(threads._parents) <= 8
+    assert threads.parent("2000000") == "900" and threads.is_ours(ids[-1]) and not reads
+    assert all(threads.parent(t) == "900" for t in ids)  # the old ones from the store
+    assert reads and not threads.is_ours("1000005000")  # never joined (newer than the floor)
+    assert not threads.is_ours("999999")  # never joined, older: the store says so
+    reads.clear()
+    assert not threads.is_ours(ids[0], maybe_thread=False)  # a guild's own channel: no read
+    assert not reads
+    for n in range(threads_module.MAX_NAMES + 5):  # names of replies never delivered
+        threads.name(str(3_000_000 + n), f"question {n}")
+    assert len(threads.names) == threads_module.MAX_NAMES
+    assert (
+        threads.names[str(3_000_000 + threads_module.MAX_NAMES + 4)]
+        == f"question {threads_module.MAX_NAMES + 4}"
+    )
+    again = threads_module.Threads(store)  # a restart reads the newest back
+    assert len(again._parents) <= 8 and again.is_ours(ids[1])
+    store.close()

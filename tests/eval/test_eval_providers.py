@@ -8,8 +8,9 @@ task on every provider, and nothing may reach Anthropic's own endpoint.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
@@ -70,40 +71,52 @@ def test_every_task_on_an_openai_compatible_server(
     assert {call.body["model"] for call in openai_fake.calls} == {"gpt-test"}
 
 
-@pytest.fixture
-def bedrock(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeBedrock]:
-    with FakeBedrock() as server:
-        set_env(monkeypatch, {**server.aws_credentials(), **server.bedrock_env()})
+Fake = TypeVar("Fake", FakeBedrock, FakeVertex)
+
+
+def serving(
+    monkeypatch: pytest.MonkeyPatch, server: Fake, env: Callable[[Fake], dict[str, str]]
+) -> Iterator[Fake]:
+    """A Claude provider's fake, running and named by the environment; afterwards it
+    must have seen no request the real service refuses."""
+    with server:
+        set_env(monkeypatch, env(server))
         yield server
     assert not server.violations, server.violations
 
 
-def test_every_task_on_bedrock(
-    bedrock: FakeBedrock, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+def every_task(
+    server: FakeBedrock | FakeVertex, capsys: pytest.CaptureFixture[str], model: str, *args: str
 ) -> None:
-    bedrock.responder = GoodModel()
-    assert main(["eval", "--model", BEDROCK_MODEL]) == 0
-    table = passed_all(capsys.readouterr().out, ALL, BEDROCK_MODEL)
-    assert all(cells[5].startswith("$") for cells in table.values())  # priced as Claude
+    """The good model passes every task on `server`, priced as Claude."""
+    server.responder = GoodModel()
+    assert main(["eval", *args]) == 0
+    table = passed_all(capsys.readouterr().out, ALL, model)
+    assert all(cells[5].startswith("$") for cells in table.values())
+
+
+@pytest.fixture
+def bedrock(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeBedrock]:
+    yield from serving(
+        monkeypatch, FakeBedrock(), lambda s: {**s.aws_credentials(), **s.bedrock_env()}
+    )
+
+
+def test_every_task_on_bedrock(bedrock: FakeBedrock, capsys: pytest.CaptureFixture[str]) -> None:
+    every_task(bedrock, capsys, BEDROCK_MODEL, "--model", BEDROCK_MODEL)
     assert bedrock.refused == [] and len(bedrock.calls) >= len(ALL)
     assert set(bedrock.models_asked) == {"us.anthropic.claude-sonnet-5-v1:0"}
 
 
 @pytest.fixture
 def vertex(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeVertex]:
-    with FakeVertex() as server:
-        set_env(monkeypatch, server.vertex_env(tmp_path))
-        yield server
-    assert not server.violations, server.violations
+    yield from serving(monkeypatch, FakeVertex(), lambda s: s.vertex_env(tmp_path))
 
 
 def test_every_task_on_vertex(
     vertex: FakeVertex, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    vertex.responder = GoodModel()
     set_env(monkeypatch, {"SWITCHBOARD_MODEL": "vertex:claude-sonnet-5"})
-    assert main(["eval"]) == 0
-    table = passed_all(capsys.readouterr().out, ALL, "vertex:claude-sonnet-5")
-    assert all(cells[5].startswith("$") for cells in table.values())
+    every_task(vertex, capsys, "vertex:claude-sonnet-5")
     assert "401" not in vertex.refused and len(vertex.calls) >= len(ALL)
     assert all(path.endswith(":streamRawPredict") for path in vertex.paths)

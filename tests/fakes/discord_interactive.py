@@ -28,33 +28,10 @@ class InteractiveApi:
         registered = {c["name"]: c for c in self.app_commands}
         found = registered[name]
         chan = self.channels[str(channel)]
-        iid = p.snowflake()
-        token = f"token-{iid}"
-        data: p.Payload = {
-            "id": str(iid),
-            "application_id": str(p.BOT_ID),
-            "type": 2,
-            "token": token,
-            "version": 1,
-            "channel_id": chan["id"],
-            "channel": chan,
-            "data": {"id": found["id"], "name": name, "type": 1, "options": options},
-            "app_permissions": "0",
-            "attachment_size_limit": 26214400,
-            "locale": "en-US",
-            "entitlements": [],
-            "authorizing_integration_owners": {},
-            "context": 0,
-        }
+        body: p.Payload = {"id": found["id"], "name": name, "type": 1, "options": options}
         if "guild_id" in chan:
-            data.update(guild_id=chan["guild_id"], guild_locale="en-US", member=p.member(user))
-            data["data"]["guild_id"] = chan["guild_id"]
-        else:
-            data["user"] = p.USERS[user]
-        self.interactions[token] = {"sent_at": time.monotonic(), "responses": [],
-                                    "message_id": None}  # fmt: skip
-        self._call(self.gateway.dispatch("INTERACTION_CREATE", data))
-        return token
+            body["guild_id"] = chan["guild_id"]
+        return self._interact(chan, 2, user, None, data=body)
 
     async def _put_commands(self, request: web.Request) -> web.Response:
         """Bulk overwrite of the application's global commands (validated as Discord
@@ -82,18 +59,25 @@ class InteractiveApi:
         component) goes out; returns the interaction's token."""
         message = self.messages[message_id]
         chan = self.channels[str(message["channel_id"])]
+        body = {"custom_id": custom_id, "component_type": 2}
+        return self._interact(chan, 3, user, message_id, data=body, message=message)
+
+    def _interact(
+        self, chan: p.Payload, kind: int, user: int, message_id: str | None, **fields: object
+    ) -> str:
+        """INTERACTION_CREATE of `kind` by `user` in `chan` goes out, as Discord sends it
+        (`fields`: its `data`, and the `message` of a component); returns its token."""
         iid = p.snowflake()
         token = f"token-{iid}"
         data: p.Payload = {
             "id": str(iid),
             "application_id": str(p.BOT_ID),
-            "type": 3,
+            "type": kind,
             "token": token,
             "version": 1,
             "channel_id": chan["id"],
             "channel": chan,
-            "data": {"custom_id": custom_id, "component_type": 2},
-            "message": message,
+            **fields,
             "app_permissions": "0",
             "attachment_size_limit": 26214400,
             "locale": "en-US",

@@ -1,19 +1,25 @@
-"""Nothing leaks per conversation or per channel restart: after sixty conversations
-and after Slack drops the connection ten times, the bot holds the asyncio tasks and open
-files it held before (give or take a few in flight)."""
+"""Nothing leaks per conversation, per channel restart or per MCP server restart: after
+sixty conversations, after Slack drops the connection ten times, and after an MCP server
+dies and is restarted ten times, the bot holds the asyncio tasks, open files and child
+processes it held before (give or take a few in flight)."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import os
 from pathlib import Path
 
+from agents.mcp.client import CallFailed, McpClient
 from tests.fakes.anthropic_api import FakeAnthropic, text
 from tests.fakes.slack_api import FakeSlack
+from tests.kits.app_kit import Recorder, eventually, running_app
 from tests.kits.slack_kit import slack_app, slack_settings
+from tests.kits.tools_kit import stdio_entry, tools_settings
 
 SLACK_OF = 3  # tasks and fds a reconnect may still hold while the new socket settles
+RESTARTS = 10  # MCP server restarts
 
 
 def tasks() -> int:
@@ -57,3 +63,50 @@ async def test_conversations_and_reconnects_leave_no_tasks_or_files(
         assert after_talk[0] <= before[0] + SLACK_OF and after_talk[1] <= before[1] + SLACK_OF
         assert after_drops[0] <= before[0] + SLACK_OF and after_drops[1] <= before[1] + SLACK_OF
         assert not app.coordinator.sessions  # every conversation's session left when done
+
+
+def children() -> tuple[int, int]:
+    """(child processes, of which zombies) of this process."""
+    mine, zombies = 0, 0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        state, ppid = stat.rpartition(")")[2].split()[:2]
+        if int(ppid) == os.getpid():
+            mine += 1
+            zombies += state == "Z"
+    return mine, zombies
+
+
+async def restart(client: McpClient) -> None:
+    """The server dies mid-call; the client starts a new one."""
+    restarts = client.restarts
+    with contextlib.suppress(CallFailed):
+        await client.call("die", {})
+    await eventually(lambda: client.state == "connected" and client.restarts > restarts, 60)
+
+
+async def test_mcp_server_restarts_leave_no_tasks_files_or_processes(
+    tmp_path: Path, fake: FakeAnthropic
+) -> None:
+    settings = tools_settings(tmp_path, fake, [stdio_entry("ops", tmp_path / "calls.jsonl")])
+    async with running_app(settings, [Recorder()]) as app:
+        await app.mcp.wait_connected(30)
+        client = app.mcp.clients["ops"]
+        await restart(client)  # warm: the first restart's lazy imports and pools
+        await asyncio.sleep(0.5)
+        gc.collect()
+        before = (tasks(), fds(), children())
+        for _ in range(RESTARTS):
+            await restart(client)
+        assert (await client.call("echo", {"text": "back"})).content[0].text == "back"  # type: ignore[union-attr]
+        await asyncio.sleep(0.5)
+        gc.collect()
+        after = (tasks(), fds(), children())
+        print(f"tasks/fds/children: {before}, after {RESTARTS} MCP restarts {after}")
+        assert after[0] <= before[0] + SLACK_OF and after[1] <= before[1] + SLACK_OF
+        assert after[2] == before[2] == (1, 0)  # one live server, no zombie

@@ -16,6 +16,7 @@ from bot.store.approvals import ApprovalRow
 from bot.store.core import ParkedState, QuestionRow, Store, StoreError, WorkerRow
 from bot.store.prune import Pruner, last_run
 from bot.store.usage import UsageRow
+from channels.discord.threads import Threads
 from config.retention import DAY
 from config.settings import Database, SettingsError, load_settings
 from tests.kits.app_kit import inbound
@@ -228,3 +229,35 @@ def test_old_watermarks_and_last_spoke_marks_go(store: Store) -> None:
     assert left == {"Warm", "C1", "Bad", "d222"}
     assert set(store.kv_prefixed("people:last:")) == {"slack:UNEW"}
     assert run.removed["watermarks"] == 3
+
+
+def test_old_discord_threads_go_unless_their_conversation_lives(store: Store) -> None:
+    now = time.time()
+    recent = now + LATER - DAY
+    old, busy, asking, new = (snowflake(now - i) for i in (3, 2, 1, 0))
+    new = snowflake(recent)
+    for thread in (old, busy, asking, new):
+        store.set_kv(f"discord.thread:{thread}", "900")
+    store.set_kv("discord.thread:not-a-snowflake", "900")  # does not decode: stays
+    # someone still talks in `busy` (its conversation is not silent for the retention)
+    store.save_conversation("coordinator", f"discord:900/{busy}", [{"role": "user"}], "d")
+    store.execute(
+        "UPDATE conversations SET updated_at = ? WHERE key = ?", (recent, f"discord:900/{busy}")
+    )
+    # a worker parked 120 days ago asks in `asking`
+    worker(store, "parked1", "parked", f"discord:900/{asking}")
+    question(store, "parked1", "open", f"discord:900/{asking}")
+    store.set_kv("discord.listening-since", repr(now))  # one row per platform: kept
+    run = pruner(store).run_now()
+    assert set(store.kv_prefixed("discord.thread:")) == {busy, asking, new, "not-a-snowflake"}
+    assert run.removed["discord_threads"] == 1
+    assert store.get_kv("discord.listening-since") == repr(now)
+
+
+def test_the_discord_channel_forgets_a_pruned_thread_at_its_next_start(store: Store) -> None:
+    threads = Threads(store)
+    thread = snowflake(time.time())
+    threads.join(thread, "900")
+    assert Threads(store).is_ours(thread)
+    pruner(store).run_now()
+    assert not Threads(store).is_ours(thread)  # a follow-up needs a mention again

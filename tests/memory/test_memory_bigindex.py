@@ -4,13 +4,16 @@ what is indexed with a note, and a background thread finishes the rest (issue 34
 from __future__ import annotations
 
 import asyncio
+import sqlite3
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
-from agents.memory import search
+from agents.memory import parts, search
 from agents.memory.agent import INDEXING
+from agents.memory.search import MemoryIndex
 from tests.kits.memory_kit import call, memory_at, toolbox
 
 SECTIONS = 60_000
@@ -49,3 +52,73 @@ async def test_first_search_is_bounded_and_the_rest_is_indexed_later(
     assert not index.indexing
     later = (await call(box, "memory_search", query="zeppelin hangar")).text
     assert "locker 7" in later and INDEXING not in later
+
+
+def wait_indexed(index: MemoryIndex, seconds: float = 60.0) -> None:
+    """Until the background indexer has finished (or stopped) and let go."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if index._draining.acquire(blocking=False):
+            index._draining.release()
+            if not index.indexing:
+                return
+        time.sleep(0.05)
+
+
+def test_each_slice_carries_on_without_reading_or_hashing_the_file_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(search, "INSERT_BATCH", 500)
+    monkeypatch.setattr(search, "SLICE_SECONDS", 0.02)
+    index = memory_at(tmp_path, SWITCHBOARD_MEMORY_SEARCH="keywords").agent("coordinator").index
+    big_log(tmp_path / "agents/coordinator")
+    reads: list[str] = []
+    real_read = Path.read_text
+    monkeypatch.setattr(Path, "read_text", lambda p, *a, **k: (
+        reads.append(p.name), real_read(p, *a, **k))[1])  # fmt: skip
+    hashed: list[int] = []
+    real_sha1 = parts.hashlib.sha1
+    monkeypatch.setattr(parts.hashlib, "sha1", lambda data: (
+        hashed.append(len(data)), real_sha1(data))[1])  # fmt: skip
+    slices: list[int] = []
+    real_insert = MemoryIndex._insert
+    monkeypatch.setattr(MemoryIndex, "_insert", staticmethod(lambda *a: (
+        slices.append(a[4]), real_insert(*a))[1]))  # fmt: skip
+    index.refresh(seconds=0.02)
+    assert index.indexing
+    wait_indexed(index)
+    assert not index.indexing
+    assert len(slices) > 3, slices  # written in many slices, each from where the last stopped
+    assert slices == sorted(slices) and slices[0] == 0
+    assert reads.count("2026-11-27.md") == 1
+    assert len(hashed) == reads.count("2026-11-27.md") + reads.count("MEMORY.md")
+    assert "locker 7" in index.search("zeppelin hangar").hits[0].text
+
+
+def test_a_background_failure_is_logged_once_naming_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(search, "INSERT_BATCH", 500)
+    monkeypatch.setattr(search, "SLICE_SECONDS", 0.02)
+    index = memory_at(tmp_path, SWITCHBOARD_MEMORY_SEARCH="keywords").agent("coordinator").index
+    big_log(tmp_path / "agents/coordinator")
+    real_insert = MemoryIndex._insert
+
+    def broken_in_the_background(*args: object) -> int:
+        if "_drain" in threading.current_thread().name:
+            raise sqlite3.OperationalError("database or disk is full")
+        return real_insert(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(MemoryIndex, "_insert", staticmethod(broken_in_the_background))
+    for _ in range(3):  # three searches, three background threads, each failing
+        index.refresh(force=True, seconds=0.02)
+        wait_indexed(index, 5.0)
+    said = [r for r in caplog.records if "in the background failed" in r.getMessage()]
+    assert len(said) == 1, said
+    assert said[0].levelname == "WARNING"
+    assert "2026-11-27.md" in said[0].getMessage() and "disk is full" in said[0].getMessage()
+    # once the fault is gone the next search carries on and finishes
+    monkeypatch.setattr(MemoryIndex, "_insert", staticmethod(real_insert))
+    index.refresh(seconds=0.02)
+    wait_indexed(index)
+    assert not index.indexing

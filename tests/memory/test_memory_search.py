@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agents.memory.search import split_sections
+from agents.memory.parts import split_sections
 from agents.services import AgentInfo
 from agents.tools.toolbox import Toolbox
 from tests.kits.memory_kit import call, memory_at, toolbox

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from config.settings import Settings
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.bedrock_api import (
     BAD_SIGNATURE,
@@ -97,12 +99,36 @@ async def test_only_a_signature_botocore_recomputes_is_accepted(bedrock: FakeBed
     bedrock.refused.clear()
 
 
+@dataclass
+class Renewing:
+    """Slack in front of the Bedrock model (answering `heard: ...`), whose credentials
+    the AWS chain reads from a shared credentials file the test renews."""
+
+    slack: FakeSlack
+    bedrock: FakeBedrock
+    settings: Callable[..., Settings]  # the bot's settings, with more variables
+    path: Path  # the shared credentials file
+
+    def write(self, key: str, secret: str) -> None:
+        self.path.write_text(
+            f"[default]\naws_access_key_id = {key}\naws_secret_access_key = {secret}\n"
+        )
+
+    def renew(self) -> None:
+        """New temporary keys written to the file, as `aws sso login`, a
+        credential_process or a rotation job does."""
+        self.write(*self.bedrock.rotate())
+
+
 @pytest.fixture
-def credentials_file(
-    tmp_path: Path, bedrock: FakeBedrock, monkeypatch: pytest.MonkeyPatch
-) -> Callable[[str, str], None]:
-    """The AWS credential chain reads a shared credentials file (as `aws sso login`, a
-    credential_process or a rotation job keeps it), not the environment."""
+def renewing(
+    tmp_path: Path,
+    fake: FakeAnthropic,
+    slack: FakeSlack,
+    bedrock: FakeBedrock,
+    monkeypatch: pytest.MonkeyPatch,
+) -> Renewing:
+    """The AWS credential chain reads a shared credentials file, not the environment."""
     from anthropic.lib.aws import _auth
 
     _auth._get_session.cache_clear()  # no session of another test's credentials
@@ -112,30 +138,27 @@ def credentials_file(
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(path))
     monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-aws-config"))
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
-
-    def write(key: str, secret: str) -> None:
-        path.write_text(f"[default]\naws_access_key_id = {key}\naws_secret_access_key = {secret}\n")
-
-    write(KEY_ID, SECRET)
-    return write
+    bedrock.responder = heard
+    env = {"SWITCHBOARD_MODEL": MODEL, **bedrock.bedrock_env()}
+    renewing = Renewing(
+        slack,
+        bedrock,
+        lambda **more: slack_settings(tmp_path / "data", fake, slack, **env, **more),
+        path,
+    )
+    renewing.write(KEY_ID, SECRET)
+    return renewing
 
 
 async def test_credentials_that_expire_mid_conversation_are_renewed_from_the_chain(
-    tmp_path: Path,
-    fake: FakeAnthropic,
-    slack: FakeSlack,
-    bedrock: FakeBedrock,
-    credentials_file: Callable[[str, str], None],
+    tmp_path: Path, renewing: Renewing
 ) -> None:
-    bedrock.responder = heard
-    settings = slack_settings(
-        tmp_path / "data", fake, slack, SWITCHBOARD_MODEL=MODEL, **bedrock.bedrock_env()
-    )
-    async with slack_app(settings):
+    slack, bedrock = renewing.slack, renewing.bedrock
+    async with slack_app(renewing.settings()):
         slack.post(f"{MENTION} hello bedrock", channel="C1")
         await slack.until(posted("heard:"), timeout=30)
         bedrock.expire()
-        credentials_file(*bedrock.rotate())  # renewed outside, as temporary keys are
+        renewing.renew()  # renewed outside, as temporary keys are
         slack.post(f"{MENTION} still there?", channel="C1")
         await slack.until(posted("still there?"), timeout=30)
     assert bedrock.refused == [EXPIRED]  # refused once, then signed with the new key
@@ -144,25 +167,20 @@ async def test_credentials_that_expire_mid_conversation_are_renewed_from_the_cha
 
 
 async def test_expired_credentials_never_renewed_keep_the_message_until_they_are(
-    tmp_path: Path,
-    fake: FakeAnthropic,
-    slack: FakeSlack,
-    bedrock: FakeBedrock,
-    credentials_file: Callable[[str, str], None],
+    tmp_path: Path, renewing: Renewing
 ) -> None:
     """Nobody renews them yet: the person hears once why, and the message is answered
     when the operator renews the credentials; nothing is lost, nothing said twice."""
-    bedrock.responder = heard
-    settings = slack_settings(
-        tmp_path / "data", fake, slack, SWITCHBOARD_MODEL=MODEL, **bedrock.bedrock_env(),
-        SWITCHBOARD_LLM_RETRY_BASE_SECONDS="0.05", SWITCHBOARD_LLM_RETRY_MAX_SECONDS="0.2",
-    )  # fmt: skip
+    slack, bedrock = renewing.slack, renewing.bedrock
+    settings = renewing.settings(
+        SWITCHBOARD_LLM_RETRY_BASE_SECONDS="0.05", SWITCHBOARD_LLM_RETRY_MAX_SECONDS="0.2"
+    )
     async with slack_app(settings):
         bedrock.expire()
         slack.post(f"{MENTION} are you there?", channel="C1")
         await slack.until(posted("cloud credentials expired"), timeout=30)
         await slack.until(lambda _: len(bedrock.refused) >= 6, timeout=30)  # retried, in vain
-        credentials_file(*bedrock.rotate())
+        renewing.renew()
         await slack.until(posted("are you there?"), timeout=30)
     said = texts(slack)
     assert sum("credentials expired" in t for t in said) == 1, said

@@ -71,3 +71,45 @@ def test_catchup_on_postgres(pg_url: str) -> None:
         _exercise(store)
     finally:
         store.close()
+
+
+def _sent_in_sql(store: Store) -> str:
+    """The statement `sent_in` runs, with its values (SQLite's trace)."""
+    ran: list[str] = []
+    store.db.raw.set_trace_callback(ran.append)  # type: ignore[union-attr]
+    store.sent_in({"slack:D1"}, 100.0, 50)
+    store.db.raw.set_trace_callback(None)  # type: ignore[union-attr]
+    [sql] = [s for s in ran if "FROM outbox" in s]
+    return sql
+
+
+def test_catchup_reads_the_newest_deliveries_by_an_index_on_sqlite(tmp_path: Path) -> None:
+    """Months of sent rows: the read walks the (status, sent_at) index backwards from
+    the newest and stops at its bound; no scan of the outbox, no sort."""
+    store = Store(tmp_path / "switchboard.db")
+    try:
+        sql = _sent_in_sql(store)
+        plan = " ".join(row[3] for row in store.execute("EXPLAIN QUERY PLAN " + sql))
+        assert "USING INDEX outbox_sent" in plan, plan
+        assert "SCAN outbox" not in plan.replace("SCAN outbox USING", "")
+        assert "TEMP B-TREE" not in plan, plan
+    finally:
+        store.close()
+
+
+@pytest.mark.slow
+def test_catchup_reads_the_newest_deliveries_by_an_index_on_postgres(
+    pg_url: str, tmp_path: Path
+) -> None:
+    sqlite = Store(tmp_path / "switchboard.db")
+    try:
+        sql = _sent_in_sql(sqlite)
+    finally:
+        sqlite.close()
+    store = Store(pg_url)
+    try:
+        store.execute("SET enable_seqscan = off")  # an empty table: show what it can use
+        plan = " ".join(str(r[0]) for r in store.execute("EXPLAIN " + sql))
+        assert "outbox_sent" in plan and "Sort" not in plan, plan
+    finally:
+        store.close()
