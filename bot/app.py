@@ -52,7 +52,7 @@ from bot.leadership import Node
 from bot.ledger.audit import AuditLog
 from bot.ledger.budget import Budget
 from bot.ledger.usage import Ledger
-from bot.ops.operator import Operator
+from bot.operating import operator
 from bot.parts import egress_policy, fetch_limits, limits, provider
 from bot.store import growth
 from bot.store.core import Store, StoreError
@@ -222,9 +222,8 @@ class App:
             module = importlib.import_module(CHANNEL_MODULES[name])
             self.add_channel(module.build(self.settings, ChannelContext(self.human)))
             self._warm_modules.extend(getattr(module, "WARM", ()))
-        self.ops = Operator(self, self.ledger, self.budget)
-        self.llm.observers.append(self.ops.on_call)  # usage, cost, metrics, health
         self.node = Node(self)
+        self.ops = operator(self)  # its view, the API's channel, every model call recorded
 
     async def start(self) -> None:
         """Serve, then lead at once (SQLite) or run as a follower until this node leads

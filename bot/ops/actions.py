@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from aiohttp import web
 from multidict import MultiDictProxy
@@ -25,12 +24,10 @@ from bot.core import notices
 from bot.core.messages import COORDINATOR, HUMAN, BusMessage, Outbound, Target
 from bot.core.notices import SYSTEM_SPEAKER
 from bot.ops.auth import CSRF_FIELD, Access, refusal, throttled_response
+from bot.ops.desk import OpsView
 from bot.ops.flash import Flashes
 from bot.ops.html import Markup, esc, page
 from bot.ops.server import Handler, Route
-
-if TYPE_CHECKING:
-    from bot.app import App
 
 OPERATOR = "dashboard"
 MAX_TEXT = 20_000
@@ -56,8 +53,10 @@ Act = Callable[[Form], Awaitable[Done]]
 
 
 class Actions:
-    def __init__(self, app: App, access: Access, flashes: Flashes) -> None:
-        self.app = app
+    def __init__(self, view: OpsView, access: Access, flashes: Flashes) -> None:
+        self.view = view
+        self.acts = view.acts
+        self.store = view.store
         self.access = access
         self.flashes = flashes
 
@@ -83,8 +82,8 @@ class Actions:
             if not self.access.csrf_ok(request, form.get(CSRF_FIELD)):
                 self._audit(action, Done(403, "", "refused: csrf"))
                 return _refused(403, notices.CSRF_REFUSED, self.access.csrf(request))
-            if action in LEADER_ONLY and self.app.node.role != "leader":
-                leader = self.app.node.leader().node
+            if action in LEADER_ONLY and self.view.node.role != "leader":
+                leader = self.view.node.leader().node
                 done = Done(409, notices.follower_cannot(leader), "refused: follower")
             else:
                 done = await act(form)
@@ -95,34 +94,33 @@ class Actions:
         return handle
 
     def _audit(self, action: str, done: Done) -> None:
-        self.app.events.emit(
+        self.view.events.emit(
             "operator.action", OPERATOR, action=action, decider=OPERATOR, how="dashboard",
             conversation=done.conversation, outcome=done.outcome,
         )  # fmt: skip
 
     # -- answer an open question -------------------------------------------------------
     async def answer(self, form: Form) -> Done:
-        human = self.app.human
-        question = human.directory.questions.get(_field(form, "question"))
+        question = self.view.inbox.directory.questions.get(_field(form, "question"))
         if question is None:
             return Done(404, notices.QUESTION_GONE, "stale")
-        if question.id in human.answering:
+        if question.id in self.view.inbox.answering:
             return Done(409, notices.QUESTION_TAKEN, "already answered", question.conversation)
         text = _field(form, "text").strip()[:MAX_TEXT]
         if not text:
             return Done(400, notices.EMPTY_ANSWER, "empty", question.conversation)
         meta = {"reply_to": question.target, "sender": f"the operator ({OPERATOR})",
                 "sender_id": OPERATOR, "channel": OPERATOR, "person": OPERATOR}  # fmt: skip
-        with self.app.store.tx():
-            self.app.bus.send(BusMessage(HUMAN, question.worker, text, "answer",
-                                         question.conversation, question_id=question.id,
-                                         meta=meta))  # fmt: skip
-            human.answering.add(question.id)
-            human.say(Outbound(SYSTEM_SPEAKER, Target.parse(question.target),
-                               notices.answered_by_operator(OPERATOR, text),
-                               question.conversation, kind="notice"))  # fmt: skip
-        worker = self.app.team.workers.get(question.worker)
-        name = worker.row.name if worker is not None else question.worker
+        with self.store.tx():
+            self.acts.send(BusMessage(HUMAN, question.worker, text, "answer",
+                                      question.conversation, question_id=question.id,
+                                      meta=meta))  # fmt: skip
+            self.acts.answering(question.id)
+            self.acts.say(Outbound(SYSTEM_SPEAKER, Target.parse(question.target),
+                                   notices.answered_by_operator(OPERATOR, text),
+                                   question.conversation, kind="notice"))  # fmt: skip
+        worker = self.view.live_workers().get(question.worker)
+        name = worker.name if worker is not None else question.worker
         return Done(200, f"Answer sent to {name}.", "answered", question.conversation)
 
     # -- approve or deny a pending call ------------------------------------------------
@@ -131,7 +129,7 @@ class Actions:
         approve = _field(form, "approve") == "1"
         reason = _field(form, "reason").strip()[:2000] or None
         action = "approve" if approve else "deny"
-        row = self.app.store.approvals.get(approval_id)
+        row = self.store.approvals.get(approval_id)
         if row is None:
             return Done(404, notices.APPROVAL_GONE, "stale", action=action)
         if self._decide(approval_id, approve, reason) != "decided":
@@ -141,7 +139,7 @@ class Actions:
 
     def _decide(self, approval_id: str, approve: bool, reason: str | None) -> str:
         """The one call into the approval desk (INTERFACES.md: Approvals.decide)."""
-        return self.app.human.approvals.decide(
+        return self.acts.decide(
             approval_id, approve, OPERATOR, reason, decider_id=OPERATOR, how="dashboard"
         )
 
@@ -150,23 +148,21 @@ class Actions:
         """Stop a worker; the conversation it works for reads so (through the outbox)
         and its status line there ends."""
         name = _field(form, "worker")
-        worker = self.app.team.workers.get(name.lower())
-        if worker is None:
+        row = self.view.live_workers().get(name.lower())
+        if row is None:
             return Done(404, f"Nothing stopped: no active worker called {name!r}.", "stale")
-        row = worker.row
         try:
-            text = await self.app.stop_worker(row.name)
+            text = await self.acts.stop_worker(row.name)
         except LookupError as exc:
             return Done(404, f"Nothing stopped: {exc}.", "stale")
-        progress = self.app.human.progress
-        work = progress.works.get(row.origin_conversation or "")
+        work = self.view.inbox.progress.works.get(row.origin_conversation or "")
         if work is not None and work.status.startswith(f"{row.name}: "):
-            progress.end(row.origin_conversation or "")
+            self.acts.end_progress(row.origin_conversation or "")
         if row.origin_target:
             said = f"Worker {row.name} was stopped by an operator from the dashboard."
             where = Target.parse(row.origin_target)
-            with self.app.store.tx():
-                self.app.human.say(
+            with self.store.tx():
+                self.acts.say(
                     Outbound(SYSTEM_SPEAKER, where, said, row.origin_conversation, kind="notice")
                 )
         return Done(200, text, "stopped", row.origin_conversation)
@@ -174,13 +170,13 @@ class Actions:
     # -- start a conversation afresh ---------------------------------------------------
     async def fresh(self, form: Form) -> Done:
         key = _field(form, "conversation")
-        messages, target = self.app.store.agents.load_conversation(COORDINATOR, key)
+        messages, target = self.store.agents.load_conversation(COORDINATOR, key)
         if not messages:
             return Done(404, "That conversation is empty or unknown; nothing to start afresh.",
                         "stale", key or None)  # fmt: skip
         meta = {"fresh": True, "reply_to": target, "sender": OPERATOR, "sender_id": OPERATOR}
-        with self.app.store.tx():
-            self.app.bus.send(BusMessage(HUMAN, COORDINATOR, "new", "human", key, meta=meta))
+        with self.store.tx():
+            self.acts.send(BusMessage(HUMAN, COORDINATOR, "new", "human", key, meta=meta))
         return Done(200, "The conversation starts afresh; its transcript is archived.",
                     "fresh", key)  # fmt: skip
 
@@ -188,12 +184,11 @@ class Actions:
     async def cancel(self, form: Form) -> Done:
         """An operator may cancel any trigger but one of the config file (removed there)."""
         trigger_id = _field(form, "trigger")
-        row = self.app.triggers.table.get(trigger_id)
+        row = self.store.triggers.get(trigger_id)
         if row is not None and row.source == "config":
             return Done(409, f"{trigger_id} comes from the config file; remove it there.",
                         "refused: config", row.conversation)  # fmt: skip
-        triggers = self.app.triggers
-        if triggers.cancel(trigger_id) is None and triggers.cancel_paused(trigger_id) is None:
+        if not self.acts.cancel_trigger(trigger_id):
             return Done(404, f"No active trigger {trigger_id}.", "stale")
         assert row is not None
         return Done(200, f"Trigger {trigger_id} cancelled.", "cancelled", row.conversation)

@@ -25,17 +25,15 @@ import json
 import re
 import uuid
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from aiohttp import web
 
 from bot.core.channel import BaseChannel
 from bot.core.messages import DeliveryReceipt, Inbound, Outbound, Sender, Target, TargetError
 from bot.inbox.places import same_place
+from bot.ops.desk import OpsView
 from bot.ops.server import Handler, Route
-
-if TYPE_CHECKING:
-    from bot.app import App
 
 KIND = "api"
 MAX_TEXT_CHARS = 40_000  # Slack's own limit for one message
@@ -75,9 +73,12 @@ class Problem(Exception):
 
 class Api:
     def __init__(
-        self, app: App, callers: dict[str, str], targets: dict[str, frozenset[str]] | None = None
+        self,
+        view: OpsView,
+        callers: dict[str, str],
+        targets: dict[str, frozenset[str]] | None = None,
     ) -> None:
-        self.app = app
+        self.view = view
         self._callers = {token.encode(): name for token, name in callers.items()}
         #: per caller, the places besides its own conversations it may post into (a listed
         #: channel's threads too, as a person in the channel sees them)
@@ -116,7 +117,7 @@ class Api:
         text = _text(body)
         message_id = _message_id(caller, request.headers.get("Idempotency-Key"))
         reply_to = _place(caller, body.get("conversation"), message_id)
-        if reply_to.kind not in self.app.human.outbox.channels:
+        if reply_to.kind not in self.view.outbox_kinds:
             raise Problem(400, f'"conversation": no {reply_to.kind} channel is configured')
         listed = self.targets.get(caller, [])
         if reply_to.kind != KIND and not any(same_place(reply_to, t) for t in listed):
@@ -130,8 +131,8 @@ class Api:
             reply_to=reply_to,
             meta={"caller": caller},
         )
-        fresh = self.app.human.accept(msg)
-        self.app.events.emit(
+        fresh = self.view.acts.take_in(msg)
+        self.view.events.emit(
             "operator.action", KIND, action="api_message", decider=f"api:{caller}", how="api",
             conversation=msg.conversation, outcome="accepted" if fresh else "duplicate",
         )  # fmt: skip
@@ -142,7 +143,7 @@ class Api:
         }
 
     def _refused(self, caller: str, place: Target) -> None:
-        self.app.events.emit(
+        self.view.events.emit(
             "access.refused", KIND, conversation=str(place), person=f"api:{caller}",
             person_id=f"api:{caller}", action="api_message", resource=str(place),
             outcome="refused",
@@ -156,10 +157,10 @@ class Api:
     # -- GET /api/messages/<id> --------------------------------------------------------
     async def get(self, request: web.Request, caller: str) -> tuple[int, dict[str, Any]]:
         message_id = request.match_info["id"]
-        msg = self.app.store.views.inbound_message(KIND, message_id)
+        msg = self.view.store.views.inbound_message(KIND, message_id)
         if msg is None or msg.meta.get("caller") != caller:
             raise Problem(404, f"no message {message_id} from api:{caller}")
-        said = self.app.store.views.said_to(str(msg.reply_to), msg.received_at, MAX_REPLIES)
+        said = self.view.store.views.said_to(str(msg.reply_to), msg.received_at, MAX_REPLIES)
         replies = [  # this message's conversation only: not other threads of that target
             _reply(status, out) for status, out in said
             if out.kind != "failure" and out.conversation == msg.conversation

@@ -15,24 +15,24 @@ from bot.ledger.catchup import Catchup, catchup
 from bot.ops.html import Markup, esc, link, section, short
 
 if TYPE_CHECKING:
-    from bot.app import App
+    from bot.ops.desk import OpsView
 
 _SAID = {"answer": "said", "question": "asks (open)", "result": "finished"}
 
 
-def catchup_page(app: App, who: str) -> tuple[str, Markup]:
+def catchup_page(view: OpsView, who: str) -> tuple[str, Markup]:
     """(title, body) of the page."""
     if not who:
-        return "Catch up", section("Catch up: choose a person", _choices(app))
-    people = app.human.people
+        return "Catch up", section("Catch up: choose a person", _choices(view))
+    people = view.inbox.people
     idents = people.idents_of(who)
-    found = catchup(app.store, people.conversations_of(idents), people.last_spoke(idents),
-                    app.human.directory.workers)  # fmt: skip
+    found = catchup(view.store, people.conversations_of(idents), people.last_spoke(idents),
+                    view.inbox.directory.workers)  # fmt: skip
     return f"Catch up: {who}", section(f"Catch up: {who}", _items(found), id="catchup")
 
 
-def _choices(app: App) -> Markup:
-    people = app.human.people
+def _choices(view: OpsView) -> Markup:
+    people = view.inbox.people
     listed = people.listed()
     mine = {i for name in listed for i in people.idents_of(name)}
     others = sorted(((i, at) for i, at in people.speakers().items() if i not in mine),

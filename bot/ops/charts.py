@@ -24,7 +24,7 @@ from bot.ops import svg
 from bot.ops.html import Markup, section
 
 if TYPE_CHECKING:
-    from bot.app import App
+    from bot.ops.desk import OpsView
     from bot.store.views import StoreViews
 
 HOURS = 24
@@ -89,8 +89,7 @@ class HourlySums:
         self.inbound: dict[int, dict[str, int]] = {}
         self._done_until = 0  # every hour before this one is in the caches
 
-    def read(self, app: App, first_hour: int, current_hour: int) -> None:
-        views = app.store.views
+    def read(self, views: StoreViews, first_hour: int, current_hour: int) -> None:
         start = max(first_hour, self._done_until)
         if start < current_hour:  # finished hours not read yet
             self._keep(views, start, current_hour)
@@ -111,13 +110,15 @@ class HourlySums:
             self.inbound[hour][channel] = n
 
 
-def charts(app: App, latency: AnswerLatency, sums: HourlySums, now: float | None = None) -> Markup:
+def charts(
+    view: OpsView, latency: AnswerLatency, sums: HourlySums, now: float | None = None
+) -> Markup:
     now = time.time() if now is None else now
     current = int(now // 3600)
     first_hour = current - HOURS + 1
-    sums.read(app, first_hour, current)
+    sums.read(view.store.views, first_hour, current)
     hours = range(first_hour, current + 1)
-    labels = [_hour_label(app, hour * 3600) for hour in hours]
+    labels = [_hour_label(view, hour * 3600) for hour in hours]
     calls = [float(sums.usage[h][0]) for h in hours]
     cost = [sums.usage[h][1] for h in hours]
     p50, p95 = latency.percentiles(first_hour)
@@ -126,7 +127,7 @@ def charts(app: App, latency: AnswerLatency, sums: HourlySums, now: float | None
         for channel, n in sums.inbound[hour].items():
             per_channel[channel] = per_channel.get(channel, 0) + n
     channels = sorted(per_channel)
-    zone = app.ops.ledger.zone.key
+    zone = view.ledger.zone.key
     body = Markup("").join(
         [
             svg.bars(f"LLM calls per hour (last 24 h, {zone})", labels, calls),
@@ -147,5 +148,5 @@ def charts(app: App, latency: AnswerLatency, sums: HourlySums, now: float | None
     return section("Charts", Markup(f'<div class="charts">{body}</div>'), "charts")
 
 
-def _hour_label(app: App, ts: float) -> str:
-    return datetime.fromtimestamp(ts, app.ops.ledger.zone).strftime("%H:00")
+def _hour_label(view: OpsView, ts: float) -> str:
+    return datetime.fromtimestamp(ts, view.ledger.zone).strftime("%H:00")

@@ -19,7 +19,7 @@ from bot.ops.reading import people_and_first_line, subject_of
 from bot.ops.views import worker_names
 
 if TYPE_CHECKING:
-    from bot.app import App
+    from bot.ops.desk import OpsView
 
 PAGE = 50
 #: the newest conversations the list and its search cover
@@ -46,37 +46,37 @@ class ConversationIndex:
         self._mark: tuple[int, float] | None = None
         self._newest: list[Summary] = []
 
-    def newest(self, app: App) -> list[Summary]:
+    def newest(self, view: OpsView) -> list[Summary]:
         """Summaries of the newest INDEXED conversations, newest first; the last list
         again while no conversation was saved since."""
-        mark = app.store.views.conversations_mark()
+        mark = view.store.views.conversations_mark()
         if mark != self._mark:
-            self._newest, self._mark = self._read(app), mark
+            self._newest, self._mark = self._read(view), mark
         return self._newest
 
-    def _read(self, app: App) -> list[Summary]:
-        rows = app.store.views.conversation_stamps(INDEXED)
+    def _read(self, view: OpsView) -> list[Summary]:
+        rows = view.store.views.conversation_stamps(INDEXED)
         kept = self._kept
         stale = [r for r in rows if getattr(kept.get((r[0], r[1])), "updated_at", None) != r[3]]
         if stale:
-            names = worker_names(app, {r[0] for r in stale if r[0] != "coordinator"})
+            names = worker_names(view, {r[0] for r in stale if r[0] != "coordinator"})
             for agent, key, _target, updated_at in stale:
                 name = names.get(agent, agent)
-                kept[(agent, key)] = self._summarize(app, agent, name, key, updated_at)
+                kept[(agent, key)] = self._summarize(view, agent, name, key, updated_at)
         if len(kept) > len(rows):  # forget what left the window or was removed
             self._kept = {(r[0], r[1]): kept[(r[0], r[1])] for r in rows}
         return [self._kept[(r[0], r[1])] for r in rows]
 
-    def search(self, app: App, query: str) -> list[Summary]:
+    def search(self, view: OpsView, query: str) -> list[Summary]:
         words = query.casefold().split()
-        found = self.newest(app)
+        found = self.newest(view)
         if not words:
             return found
         return [s for s in found if all(w in s.haystack for w in words)]
 
     @staticmethod
-    def _summarize(app: App, agent: str, name: str, key: str, updated_at: float) -> Summary:
-        messages, target = app.store.agents.load_conversation(agent, key)
+    def _summarize(view: OpsView, agent: str, name: str, key: str, updated_at: float) -> Summary:
+        messages, target = view.store.agents.load_conversation(agent, key)
         people, first = people_and_first_line(messages)
         place = describe(key, target, people, subject_of(messages), name)
         words = " ".join([place, *people, first, name, agent, key, target or ""])
@@ -90,8 +90,10 @@ def _fresh(csrf: str, s: Summary, back: str) -> Markup | str:
     return form("/actions/new", csrf, {"conversation": s.key}, "", "Start afresh", back)
 
 
-def conversations(app: App, index: ConversationIndex, query: str, page: int, csrf: str) -> Markup:
-    found = index.search(app, query)
+def conversations(
+    view: OpsView, index: ConversationIndex, query: str, page: int, csrf: str
+) -> Markup:
+    found = index.search(view, query)
     start = (page - 1) * PAGE
     back = "/conversations" + ("?" + urlencode({"q": query}) if query else "")
     rows = [

@@ -10,7 +10,7 @@ cookie the login form sets); a wrong or missing token gets 401.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
 from aiohttp import web
 
@@ -19,27 +19,39 @@ from bot.ops.assets import SCRIPT, STYLE
 from bot.ops.audit_view import audit_page
 from bot.ops.auth import CSRF_FIELD, Access, client, refusal, throttled_response
 from bot.ops.catchup_view import catchup_page
-from bot.ops.charts import charts
+from bot.ops.charts import AnswerLatency, HourlySums, charts
 from bot.ops.conv_view import ConversationIndex, conversations
+from bot.ops.desk import OpsView
 from bot.ops.events_view import events_page, recent_events
 from bot.ops.flash import PARAM, Flashes
+from bot.ops.growth_view import GrowthFigures
+from bot.ops.hooks import Hooks
 from bot.ops.hooks_card import hooks_card
 from bot.ops.html import Markup, esc, page
 from bot.ops.live import LiveEvents
 from bot.ops.server import Handler, Route
 from bot.ops.transcript_view import transcript
 
-if TYPE_CHECKING:
-    from bot.app import App
-
 NO_STORE = {"Cache-Control": "no-store"}
 
 
+@dataclass(frozen=True, slots=True)
+class Figures:
+    """What the operator keeps that the overview shows: the storage figures, answer
+    latency and the hourly sums of the charts, the hooks (None: none configured)."""
+
+    growth: GrowthFigures
+    latency: AnswerLatency
+    sums: HourlySums
+    hooks: Hooks | None
+
+
 class Dashboard:
-    def __init__(self, app: App, access: Access, live: LiveEvents) -> None:
-        self.app = app
+    def __init__(self, view: OpsView, access: Access, live: LiveEvents, figures: Figures) -> None:
+        self.view = view
         self.access = access
         self.live = live
+        self.figures = figures
         self.flashes = Flashes()
         self.index = ConversationIndex()
 
@@ -93,24 +105,24 @@ class Dashboard:
         """A page with Sign out, the budget banner and what an action just did."""
         _csrf, sign_out = self._csrf(request)
         flash = self.flashes.shown(request.query.get(PARAM))
-        banner = Markup((views.budget_banner(self.app) or "") + flash)
+        banner = Markup((views.budget_banner(self.view) or "") + flash)
         return _html(page(title, body, banner, sign_out))
 
     async def overview(self, request: web.Request) -> web.Response:
-        app = self.app
+        view, figures = self.view, self.figures
         csrf, _ = self._csrf(request)
         body = Markup("").join(
             [
-                views.agents(app, _page(request), csrf),
-                views.questions(app, csrf),
-                views.approvals(app.store.approvals.pending(), csrf),
-                views.channels(app),
-                growth_view.card(app.ops.growth),  # data dir, database, WAL, pruning
-                views.usage(app),
-                charts(app, app.ops.latency, app.ops.sums),
-                views.triggers(app, csrf),
-                hooks_card(app),
-                recent_events(app),
+                views.agents(view, _page(request), csrf),
+                views.questions(view, csrf),
+                views.approvals(view.store.approvals.pending(), csrf),
+                views.channels(view),
+                growth_view.card(figures.growth),  # data dir, database, WAL, pruning
+                views.usage(view),
+                charts(view, figures.latency, figures.sums),
+                views.triggers(view, csrf),
+                hooks_card(figures.hooks),
+                recent_events(view),
             ]
         )
         return self._page(request, "Overview", Markup(body))
@@ -118,7 +130,7 @@ class Dashboard:
     async def conversations(self, request: web.Request) -> web.Response:
         csrf, _ = self._csrf(request)
         query = request.query.get("q", "").strip()[:200]
-        body = conversations(self.app, self.index, query, _page(request), csrf)
+        body = conversations(self.view, self.index, query, _page(request), csrf)
         return self._page(request, "Conversations", body)
 
     async def conversation(self, request: web.Request) -> web.Response:
@@ -126,7 +138,7 @@ class Dashboard:
         key = request.query.get("key", "")
         raw = request.query.get("page")
         number = int(raw) if raw and raw.isdigit() else None
-        title, body = transcript(self.app, agent, key, number, self._csrf(request)[0])
+        title, body = transcript(self.view, agent, key, number, self._csrf(request)[0])
         return self._page(request, title, body)
 
     async def events(self, request: web.Request) -> web.Response:
@@ -134,14 +146,14 @@ class Dashboard:
         before = int(raw) if raw.isdigit() else None
         kind = request.query.get("type", "").strip()[:100]
         agent = request.query.get("agent", "").strip()[:100]
-        return self._page(request, "Events", events_page(self.app, kind, agent, before))
+        return self._page(request, "Events", events_page(self.view, kind, agent, before))
 
     async def audit(self, request: web.Request) -> web.Response:
-        body = audit_page(self.app.store, request.query.get("since"))
+        body = audit_page(self.view.store, request.query.get("since"))
         return self._page(request, "Audit", body)
 
     async def catchup(self, request: web.Request) -> web.Response:
-        title, body = catchup_page(self.app, request.query.get("person", "").strip()[:200])
+        title, body = catchup_page(self.view, request.query.get("person", "").strip()[:200])
         return self._page(request, title, body)
 
     # -- login -------------------------------------------------------------------------

@@ -22,7 +22,8 @@ from bot.ops.views import worker_names
 if TYPE_CHECKING:
     from zoneinfo import ZoneInfo
 
-    from bot.app import App
+    from bot.ops.desk import OpsView
+
 
 EVENTS_ON_OVERVIEW = 30
 EVENTS_PAGE = 100
@@ -82,10 +83,10 @@ def _clock(ts: float, zone: ZoneInfo) -> str:
     return datetime.fromtimestamp(ts, zone).strftime("%H:%M")
 
 
-def recent_events(app: App) -> Markup:
-    assert app.events.path is not None
-    events, _before = tail(app.events.path, EVENTS_ON_OVERVIEW)
-    shown = items(events, worker_names(app, {e.agent_id for e in events}), app.ops.ledger.zone)
+def recent_events(view: OpsView) -> Markup:
+    assert view.events.path is not None
+    events, _before = tail(view.events.path, EVENTS_ON_OVERVIEW)
+    shown = items(events, worker_names(view, {e.agent_id for e in events}), view.ledger.zone)
     body = Markup(
         '<p><span id="live-status">connecting</span> \u00b7 '
         f'{link("/events", "all events, filter")}</p><ul id="live-events">{shown}</ul>'
@@ -93,12 +94,14 @@ def recent_events(app: App) -> Markup:
     return Markup(f'<section class="wide" id="events"><h2>Recent events</h2>{body}</section>')
 
 
-def matching(app: App, kind: str, agent: str, before: int | None) -> tuple[list[Event], int, int]:
+def matching(
+    view: OpsView, kind: str, agent: str, before: int | None
+) -> tuple[list[Event], int, int]:
     """Up to EVENTS_PAGE events of type prefix `kind` and agent `agent`, newest first,
     looking through about SCAN_LIMIT; the offset to go on from (0: the start of the
     log) and how many were looked through. Lines are picked by a regex over the raw
     log (bot/ops/tail.py `scan_back`), then parsed and checked."""
-    path = app.events.path
+    path = view.events.path
     assert path is not None
     if not (kind or agent):
         events, older = tail(path, EVENTS_PAGE, before)
@@ -136,12 +139,12 @@ def _fits(e: Event, kind: str, agent: str) -> bool:
     return not agent or e.agent_id.casefold() == agent
 
 
-def events_page(app: App, kind: str, agent: str, before: int | None) -> Markup:
-    events, older, scanned = matching(app, kind, agent, before)
+def events_page(view: OpsView, kind: str, agent: str, before: int | None) -> Markup:
+    events, older, scanned = matching(view, kind, agent, before)
     shown = items(
         events,
-        worker_names(app, {e.agent_id for e in events}),
-        app.ops.ledger.zone,
+        worker_names(view, {e.agent_id for e in events}),
+        view.ledger.zone,
         group=not agent,
     )
     params = {k: v for k, v in (("type", kind), ("agent", agent)) if v}

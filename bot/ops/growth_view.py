@@ -18,8 +18,10 @@ from bot.ops.html import Markup, section, table, when
 from bot.store.growth import Growth, growth
 
 if TYPE_CHECKING:
-    from bot.app import App
+    from pathlib import Path
+
     from bot.ops.metrics import Metrics
+    from bot.store.core import Store
 
 #: how long one reading of the figures serves
 FRESH_SECONDS = 60.0
@@ -28,20 +30,23 @@ FRESH_SECONDS = 60.0
 class GrowthFigures:
     """The latest `Growth` of an app's store and data dir, read again when stale."""
 
-    def __init__(self, app: App, clock: Callable[[], float] = time.monotonic) -> None:
-        self.app = app
+    def __init__(
+        self, store: Store, data_dir: Path, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.store = store
+        self.data_dir = data_dir
         self.clock = clock
         self._read: tuple[float, Growth] | None = None
 
     def now(self) -> Growth:
         if self._read is None or self.clock() - self._read[0] > FRESH_SECONDS:
-            self._read = (self.clock(), growth(self.app.store, self.app.settings.data_dir))
+            self._read = (self.clock(), growth(self.store, self.data_dir))
         return self._read[1]
 
 
-def install(app: App, metrics: Metrics) -> GrowthFigures:
+def install(store: Store, data_dir: Path, metrics: Metrics) -> GrowthFigures:
     """Register the growth gauges (and the process collector) on `metrics`."""
-    figures = GrowthFigures(app)
+    figures = GrowthFigures(store, data_dir)
     ProcessCollector(registry=metrics.registry)  # process_resident_memory_bytes, open fds
     gauge = metrics.gauge
     gauge(

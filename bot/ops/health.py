@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from bot.ops.desk import OpsView
 from bot.store.core import StoreError
-
-if TYPE_CHECKING:
-    from bot.app import App
 
 
 @dataclass(slots=True)
@@ -40,21 +38,21 @@ class LLMHealth:
         }
 
 
-def health(app: App, llm: LLMHealth) -> tuple[int, dict[str, Any]]:
+def health(view: OpsView, llm: LLMHealth) -> tuple[int, dict[str, Any]]:
     """A leader is healthy when its channels, scheduler and store are up; a follower
     (bot/leadership.py) when what it runs is: its Slack connection and the database."""
-    node = app.node
-    rows = app.store.health()
+    node = view.node
+    rows = view.store.health()
     states = {channel: state for channel, state, _detail, _at in rows}
     channels = {
         c.kind: states.get(c.kind, "unknown")
-        for c in app.channels
+        for c in view.channels
         if node.role == "leader" or node.runs(c.kind)
     }
-    store = _store_state(app)
-    scheduler = app.triggers.scheduler
-    scheduler_state = "running" if scheduler is not None and scheduler.running else "stopped"
-    disk = app.store.space.state() if app.store.space is not None else "ok"
+    store = _store_state(view)
+    scheduler_state = "running" if view.scheduling() else "stopped"
+    space = view.store.space
+    disk = space.state() if space is not None else "ok"
     ok = (
         all(state == "connected" for state in channels.values())
         and store == "ok"
@@ -74,23 +72,23 @@ def health(app: App, llm: LLMHealth) -> tuple[int, dict[str, Any]]:
         "disk": disk,  # "full": new messages wait (bot/store/space.py)
         "llm": {
             **llm.to_json(),
-            "in_flight": app.llm.in_flight,
-            "waiting": app.llm.waiting,
+            "in_flight": view.model.in_flight,
+            "waiting": view.model.waiting,
         },
         "budget": {
-            "limit_usd": app.ops.budget.limit,
-            "spent_today_usd": round(app.ops.ledger.today(), 6),
-            "exceeded": app.ops.budget.exceeded,
+            "limit_usd": view.budget.limit,
+            "spent_today_usd": round(view.ledger.today(), 6),
+            "exceeded": view.budget.exceeded,
         },
-        "uptime_seconds": round(time.time() - app.started_at, 1),
+        "uptime_seconds": round(time.time() - view.started_at, 1),
         "node": node.to_json(),
     }
     return (200 if ok else 503), body
 
 
-def _store_state(app: App) -> str:
+def _store_state(view: OpsView) -> str:
     try:
-        app.store.views.outbox_pending()
+        view.store.views.outbox_pending()
     except StoreError as exc:
         return f"error: {exc}"
     return "ok"

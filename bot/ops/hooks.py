@@ -22,13 +22,13 @@ from prometheus_client import Counter, Histogram
 
 from bot.core.messages import Inbound, Sender, Target
 from bot.ops.api import _read_at_most
+from bot.ops.desk import OpsView
 from bot.ops.hooks_verify import Refused, delivery_id, verify
 from bot.ops.hooks_view import View, digest, view
 from bot.ops.server import Route
 from config.hooks import HookConfig
 
 if TYPE_CHECKING:
-    from bot.app import App
     from bot.ops.hooks_desk import HookDesk
 
 #: the inbound journal's channel for hook deliveries, and its open status
@@ -62,11 +62,11 @@ class HookMetrics:
 
 
 class Hooks:
-    def __init__(self, app: App, desk: HookDesk, metrics: HookMetrics) -> None:
-        self.app = app
+    def __init__(self, ops: OpsView, desk: HookDesk, metrics: HookMetrics) -> None:
+        self.ops = ops
         self.desk = desk
         self.metrics = metrics
-        self.configs = {h.name: h for h in app.settings.hooks if h.enabled}
+        self.configs = {h.name: h for h in ops.settings.hooks if h.enabled}
 
     def routes(self) -> list[Route]:
         return [("POST", "/hooks/{name}", self.receive)]
@@ -99,20 +99,20 @@ class Hooks:
         self.metrics.deliveries.labels(name, "accepted" if inbound_id else "duplicate").inc()
         if inbound_id is None:
             return 200, {"id": msg.message_id, "duplicate": True}
-        if inbound_id > 0 and self.app.leading:  # else the leader finds it in the journal
+        if inbound_id > 0 and self.ops.leading():  # else the leader finds it in the journal
             self.desk.offer(inbound_id, msg)
         return 202, {"id": msg.message_id, "conversation": msg.conversation}
 
     def _journal(self, hook: HookConfig, msg: Inbound, wanted: bool) -> int | None:
         """The delivery and its audit line in one commit: its journal id (0 when the
         filter leaves it alone), None when it was seen before."""
-        store = self.app.store
+        store = self.ops.store
         with store.tx():
             inbound_id = store.journal(msg, status="hook" if wanted else "routed")
             fresh = inbound_id is not None
             if fresh and wanted:
                 store.notify(CHANNEL)  # a follower's: wakes the leader's desk
-            self.app.events.emit(
+            self.ops.events.emit(
                 "operator.action", f"hook:{hook.name}", action="hook_delivery",
                 decider=f"hook:{hook.name}", how=hook.kind, conversation=msg.conversation,
                 outcome=("accepted" if wanted else "filtered") if fresh else "duplicate",
@@ -122,7 +122,7 @@ class Hooks:
     def _refused(self, name: str, problem: Refused) -> None:
         known = name if name in self.configs else "(unknown)"
         self.metrics.rejections.labels(known, str(problem.status)).inc()
-        self.app.events.emit(
+        self.ops.events.emit(
             "access.refused", f"hook:{known}", person=f"hook:{known}", person_id=None,
             action="hook_delivery", resource=f"/hooks/{name[:80]}",
             outcome=f"refused {problem.status}: {problem.reason}",

@@ -9,13 +9,12 @@ from typing import TYPE_CHECKING
 from bot.ops.html import Markup, section, table, when
 
 if TYPE_CHECKING:
-    from bot.app import App
+    from bot.ops.hooks import Hooks
 
 SHOWN = 15
 
 
-def hooks_card(app: App) -> Markup:
-    hooks = app.ops.hooks
+def hooks_card(hooks: Hooks | None) -> Markup:
     if hooks is None:
         return Markup("")
     desk = hooks.desk

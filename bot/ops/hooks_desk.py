@@ -28,17 +28,15 @@ import logging
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from bot.core.events import EVENT_KEY
 from bot.core.messages import COORDINATOR, BusMessage, DeliveryReceipt, Inbound, Outbound
 from bot.ledger.hooks_status import LAST_KEY
+from bot.ops.desk import OpsView
 from bot.ops.hooks import HookMetrics
 from bot.ops.hooks_view import digest, rendered
 from config.hooks import HookConfig
-
-if TYPE_CHECKING:
-    from bot.app import App
 
 log = logging.getLogger(__name__)
 
@@ -69,14 +67,17 @@ class Group:
 
 
 class HookDesk:
-    def __init__(self, app: App, metrics: HookMetrics) -> None:
-        self.app = app
+    def __init__(self, view: OpsView, metrics: HookMetrics) -> None:
+        self.settings = view.settings
+        self.store = view.store
+        self.events = view.events
+        self.acts = view.acts
         self.metrics = metrics
-        self.configs = {h.name: h for h in app.settings.hooks}
+        self.configs = {h.name: h for h in view.settings.hooks}
         self.groups: dict[str, Group] = {}
         #: the newest deliveries and what became of them, for the dashboard
         self.recent: deque[dict[str, Any]] = deque(maxlen=RECENT)
-        self.last: dict[str, dict[str, Any]] = _load(app.store.get_kv(LAST_KEY))
+        self.last: dict[str, dict[str, Any]] = _load(view.store.get_kv(LAST_KEY))
         self._received: dict[str, tuple[str, float]] = {}  # conversation -> (hook, at)
         #: journal rows this node is handing over or holding (not read twice)
         self._seen: set[int] = set()
@@ -84,7 +85,6 @@ class HookDesk:
         self._dirty = False
         self._heard = False
         self._wake = asyncio.Event()
-        app.human.outbox.observers.append(self.delivered)
 
     # -- taking ------------------------------------------------------------------------
     def offer(self, inbound_id: int, msg: Inbound) -> None:
@@ -105,7 +105,7 @@ class HookDesk:
         """Hand over what is offered at once; read the journal at start (what a run
         before a crash left), every few seconds (what another node journaled, when its
         announcement was lost) and soon after a follower's announcement."""
-        every = POLL_SECONDS if self.app.settings.database_url else POLL_SECONDS_ALONE
+        every = POLL_SECONDS if self.settings.database_url else POLL_SECONDS_ALONE
         scan, last_scan = True, 0.0
         while True:
             self._wake.clear()
@@ -140,7 +140,7 @@ class HookDesk:
         each announced as its `hook.<name>` event."""
         rows, self._queue = self._queue, []
         if scan:
-            found = self.app.store.inbound_by_status("hook")
+            found = self.store.inbound_by_status("hook")
             rows += [r for r in found if r[0] not in self._seen]
             self._seen.update(r[0] for r in rows)
         for _, msg in rows:
@@ -154,7 +154,7 @@ class HookDesk:
             self._one(inbound_id, msg)
         if self._dirty:  # what `switchboard status` reads
             self._dirty = False
-            self.app.store.set_kv(LAST_KEY, json.dumps(self.last))
+            self.store.set_kv(LAST_KEY, json.dumps(self.last))
 
     def _one(self, inbound_id: int, msg: Inbound) -> None:
         hook = self.configs.get(str(msg.meta.get("hook")))
@@ -176,7 +176,7 @@ class HookDesk:
 
     def _announce(self, hook: HookConfig, msg: Inbound) -> None:
         fields = {k: v for k, v in dict(msg.meta.get("fields") or {}).items() if k not in RESERVED}
-        self.app.events.emit(
+        self.events.emit(
             f"hook.{hook.name}", f"hook:{hook.name}", **fields, id=msg.message_id,
             kind=hook.kind, conversation=msg.conversation, place=hook.deliver_to,
             **{EVENT_KEY: msg.message_id},
@@ -208,7 +208,7 @@ class HookDesk:
         group.last = time.time()
 
     def _thread(self, conversation: str) -> str | None:
-        return self.app.store.get_kv(THREAD_KEY + conversation)
+        return self.store.get_kv(THREAD_KEY + conversation)
 
     def delivered(self, msg: Outbound, receipt: DeliveryReceipt) -> None:
         """The outbox delivered a post: a group's first post gives the group its thread;
@@ -225,7 +225,7 @@ class HookDesk:
             return
         if receipt.thread and self._thread(conversation) is None:
             thread = msg.target.in_thread(receipt.thread)
-            self.app.store.set_kv(THREAD_KEY + conversation, str(thread))
+            self.store.set_kv(THREAD_KEY + conversation, str(thread))
         group.awaiting_post = False
         group.last = time.time()  # the cooldown runs from the post people saw
         hook = self.configs.get(conversation.removeprefix("hook:").split("/", 1)[0])
@@ -237,7 +237,7 @@ class HookDesk:
         thread = self._thread(msg.conversation) if msg.meta.get("group") else None
         target = thread or str(msg.reply_to)
         task = hook.action + _notes(thread is not None, replaced)
-        store = self.app.store
+        store = self.store
         agent: str = hook.agent
         if agent == "worker":
             try:
@@ -250,7 +250,7 @@ class HookDesk:
         if agent == COORDINATOR:
             with store.tx():
                 store.mark_inbound(inbound_id, "routed")
-                self.app.bus.send(_mail(hook, msg, task, target, inbound_id))
+                self.acts.send(_mail(hook, msg, task, target, inbound_id))
         self._seen.discard(inbound_id)  # closed: no scan returns it again
         if len(self._received) >= MAX_AWAITED:  # turns that posted nothing: forgotten
             self._received.pop(next(iter(self._received)))
@@ -261,10 +261,10 @@ class HookDesk:
         name = f"{hook.name[:20]}-{digest(msg.message_id)[:4]}"
         name = name if name[0].isalpha() else "h" + name
         data, source = payload_text(msg), source_of(hook)
-        self.app.spawn_on_data(name, task, data, source, msg.conversation, target)
+        self.acts.spawn_on_data(name, task, data, source, msg.conversation, target)
 
     def _close(self, inbound_id: int, msg: Inbound, outcome: str) -> None:
-        self.app.store.mark_inbound(inbound_id, "routed")
+        self.store.mark_inbound(inbound_id, "routed")
         self._seen.discard(inbound_id)
         self._note(str(msg.meta.get("hook")), msg, outcome)
 

@@ -1,4 +1,5 @@
-"""Wires the operator surface into a built app.
+"""The operator surface of a built app, from the view the composition root hands it
+(bot/ops/desk.py; bot/operating.py wires it in).
 
 Always on: recording every model call into the ledger and the metrics (the ledger and
 the daily budget are the composition root's, handed in), the metrics counters. Served
@@ -11,20 +12,19 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import TYPE_CHECKING
 
 from aiohttp import web
 
 from bot.core.model_calls import CallRecord
 from bot.core.tasks import cancel_all
-from bot.ledger.budget import Budget
-from bot.ledger.usage import Ledger, Tokens
+from bot.ledger.usage import Tokens
 from bot.ops import growth_view
 from bot.ops.actions import Actions
-from bot.ops.api import Api, ApiChannel
+from bot.ops.api import Api
 from bot.ops.auth import Access
 from bot.ops.charts import AnswerLatency, HourlySums
-from bot.ops.dashboard import Dashboard
+from bot.ops.dashboard import Dashboard, Figures
+from bot.ops.desk import OpsView
 from bot.ops.health import LLMHealth, health, public_health
 from bot.ops.hooks import HookMetrics, Hooks
 from bot.ops.hooks_desk import HookDesk
@@ -36,40 +36,36 @@ from bot.ops.stalled import Stalled
 from bot.store.core import ACTIVE_WORKER_STATES
 from config.callers import api_callers, api_targets
 
-if TYPE_CHECKING:
-    from bot.app import App
-
 log = logging.getLogger(__name__)
 
 
 class Operator:
-    def __init__(self, app: App, ledger: Ledger, budget: Budget) -> None:
-        s = app.settings
-        self.app = app
+    def __init__(self, view: OpsView) -> None:
+        s = view.settings
+        self.view = view
         self.metrics = Metrics()
         self.llm_health = LLMHealth()
         #: built by the composition root: usage and the daily budget do not depend on ops
-        self.ledger = ledger
-        self.budget = budget
-        self.live = LiveEvents(app.events)
-        self.latency = AnswerLatency(app.events)
+        self.ledger = view.ledger
+        self.budget = view.budget
+        self.live = LiveEvents(view.events)
+        self.latency = AnswerLatency(view.events)
         self.sums = HourlySums()
-        self.stalled = Stalled(app)
+        self.stalled = Stalled(view)
         token = s.dashboard_token.get_secret_value().strip() if s.dashboard_token else None
         self.access = Access(token, host=s.http_host, port=s.listen_port, secure=s.cookie_secure)
-        self.unsubscribe_metrics = app.events.subscribe(self.metrics.observe_event)
+        self.unsubscribe_metrics = view.events.subscribe(self.metrics.observe_event)
         self._scrape_gauges()
         self.server: HttpServer | None = None
         self.api: Api | None = None
         if s.api_token is not None:
             self.api = Api(
-                app, api_callers(s.api_token.get_secret_value()), api_targets(s.api_targets)
+                view, api_callers(s.api_token.get_secret_value()), api_targets(s.api_targets)
             )
-            app.human.outbox.add_channel(ApiChannel())
         self.hooks: Hooks | None = None
         if s.hooks:  # POST /hooks/<name> (bot/ops/hooks.py)
             hook_metrics = HookMetrics(self.metrics.registry)
-            self.hooks = Hooks(app, HookDesk(app, hook_metrics), hook_metrics)
+            self.hooks = Hooks(view, HookDesk(view, hook_metrics), hook_metrics)
         self._tasks: list[asyncio.Task[None]] = []
 
     # -- model calls -------------------------------------------------------------------
@@ -97,9 +93,11 @@ class Operator:
 
     # -- scrape-time gauges ------------------------------------------------------------
     def _scrape_gauges(self) -> None:
-        app, gauge = self.app, self.metrics.gauge
-        views = app.store.views
-        self.growth = growth_view.install(app, self.metrics)  # data dir, database, WAL
+        view, gauge = self.view, self.metrics.gauge
+        views = view.store.views
+        self.growth = growth_view.install(
+            view.store, view.settings.data_dir, self.metrics
+        )  # data dir, database, WAL
         gauge("switchboard_outbox_pending", "Deliveries waiting", lambda: views.outbox_pending()[0])
         gauge(
             "switchboard_outbox_oldest_pending_age_seconds",
@@ -110,7 +108,7 @@ class Operator:
         gauge(
             "switchboard_open_questions",
             "Questions agents asked people that wait for an answer",
-            lambda: len(app.human.directory.questions),
+            lambda: len(view.inbox.directory.questions),
         )
         gauge(
             "switchboard_channel_up",
@@ -118,8 +116,10 @@ class Operator:
             self._channels_up,
             ("channel",),
         )
-        gauge("switchboard_llm_in_flight", "Model calls under way", lambda: app.llm.in_flight)
-        gauge("switchboard_llm_waiting", "Model calls waiting for a slot", lambda: app.llm.waiting)
+        gauge("switchboard_llm_in_flight", "Model calls under way", lambda: view.model.in_flight)
+        gauge(
+            "switchboard_llm_waiting", "Model calls waiting for a slot", lambda: view.model.waiting
+        )
         gauge(
             "switchboard_llm_cost_today_usd",
             "Estimated spend today (priced calls)",
@@ -133,40 +133,41 @@ class Operator:
         gauge(
             "switchboard_pending_approvals",
             "Tool calls waiting for a person's approval",
-            lambda: len(app.store.approvals.pending()),
+            lambda: len(view.store.approvals.pending()),
         )
         gauge(
             "switchboard_leader",
             "1 when this node leads (runs the agents), 0 when it follows",
-            lambda: {(app.node.id,): float(app.node.role == "leader")},
+            lambda: {(view.node.id,): float(view.node.role == "leader")},
             ("node",),
         )
         gauge(
             "switchboard_leader_since_seconds",
             "Unix time the leading node took the lead (0: none leads)",
-            lambda: app.node.leader().since or 0.0,
+            lambda: view.node.leader().since or 0.0,
         )
 
     def _oldest_pending_age(self) -> float:
-        _count, oldest = self.app.store.views.outbox_pending()
+        _count, oldest = self.view.store.views.outbox_pending()
         return max(0.0, time.time() - oldest) if oldest else 0.0
 
     def _workers_by_state(self) -> dict[tuple[str, ...], float]:
-        counts = self.app.store.views.worker_counts()
+        counts = self.view.store.views.worker_counts()
         return {(state,): float(counts.get(state, 0)) for state in ACTIVE_WORKER_STATES}
 
     def _channels_up(self) -> dict[tuple[str, ...], float]:
-        states = {c: s for c, s, _d, _t in self.app.store.health()}
-        return {(c.kind,): float(states.get(c.kind) == "connected") for c in self.app.channels}
+        states = {c: s for c, s, _d, _t in self.view.store.health()}
+        return {(c.kind,): float(states.get(c.kind) == "connected") for c in self.view.channels}
 
     # -- HTTP --------------------------------------------------------------------------
     def routes(self) -> list[Route]:
-        dashboard = Dashboard(self.app, self.access, self.live)
+        figures = Figures(self.growth, self.latency, self.sums, self.hooks)
+        dashboard = Dashboard(self.view, self.access, self.live, figures)
         return [
             ("GET", "/healthz", self._healthz),
             ("GET", "/metrics", self._metrics),
             *dashboard.routes(),
-            *Actions(self.app, self.access, dashboard.flashes).routes(),
+            *Actions(self.view, self.access, dashboard.flashes).routes(),
             *(self.api.routes() if self.api is not None else []),
             *(self.hooks.routes() if self.hooks is not None else []),
         ]
@@ -174,10 +175,10 @@ class Operator:
     async def serve(self) -> None:
         """Start the HTTP server with ours and the channels' routes (raises SettingsError
         naming the port's variable when it cannot listen)."""
-        s = self.app.settings
+        s = self.view.settings
         server = HttpServer(s.http_host, s.listen_port, s.port_variable)
         server.add(self.routes())
-        for channel in self.app.channels:
+        for channel in self.view.channels:
             server.add(list(channel.http_routes))
         await server.start()
         self.server = server
@@ -185,7 +186,7 @@ class Operator:
     async def start(self) -> None:
         """What every node runs."""
         self._tasks.append(asyncio.create_task(self.metrics.lag.run(), name="loop-lag"))
-        self._tasks.append(asyncio.create_task(probe_channels(self.app), name="channel-probe"))
+        self._tasks.append(asyncio.create_task(probe_channels(self.view), name="channel-probe"))
 
     def lead(self) -> None:
         """What the leader alone runs: reminders of stalled work, the budget's record."""
@@ -206,7 +207,7 @@ class Operator:
         for anyone else, `refused` when SWITCHBOARD_METRICS_PUBLIC=false asks for one."""
         if self.access.allowed(request):
             return "full"
-        if not self.access.open and not self.app.settings.metrics_public:
+        if not self.access.open and not self.view.settings.metrics_public:
             return "refused"
         return "public"
 
@@ -214,7 +215,7 @@ class Operator:
         audience = self._audience(request)
         if audience == "refused":
             return _token_required()
-        status, body = health(self.app, self.llm_health)
+        status, body = health(self.view, self.llm_health)
         if audience == "public":
             body = public_health(body)
         elif self.hooks is not None:

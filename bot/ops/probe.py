@@ -15,10 +15,8 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from bot.app import App
+from bot.ops.desk import OpsView
 
 log = logging.getLogger(__name__)
 
@@ -26,15 +24,15 @@ PROBE_SECONDS = 2.0
 Probe = Callable[[], Awaitable[tuple[str, str] | None]]
 
 
-async def probe_channels(app: App, interval: float = PROBE_SECONDS) -> None:
+async def probe_channels(view: OpsView, interval: float = PROBE_SECONDS) -> None:
     while True:
-        await probe_once(app, interval)
+        await probe_once(view, interval)
         await asyncio.sleep(interval)
 
 
-async def probe_once(app: App, limit: float = PROBE_SECONDS) -> None:
-    stored = {channel: state for channel, state, _d, _t in app.store.health()}
-    for channel in list(app.channels):
+async def probe_once(view: OpsView, limit: float = PROBE_SECONDS) -> None:
+    stored = {channel: state for channel, state, _d, _t in view.store.health()}
+    for channel in list(view.channels):
         probe: Probe | None = getattr(channel, "probe", None)
         if probe is None:
             continue
@@ -44,5 +42,5 @@ async def probe_once(app: App, limit: float = PROBE_SECONDS) -> None:
             log.warning("probing %s failed: %s", channel.kind, exc)
             continue
         if found is not None and found[0] != stored.get(channel.kind):
-            app.store.set_health(channel.kind, *found)
-            app.events.emit("channel.health", channel.kind, state=found[0], detail=found[1])
+            view.store.set_health(channel.kind, *found)
+            view.events.emit("channel.health", channel.kind, state=found[0], detail=found[1])

@@ -22,16 +22,14 @@ import asyncio
 import json
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from bot.core import notices
 from bot.core.events import Event
 from bot.core.messages import Outbound, Target
 from bot.core.model_calls import CallRecord
 from bot.core.notices import SYSTEM_SPEAKER, where_to
-
-if TYPE_CHECKING:
-    from bot.app import App
+from bot.ops.desk import OpsView
 
 CHECK_SECONDS = 30.0
 MIN_CHECK_SECONDS = 0.2
@@ -59,12 +57,15 @@ class Reminded:
 
 
 class Stalled:
-    def __init__(self, app: App) -> None:
-        self.app = app
-        self.settings = app.settings
+    def __init__(self, view: OpsView) -> None:
+        self.settings = view.settings
+        self.store = view.store
+        self.events = view.events
+        self.inbox = view.inbox
+        self.say = view.acts.say
         self.progress: dict[str, Progress] = {}
         self.started = time.time()
-        self.unsubscribe = app.events.subscribe(self.observe)
+        self.unsubscribe = view.events.subscribe(self.observe)
 
     # -- progress ------------------------------------------------------------------------
     def observe(self, event: Event) -> None:
@@ -103,11 +104,11 @@ class Stalled:
         self._stuck(now)
 
     def _questions(self, now: float) -> None:
-        human = self.app.human
+        directory = self.inbox.directory
         open_ids = set()
-        for q in list(human.directory.questions.values()):
+        for q in list(directory.questions.values()):
             open_ids.add(q.id)
-            name = human.directory.workers.get(q.worker, q.worker)
+            name = directory.workers.get(q.worker, q.worker)
             target = Target.parse(q.target)
             remind = Outbound(name, target, notices.question_reminder(q.question, now - q.asked_at),
                               q.conversation, kind="question", question_id=q.id)  # fmt: skip
@@ -117,7 +118,7 @@ class Stalled:
 
     def _approvals(self, now: float) -> None:
         open_ids = set()
-        for row in list(self.app.human.approvals.pending.values()):
+        for row in list(self.inbox.approvals.pending.values()):
             open_ids.add(row.id)
             waited = now - row.requested_at
             meta = {"approval_id": row.id}
@@ -137,36 +138,36 @@ class Stalled:
         due = first if state.count == 0 else state.last + DAY
         sent = False
         if now >= due:
-            self.app.human.say(remind)
+            self.say(remind)
             state.count, state.last, sent = state.count + 1, now, True
-        home = self.app.human.home
+        home = self.inbox.home
         if now - asked >= DAY and not state.escalated:
             state.escalated = sent = True
             if home is not None and str(home) != str(remind.target):
-                self.app.human.say(Outbound(
+                self.say(Outbound(
                     remind.agent, home, escalate, None, kind=remind.kind,
                     question_id=extra.get("question_id"), meta=dict(extra.get("meta", {})),
                 ))  # fmt: skip
         if sent:
-            self.app.store.set_kv(KEY + key, json.dumps([state.count, state.last, state.escalated]))
-            self.app.events.emit("stalled.reminded", SYSTEM_SPEAKER, item=key, count=state.count,
-                                 escalated=state.escalated)  # fmt: skip
+            self.store.set_kv(KEY + key, json.dumps([state.count, state.last, state.escalated]))
+            self.events.emit("stalled.reminded", SYSTEM_SPEAKER, item=key, count=state.count,
+                             escalated=state.escalated)  # fmt: skip
 
     def _state(self, key: str) -> Reminded:
-        raw = self.app.store.get_kv(KEY + key)
+        raw = self.store.get_kv(KEY + key)
         if raw is None:
             return Reminded()
         count, last, escalated = json.loads(raw)
         return Reminded(int(count), float(last), bool(escalated))
 
     def _forget(self, prefix: str, open_ids: set[str]) -> None:
-        for rest in self.app.store.kv_prefixed(KEY + prefix):
+        for rest in self.store.kv_prefixed(KEY + prefix):
             if rest not in open_ids:
-                self.app.store.delete_kv(KEY + prefix + rest)
+                self.store.delete_kv(KEY + prefix + rest)
 
     # -- stuck workers -------------------------------------------------------------------
     def _stuck(self, now: float) -> None:
-        for row in self.app.store.agents.workers(("running",)):
+        for row in self.store.agents.workers(("running",)):
             seen = self.progress.setdefault(row.id, Progress(max(self.started, row.updated_at)))
             idle = now - seen.at
             if seen.reported or idle < self.settings.stuck_after:
@@ -177,9 +178,9 @@ class Stalled:
                 retried = notices.in_words(now - seen.retrying_since)
                 doing = f"its model calls have failed for {retried} ({seen.error})"
             text = notices.worker_stuck(row.name, idle, f"{doing}; its task: {row.task[:200]}")
-            target = where_to(row.origin_target, home=self.app.human.home)
+            target = where_to(row.origin_target, home=self.inbox.home)
             if target is not None:
-                self.app.human.say(Outbound(SYSTEM_SPEAKER, target, text,
-                                            row.origin_conversation, kind="notice"))  # fmt: skip
-            self.app.events.emit("worker.stuck", row.id, name=row.name, idle_seconds=round(idle),
-                                 doing=doing)  # fmt: skip
+                self.say(Outbound(SYSTEM_SPEAKER, target, text, row.origin_conversation,
+                                  kind="notice"))  # fmt: skip
+            self.events.emit("worker.stuck", row.id, name=row.name, idle_seconds=round(idle),
+                             doing=doing)  # fmt: skip

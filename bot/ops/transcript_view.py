@@ -17,17 +17,17 @@ from bot.ops.reading import Piece, message_pieces
 from bot.ops.views import answer_form, worker_names
 
 if TYPE_CHECKING:
-    from bot.app import App
+    from bot.ops.desk import OpsView
 
 TRANSCRIPT_PAGE = 40
 
 
 def transcript(
-    app: App, agent: str, key: str, page: int | None, csrf: str = ""
+    view: OpsView, agent: str, key: str, page: int | None, csrf: str = ""
 ) -> tuple[str, Markup]:
     """The page's title and body; a worker waiting for an answer says so above, with
     the form to answer it."""
-    messages, target = app.store.agents.load_conversation(agent, key)
+    messages, target = view.store.agents.load_conversation(agent, key)
     pages = max(1, -(-len(messages) // TRANSCRIPT_PAGE))
     current = pages if page is None else min(max(1, page), pages)
     end = len(messages) - (pages - current) * TRANSCRIPT_PAGE
@@ -39,7 +39,7 @@ def transcript(
     if current < pages:
         nav.append(link("/conversation", "later \u2192", agent=agent, key=key, page=current + 1))
     pager = Markup('<nav class="pager">' + " ".join(nav) + "</nav>") if pages > 1 else Markup("")
-    name = worker_names(app, [agent]).get(agent, agent)
+    name = worker_names(view, [agent]).get(agent, agent)
     title = f"{name}: {place_name(key, target, messages, name)}"
     body = "".join(_message(name, m) for m in shown) or '<p class="empty">no messages</p>'
     head = Markup(
@@ -47,7 +47,7 @@ def transcript(
         f"conversation {ident(key)}</p>"
     )
     back = "/conversation?" + urlencode({"agent": agent, "key": key})
-    waiting = _waiting(app, agent, name, csrf, back) if key == "task" else ""
+    waiting = _waiting(view, agent, name, csrf, back) if key == "task" else ""
     section = Markup(
         f'<section class="wide transcript"><h2>{esc(title)}</h2>{head}{waiting}{pager}{body}'
         f"{pager}</section>"
@@ -55,8 +55,8 @@ def transcript(
     return title, section
 
 
-def _waiting(app: App, agent: str, name: str, csrf: str, back: str) -> str:
-    asked = [q for q in app.store.agents.open_questions() if q.worker == agent]
+def _waiting(view: OpsView, agent: str, name: str, csrf: str, back: str) -> str:
+    asked = [q for q in view.store.agents.open_questions() if q.worker == agent]
     return "".join(
         f'<div class="waiting"><p>{esc(name)} is waiting for an answer: '
         f"<b>{esc(q.question)}</b></p>{answer_form(csrf, q.id, back)}</div>"

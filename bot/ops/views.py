@@ -1,6 +1,6 @@
-"""The overview's sections, rendered from the store and the live app: workers, open
-questions, pending approvals, channels and MCP servers (each with the reason it is not
-up), triggers, today's usage.
+"""The overview's sections, rendered from the store and the live runtime (the view,
+bot/ops/desk.py): workers, open questions, pending approvals, channels and MCP servers
+(each with the reason it is not up), triggers, today's usage.
 
 Everything is read-only and paged: workers in pages of 50 (SQL LIMIT/OFFSET). Ids and
 targets are `ident`s, the one text that may break anywhere.
@@ -26,15 +26,15 @@ from bot.store.trigger_rows import job_id_of
 from bot.store.usage import UsageTotals
 
 if TYPE_CHECKING:
-    from bot.app import App
+    from bot.ops.desk import OpsView
 
 PAGE = 50
 
 
-def budget_banner(app: App) -> Markup | None:
-    raw = app.store.get_kv(BUDGET_KEY)
+def budget_banner(view: OpsView) -> Markup | None:
+    raw = view.store.get_kv(BUDGET_KEY)
     state = json.loads(raw) if raw else {}
-    if not state.get("exceeded") or not app.ops.budget.exceeded:
+    if not state.get("exceeded") or not view.budget.exceeded:
         return None
     return Markup(
         f'<div class="banner">Daily LLM budget of ${state["limit"]:.2f} spent '
@@ -47,13 +47,13 @@ def _state(state: str) -> Markup:
     return Markup(f'<span class="state {kind}">{esc(state)}</span>')
 
 
-def channels(app: App) -> Markup:
+def channels(view: OpsView) -> Markup:
     """Each channel's and MCP server's state, with the reason it gives when not up."""
-    rows = [[c, _state(s), d, when(t)] for c, s, d, t in app.store.health()]
+    rows = [[c, _state(s), d, when(t)] for c, s, d, t in view.store.health()]
     body = table(["channel", "state", "reason", "updated"], rows, "none has run yet")
-    servers = app.store.kv_prefixed(MCP_PREFIX)
+    servers = view.store.kv_prefixed(MCP_PREFIX)
     if servers:
-        live = runtime_live(app.store)
+        live = runtime_live(view.store)
         mcp = [_mcp_row(name, json.loads(raw), live) for name, raw in sorted(servers.items())]
         body = Markup(body + Markup("<h3>MCP servers</h3>")
                       + table(["server", "state", "tools", "reason", "updated"], mcp))  # fmt: skip
@@ -83,10 +83,10 @@ def asked_in(conversation: str | None, target: str) -> Markup:
     return Markup(f"{shown} {ident(target)}")
 
 
-def agents(app: App, page: int, csrf: str) -> Markup:
-    counts = app.store.views.worker_counts()
-    workers = app.store.views.workers_page((page - 1) * PAGE, PAGE + 1)
-    sessions = len(app.coordinator.sessions)
+def agents(view: OpsView, page: int, csrf: str) -> Markup:
+    counts = view.store.views.worker_counts()
+    workers = view.store.views.workers_page((page - 1) * PAGE, PAGE + 1)
+    sessions = view.sessions()
     rows: list[list[object]] = []
     if page == 1:
         convs = link("/conversations", f"{sessions} conversation(s) under way")
@@ -111,16 +111,17 @@ def answer_form(csrf: str, question_id: str, back: str = "/") -> Markup:
     return form("/actions/answer", csrf, {"question": question_id}, box, "Answer", back)
 
 
-def worker_names(app: App, ids: Iterable[str] = ()) -> dict[str, str]:
+def worker_names(view: OpsView, ids: Iterable[str] = ()) -> dict[str, str]:
     """Workers' ids to their names as given (`alice` -> `Alice`): the running ones, and
     those of `ids` from the store."""
-    names = app.store.views.worker_names([i for i in ids if i not in app.team.workers])
-    return names | {w.row.id: w.row.name for w in app.team.workers.values()}
+    live = view.live_workers()
+    names = view.store.views.worker_names([i for i in ids if i not in live])
+    return names | {row.id: row.name for row in live.values()}
 
 
-def questions(app: App, csrf: str) -> Markup:
-    asked = app.store.agents.open_questions()
-    names = worker_names(app, [q.worker for q in asked[:PAGE]])
+def questions(view: OpsView, csrf: str) -> Markup:
+    asked = view.store.agents.open_questions()
+    names = worker_names(view, [q.worker for q in asked[:PAGE]])
     rows = [
         [
             link("/conversation", names.get(q.worker, q.worker), agent=q.worker, key="task"),
@@ -170,10 +171,10 @@ def _cancel(csrf: str, trigger_id: str, source: str) -> Markup | str:
     return form("/actions/cancel", csrf, {"trigger": trigger_id}, "", "Cancel")
 
 
-def triggers(app: App, csrf: str) -> Markup:
+def triggers(view: OpsView, csrf: str) -> Markup:
     try:
-        rows = app.store.triggers.live()
-        next_at = app.store.triggers.next_run_times()
+        rows = view.store.triggers.live()
+        next_at = view.store.triggers.next_run_times()
     except MissingTable:
         rows, next_at = [], {}
     rows.sort(key=lambda r: next_at.get(job_id_of(r.id), float("inf")))
@@ -202,14 +203,14 @@ SLOW_SECONDS = 0.02
 _usage_cache: dict[tuple[int, float], tuple[float, list[UsageTotals], list[str]]] = {}
 
 
-def _usage_today(app: App, start: float) -> tuple[list[UsageTotals], list[str]]:
-    key = (id(app), start)
+def _usage_today(view: OpsView, start: float) -> tuple[list[UsageTotals], list[str]]:
+    key = (id(view), start)
     cached = _usage_cache.get(key)
     if cached is not None and time.monotonic() - cached[0] < USAGE_TTL_SECONDS:
         return cached[1], cached[2]
     began = time.monotonic()
-    per_agent = app.store.usage.by_agent(start)
-    unknown = app.store.usage.unpriced_models(start)
+    per_agent = view.store.usage.by_agent(start)
+    unknown = view.store.usage.unpriced_models(start)
     _usage_cache.clear()
     if time.monotonic() - began > SLOW_SECONDS:
         _usage_cache[key] = (time.monotonic(), per_agent, unknown)
@@ -229,11 +230,11 @@ def _sum(agent: str, rows: list[UsageTotals]) -> UsageTotals:
     return total
 
 
-def usage(app: App) -> Markup:
-    zone = app.ops.ledger.zone
+def usage(view: OpsView) -> Markup:
+    zone = view.ledger.zone
     start = day_start(zone, time.time())
-    per_agent, unknown = _usage_today(app, start)
-    names = worker_names(app, [t.agent for t in per_agent])
+    per_agent, unknown = _usage_today(view, start)
+    names = worker_names(view, [t.agent for t in per_agent])
     rows: list[list[object]] = [
         [names.get(t.agent, t.agent), t.calls, t.input_tokens, t.output_tokens, t.cache_read_tokens,
          t.cache_write_tokens, cost_text(t)]
@@ -244,7 +245,7 @@ def usage(app: App) -> Markup:
     notes = Markup("")
     if unknown:
         notes = Markup(f"<p>Cost unknown for {esc(', '.join(unknown))}: no price in the table.</p>")
-    budget = app.ops.budget
+    budget = view.budget
     if budget.limit is not None:
         notes += Markup(
             f"<p>Daily budget ${budget.limit:.2f}: "

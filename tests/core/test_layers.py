@@ -1,9 +1,10 @@
 """The import floors of ARCHITECTURE.md, read from the source: `config` imports none of
 the project; the bot core (every room of `bot/` but the composition root) imports only
 `config` and itself; `agents` and `channels` stand side by side, never importing each
-other; only the composition root (`bot/app.py`, `bot/cli.py`, `bot/settle.py`,
-`bot/ops/`) imports everything. Inside the core, each room imports only the rooms below
-it (ROOMS); a channel takes from `bot/` only its face, `bot.seam`."""
+other; only the composition root (`bot/app.py`, `bot/cli.py`, `bot/settle.py`...)
+imports everything. Inside the core, each room imports only the rooms below it (ROOMS),
+the face sits on them and the operator surface (`bot/ops/`) on the face; a channel takes
+from `bot/` only its face, `bot.seam`."""
 
 from __future__ import annotations
 
@@ -17,11 +18,11 @@ ROOT = Path(__file__).resolve().parents[2]
 COMPOSITION = (
     "bot.app",
     "bot.parts",
+    "bot.operating",
     "bot.cli",
     "bot.settle",
     "bot.leadership",
     "bot.__main__",
-    "bot.ops",
     "bot.evaluation",
     "bot.setup",  # switchboard init and doctor
 )
@@ -72,15 +73,24 @@ def test_a_module_imports_only_its_floor_and_those_below(name: str, path: Path) 
 
 #: the core's rooms, bottom up: a room imports only itself and the rooms before it; the
 #: face (`bot.channel_context`, `bot.seam`: what channels are handed and see) sits on all
-#: of them, and only the composition root sits on the face
+#: of them, the operator surface (OPS: it reads the core through the view the root hands
+#: it, bot/ops/desk.py) on the face, and only the composition root on the operator surface
 ROOMS = ("core", "store", "outbox", "approvals", "inbox", "triggers", "ledger")
 FACE = ("bot.__init__", "bot.channel_context", "bot.seam")
+OPS = "ops"
 
 
 def room(module: str) -> int:
-    """The floor of a `bot` core module: its room's place in ROOMS, the face above."""
+    """The floor of a `bot` core module: its room's place in ROOMS, the face above, the
+    operator surface above the face."""
     parts = module.split(".")
+    if len(parts) > 1 and parts[1] == OPS:
+        return len(ROOMS) + 1
     return ROOMS.index(parts[1]) if len(parts) > 1 and parts[1] in ROOMS else len(ROOMS)
+
+
+def room_name(floor: int) -> str:
+    return (*ROOMS, "face", OPS)[floor]
 
 
 @pytest.mark.parametrize(
@@ -89,21 +99,32 @@ def room(module: str) -> int:
 def test_a_core_room_imports_only_the_rooms_below_it(name: str, path: Path) -> None:
     mine = room(name)
     if name not in FACE:
-        assert mine < len(ROOMS), f"{name} is in no room of the core: add it to ROOMS or FACE"
+        assert mine != len(ROOMS), f"{name} is in no room of the core: add it to ROOMS or FACE"
     wrong = sorted(
         m for m in imports(path) if floor(m) == "bot" and m.startswith("bot.") and room(m) > mine
     )
-    assert not wrong, f"{name} ({ROOMS[mine] if mine < len(ROOMS) else 'face'}) imports {wrong}"
+    assert not wrong, f"{name} ({room_name(mine)}) imports {wrong}"
 
 
 @pytest.mark.parametrize(
     ("name", "path"), [m for m in modules() if m[0].startswith("bot.ops.")], ids=str
 )
 def test_the_operator_surface_imports_nothing_of_the_agents(name: str, path: Path) -> None:
-    """`bot/ops/` reads and acts through the app's face (`App.stop_worker`), never an
-    agent's module."""
+    """`bot/ops/` reads and acts through the view the root hands it (`Acts.stop_worker`),
+    never an agent's module."""
     wrong = sorted(m for m in imports(path) if m.split(".")[0] == "agents")
     assert not wrong, f"{name} imports {wrong}"
+
+
+@pytest.mark.parametrize(
+    ("name", "path"), [m for m in modules() if m[0].startswith("bot.ops.")], ids=str
+)
+def test_the_operator_surface_never_imports_the_app(name: str, path: Path) -> None:
+    """`bot/ops/` is handed an `OpsView` (bot/ops/desk.py, built by bot/operating.py): it
+    imports neither `bot.app` nor any other module of the composition root, not even for
+    a type."""
+    wrong = sorted(m for m in imports(path) if floor(m) == "composition")
+    assert not wrong, f"{name} imports {wrong}: take what it needs from the OpsView"
 
 
 @pytest.mark.parametrize(

@@ -65,7 +65,7 @@ async def test_a_revoked_token_is_one_line_everywhere_and_the_channel_comes_back
         assert status == 503 and health["channels"]["email"] == "signin-failed"
         assert health["channel_details"]["email"] == line  # the token holder reads the line
         assert line in full_status(app.store)
-        assert line in str(dashboard_channels(app))
+        assert line in str(dashboard_channels(app.ops.view))
         assert any(line in r.getMessage() for r in caplog.records if r.levelname == "ERROR")
         oauth.idp.clients[oauth.app_id].secret = "app-secret-0123456789"  # fixed
         await eventually(lambda: watcher.state[0] == "connected", 90)

@@ -110,7 +110,7 @@ async def test_slack_messages_wait_unacked_while_the_disk_is_full(
             await asyncio.sleep(0.05)
         await asyncio.sleep(0.3)
         assert slack.unacked() and not fake.calls
-        status, body = health(app, LLMHealth())
+        status, body = health(app.ops.view, LLMHealth())
         assert (status, body["disk"]) == (503, "full")
         assert not app.store.inbound_between(0, 2e9)
         watch.full = False  # room again: the redelivered event is taken and answered
@@ -118,4 +118,4 @@ async def test_slack_messages_wait_unacked_while_the_disk_is_full(
             slack.wait_for, lambda s: any("hello while full" in str(p["text"]) for p in s.posts), 40
         )
         assert not [e for e in slack.unacked() if e.body.get("event", {}).get("user") == "UANN"]
-        assert health(app, LLMHealth())[1]["disk"] == "ok"
+        assert health(app.ops.view, LLMHealth())[1]["disk"] == "ok"

@@ -102,11 +102,11 @@ async def test_healthz_and_status_say_which_node_leads_and_since_when(
     fake.responder = TeamScript()
     (a, _), (b, _) = await a_leads_b_follows(tmp_path, fake, pg_url)
     try:
-        code, body = health(b, LLMHealth())
+        code, body = health(b.ops.view, LLMHealth())
         assert body["node"]["id"] == "b" and body["node"]["role"] == "follower"
         assert body["node"]["leader"] == "a" and body["node"]["since"] > 0
         assert code == 200, body  # a follower runs no scheduler and is healthy
-        _, body = health(a, LLMHealth())
+        _, body = health(a.ops.view, LLMHealth())
         assert body["node"] == {**body["node"], "role": "leader", "leader": "a"}
         text = full_status(b.store, lambda node: node == "b")
         assert "leader: a, since " in text and "(this node)" not in text
@@ -122,7 +122,7 @@ async def test_healthz_and_status_say_which_node_leads_and_since_when(
 async def test_a_single_sqlite_process_leads_itself(tmp_path: Path, fake: FakeAnthropic) -> None:
     settings = make_settings(tmp_path / "data", fake, SWITCHBOARD_NODE_ID="solo")
     async with running_app(settings) as app:
-        _, body = health(app, LLMHealth())
+        _, body = health(app.ops.view, LLMHealth())
         assert body["node"]["id"] == "solo" and body["node"]["role"] == "leader"
         assert body["node"]["leader"] == "solo"
         await eventually(lambda: "leader: solo, since" in full_status(app.store))
