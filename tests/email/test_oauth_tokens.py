@@ -217,7 +217,8 @@ async def test_google_refresh_token_then_revoked(fresh: FakeIdP, tmp_path: Path)
     )  # fmt: skip
     source = token_source(settings)
     assert source is not None
-    fresh.fail_next.append((502, "<html><body>Bad Gateway</body></html>"))
+    # the 502 is this endpoint's own: no straggler of an earlier test can take it
+    fresh.fail_next.append((502, "<html><body>Bad Gateway</body></html>", "/google/token"))
     with pytest.raises(SignInError, match="answered HTML, not a token") as caught:
         await source.token()
     assert not caught.value.needs_person

@@ -80,7 +80,9 @@ class FakeIdP(ThreadedServer[Record]):
         self.devices: dict[str, Device] = {}
         self.lifetime = 3600.0
         self.delay = 0.0
-        self.fail_next: list[tuple[int, Any]] = []  # (status, JSON dict or HTML str)
+        #: (status, JSON dict or HTML str[, the one path it answers]): the next request
+        #: (to that path) gets it instead of its answer
+        self.fail_next: list[tuple[Any, ...]] = []
         self.record = Record()
 
     # -- what a test does -------------------------------------------------------------
@@ -165,15 +167,16 @@ class FakeIdP(ThreadedServer[Record]):
         self._notify()
         return web.json_response(body)
 
-    async def _before(self, grant: str) -> web.Response | None:
+    async def _before(self, grant: str, path: str = "") -> web.Response | None:
         import asyncio
 
         self.record.grants.append(grant)
         self._notify()
         if self.delay:
             await asyncio.sleep(self.delay)
-        if self.fail_next:
-            status, body = self.fail_next.pop(0)
+        if failure := next((f for f in self.fail_next if f[2:] in ((), (path,))), None):
+            self.fail_next.remove(failure)
+            status, body = failure[:2]
             if isinstance(body, str):
                 return web.Response(status=status, text=body, content_type="text/html")
             return web.json_response(body, status=status)
@@ -295,7 +298,7 @@ class FakeIdP(ThreadedServer[Record]):
     async def _google(self, request: web.Request) -> web.Response:
         form = await request.post()
         grant = str(form.get("grant_type"))
-        if (failed := await self._before(grant)) is not None:
+        if (failed := await self._before(grant, request.path)) is not None:
             return failed
         if grant == JWT_GRANT:
             return self._service_account(str(form.get("assertion", "")))
