@@ -111,7 +111,7 @@ async def test_mcp_server_restarts_leave_no_tasks_files_or_processes(
             return (
                 now[0] <= before[0] + SLACK_OF
                 and now[1] <= before[1] + SLACK_OF
-                and now[2] == (1, 0)
+                and now[2] == before[2]
             )
 
         with contextlib.suppress(AssertionError, TimeoutError):
@@ -119,4 +119,5 @@ async def test_mcp_server_restarts_leave_no_tasks_files_or_processes(
         after = (tasks(), fds(), children())
         print(f"tasks/fds/children: {before}, after {RESTARTS} MCP restarts {after}")
         assert after[0] <= before[0] + SLACK_OF and after[1] <= before[1] + SLACK_OF
-        assert after[2] == before[2] == (1, 0)  # one live server, no zombie
+        # the same children (the live server; a worker of xdist also holds its session servers)
+        assert after[2] == before[2] and after[2][0] >= 1 and after[2][1] == 0  # no zombie
