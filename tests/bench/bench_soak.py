@@ -48,7 +48,6 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,7 +55,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(HERE))
 
-from bot.store.growth import JOURNAL_LIMIT, tree_bytes  # noqa: E402
+from bot.store.growth import tree_bytes  # noqa: E402
 from tests.bench.bench_start import healthy, rss_mb, until  # noqa: E402
 from tests.bench.soak_servers import (  # noqa: E402
     MailWorld,
@@ -66,30 +65,15 @@ from tests.bench.soak_servers import (  # noqa: E402
     mcp_config,
 )
 from tests.bench.soak_traffic import Answers, Model, Traffic  # noqa: E402
+from tests.bench.soak_verdict import Sample, db_sizes, metric, verdict  # noqa: E402
 from tests.email.servers import _children, free_port  # noqa: E402
 from tests.fakes.anthropic_api import FakeAnthropic  # noqa: E402
 from tests.fakes.discord_api import FakeDiscord  # noqa: E402
 from tests.fakes.slack_api import BOT_USER, FakeSlack  # noqa: E402
 
 MONTH_DAYS = 30
-#: warm-up left out of the slopes: the first third of the samples
-WARM = 1 / 3
 #: after the last message, how long the run waits for answers still owed
 DRAIN_SECONDS = 90
-
-
-@dataclass
-class Sample:
-    t: float
-    rss: float
-    fds: int
-    tasks: float
-    db: float
-    wal: float
-    data: float
-    pickup_ms: float
-    p99_ms: float = float("nan")
-    backlog: int = 0
 
 
 def drive(traffic: Traffic, rate: float, limit: int, stop: threading.Event) -> None:
@@ -114,32 +98,6 @@ def pickups(traffic: Traffic, model: Model, start: int) -> tuple[float, int]:
     return p99, start + len(tags)
 
 
-def metric(port: int, name: str) -> float:
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as reply:
-            for line in reply.read().decode().splitlines():
-                if line.startswith(name + " "):
-                    return float(line.split()[1])
-    except OSError:
-        pass
-    return float("nan")
-
-
-def db_sizes(data: Path, pg_url: str | None) -> tuple[float, float]:
-    if pg_url is None:
-        db = data / "switchboard.db"
-        wal = data / "switchboard.db-wal"
-        return (
-            db.stat().st_size / 1e6 if db.exists() else 0.0,
-            wal.stat().st_size / 1e6 if wal.exists() else 0.0,
-        )
-    import psycopg
-
-    with psycopg.connect(pg_url) as conn:
-        row = conn.execute("SELECT pg_database_size(current_database())").fetchone()
-    return (row[0] / 1e6 if row else 0.0), 0.0
-
-
 def probe(slack: FakeSlack, model: Model, k: int) -> float:
     token = f"{k}x"
     sent = time.monotonic()
@@ -148,52 +106,6 @@ def probe(slack: FakeSlack, model: Model, k: int) -> float:
         until(lambda: token in model.probes, timeout=30)
         return (model.probes[token] - sent) * 1000
     return float("nan")
-
-
-def slope(points: list[tuple[float, float]]) -> tuple[float, float]:
-    """(least-squares slope per minute, mean) of (seconds, value) points."""
-    pts = [(t, v) for t, v in points if v == v]  # NaN left out
-    if len(pts) < 3:
-        return 0.0, pts[0][1] if pts else 0.0
-    mt = sum(t for t, _ in pts) / len(pts)
-    mv = sum(v for _, v in pts) / len(pts)
-    var = sum((t - mt) ** 2 for t, _ in pts) or 1.0
-    return sum((t - mt) * (v - mv) for t, v in pts) / var * 60, mv
-
-
-#: (field, unit, growth over the measured window that fails: relative, absolute)
-LIMITS = {
-    "rss": ("MB", 0.10, 8.0),
-    "fds": ("", 0.25, 10.0),
-    "tasks": ("", 0.25, 25.0),
-    "pickup_ms": ("ms", 0.50, 50.0),
-    "db": ("MB", 0.25, 2.0),
-    "data": ("MB", 0.25, 4.0),
-}
-DISK = ("db", "data")
-
-
-def verdict(samples: list[Sample], retention: float, minutes: float) -> str:
-    kept = samples[int(len(samples) * WARM) :]
-    window = (kept[-1].t - kept[0].t) / 60 if len(kept) > 1 else 0.0
-    judged_disk = minutes * 60 >= 3 * retention
-    if judged_disk:  # the disk levels off once a retention window has passed, twice
-        kept_disk = [s for s in samples if s.t >= 2 * retention]
-    growing, figures = [], []
-    for name, (unit, rel, absolute) in LIMITS.items():
-        rows = kept_disk if name in DISK and judged_disk else kept
-        per_min, mean = slope([(s.t, getattr(s, name)) for s in rows])
-        figures.append(f"{name} {per_min:+.3g}{unit}/min")
-        grew = per_min * window
-        if (name not in DISK or judged_disk) and grew > absolute and grew > rel * abs(mean):
-            growing.append(f"{name} (+{grew:.3g}{unit} over {window:.1f} min)")
-    wal_max = max(s.wal for s in samples)
-    figures.append(f"wal max {wal_max:.1f}MB")
-    if wal_max * 1e6 > JOURNAL_LIMIT:
-        growing.append(f"wal ({wal_max:.1f} MB > {JOURNAL_LIMIT / 1e6:.0f} MB)")
-    if not judged_disk:
-        figures.append("disk not judged (run < 3 retention windows)")
-    return ("FAIL grows: " + ", ".join(growing) + "; " if growing else "PASS ") + ", ".join(figures)
 
 
 @contextlib.contextmanager
