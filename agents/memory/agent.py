@@ -48,6 +48,7 @@ BROAD = (
 SEPARATOR = "\n\n---\n\n"
 
 
+INDEX_TEAM_TOPICS = 60  # the index is in every prompt: the team list is capped
 INDEXING = "(A large file is still being indexed: its latest part is not searchable yet.)"
 
 
@@ -90,6 +91,7 @@ class AgentMemory:
     def learn_fact(self, topic: str, content: str, shared: bool = False, source: str = "") -> str:
         if shared:
             where = self.shared.learn(topic, content, f"by {self.agent_id} {source}".strip())
+            self._write_index()
             return f"Stored in {where}, for every agent."
         relative = f"{KNOWLEDGE_DIR}/{topic_name(topic)}.md"
         path = self.files.write(relative, content.strip() + "\n")
@@ -239,7 +241,7 @@ class AgentMemory:
         lines = [
             "# Memory index",
             "",
-            "What is stored where (written by Switchboard when a topic changes).",
+            "What is stored where (written by Switchboard when this agent learns a topic).",
             "",
             "- MEMORY.md: curated long-term memory (reflect)",
             "- memory/YYYY-MM-DD.md: daily logs, append-only (remember)",
@@ -250,6 +252,12 @@ class AgentMemory:
         ]
         for name in self.files.topics():
             lines.append(f"- {name}: {_first_line(self.files.read(name))}")
+        lines += ["", "## Team topics (shared)"]
+        team = self.shared.topics()
+        for name in team[:INDEX_TEAM_TOPICS]:
+            lines.append(f"- {name}: {_first_line(self.shared.files.read(name))}")
+        if len(team) > INDEX_TEAM_TOPICS:
+            lines.append(f"- and {len(team) - INDEX_TEAM_TOPICS} more (memory_search finds them)")
         path = self.files.write(INDEX_FILE, "\n".join(lines) + "\n")
         self.index.touched(path)
 

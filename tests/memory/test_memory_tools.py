@@ -55,6 +55,16 @@ async def test_learn_fact_sanitises_topic_and_updates_index(tmp_path: Path) -> N
     assert "- memory/knowledge/python-asyncio.md: Asyncio" in index
 
 
+async def test_a_shared_learn_fact_writes_the_index_with_the_team_topics(tmp_path: Path) -> None:
+    box = toolbox(memory_at(tmp_path))
+    await call(box, "learn_fact", topic="Own", content="# Own notes\nmine")
+    await call(box, "learn_fact", topic="Pricing", content="# Pricing\nper seat", shared=True)
+    index = (tmp_path / "agents/coordinator/memory/index.md").read_text()
+    own, team = index.split("## Team topics (shared)")
+    assert "- memory/knowledge/own.md: Own notes" in own
+    assert "pricing.md: Pricing" in team and "own.md" not in team
+
+
 async def test_learn_fact_refuses_bad_topics_with_clear_texts(tmp_path: Path) -> None:
     box = toolbox(memory_at(tmp_path))
     cases = {
