@@ -8,10 +8,14 @@ SDK neither at import nor at build, but in a thread once the app starts.
 
 from __future__ import annotations
 
+import functools
 import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
+
+from bot.core.lazy import STARTING_THRESHOLD
 
 ROOT = Path(__file__).resolve().parents[2]
 HEAVY = ["anthropic", "mcp", "sqlalchemy", "slack_bolt", "slack_sdk", "discord", "aioimaplib"]
@@ -22,13 +26,17 @@ HEAVY += ["wordllama", "numpy", "tokenizers", "safetensors"]
 AFTER = ["jsonschema", "httpx2", "slackify_markdown", "markdown_it"]
 
 PROBE = """
-import asyncio, json, sys, tempfile
+import asyncio, gc, json, sys, tempfile
 from pathlib import Path
 sys.path.insert(0, {root!r})
 HEAVY = {heavy!r}
-seen = {{}}
+seen = {{"usual": gc.get_threshold()[0]}}
 def note(stage):
     seen[stage] = sorted(m for m in HEAVY if m in sys.modules)
+    seen[stage + " threshold"] = gc.get_threshold()[0]
+from bot.core import lazy
+starting = lazy.starting()
+starting.__enter__()  # as `switchboard run` does, until the app led
 import bot.app
 note("import")
 from bot.app import App
@@ -49,7 +57,8 @@ print(json.dumps(seen))
 """
 
 
-def stages() -> dict[str, list[str]]:
+@functools.cache
+def stages() -> dict[str, Any]:
     code = PROBE.format(root=str(ROOT), heavy=HEAVY + AFTER)
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
@@ -63,6 +72,12 @@ def test_a_start_without_mcp_servers_or_chat_channels_loads_no_sdk_it_does_not_u
     assert seen["build"] == []  # the model client is made at its first use
     assert seen["start"] == []  # the scheduler's job store is on the standard sqlite3
     assert seen["warm"] == ["anthropic", "httpx2"]  # web_fetch's client is the SDK's
+
+
+def test_a_start_collects_less_until_the_app_led_then_as_usual() -> None:
+    seen = stages()
+    assert seen["import threshold"] == seen["build threshold"] == STARTING_THRESHOLD
+    assert seen["start threshold"] == seen["usual"] < STARTING_THRESHOLD
 
 
 SLACK_PROBE = """
