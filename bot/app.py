@@ -39,7 +39,7 @@ from bot.channel_context import ChannelContext
 from bot.core.bus import Bus
 from bot.core.channel import Channel
 from bot.core.events import EventLog
-from bot.core.lazy import connected, preload, settled
+from bot.core.lazy import connected, preload, settle_heap, settled
 from bot.core.messages import Target
 from bot.core.progress import Progress
 from bot.core.tasks import cancel_all
@@ -260,7 +260,7 @@ class App:
             inbound=rerouted,
             pid=os.getpid(),
         )
-        settled()  # the heap built at start out of the collector's sight
+        settle_heap()  # what the start built, out of the collector's sight
         self.leading = True
         self.triggers.start()
         self.mcp.start()
@@ -277,9 +277,12 @@ class App:
         a first answer needs: the model's SDK (~1 s of CPU), a channel module's WARM."""
         with contextlib.suppress(TimeoutError):  # a channel that cannot connect: load anyway
             await asyncio.wait_for(connected(self._running), WARM_AFTER_SECONDS)
-        await self.llm.warm()
-        for name in self._warm_modules:
-            await preload(name)
+        try:
+            await self.llm.warm()
+            for name in self._warm_modules:
+                await preload(name)
+        finally:
+            settled()  # the collector as usual from now on (bot/core/lazy.py)
 
     async def stop_worker(self, name: str) -> str:
         """An operator stops a worker (the dashboard); LookupError says why none was."""

@@ -252,7 +252,6 @@ async def serve(
     except SettingsError:  # the HTTP port cannot be bound
         await app.stop()
         raise
-    lazy.settled()  # a follower's start too (a leader's settled in App.lead)
     done = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

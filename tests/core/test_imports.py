@@ -50,6 +50,7 @@ async def main():
     await app.start()
     note("start")
     await app.llm.warm()
+    await next(t for t in app._tasks if t.get_name() == "warm-model")  # the app's own
     note("warm")
     await app.stop()
 asyncio.run(main())
@@ -74,10 +75,11 @@ def test_a_start_without_mcp_servers_or_chat_channels_loads_no_sdk_it_does_not_u
     assert seen["warm"] == ["anthropic", "httpx2"]  # web_fetch's client is the SDK's
 
 
-def test_a_start_collects_less_until_the_app_led_then_as_usual() -> None:
+def test_a_start_collects_less_until_its_preload_is_done_then_as_usual() -> None:
     seen = stages()
     assert seen["import threshold"] == seen["build threshold"] == STARTING_THRESHOLD
-    assert seen["start threshold"] == seen["usual"] < STARTING_THRESHOLD
+    assert seen["start threshold"] == STARTING_THRESHOLD  # the SDK's preload under way
+    assert seen["warm threshold"] == seen["usual"] < STARTING_THRESHOLD
 
 
 SLACK_PROBE = """
