@@ -22,8 +22,9 @@ HEAVY = ["anthropic", "mcp", "sqlalchemy", "slack_bolt", "slack_sdk", "discord",
 # memory search by meaning: its model and libraries load at the first search that needs them
 HEAVY += ["wordllama", "numpy", "tokenizers", "safetensors"]
 #: loaded after the start (issue 33, lean at rest): jsonschema at the first tool call,
-#: httpx2 (web_fetch) with the model's SDK, Slack's markdown converter once it connected
-AFTER = ["jsonschema", "httpx2", "slackify_markdown", "markdown_it"]
+#: httpx2 (web_fetch) with the model's SDK, Slack's markdown converter once it connected,
+#: html2text at the first page or mail converted
+AFTER = ["jsonschema", "httpx2", "slackify_markdown", "markdown_it", "html2text"]
 
 PROBE = """
 import asyncio, gc, json, sys, tempfile
@@ -58,13 +59,17 @@ print(json.dumps(seen))
 """
 
 
-@functools.cache
-def stages() -> dict[str, Any]:
-    code = PROBE.format(root=str(ROOT), heavy=HEAVY + AFTER)
+def probe(code: str) -> Any:
+    """The last line a fresh interpreter running `code` printed, as JSON."""
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
     )
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+@functools.cache
+def stages() -> dict[str, Any]:
+    return dict(probe(PROBE.format(root=str(ROOT), heavy=HEAVY + AFTER)))
 
 
 def test_a_start_without_mcp_servers_or_chat_channels_loads_no_sdk_it_does_not_use() -> None:
@@ -94,11 +99,7 @@ print(json.dumps([before, converted, "slackify_markdown" in sys.modules]))
 
 
 def test_slack_loads_its_markdown_converter_after_the_connection_not_at_start() -> None:
-    code = SLACK_PROBE.format(root=str(ROOT), after=AFTER)
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
-    )
-    before, converted, loaded = json.loads(out.stdout.strip().splitlines()[-1])
+    before, converted, loaded = probe(SLACK_PROBE.format(root=str(ROOT), after=AFTER))
     assert before == []
     assert converted == "*bold* &lt;b&gt;"  # the lazy module converts as the eager one did
     assert loaded
@@ -108,3 +109,21 @@ def test_a_slack_start_preloads_the_converter_with_the_model_sdk() -> None:
     import channels.slack
 
     assert "slackify_markdown" in channels.slack.WARM
+
+
+HTML_PROBE = """
+import json, sys
+sys.path.insert(0, {root!r})
+import bot.app, channels.slack
+before = "html2text" in sys.modules
+from bot.core.html_text import html_to_text
+converted = html_to_text("<p>Hello <b>there</b></p>")
+print(json.dumps([before, converted, "html2text" in sys.modules]))
+"""
+
+
+def test_html2text_loads_at_the_first_page_or_mail_converted_not_at_start() -> None:
+    before, converted, loaded = probe(HTML_PROBE.format(root=str(ROOT)))
+    assert not before
+    assert converted.strip() == "Hello **there**"
+    assert loaded
