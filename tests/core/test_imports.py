@@ -15,6 +15,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from bot.core.lazy import STARTING_THRESHOLD
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -127,3 +129,22 @@ def test_html2text_loads_at_the_first_page_or_mail_converted_not_at_start() -> N
     assert not before
     assert converted.strip() == "Hello **there**"
     assert loaded
+
+
+def test_the_slack_app_is_named_so_bolt_reads_no_stack_at_start(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Unnamed, bolt's AsyncApp names itself with inspect.stack(), which reads the source
+    file of every frame: ~60 ms of a start before Slack connected."""
+    import inspect
+
+    from slack_sdk.web.async_client import AsyncWebClient
+
+    from channels.slack.connection import build_app
+
+    def no_stack(*args: object) -> None:
+        raise AssertionError("inspect.stack() at start")
+
+    monkeypatch.setattr(inspect, "stack", no_stack)
+    app = build_app(AsyncWebClient(token="xoxb-test"), lambda *a: None, None, lambda: None)
+    assert app.name == "channels.slack.bolt.app"  # its loggers sit under bolt's own
