@@ -40,6 +40,10 @@ class ModelThread:
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
 
+    @property
+    def started(self) -> bool:
+        return self._loop is not None
+
     def _running(self) -> asyncio.AbstractEventLoop:
         with self._lock:
             if self._loop is None:
@@ -96,4 +100,7 @@ class Threaded:
         return await self._thread.run(self.inner.describe(model))
 
     async def close(self) -> None:
-        await self._thread.run(self.inner.close())
+        if self._thread.started:
+            await self._thread.run(self.inner.close())
+        else:  # never called: no client to close, no thread to start for it
+            await self.inner.close()
