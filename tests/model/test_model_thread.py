@@ -78,11 +78,3 @@ async def test_a_cancelled_call_is_cancelled_in_the_model_thread(fake: FakeAnthr
     await llm.close()
     assert model_threads() == before
 
-
-async def test_a_provider_never_called_starts_no_thread(fake: FakeAnthropic) -> None:
-    before = model_threads()
-    llm = Provider(Connector(Endpoints("k", fake.url)), "llama3:8b", 1024, 2)
-    llm.backend("llama3:8b")  # made, never called
-    await llm.close()
-    assert model_threads() == before
-    assert fake.calls == []
