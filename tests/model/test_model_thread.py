@@ -77,4 +77,3 @@ async def test_a_cancelled_call_is_cancelled_in_the_model_thread(fake: FakeAnthr
     assert llm.in_flight == 0
     await llm.close()
     assert model_threads() == before
-
