@@ -1,7 +1,6 @@
 """Retention: what has served its purpose leaves the store, in small batches, off the hot
-path (the leader's periodic `store-prune` job, bot/app.py; both backends).
-
-One rule per table (docs/running-for-months.md lists them all, and what is never pruned).
+path (the leader's periodic `store-prune` job, bot/app.py; both backends), in a thread on
+a connection of its own. One rule per table (docs/running-for-months.md lists them all).
 Each batch is one short transaction of at most `batch` rows, so a message routed meanwhile
 waits for one batch, never for the whole pruning. Nothing a parked worker, an open
 question, a pending approval or a conversation still at work needs is removed: `_NEEDED`
@@ -15,6 +14,7 @@ import json
 import logging
 import time
 from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import partial
@@ -36,8 +36,13 @@ class Pruned(Sql, Protocol):
 
     def kv_prefixed(self, prefix: str) -> dict[str, str]: ...
 
+    def close(self) -> None: ...
+
 
 BATCH = 500
+#: between two batches of the periodic run (its own thread): a writer of the store that
+#: waited for a batch gets in (SQLite's busy handler sleeps 1, 2, 5, 10 ms ... between tries)
+PAUSE_SECONDS = 0.02
 #: usage detail is kept at least this long, whatever SWITCHBOARD_RETENTION says: the
 #: month's budget and the dashboard's month read the detail (bot/ledger/usage.py)
 USAGE_FLOOR_SECONDS = 40 * 86_400.0
@@ -130,9 +135,11 @@ class PruneRun:
     at: float
     removed: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
+    longest: float = 0.0  # seconds of the longest batch (or the checkpoint)
 
     def to_json(self) -> dict[str, object]:
-        return {"at": self.at, "removed": self.removed, "seconds": round(self.seconds, 3)}
+        return {"at": self.at, "removed": self.removed, "seconds": round(self.seconds, 3),
+                "longest": round(self.longest, 4)}  # fmt: skip
 
 
 class Pruner:
@@ -157,6 +164,8 @@ class Pruner:
         self.files = files
         #: called after a run (the SQLite checkpoint: bot/store/growth.py)
         self.after: Callable[[], object] | None = None
+        self.connect: Callable[[], Pruned] | None = None  # its own connection, for `run`
+        self.pause = 0.0  # seconds between two batches
 
     def steps(self, now: float) -> list[tuple[str, Callable[[], int]]]:
         """(name, one batch) of every rule; a batch returns how many rows it removed."""
@@ -174,28 +183,39 @@ class Pruner:
         return out
 
     def run_now(self) -> PruneRun:
-        """Every rule to the end, at once (tests, `switchboard` maintenance)."""
+        """Every rule to the end, on this store, in this thread (tests, maintenance)."""
         run, began = PruneRun(self.clock()), time.perf_counter()
         for name, batch in self.steps(run.at):
-            while (n := batch()) > 0:
-                run.removed[name] = run.removed.get(name, 0) + n
+            while True:
+                t0 = time.perf_counter()
+                n = batch()
+                run.longest = max(run.longest, time.perf_counter() - t0)
+                if n > 0:
+                    run.removed[name] = run.removed.get(name, 0) + n
                 if n < self.batch:
                     break
+                time.sleep(self.pause)  # a writer the batch held waits no longer
         self._finish(run, began)
         return run
 
     async def run(self) -> PruneRun:
-        """Every rule to the end, batch by batch, yielding to the event loop between
-        batches (the periodic job)."""
-        run, began = PruneRun(self.clock()), time.perf_counter()
-        for name, batch in self.steps(run.at):
-            while (n := batch()) > 0:
-                run.removed[name] = run.removed.get(name, 0) + n
-                await asyncio.sleep(0)
-                if n < self.batch:
-                    break
-        self._finish(run, began)
-        return run
+        """The periodic job: every rule to the end in a thread, on a connection of its own
+        (`connect`), pausing PAUSE_SECONDS between batches (SQLite's lock is not fair: a
+        writer of the store sleeps while it waits); the event loop never runs a batch, a
+        scan or the checkpoint. Without `connect`, on this store in this thread."""
+        if self.connect is None:
+            return self.run_now()
+        return await asyncio.to_thread(self._aside)
+
+    def _aside(self) -> PruneRun:
+        store = self.connect()  # type: ignore[misc]  # run() checked it
+        twin = Pruner(store, self.retention, self.audit_retention, batch=self.batch,
+                      clock=self.clock, files=self.files)  # fmt: skip
+        twin.after, twin.pause = self.after, PAUSE_SECONDS
+        try:
+            return twin.run_now()
+        finally:
+            store.close()
 
     def _finish(self, run: PruneRun, began: float) -> None:
         self.store.execute(_ORPHAN_ASKERS)
@@ -203,11 +223,14 @@ class Pruner:
             if removed := self.files(run.at - self.retention):
                 run.removed["files"] = removed
         if self.after is not None:
+            t0 = time.perf_counter()
             self.after()
+            run.longest = max(run.longest, time.perf_counter() - t0)
         run.seconds = time.perf_counter() - began
         self.store.set_kv(LAST_KEY, json.dumps(run.to_json()))
         if run.removed:
-            log.info("pruned %s in %.2f s", run.removed, run.seconds)
+            log.info("pruned %s in %.2f s (longest batch %.0f ms)", run.removed, run.seconds,
+                     run.longest * 1000)  # fmt: skip
 
     def _delete(self, sql: str, cutoff: float) -> int:
         with self.store.tx():
@@ -342,10 +365,9 @@ class Pruner:
 
 
 def _float(raw: str) -> float | None:
-    try:
+    with suppress(ValueError):
         return float(raw)
-    except ValueError:
-        return None
+    return None
 
 
 def _mark_time(raw: str, when: Callable[[str], float]) -> float | None:
