@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from bot.core.events import log_files
 from bot.store.prune import Pruned, Pruner, PruneRun, last_run
+from bot.store.prune_files import remove_unused
 
 if TYPE_CHECKING:
     from config.settings import Database, Settings
@@ -68,7 +69,7 @@ def pruner(store: Measured, settings: Settings) -> Pruner:
         store,
         settings.retention,
         settings.audit_retention,
-        files=partial(remove_old_files, settings.data_dir),
+        files=partial(old_files, settings.data_dir),
     )
     p.after = partial(checkpoint, store)
     p.connect = store.twin
@@ -140,6 +141,13 @@ class WalKeeper:
         self._stop.set()
         if self._thread is not threading.current_thread():
             self._thread.join()
+
+
+def old_files(data_dir: Path, store: Pruned, cutoff: float) -> int:
+    """The files of the data dir that have served their purpose: old rotated event logs
+    and archived transcripts, and the files people sent that nothing kept names
+    (bot/store/prune_files.py); how many went."""
+    return remove_old_files(data_dir, cutoff) + remove_unused(store, data_dir, cutoff)
 
 
 def remove_old_files(data_dir: Path, cutoff: float) -> int:

@@ -153,7 +153,7 @@ class Pruner:
         *,
         batch: int = BATCH,
         clock: Callable[[], float] = time.time,
-        files: Callable[[float], int] | None = None,
+        files: Callable[[Pruned, float], int] | None = None,
     ) -> None:
         self.store = store
         self.retention = retention
@@ -220,7 +220,7 @@ class Pruner:
     def _finish(self, run: PruneRun, began: float) -> None:
         self.store.execute(_ORPHAN_ASKERS)
         if self.files is not None:
-            if removed := self.files(run.at - self.retention):
+            if removed := self.files(self.store, run.at - self.retention):
                 run.removed["files"] = removed
         if self.after is not None:
             t0 = time.perf_counter()
