@@ -32,9 +32,11 @@ AUTOCHECKPOINT_PAGES = 10_000
 JOURNAL_LIMIT = 64 * 1024 * 1024
 #: how often the keeper copies the WAL back into the database (PASSIVE, its own thread)
 KEEP_SECONDS = 1.0
+#: PASSIVE passes the keeper makes each time to copy back every frame (see `_catch_up`)
+CATCH_UP_TRIES = 6
 #: past this size the keeper cuts the WAL (TRUNCATE): under a steady write load a PASSIVE
 #: checkpoint never finishes between two commits, so the WAL would not restart by itself
-CUT_BYTES = 16 * 1024 * 1024
+CUT_BYTES = 32 * 1024 * 1024
 #: how long a TRUNCATE may wait for a reader or a writer (it blocks the store's writers
 #: while it waits): a busy one is tried again at the next pruning, or the next second
 TRUNCATE_WAIT_MS = 20
@@ -106,11 +108,24 @@ def _cut(db: sqlite3.Connection) -> bool:
         db.execute("PRAGMA busy_timeout=0")
 
 
+def _catch_up(db: sqlite3.Connection, tries: int = CATCH_UP_TRIES) -> bool:
+    """PASSIVE checkpoints until every frame is copied back (each pass copies what came
+    in during the last one, fewer each time); then the next commit starts the WAL over
+    from its beginning, and the file stops growing. True when it caught up."""
+    last = -1
+    for _ in range(tries):
+        busy, frames, copied = db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()[0]
+        if not busy and copied >= frames == last:  # nothing came in during the pass
+            return True
+        last = frames
+    return False
+
+
 class WalKeeper:
     """Keeps the WAL of a SQLite store short, from a thread and a connection of its own:
     every KEEP_SECONDS a PASSIVE checkpoint (waits for no reader or writer; the copy
     and its fsync run outside the GIL), and a TRUNCATE (`cut`: it holds the writers for
-    the few pages written since, a few ms) once the WAL file has passed CUT_BYTES,
+    the pages written since and its fsync) once the WAL file has passed CUT_BYTES,
     which a PASSIVE alone does not prevent under steady writes. The event loop's
     connection then never copies pages back on a commit (its autocheckpoint is a
     backstop) nor waits for a checkpoint: before, a commit that reached the
@@ -129,7 +144,7 @@ class WalKeeper:
         try:
             while not self._stop.wait(self.every):
                 try:
-                    db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+                    _catch_up(db)
                     if _size(self.path.with_name(self.path.name + "-wal")) > self.cut_at:
                         _cut(db)
                 except sqlite3.Error as exc:  # tried again in a second

@@ -119,3 +119,21 @@ def test_only_a_writing_sqlite_store_keeps_a_wal_thread(tmp_path: Path, readonly
     finally:
         store.close()
     assert store.wal is None or not store.wal._thread.is_alive()
+
+
+def test_the_keeper_catches_up_when_the_writes_pause(tmp_path: Path) -> None:
+    path = tmp_path / "switchboard.db"
+    store = Store(path)
+    db = sqlite3.connect(path, isolation_level=None)
+    try:
+        for i in range(50):
+            store.journal(inbound("y" * 4_000, message_id=f"c{i}"), "routed")
+        assert growth._catch_up(db)  # nobody writes: a second pass finds nothing new
+        frames = db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()[0]
+        assert frames[1] == frames[2]  # every frame copied back
+        store.journal(inbound("after", message_id="after"), "routed")
+        # the next commit started the WAL over: it holds only that commit's frames
+        assert db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()[0][1] < 20
+    finally:
+        db.close()
+        store.close()
