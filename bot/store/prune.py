@@ -16,10 +16,10 @@ import time
 from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from functools import partial
 from typing import Protocol
 
+from bot.store.prune_usage import roll_up
 from bot.store.sql import Sql
 
 log = logging.getLogger(__name__)
@@ -43,6 +43,9 @@ BATCH = 500
 #: between two batches of the periodic run (its own thread): a writer of the store that
 #: waited for a batch gets in (SQLite's busy handler sleeps 1, 2, 5, 10 ms ... between tries)
 PAUSE_SECONDS = 0.02
+#: rows a batch of the periodic run takes: each holds SQLite's write lock, and a writer of
+#: the bot waits for it (500 rows held it 0.2-0.7 s on the loaded soak machine)
+ASIDE_BATCH = 100
 #: usage detail is kept at least this long, whatever SWITCHBOARD_RETENTION says: the
 #: month's budget and the dashboard's month read the detail (bot/ledger/usage.py)
 USAGE_FLOOR_SECONDS = 40 * 86_400.0
@@ -108,24 +111,6 @@ _ORPHAN_ASKERS = (
     "DELETE FROM kv WHERE key >= 'asker:' AND key < 'asker;'"
     " AND substr(key, 7) NOT IN (SELECT id FROM workers)"
 )
-_USAGE = (
-    "SELECT id, at, agent, kind, model, outcome, input_tokens, output_tokens,"
-    " cache_read_tokens, cache_write_tokens, cost_usd, seconds FROM llm_usage"
-    " WHERE at < ? ORDER BY id LIMIT ?"
-)
-_ADD_DAY = (
-    "INSERT INTO usage_daily (day, agent, kind, model, outcome, calls, input_tokens,"
-    " output_tokens, cache_read_tokens, cache_write_tokens, cost_usd, unpriced, seconds)"
-    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (day, agent, kind, model, outcome)"
-    " DO UPDATE SET calls = usage_daily.calls + excluded.calls,"
-    " input_tokens = usage_daily.input_tokens + excluded.input_tokens,"
-    " output_tokens = usage_daily.output_tokens + excluded.output_tokens,"
-    " cache_read_tokens = usage_daily.cache_read_tokens + excluded.cache_read_tokens,"
-    " cache_write_tokens = usage_daily.cache_write_tokens + excluded.cache_write_tokens,"
-    " cost_usd = usage_daily.cost_usd + excluded.cost_usd,"
-    " unpriced = usage_daily.unpriced + excluded.unpriced,"
-    " seconds = usage_daily.seconds + excluded.seconds"
-)
 
 
 @dataclass(slots=True)
@@ -174,7 +159,7 @@ class Pruner:
             (name, partial(self._delete, sql, cutoff)) for name, sql in RULES.items()
         ]
         usage_cutoff = now - max(self.retention, USAGE_FLOOR_SECONDS)
-        out.append(("llm_usage", lambda: self._roll_up(usage_cutoff)))
+        out.append(("llm_usage", lambda: roll_up(self.store, usage_cutoff, self.batch)))
         out.append(("audit", lambda: self._audit(now - self.audit_retention)))
         out.append(("slack_threads", partial(self._threads, cutoff)))
         out.append(("discord_threads", partial(self._discord_threads, cutoff)))
@@ -209,8 +194,8 @@ class Pruner:
 
     def _aside(self) -> PruneRun:
         store = self.connect()  # type: ignore[misc]  # run() checked it
-        twin = Pruner(store, self.retention, self.audit_retention, batch=self.batch,
-                      clock=self.clock, files=self.files)  # fmt: skip
+        twin = Pruner(store, self.retention, self.audit_retention, clock=self.clock,
+                      batch=min(self.batch, ASIDE_BATCH), files=self.files)  # fmt: skip
         twin.after, twin.pause = self.after, PAUSE_SECONDS
         try:
             return twin.run_now()
@@ -235,29 +220,6 @@ class Pruner:
     def _delete(self, sql: str, cutoff: float) -> int:
         with self.store.tx():
             return max(self.store.execute(sql, (cutoff, self.batch)).rowcount, 0)
-
-    def _roll_up(self, cutoff: float) -> int:
-        """One batch of usage detail older than `cutoff` added to its day's sums, then
-        deleted, in one transaction: counted once, whatever stops the run."""
-        with self.store.tx():
-            rows = self.store.execute(_USAGE, (cutoff, self.batch)).fetchall()
-            days: dict[tuple[str, ...], list[float]] = {}
-            for r in rows:
-                day = datetime.fromtimestamp(r[1], UTC).date().isoformat()
-                sums = days.setdefault((day, r[2], r[3], r[4], r[5]), [0.0] * 8)
-                priced = r[10] is not None
-                for i, v in enumerate((1, r[6], r[7], r[8], r[9], r[10] or 0.0, not priced)):
-                    sums[i] += v
-                sums[7] += r[11]
-            for key, s in days.items():
-                whole = [int(v) for v in s[:5]]
-                self.store.execute(_ADD_DAY, (*key, *whole, s[5], int(s[6]), s[7]))
-            if rows:
-                marks = ", ".join("?" * len(rows))
-                self.store.execute(
-                    f"DELETE FROM llm_usage WHERE id IN ({marks})", tuple(r[0] for r in rows)
-                )
-        return len(rows)
 
     def _threads(self, cutoff: float) -> int:
         """One batch of the Slack threads the bot was in (channels/slack/threads.py), begun
