@@ -141,14 +141,18 @@ class WalKeeper:
 
     def _run(self) -> None:
         db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        failed = ""  # the last failure, logged once (a full disk fails every second)
         try:
             while not self._stop.wait(self.every):
                 try:
                     _catch_up(db)
                     if _size(self.path.with_name(self.path.name + "-wal")) > self.cut_at:
                         _cut(db)
-                except sqlite3.Error as exc:  # tried again in a second
-                    log.warning("WAL checkpoint of %s failed: %s", self.path, exc)
+                    failed = ""
+                except sqlite3.Error as exc:  # tried again in a second; said once
+                    if str(exc) != failed:
+                        log.warning("WAL checkpoint of %s failed: %s", self.path, exc)
+                    failed = str(exc)
         finally:
             db.close()
 
