@@ -90,7 +90,9 @@ class FileStore:
         att.name = safe_name(att.name)
         relative = f"{FILES_DIR}/{digest[:16]}/{att.name}"
         path = self.data_dir / relative
-        if not (path.is_file() and path.stat().st_size == len(data)):
+        if path.is_file() and path.stat().st_size == len(data):
+            os.utime(path)  # sent again: kept for another SWITCHBOARD_RETENTION
+        else:
             write_atomic(path, data)
         att.path, att.sha256, att.size = relative, digest, len(data)
         att.content_type = guess_type(att.name, att.content_type)

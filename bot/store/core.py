@@ -107,6 +107,8 @@ class Store:
         self.audit = AuditRows(self)
         #: the data dir's disk (bot/store/space.py): new messages wait while it is full
         self.space = space
+        #: SQLite: the thread that checkpoints the WAL off the event loop (`keep_wal`)
+        self.wal: growth.WalKeeper | None = None
 
     @staticmethod
     def _open_sqlite(path: Path, readonly: bool) -> Any:
@@ -141,7 +143,19 @@ class Store:
         if self.announce:
             self._x("SELECT pg_notify(?, ?)", (CHANNEL, topic))
 
+    def keep_wal(self) -> None:
+        """SQLite, a writer: checkpoint the WAL from a thread of its own from now on
+        (bot/store/growth.py `WalKeeper`) until `close`. A running bot's store does."""
+        if self.wal is None and not (self.postgres or self.readonly):
+            self.wal = growth.WalKeeper(Path(self.where))
+
+    def twin(self) -> Store:
+        """Another connection to the same database, for a thread of its own (the pruner)."""
+        return Store(self.where)
+
     def close(self) -> None:
+        if self.wal is not None:
+            self.wal.close()
         self.db.close()
 
     @contextmanager

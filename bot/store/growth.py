@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import logging
 import os
+import sqlite3
+import threading
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -16,6 +18,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from bot.core.events import log_files
 from bot.store.prune import Pruned, Pruner, PruneRun, last_run
+from bot.store.prune_files import remove_unused
 
 if TYPE_CHECKING:
     from config.settings import Database, Settings
@@ -23,9 +26,20 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 #: the WAL is checkpointed by SQLite every this many pages (~40 MB: hot pages are copied
-#: back once per checkpoint, bench_core), and cut back to JOURNAL_LIMIT after each one
+#: back once per checkpoint, bench_core), and cut back to JOURNAL_LIMIT after each one.
+#: A backstop only: the keeper (`WalKeeper`) checkpoints long before, off the event loop
 AUTOCHECKPOINT_PAGES = 10_000
 JOURNAL_LIMIT = 64 * 1024 * 1024
+#: how often the keeper copies the WAL back into the database (PASSIVE, its own thread)
+KEEP_SECONDS = 1.0
+#: PASSIVE passes the keeper makes each time to copy back every frame (see `_catch_up`)
+CATCH_UP_TRIES = 6
+#: past this size the keeper cuts the WAL (TRUNCATE): under a steady write load a PASSIVE
+#: checkpoint never finishes between two commits, so the WAL would not restart by itself
+CUT_BYTES = 32 * 1024 * 1024
+#: how long a TRUNCATE may wait for a reader or a writer (it blocks the store's writers
+#: while it waits): a busy one is tried again at the next pruning, or the next second
+TRUNCATE_WAIT_MS = 20
 
 
 class Measured(Pruned, Protocol):
@@ -37,6 +51,10 @@ class Measured(Pruned, Protocol):
     @property
     def where(self) -> Database: ...
 
+    def keep_wal(self) -> None: ...
+
+    def twin(self) -> Pruned: ...
+
 
 def tune_sqlite(db: object) -> None:
     """The pragmas that bound the WAL of a writing connection (bot/store/core.py)."""
@@ -47,25 +65,108 @@ def tune_sqlite(db: object) -> None:
 
 def pruner(store: Measured, settings: Settings) -> Pruner:
     """The pruner of a bot: its retention settings, its data dir's files, the WAL
-    checkpointed after each run."""
+    checkpointed after each run (and kept short meanwhile: `WalKeeper`)."""
+    store.keep_wal()
     p = Pruner(
         store,
         settings.retention,
         settings.audit_retention,
-        files=partial(remove_old_files, settings.data_dir),
+        files=partial(old_files, settings.data_dir),
     )
     p.after = partial(checkpoint, store)
+    p.connect = store.twin
     return p
 
 
 def checkpoint(store: Measured) -> bool:
-    """SQLite: copy the WAL into the database and cut the WAL file to nothing
-    (`wal_checkpoint(TRUNCATE)`); False when a reader kept it from finishing (it is
-    tried again at the next run). PostgreSQL: nothing (autovacuum's and the server's)."""
-    if store.postgres:
-        return True
-    busy = store.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
-    return not busy
+    """SQLite: copy the WAL into the database and cut the WAL file to nothing, from a
+    connection of its own (`cut`): call it off the event loop. False when a reader or a
+    writer kept it from finishing (it is tried again at the next run). PostgreSQL:
+    nothing (autovacuum's and the server's)."""
+    return True if store.postgres else cut(Path(store.where))
+
+
+def cut(path: Path) -> bool:
+    """PASSIVE first (copies what it can, waiting for nobody), then TRUNCATE, which holds
+    the store's writers only for what came in meanwhile and gives up after
+    TRUNCATE_WAIT_MS: True when the WAL file is empty."""
+    db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    try:
+        return _cut(db)
+    finally:
+        db.close()
+
+
+def _cut(db: sqlite3.Connection) -> bool:
+    db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+    db.execute(f"PRAGMA busy_timeout={TRUNCATE_WAIT_MS}")
+    try:
+        return not db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+    except sqlite3.OperationalError:  # locked: a writer was in the middle of its commit
+        return False
+    finally:
+        db.execute("PRAGMA busy_timeout=0")
+
+
+def _catch_up(db: sqlite3.Connection, tries: int = CATCH_UP_TRIES) -> bool:
+    """PASSIVE checkpoints until every frame is copied back (each pass copies what came
+    in during the last one, fewer each time); then the next commit starts the WAL over
+    from its beginning, and the file stops growing. True when it caught up."""
+    last = -1
+    for _ in range(tries):
+        busy, frames, copied = db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()[0]
+        if not busy and copied >= frames == last:  # nothing came in during the pass
+            return True
+        last = frames
+    return False
+
+
+class WalKeeper:
+    """Keeps the WAL of a SQLite store short, from a thread and a connection of its own:
+    every KEEP_SECONDS a PASSIVE checkpoint (waits for no reader or writer; the copy
+    and its fsync run outside the GIL), and a TRUNCATE (`cut`: it holds the writers for
+    the pages written since and its fsync) once the WAL file has passed CUT_BYTES,
+    which a PASSIVE alone does not prevent under steady writes. The event loop's
+    connection then never copies pages back on a commit (its autocheckpoint is a
+    backstop) nor waits for a checkpoint: before, a commit that reached the
+    autocheckpoint copied ~40 MB, and the TRUNCATE after pruning ran on the loop."""
+
+    def __init__(self, path: Path, every: float = KEEP_SECONDS, cut_at: int = CUT_BYTES) -> None:
+        self.path = path
+        self.every = every
+        self.cut_at = cut_at
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="wal-keeper", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        failed = ""  # the last failure, logged once (a full disk fails every second)
+        try:
+            while not self._stop.wait(self.every):
+                try:
+                    _catch_up(db)
+                    if _size(self.path.with_name(self.path.name + "-wal")) > self.cut_at:
+                        _cut(db)
+                    failed = ""
+                except sqlite3.Error as exc:  # tried again in a second; said once
+                    if str(exc) != failed:
+                        log.warning("WAL checkpoint of %s failed: %s", self.path, exc)
+                    failed = str(exc)
+        finally:
+            db.close()
+
+    def close(self) -> None:
+        self._stop.set()
+        if self._thread is not threading.current_thread():
+            self._thread.join()
+
+
+def old_files(data_dir: Path, store: Pruned, cutoff: float) -> int:
+    """The files of the data dir that have served their purpose: old rotated event logs
+    and archived transcripts, and the files people sent that nothing kept names
+    (bot/store/prune_files.py); how many went."""
+    return remove_old_files(data_dir, cutoff) + remove_unused(store, data_dir, cutoff)
 
 
 def remove_old_files(data_dir: Path, cutoff: float) -> int:
@@ -118,11 +219,14 @@ def database_bytes(store: Measured) -> tuple[int, int]:
     return _size(path), _size(path.with_name(path.name + "-wal"))
 
 
-def growth(store: Measured, data_dir: Path) -> Growth:
+def growth(store: Measured, data_dir: Path, walked: int | None = None) -> Growth:
+    """The figures now; `walked`: the data dir's bytes as a walk found them lately (None:
+    walk it now)."""
     db, wal = database_bytes(store)
     inbound = store.execute("SELECT MIN(received_at) FROM inbound").fetchone()[0]
     sent = store.execute("SELECT MIN(created_at) FROM outbox WHERE status = 'sent'").fetchone()[0]
-    return Growth(tree_bytes(data_dir), db, wal, inbound, sent, last_run(store))
+    data = tree_bytes(data_dir) if walked is None else walked
+    return Growth(data, db, wal, inbound, sent, last_run(store))
 
 
 def _size(path: Path) -> int:

@@ -1,7 +1,6 @@
 """Retention: what has served its purpose leaves the store, in small batches, off the hot
-path (the leader's periodic `store-prune` job, bot/app.py; both backends).
-
-One rule per table (docs/running-for-months.md lists them all, and what is never pruned).
+path (the leader's periodic `store-prune` job, bot/app.py; both backends), in a thread on
+a connection of its own. One rule per table (docs/running-for-months.md lists them all).
 Each batch is one short transaction of at most `batch` rows, so a message routed meanwhile
 waits for one batch, never for the whole pruning. Nothing a parked worker, an open
 question, a pending approval or a conversation still at work needs is removed: `_NEEDED`
@@ -15,11 +14,12 @@ import json
 import logging
 import time
 from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from functools import partial
 from typing import Protocol
 
+from bot.store.prune_usage import roll_up
 from bot.store.sql import Sql
 
 log = logging.getLogger(__name__)
@@ -36,8 +36,16 @@ class Pruned(Sql, Protocol):
 
     def kv_prefixed(self, prefix: str) -> dict[str, str]: ...
 
+    def close(self) -> None: ...
+
 
 BATCH = 500
+#: between two batches of the periodic run (its own thread): a writer of the store that
+#: waited for a batch gets in (SQLite's busy handler sleeps 1, 2, 5, 10 ms ... between tries)
+PAUSE_SECONDS = 0.02
+#: rows a batch of the periodic run takes: each holds SQLite's write lock, and a writer of
+#: the bot waits for it (500 rows held it 0.2-0.7 s on the loaded soak machine)
+ASIDE_BATCH = 100
 #: usage detail is kept at least this long, whatever SWITCHBOARD_RETENTION says: the
 #: month's budget and the dashboard's month read the detail (bot/ledger/usage.py)
 USAGE_FLOOR_SECONDS = 40 * 86_400.0
@@ -103,24 +111,6 @@ _ORPHAN_ASKERS = (
     "DELETE FROM kv WHERE key >= 'asker:' AND key < 'asker;'"
     " AND substr(key, 7) NOT IN (SELECT id FROM workers)"
 )
-_USAGE = (
-    "SELECT id, at, agent, kind, model, outcome, input_tokens, output_tokens,"
-    " cache_read_tokens, cache_write_tokens, cost_usd, seconds FROM llm_usage"
-    " WHERE at < ? ORDER BY id LIMIT ?"
-)
-_ADD_DAY = (
-    "INSERT INTO usage_daily (day, agent, kind, model, outcome, calls, input_tokens,"
-    " output_tokens, cache_read_tokens, cache_write_tokens, cost_usd, unpriced, seconds)"
-    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (day, agent, kind, model, outcome)"
-    " DO UPDATE SET calls = usage_daily.calls + excluded.calls,"
-    " input_tokens = usage_daily.input_tokens + excluded.input_tokens,"
-    " output_tokens = usage_daily.output_tokens + excluded.output_tokens,"
-    " cache_read_tokens = usage_daily.cache_read_tokens + excluded.cache_read_tokens,"
-    " cache_write_tokens = usage_daily.cache_write_tokens + excluded.cache_write_tokens,"
-    " cost_usd = usage_daily.cost_usd + excluded.cost_usd,"
-    " unpriced = usage_daily.unpriced + excluded.unpriced,"
-    " seconds = usage_daily.seconds + excluded.seconds"
-)
 
 
 @dataclass(slots=True)
@@ -130,9 +120,11 @@ class PruneRun:
     at: float
     removed: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
+    longest: float = 0.0  # seconds of the longest batch (or the checkpoint)
 
     def to_json(self) -> dict[str, object]:
-        return {"at": self.at, "removed": self.removed, "seconds": round(self.seconds, 3)}
+        return {"at": self.at, "removed": self.removed, "seconds": round(self.seconds, 3),
+                "longest": round(self.longest, 4)}  # fmt: skip
 
 
 class Pruner:
@@ -146,7 +138,7 @@ class Pruner:
         *,
         batch: int = BATCH,
         clock: Callable[[], float] = time.time,
-        files: Callable[[float], int] | None = None,
+        files: Callable[[Pruned, float], int] | None = None,
     ) -> None:
         self.store = store
         self.retention = retention
@@ -157,6 +149,8 @@ class Pruner:
         self.files = files
         #: called after a run (the SQLite checkpoint: bot/store/growth.py)
         self.after: Callable[[], object] | None = None
+        self.connect: Callable[[], Pruned] | None = None  # its own connection, for `run`
+        self.pause = 0.0  # seconds between two batches
 
     def steps(self, now: float) -> list[tuple[str, Callable[[], int]]]:
         """(name, one batch) of every rule; a batch returns how many rows it removed."""
@@ -165,7 +159,7 @@ class Pruner:
             (name, partial(self._delete, sql, cutoff)) for name, sql in RULES.items()
         ]
         usage_cutoff = now - max(self.retention, USAGE_FLOOR_SECONDS)
-        out.append(("llm_usage", lambda: self._roll_up(usage_cutoff)))
+        out.append(("llm_usage", lambda: roll_up(self.store, usage_cutoff, self.batch)))
         out.append(("audit", lambda: self._audit(now - self.audit_retention)))
         out.append(("slack_threads", partial(self._threads, cutoff)))
         out.append(("discord_threads", partial(self._discord_threads, cutoff)))
@@ -174,67 +168,58 @@ class Pruner:
         return out
 
     def run_now(self) -> PruneRun:
-        """Every rule to the end, at once (tests, `switchboard` maintenance)."""
+        """Every rule to the end, on this store, in this thread (tests, maintenance)."""
         run, began = PruneRun(self.clock()), time.perf_counter()
         for name, batch in self.steps(run.at):
-            while (n := batch()) > 0:
-                run.removed[name] = run.removed.get(name, 0) + n
+            while True:
+                t0 = time.perf_counter()
+                n = batch()
+                run.longest = max(run.longest, time.perf_counter() - t0)
+                if n > 0:
+                    run.removed[name] = run.removed.get(name, 0) + n
                 if n < self.batch:
                     break
+                time.sleep(self.pause)  # a writer the batch held waits no longer
         self._finish(run, began)
         return run
 
     async def run(self) -> PruneRun:
-        """Every rule to the end, batch by batch, yielding to the event loop between
-        batches (the periodic job)."""
-        run, began = PruneRun(self.clock()), time.perf_counter()
-        for name, batch in self.steps(run.at):
-            while (n := batch()) > 0:
-                run.removed[name] = run.removed.get(name, 0) + n
-                await asyncio.sleep(0)
-                if n < self.batch:
-                    break
-        self._finish(run, began)
-        return run
+        """The periodic job: every rule to the end in a thread, on a connection of its own
+        (`connect`), pausing PAUSE_SECONDS between batches (SQLite's lock is not fair: a
+        writer of the store sleeps while it waits); the event loop never runs a batch, a
+        scan or the checkpoint. Without `connect`, on this store in this thread."""
+        if self.connect is None:
+            return self.run_now()
+        return await asyncio.to_thread(self._aside)
+
+    def _aside(self) -> PruneRun:
+        store = self.connect()  # type: ignore[misc]  # run() checked it
+        twin = Pruner(store, self.retention, self.audit_retention, clock=self.clock,
+                      batch=min(self.batch, ASIDE_BATCH), files=self.files)  # fmt: skip
+        twin.after, twin.pause = self.after, PAUSE_SECONDS
+        try:
+            return twin.run_now()
+        finally:
+            store.close()
 
     def _finish(self, run: PruneRun, began: float) -> None:
         self.store.execute(_ORPHAN_ASKERS)
         if self.files is not None:
-            if removed := self.files(run.at - self.retention):
+            if removed := self.files(self.store, run.at - self.retention):
                 run.removed["files"] = removed
         if self.after is not None:
+            t0 = time.perf_counter()
             self.after()
+            run.longest = max(run.longest, time.perf_counter() - t0)
         run.seconds = time.perf_counter() - began
         self.store.set_kv(LAST_KEY, json.dumps(run.to_json()))
         if run.removed:
-            log.info("pruned %s in %.2f s", run.removed, run.seconds)
+            log.info("pruned %s in %.2f s (longest batch %.0f ms)", run.removed, run.seconds,
+                     run.longest * 1000)  # fmt: skip
 
     def _delete(self, sql: str, cutoff: float) -> int:
         with self.store.tx():
             return max(self.store.execute(sql, (cutoff, self.batch)).rowcount, 0)
-
-    def _roll_up(self, cutoff: float) -> int:
-        """One batch of usage detail older than `cutoff` added to its day's sums, then
-        deleted, in one transaction: counted once, whatever stops the run."""
-        with self.store.tx():
-            rows = self.store.execute(_USAGE, (cutoff, self.batch)).fetchall()
-            days: dict[tuple[str, ...], list[float]] = {}
-            for r in rows:
-                day = datetime.fromtimestamp(r[1], UTC).date().isoformat()
-                sums = days.setdefault((day, r[2], r[3], r[4], r[5]), [0.0] * 8)
-                priced = r[10] is not None
-                for i, v in enumerate((1, r[6], r[7], r[8], r[9], r[10] or 0.0, not priced)):
-                    sums[i] += v
-                sums[7] += r[11]
-            for key, s in days.items():
-                whole = [int(v) for v in s[:5]]
-                self.store.execute(_ADD_DAY, (*key, *whole, s[5], int(s[6]), s[7]))
-            if rows:
-                marks = ", ".join("?" * len(rows))
-                self.store.execute(
-                    f"DELETE FROM llm_usage WHERE id IN ({marks})", tuple(r[0] for r in rows)
-                )
-        return len(rows)
 
     def _threads(self, cutoff: float) -> int:
         """One batch of the Slack threads the bot was in (channels/slack/threads.py), begun
@@ -342,10 +327,9 @@ class Pruner:
 
 
 def _float(raw: str) -> float | None:
-    try:
+    with suppress(ValueError):
         return float(raw)
-    except ValueError:
-        return None
+    return None
 
 
 def _mark_time(raw: str, when: Callable[[str], float]) -> float | None:

@@ -4,6 +4,8 @@ the /metrics gauges read the data dir, the database, its WAL and the last prunin
 from __future__ import annotations
 
 import re
+import threading
+from pathlib import Path
 
 from bot.app import App
 from bot.ledger.report import full_status
@@ -38,3 +40,37 @@ async def test_status_card_and_metrics_show_the_growth(settings: Settings) -> No
     finally:
         app.store.close()
         app.events.close()
+
+
+def test_a_stale_reading_walks_the_data_dir_in_a_thread(tmp_path: Path) -> None:
+    from bot.store.core import Store
+
+    store = Store(tmp_path / "switchboard.db")
+    now = [0.0]
+    figures = growth_view.GrowthFigures(store, tmp_path, clock=lambda: now[0])
+    try:
+        first = figures.now().data_dir_bytes  # the first reading walks at once
+        (tmp_path / "big").write_bytes(b"x" * 1_000_000)
+        walks: list[threading.Thread] = []
+        real = growth_view.tree_bytes
+
+        def walk(root: Path) -> int:
+            walks.append(threading.current_thread())
+            return real(root)
+
+        growth_view.tree_bytes = walk  # type: ignore[assignment]
+        try:
+            now[0] = 61.0
+            stale = figures.now().data_dir_bytes  # the walk's last figure, not a new walk
+            assert stale < first + 1_000_000
+            assert figures._walking is not None
+            figures._walking.join(5)
+            now[0] = 122.0
+            assert figures.now().data_dir_bytes >= first + 1_000_000
+            assert walks and all(t is not threading.main_thread() for t in walks)
+        finally:
+            growth_view.tree_bytes = real  # type: ignore[assignment]
+            if figures._walking is not None:
+                figures._walking.join(5)
+    finally:
+        store.close()

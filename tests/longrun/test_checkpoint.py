@@ -1,0 +1,139 @@
+"""Pruning and checkpointing off the event loop: the periodic pruning runs in a thread on a
+connection of its own (both backends), the SQLite WAL is checkpointed by a keeper thread,
+and a TRUNCATE gives up at once rather than hold the store's writers. Before, the soak's
+pickup p99 jumped to seconds at each minute's pruning (docs/running-for-months.md)."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import threading
+import time
+from functools import partial
+from pathlib import Path
+
+import pytest
+
+from bot.store import growth
+from bot.store.core import Store
+from bot.store.prune import Pruner
+from config.retention import DAY
+from config.settings import Database
+from tests.kits.app_kit import inbound
+
+LATER = 120 * DAY
+
+
+async def loop_lag(stop: asyncio.Event, lags: list[float]) -> None:
+    """How late a 5 ms sleep wakes, over and over, until `stop`."""
+    while not stop.is_set():
+        t0 = time.perf_counter()
+        await asyncio.sleep(0.005)
+        lags.append(time.perf_counter() - t0 - 0.005)
+
+
+async def test_the_periodic_pruning_never_holds_the_event_loop(database: Database) -> None:
+    store = Store(database)
+    try:
+        with store.tx():
+            for i in range(600):
+                store.journal(inbound(f"old {i}", message_id=f"m{i}"), "routed")
+        now = time.time() + LATER
+        p = Pruner(store, 90 * DAY, 365 * DAY, batch=50, clock=lambda: now)
+        p.connect = partial(Store, database)
+        where: list[threading.Thread] = []
+
+        def slow_checkpoint() -> None:  # as a checkpoint that waits for a busy disk
+            where.append(threading.current_thread())
+            time.sleep(0.6)
+
+        p.after = slow_checkpoint
+        stop, lags = asyncio.Event(), []
+        ticker = asyncio.create_task(loop_lag(stop, lags))
+        run = await p.run()
+        stop.set()
+        await ticker
+        assert run.removed["inbound"] == 600
+        assert where and where[0] is not threading.main_thread()
+        assert max(lags) < 0.3, f"the loop was held {max(lags) * 1000:.0f} ms"
+        assert run.longest >= 0.6  # the checkpoint is the longest step, and measured
+        assert store.execute("SELECT COUNT(*) FROM inbound").fetchone()[0] == 0
+    finally:
+        store.close()
+
+
+def wal(path: Path) -> int:
+    side = path.with_name(path.name + "-wal")
+    return side.stat().st_size if side.exists() else 0
+
+
+def test_the_keeper_checkpoints_the_wal_from_its_own_thread(tmp_path: Path) -> None:
+    path = tmp_path / "switchboard.db"
+    store = Store(path)
+    store.execute("PRAGMA wal_autocheckpoint=0")  # only the keeper may checkpoint
+    keeper = growth.WalKeeper(path, every=0.02, cut_at=2_000_000)
+    largest = 0
+    try:
+        for batch in range(200):  # ~16 MB through the journal
+            with store.tx():
+                for i in range(10):
+                    store.journal(inbound("x" * 8_000, message_id=f"{batch}-{i}"), "routed")
+            largest = max(largest, wal(path))
+            time.sleep(0.003)
+        # without the keeper the WAL would hold all 16 MB; a PASSIVE checkpoint alone lets
+        # it grow too (the writes never pause long enough for it to finish)
+        assert largest < 5_000_000, largest
+    finally:
+        keeper.close()
+        store.close()
+    assert not keeper._thread.is_alive()
+
+
+def test_a_truncate_gives_up_at_once_while_a_writer_holds_the_database(tmp_path: Path) -> None:
+    path = tmp_path / "switchboard.db"
+    store = Store(path)
+    store.journal(inbound("hello"), "routed")
+    other = sqlite3.connect(path, isolation_level=None)
+    try:
+        other.execute("BEGIN IMMEDIATE")  # a writer in the middle of its transaction
+        other.execute("INSERT INTO kv (key, value) VALUES ('k', 'v')")
+        began = time.perf_counter()
+        assert growth.cut(path) is False
+        assert time.perf_counter() - began < 0.5
+        other.execute("COMMIT")
+        assert growth.checkpoint(store)
+        assert wal(path) == 0
+    finally:
+        other.close()
+        store.close()
+
+
+@pytest.mark.parametrize("readonly", [True, False])
+def test_only_a_writing_sqlite_store_keeps_a_wal_thread(tmp_path: Path, readonly: bool) -> None:
+    path = tmp_path / "switchboard.db"
+    Store(path).close()
+    store = Store(path, readonly=readonly)
+    store.keep_wal()
+    try:
+        assert (store.wal is not None) is not readonly
+    finally:
+        store.close()
+    assert store.wal is None or not store.wal._thread.is_alive()
+
+
+def test_the_keeper_catches_up_when_the_writes_pause(tmp_path: Path) -> None:
+    path = tmp_path / "switchboard.db"
+    store = Store(path)
+    db = sqlite3.connect(path, isolation_level=None)
+    try:
+        for i in range(50):
+            store.journal(inbound("y" * 4_000, message_id=f"c{i}"), "routed")
+        assert growth._catch_up(db)  # nobody writes: a second pass finds nothing new
+        frames = db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()[0]
+        assert frames[1] == frames[2]  # every frame copied back
+        store.journal(inbound("after", message_id="after"), "routed")
+        # the next commit started the WAL over: it holds only that commit's frames
+        assert db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()[0][1] < 20
+    finally:
+        db.close()
+        store.close()
