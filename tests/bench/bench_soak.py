@@ -216,7 +216,8 @@ def report(run: Run, found: Answers, cpu: tuple[float, float], ended: float) -> 
     seconds = max(ended - run.began, 1e-9)
     bot_ms, fakes_ms = (c * 1000 / max(ledger.sent, 1) for c in cpu)
     kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(ledger.kinds.items()))
-    print(f"sent {ledger.sent} messages ({kinds}); {run.model.calls} model calls")
+    print(f"routed {ledger.sent} messages ({kinds}); {run.model.calls} model calls; "
+          f"{run.model.folded} reached the model folded with others into one call")  # fmt: skip
     print(f"answered exactly once: {once} of {len(ledger.owed)}; missing {len(missing)} "
           f"{missing[:8]}; more than once or wrong {len(extra)} {extra[:8]}")  # fmt: skip
     rate = ledger.sent / seconds
