@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import importlib
 import json
 import logging
@@ -40,7 +39,7 @@ from bot.channel_context import ChannelContext
 from bot.core.bus import Bus
 from bot.core.channel import Channel
 from bot.core.events import EventLog
-from bot.core.lazy import connected, preload
+from bot.core.lazy import connected, preload, settle_heap, settled
 from bot.core.messages import Target
 from bot.core.progress import Progress
 from bot.core.tasks import cancel_all
@@ -261,7 +260,7 @@ class App:
             inbound=rerouted,
             pid=os.getpid(),
         )
-        _settle_heap()
+        settle_heap()  # what the start built, out of the collector's sight
         self.leading = True
         self.triggers.start()
         self.mcp.start()
@@ -278,9 +277,12 @@ class App:
         a first answer needs: the model's SDK (~1 s of CPU), a channel module's WARM."""
         with contextlib.suppress(TimeoutError):  # a channel that cannot connect: load anyway
             await asyncio.wait_for(connected(self._running), WARM_AFTER_SECONDS)
-        await self.llm.warm()
-        for name in self._warm_modules:
-            await preload(name)
+        try:
+            await self.llm.warm()
+            for name in self._warm_modules:
+                await preload(name)
+        finally:
+            settled()  # the collector as usual from now on (bot/core/lazy.py)
 
     async def stop_worker(self, name: str) -> str:
         """An operator stops a worker (the dashboard); LookupError says why none was."""
@@ -385,12 +387,3 @@ class App:
 def _report_death(task: asyncio.Task[Any]) -> None:
     if not task.cancelled() and task.exception() is not None:
         log.critical("core task %s died", task.get_name(), exc_info=task.exception())
-
-
-def _settle_heap() -> None:
-    """Move everything built at start (the SDKs' modules and models: ~200,000 objects)
-    out of the collector's sight. Left in, every full collection walks them all and
-    stalls the event loop for 30-160 ms, and a burst of events waits that long for its
-    acks (tests/bench/bench_slack.py: ack p99 84 ms -> 27 ms at 100 mentions/s).
-    No collection first: it would cost 0.1 s of every start to free a little garbage."""
-    gc.freeze()

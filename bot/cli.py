@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agents.errors import AgentError
-from bot.core import redact
+from bot.core import lazy, redact
 from bot.evaluation.command import add_eval, run_eval
 from bot.setup import commands as setup
 from bot.setup import envfile, startup
@@ -122,6 +122,11 @@ def main(argv: list[str] | None = None) -> int:
     except FAILURES as exc:
         print(f"switchboard: {exc}", file=sys.stderr)
         return 2
+    with lazy.starting():  # fewer collections until the channels connected
+        return _run(args, settings)
+
+
+def _run(args: argparse.Namespace, settings: Settings) -> int:
     if args.command == "chat":
         _log_to_file(settings)
         return _serve(settings, ["terminal"], _reloader(args))

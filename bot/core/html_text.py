@@ -6,7 +6,7 @@ the input is cut at `max_chars`, tags nested deeper than `max_depth` are flatten
 spaces (their text stays), and the converter is fed in chunks against a deadline:
 past `seconds` it stops and says the rest was not converted. `html_to_text` is for a
 worker thread; `to_text` runs it there so the event loop never waits on it.
-Touches nothing but html2text.
+Touches nothing but html2text, loaded at the first conversion.
 """
 
 from __future__ import annotations
@@ -15,8 +15,14 @@ import asyncio
 import re
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import html2text
+from bot.core.lazy import lazy
+
+if TYPE_CHECKING:
+    import html2text
+else:  # loaded at the first page or mail converted, not at start (~10 ms, ~0.5 MB)
+    html2text = lazy("html2text")
 
 _TAG = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9]*)[^>]*>")
 _TAGS = re.compile(r"<[^>]*>")

@@ -106,6 +106,9 @@ def build_app(
         )
 
     app = AsyncApp(
+        # named: unnamed, bolt names the app after its caller's file with inspect.stack(),
+        # which reads the source of every frame (~60 ms of a start, before Slack connects)
+        name=f"{bolt_log.name}.app",
         client=client,
         signing_secret=signing_secret or "",
         request_verification_enabled=signing_secret is not None,

@@ -8,27 +8,38 @@ SDK neither at import nor at build, but in a thread once the app starts.
 
 from __future__ import annotations
 
+import functools
 import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.core.lazy import STARTING_THRESHOLD
 
 ROOT = Path(__file__).resolve().parents[2]
 HEAVY = ["anthropic", "mcp", "sqlalchemy", "slack_bolt", "slack_sdk", "discord", "aioimaplib"]
 # memory search by meaning: its model and libraries load at the first search that needs them
 HEAVY += ["wordllama", "numpy", "tokenizers", "safetensors"]
 #: loaded after the start (issue 33, lean at rest): jsonschema at the first tool call,
-#: httpx2 (web_fetch) with the model's SDK, Slack's markdown converter once it connected
-AFTER = ["jsonschema", "httpx2", "slackify_markdown", "markdown_it"]
+#: httpx2 (web_fetch) with the model's SDK, Slack's markdown converter once it connected,
+#: html2text at the first page or mail converted
+AFTER = ["jsonschema", "httpx2", "slackify_markdown", "markdown_it", "html2text"]
 
 PROBE = """
-import asyncio, json, sys, tempfile
+import asyncio, gc, json, sys, tempfile
 from pathlib import Path
 sys.path.insert(0, {root!r})
 HEAVY = {heavy!r}
-seen = {{}}
+seen = {{"usual": gc.get_threshold()[0]}}
 def note(stage):
     seen[stage] = sorted(m for m in HEAVY if m in sys.modules)
+    seen[stage + " threshold"] = gc.get_threshold()[0]
+from bot.core import lazy
+starting = lazy.starting()
+starting.__enter__()  # as `switchboard run` does, until the app led
 import bot.app
 note("import")
 from bot.app import App
@@ -42,6 +53,7 @@ async def main():
     await app.start()
     note("start")
     await app.llm.warm()
+    await next(t for t in app._tasks if t.get_name() == "warm-model")  # the app's own
     note("warm")
     await app.stop()
 asyncio.run(main())
@@ -49,12 +61,17 @@ print(json.dumps(seen))
 """
 
 
-def stages() -> dict[str, list[str]]:
-    code = PROBE.format(root=str(ROOT), heavy=HEAVY + AFTER)
+def probe(code: str) -> Any:
+    """The last line a fresh interpreter running `code` printed, as JSON."""
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
     )
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+@functools.cache
+def stages() -> dict[str, Any]:
+    return dict(probe(PROBE.format(root=str(ROOT), heavy=HEAVY + AFTER)))
 
 
 def test_a_start_without_mcp_servers_or_chat_channels_loads_no_sdk_it_does_not_use() -> None:
@@ -63,6 +80,13 @@ def test_a_start_without_mcp_servers_or_chat_channels_loads_no_sdk_it_does_not_u
     assert seen["build"] == []  # the model client is made at its first use
     assert seen["start"] == []  # the scheduler's job store is on the standard sqlite3
     assert seen["warm"] == ["anthropic", "httpx2"]  # web_fetch's client is the SDK's
+
+
+def test_a_start_collects_less_until_its_preload_is_done_then_as_usual() -> None:
+    seen = stages()
+    assert seen["import threshold"] == seen["build threshold"] == STARTING_THRESHOLD
+    assert seen["start threshold"] == STARTING_THRESHOLD  # the SDK's preload under way
+    assert seen["warm threshold"] == seen["usual"] < STARTING_THRESHOLD
 
 
 SLACK_PROBE = """
@@ -77,11 +101,7 @@ print(json.dumps([before, converted, "slackify_markdown" in sys.modules]))
 
 
 def test_slack_loads_its_markdown_converter_after_the_connection_not_at_start() -> None:
-    code = SLACK_PROBE.format(root=str(ROOT), after=AFTER)
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
-    )
-    before, converted, loaded = json.loads(out.stdout.strip().splitlines()[-1])
+    before, converted, loaded = probe(SLACK_PROBE.format(root=str(ROOT), after=AFTER))
     assert before == []
     assert converted == "*bold* &lt;b&gt;"  # the lazy module converts as the eager one did
     assert loaded
@@ -91,3 +111,40 @@ def test_a_slack_start_preloads_the_converter_with_the_model_sdk() -> None:
     import channels.slack
 
     assert "slackify_markdown" in channels.slack.WARM
+
+
+HTML_PROBE = """
+import json, sys
+sys.path.insert(0, {root!r})
+import bot.app, channels.slack
+before = "html2text" in sys.modules
+from bot.core.html_text import html_to_text
+converted = html_to_text("<p>Hello <b>there</b></p>")
+print(json.dumps([before, converted, "html2text" in sys.modules]))
+"""
+
+
+def test_html2text_loads_at_the_first_page_or_mail_converted_not_at_start() -> None:
+    before, converted, loaded = probe(HTML_PROBE.format(root=str(ROOT)))
+    assert not before
+    assert converted.strip() == "Hello **there**"
+    assert loaded
+
+
+def test_the_slack_app_is_named_so_bolt_reads_no_stack_at_start(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Unnamed, bolt's AsyncApp names itself with inspect.stack(), which reads the source
+    file of every frame: ~60 ms of a start before Slack connected."""
+    import inspect
+
+    from slack_sdk.web.async_client import AsyncWebClient
+
+    from channels.slack.connection import build_app
+
+    def no_stack(*args: object) -> None:
+        raise AssertionError("inspect.stack() at start")
+
+    monkeypatch.setattr(inspect, "stack", no_stack)
+    app = build_app(AsyncWebClient(token="xoxb-test"), lambda *a: None, None, lambda: None)
+    assert app.name == "channels.slack.bolt.app"  # its loggers sit under bolt's own

@@ -156,8 +156,10 @@ async def test_https_goes_to_the_checked_address_and_checks_the_host_name(
     pinned_to_loopback(monkeypatch)
     async with tls_site(tmp_path, "intranet.test") as (port, ca_file):
         fetch = WebFetch(FetchLimits(frozenset({"intranet.test"}), 100_000, 5.0, 20_000, ca_file))
+        assert "verify" not in vars(fetch)  # the CA bundle loads at the first fetch, not at start
         result = await fetch.handle({"url": f"https://intranet.test:{port}/"})
         assert f"host intranet.test:{port}" in result.text and not result.is_error
+        assert isinstance(vars(fetch)["verify"], ssl.SSLContext)  # then kept
         # without the private CA the same certificate is not trusted
         untrusted = WebFetch(FetchLimits(frozenset({"intranet.test"}), 100_000, 5.0, 20_000))
         with pytest.raises(ToolError, match=r"refused: the TLS certificate of intranet\.test"):
