@@ -33,6 +33,7 @@ async def complete(node: AgentLoop, conv: Conversation, system: str) -> LLMRespo
     attempt = 0
     repaired = False
     stream = services.human.progress.streamer(conv.key) if node.streams else None
+    await node.between_steps()  # the request is built in a slice of its own
     while True:
         try:
             model = failover.model_for(node, conv)

@@ -10,6 +10,7 @@ at most the model call of the step it interrupted, never a delivered reply.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Callable
@@ -161,6 +162,7 @@ class AgentLoop:
             if turns >= self.max_turns:
                 self._stop_at_limit(conv, held)
                 return Outcome("limit")
+            await self.between_steps()
             system = await calling.fit(self, conv)
             response = await self._complete(conv, system)
             turns += 1
@@ -376,6 +378,10 @@ class AgentLoop:
 
     async def _complete(self, conv: Conversation, system: str) -> LLMResponse | None:
         return await calling.complete(self, conv, system)
+
+    async def between_steps(self) -> None:
+        """A yield between the steps preparing a call: a hook or message waits one step."""
+        await asyncio.sleep(0)
 
     def call_label(self, conv: Conversation) -> CallLabel:
         """Whose usage a model call of this conversation is."""

@@ -24,7 +24,7 @@ import copy
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Protocol
 
 from agents.model.attachments import Expander
 from agents.model.blocks import THINKING, CacheControl, Message, Messages, blocks_of
@@ -48,8 +48,16 @@ log = logging.getLogger(__name__)
 CACHE: CacheControl = {"type": "ephemeral"}
 Observer = Callable[[CallRecord], None]
 Gate = Callable[[], Awaitable[None]]
-#: the backend of a provider (`anthropic`, `openai`), made at its first use
-Connect = Callable[[str], Backend]
+
+
+class Connect(Protocol):
+    """The backends of the providers (agents/model/providers `Connector`)."""
+
+    def __call__(self, provider: str) -> Backend:
+        """The backend of a provider (`anthropic`, `openai`), made at its first use."""
+
+    async def close(self) -> None:
+        """Every backend made closed."""
 
 
 class Provider:
@@ -120,10 +128,8 @@ class Provider:
             self._imported.add(sdk)
 
     async def close(self) -> None:
-        for backend in {
-            id(self.backend(m)): self.backend(m) for m in self.models.values()
-        }.values():
-            await backend.close()
+        """Every backend made (a fallback's too) closed, and the thread they ran in."""
+        await self._connect.close()
 
     async def complete(
         self,

@@ -230,6 +230,12 @@ class Session(AgentLoop):
         if self.in_model and self.task is not None:
             self.task.cancel()
 
+    async def between_steps(self) -> None:
+        """A stop said meanwhile ends the turn here (the model not yet called)."""
+        await super().between_steps()
+        if self.stopping:
+            raise TurnStopped
+
     async def _complete(self, conv: Conversation, system: str) -> Any:
         self.in_model = True
         try:

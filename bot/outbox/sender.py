@@ -184,6 +184,7 @@ class Outbox:
                         return
                     if not await self._deliver(key, row):
                         break  # its retry time now heads the queue: read again
+                    await asyncio.sleep(0)  # a channel that answers at once: one row a slice
         finally:
             # no await since the last read: a row queued from here on starts a new drain
             self._busy.discard(key)

@@ -15,6 +15,9 @@ fast fake in another process (tests/bench/fast_fake.py: answers at once).
 3. Receipt to the first visible post: sequential deliveries, each a new group, from the
    request's start to the recorder receiving the agent's answer.
 
+`--slices`: only the phases with a turn per delivery, under tests/bench/loop_slices.py's
+probe: the event loop's slices, the longest by task and code (slower: a probe's figures).
+
 Each phase also prints the bot's CPU time per request (process time over the phase /
 requests; the clients and the model run in other processes): wall times on a shared
 machine grow with its load, CPU time does not. For the phases that start turns the
@@ -41,6 +44,7 @@ from bot.app import App  # noqa: E402
 from bot.ops.hooks_samples import alertmanager, encoded, signed, workflow_run  # noqa: E402
 from tests.bench.bench_core import FastFake, pct  # noqa: E402
 from tests.bench.bench_ops import free_port  # noqa: E402
+from tests.bench.loop_slices import LoopSlices  # noqa: E402
 from tests.kits.app_kit import Recorder, make_settings, running_app  # noqa: E402
 from tests.kits.hooks_kit import SECRET, toml  # noqa: E402
 
@@ -216,6 +220,15 @@ async def measure(app: App, url: str, recorder: Recorder) -> None:
            await first_posts(url, recorder))  # fmt: skip
 
 
+async def slices(url: str, recorder: Recorder) -> None:
+    await warm_up(url)
+    for what, count, pace in (("back to back", 300, 0.0), ("paced", PACED, PACED_RATE)):
+        with LoopSlices() as probe:
+            await timed_acks(f"receipt -> 2xx, each a coordinator turn ({count} {what}, probed)",
+                             url, recorder, "ci", count, pace, turns=True)  # fmt: skip
+        probe.report()
+
+
 async def main() -> None:
     fake = FastFake()
     data_dir = Path(tempfile.mkdtemp())
@@ -230,7 +243,11 @@ async def main() -> None:
     recorder = Recorder()
     try:
         async with running_app(settings, [recorder]) as app:
-            await measure(app, f"http://127.0.0.1:{port}", recorder)
+            url = f"http://127.0.0.1:{port}"
+            if "--slices" in sys.argv:
+                await slices(url, recorder)
+            else:
+                await measure(app, url, recorder)
     finally:
         fake.stop()
 

@@ -74,9 +74,11 @@ async def test_thinking_never_reaches_a_person_a_log_a_page_or_an_archive(
     settings = slack_settings(tmp_path, fake, slack, SWITCHBOARD_MODEL=SUMMARIZED)
     with caplog.at_level(logging.INFO):  # the SDK logs whole requests at DEBUG
         async with slack_app(settings) as (app, _):
+            thoughts = []  # the second answer is read after the fake has seen its request
+            app.events.subscribe(lambda e: thoughts.append(e) if e.type == "llm.thought" else 0)
             ts = slack.post(f"{MENTION} I drink tea", channel="C1")
             await slack.until(posted("Noted."))
-            await eventually(lambda: len(fake.calls) == 2)
+            await eventually(lambda: len(fake.calls) == 2 and len(thoughts) == 2)
             assert SECRET in json.dumps(thought_blocks(fake.calls[1]))  # the model's, kept
             messages, _ = app.store.agents.load_conversation("coordinator", "slack:C1/" + ts)
     assert SECRET not in json.dumps(slack.posts)

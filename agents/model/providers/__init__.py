@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agents.model.providers.base import Backend
+from agents.model.providers.offloop import ModelThread, Threaded
 
 ANTHROPIC = "anthropic"
 
@@ -49,19 +50,27 @@ class Endpoints:
 
 
 class Connector:
-    """One backend per provider, made at its first use."""
+    """One backend per provider, made at its first use; their calls run in the model
+    thread (agents/model/providers/offloop.py), off the bot's event loop."""
 
     def __init__(self, endpoints: Endpoints) -> None:
         self.endpoints = endpoints
         self._backends: dict[str, Backend] = {}
+        self.thread = ModelThread()
 
     def __call__(self, provider: str) -> Backend:
         if provider not in self._backends:
-            self._backends[provider] = self._make(provider)
+            self._backends[provider] = Threaded(self._make(provider), self.thread)
         return self._backends[provider]
 
     def made(self) -> list[Backend]:
         return list(self._backends.values())
+
+    async def close(self) -> None:
+        """Every backend made closed (its client's connections), then the model thread."""
+        for backend in self.made():
+            await backend.close()
+        self.thread.stop()
 
     def _make(self, provider: str) -> Backend:
         e = self.endpoints
