@@ -61,8 +61,25 @@ FLUSH_ROUNDS = 3
 _RESULT_CHARS = 2_000  # per tool result in the transcript the summariser reads
 
 
+#: the JSON size of a tool list, by the list's id (a toolbox keeps one list until its
+#: tools change; the list is held here so its id is not reused); at most _SIZES_MAX
+_tool_sizes: dict[int, tuple[list[dict[str, Any]], int, int]] = {}
+_SIZES_MAX = 512
+
+
+def _tools_size(tools: list[dict[str, Any]]) -> int:
+    held = _tool_sizes.get(id(tools))
+    if held is not None and held[0] is tools and len(tools) == held[1]:
+        return held[2]
+    size = len(json.dumps(tools))
+    if len(_tool_sizes) >= _SIZES_MAX:
+        del _tool_sizes[next(iter(_tool_sizes))]
+    _tool_sizes[id(tools)] = (tools, len(tools), size)
+    return size
+
+
 def estimate_tokens(system: str, tools: list[dict[str, Any]], messages: Messages) -> int:
-    size = len(system) + len(json.dumps(tools)) + len(json.dumps(messages))
+    size = len(system) + _tools_size(tools) + len(json.dumps(messages))
     return size // CHARS_PER_TOKEN + media_tokens(messages)
 
 

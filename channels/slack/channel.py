@@ -179,6 +179,7 @@ class SlackChannel(BaseChannel):
         for ref in receipt.refs:  # replies in these threads reach the bot without a mention
             target = Target.parse(ref)
             self.threads.remember(target.address, target.thread or "")
+            self.slack_progress.posted(target.address, target.thread)
             if target.thread:
                 self.catchup.posted_in(target.address, target.thread)
         return receipt

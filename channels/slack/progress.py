@@ -6,9 +6,17 @@ it is written (channels/slack/live.py).
 A DM's top-level conversation has no thread: its status line goes under the person's
 latest message there. Every call here is a courtesy: its failure is logged by the
 progress seam and changes nothing else.
+
+Slack takes a thread's status line down itself when the app sends a message there
+(`assistant.threads.setStatus`: "removed if no message has been sent" within two
+minutes), so the end of a turn that answered costs no call: `finished` waits
+CLEAR_AFTER_SECONDS for the answer's post (the outbox delivers it just after the turn)
+and clears the line only if nothing was posted there since it was set (a silent turn).
 """
 
 from __future__ import annotations
+
+import asyncio
 
 from slack_sdk.web.async_client import AsyncWebClient
 
@@ -17,6 +25,10 @@ from channels.slack.live import SlackLives
 
 #: Slack drops a status line two minutes after it was set; renew it before then
 REFRESH_SECONDS = 90.0
+#: how long the end of a turn waits for its answer's post before clearing the line itself
+CLEAR_AFTER_SECONDS = 2.0
+#: bound of `_shown` (threads whose line is up): the oldest are forgotten beyond it
+SHOWN_MAX = 10_000
 
 
 class SlackProgress:
@@ -27,6 +39,8 @@ class SlackProgress:
         self.lives = lives
         self._asked: dict[str, str] = {}  # target -> ts of the person's latest message
         self._suspended: set[str] = set()  # threads whose session waits for a person
+        #: (channel, thread) -> a token per status set there, until a post takes it down
+        self._shown: dict[tuple[str, str], object] = {}
 
     async def working(self, target: Target, status: str, recipient: str | None) -> None:
         thread = target.thread or self._asked.get(str(target))
@@ -34,6 +48,15 @@ class SlackProgress:
             await self.client.assistant_threads_setStatus(
                 channel_id=target.address, thread_ts=thread, status=status
             )
+            self._shown.pop((target.address, thread), None)
+            self._shown[(target.address, thread)] = object()
+            if len(self._shown) > SHOWN_MAX:
+                del self._shown[next(iter(self._shown))]
+
+    def posted(self, channel: str, thread: str | None) -> None:
+        """The app sent a message in `thread` (channel id): Slack took its line down."""
+        if thread:
+            self._shown.pop((channel, thread), None)
 
     async def suspended(self, target: Target, question: str) -> None:
         """A worker's question was posted in `target`'s thread: its agent session shows
@@ -61,13 +84,19 @@ class SlackProgress:
 
     async def finished(self, target: Target, msg: Inbound | None) -> None:
         thread = target.thread or self._asked.pop(str(target), None)
-        if thread:  # an empty status clears the line (a post of ours clears it too)
-            await self.client.assistant_threads_setStatus(
-                channel_id=target.address, thread_ts=thread, status=""
-            )
         if msg is not None:
             channel, _, ts = msg.message_id.partition(":")
             await self.client.reactions_add(channel=channel, timestamp=ts, name="white_check_mark")
+        where = (target.address, thread or "")
+        token = self._shown.get(where)
+        if token is None or not thread:
+            return
+        await asyncio.sleep(CLEAR_AFTER_SECONDS)
+        if self._shown.get(where) is token:  # no post since, no new turn: clear it
+            del self._shown[where]
+            await self.client.assistant_threads_setStatus(
+                channel_id=target.address, thread_ts=thread, status=""
+            )
 
     def feed(self, target: Target, recipient: str | None, delta: str) -> None:
         self.lives.feed(target, recipient, delta)

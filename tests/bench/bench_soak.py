@@ -48,6 +48,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -131,7 +132,9 @@ class Run:
     model: Model
     world: MailWorld | None
     samples: list[Sample]
+    slack: FakeSlack
     began: float = 0.0
+    slack_calls0: int = 0  # the fake Slack's API calls before the traffic began
 
     def bot_cpu(self) -> float:
         """The bot and the processes it runs (the MCP server), in CPU seconds."""
@@ -216,7 +219,8 @@ def report(run: Run, found: Answers, cpu: tuple[float, float], ended: float) -> 
     seconds = max(ended - run.began, 1e-9)
     bot_ms, fakes_ms = (c * 1000 / max(ledger.sent, 1) for c in cpu)
     kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(ledger.kinds.items()))
-    print(f"sent {ledger.sent} messages ({kinds}); {run.model.calls} model calls")
+    print(f"routed {ledger.sent} messages ({kinds}); {run.model.calls} model calls; "
+          f"{run.model.folded} reached the model folded with others into one call")  # fmt: skip
     print(f"answered exactly once: {once} of {len(ledger.owed)}; missing {len(missing)} "
           f"{missing[:8]}; more than once or wrong {len(extra)} {extra[:8]}")  # fmt: skip
     rate = ledger.sent / seconds
@@ -225,6 +229,10 @@ def report(run: Run, found: Answers, cpu: tuple[float, float], ended: float) -> 
           f"{bot_ms:.1f} ms, fakes + driver + dovecot {fakes_ms:.1f} ms; load average "
           f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; a million messages at this rate: "
           f"{1e6 / rate / 3600:.1f} h")  # fmt: skip
+    calls = Counter(c.method for c in run.slack.calls[run.slack_calls0 :])
+    per = ", ".join(f"{m} {n / max(ledger.sent, 1):.2f}" for m, n in calls.most_common(6))
+    print(f"Slack API calls per routed message: {sum(calls.values()) / max(ledger.sent, 1):.2f}"
+          f" ({per})")  # fmt: skip
     failed = []
     if missing:
         failed.append(f"{len(missing)} never answered")
@@ -252,7 +260,7 @@ def soak(args: argparse.Namespace) -> str:
             [sys.executable, "-m", "bot", "run"], cwd=HERE, env=env, stdout=log, stderr=log
         )
         traffic = Traffic(slack, discord, world.send if world else None)
-        run = Run(proc, port, tmp / "var", pg_url, traffic, model, world, [])
+        run = Run(proc, port, tmp / "var", pg_url, traffic, model, world, [], slack)
         found = Answers(slack, discord, world.handler.accepted if world else [])
         driver = threading.Thread(
             target=drive, args=(traffic, args.rate, args.messages, stop), daemon=True
@@ -262,7 +270,7 @@ def soak(args: argparse.Namespace) -> str:
             time.sleep(2)  # the email channel's first IMAP login, the MCP server's start
             profiler = py_spy(proc.pid, args.profile, tmp)
             cpu0 = (run.bot_cpu(), run.fakes_cpu())
-            run.began = time.monotonic()
+            run.began, run.slack_calls0 = time.monotonic(), len(slack.calls)
             driver.start()
             print(f"soak: {args.minutes:g} min standing for {MONTH_DAYS} days (x{scale:.0f}); "
                   f"retention {retention:.0f} s; {args.rate:g} messages/s; "
@@ -298,16 +306,19 @@ def soak(args: argparse.Namespace) -> str:
 
 def py_spy(pid: int, seconds: float, tmp: Path) -> subprocess.Popen[bytes] | None:
     """py-spy recording the bot for `seconds` (if asked and installed), in the
-    background: raw folded stacks in profile.txt under the run's data dir."""
+    background: raw folded stacks in profile.txt under the run's data dir, and this
+    process (the fakes and the driver) in fakes-profile.txt; the bot's recorder is
+    returned. tests/bench/soak_profile.py sorts either into what the time went to."""
     spy = Path(sys.executable).parent / "py-spy"
     if not seconds or not spy.exists():
         return None
-    out = tmp / "profile.txt"
-    return subprocess.Popen(
-        [str(spy), "record", "-p", str(pid), "-d", str(int(seconds)), "-f", "raw", "-o",
-         str(out), "-r", "50"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+    for who, name in ((os.getpid(), "fakes-profile.txt"), (pid, "profile.txt")):
+        spied = subprocess.Popen(
+            [str(spy), "record", "-p", str(who), "-d", str(int(seconds)), "-f", "raw", "-o",
+             str(tmp / name), "-r", "50"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+    return spied
 
 
 def main(argv: list[str] | None = None) -> str:

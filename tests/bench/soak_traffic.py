@@ -45,14 +45,18 @@ ASKED = re.compile(r"\*(W\d+) asks:\*")
 TAG = re.compile(r"\b((?:m|W|A)\d+)\b")
 #: (kind, share of the traffic): the rest opens new Slack threads
 MIX = (
+    ("ambient", 0.15),
+    ("burst", 0.06),
     ("discord", 0.12),
     ("worker", 0.04),
     ("approval", 0.02),
     ("trigger", 0.01),
     ("file", 0.03),
     ("email", 0.05),
-    ("reply", 0.33),
+    ("reply", 0.22),
 )
+#: a burst: one person writes this many lines in a row in a thread the bot is in
+BURST = (2, 4)
 
 
 class Model:
@@ -62,6 +66,8 @@ class Model:
         self.probes: dict[str, float] = {}
         self.arrived: dict[str, float] = {}
         self.calls = 0
+        #: tags that reached the model in one call with other tags (folded into one turn)
+        self.folded = 0
 
     def __call__(self, call: Call) -> list[dict[str, Any]]:
         self.calls += 1
@@ -75,8 +81,10 @@ class Model:
         # a turn may take several messages, and a note may ride beside a tool result
         heard = "\n".join(unwrap(b["text"]) for b in call.blocks() if b.get("type") == "text")
         tags = list(dict.fromkeys(TAG.findall(heard)))
-        for tag in tags:
-            self.arrived.setdefault(tag, time.monotonic())
+        fresh = [tag for tag in tags if tag not in self.arrived]
+        self.folded += len(fresh) if len(fresh) > 1 else 0
+        for tag in fresh:
+            self.arrived[tag] = time.monotonic()
         calls, words = [], []
         for tag in tags:
             if f"spawn {tag}" in heard:
@@ -126,10 +134,12 @@ class Ledger:
     clicks: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def note(self, kind: str, tag: str | None = None, word: str = "ok") -> None:
+    def note(
+        self, kind: str, tag: str | None = None, word: str = "ok", routed: bool = True
+    ) -> None:
         with self.lock:
             self.kinds[kind] += 1
-            self.sent += kind != "click"
+            self.sent += routed and kind != "click"
             if tag is not None:
                 self.owed[tag] = word
                 self.sent_at[tag] = time.monotonic()
@@ -174,7 +184,9 @@ class Traffic:
                 kind = name
                 break
             roll -= share
-        if (kind == "email" and self.mail is None) or (kind == "reply" and not self.threads):
+        if (kind == "email" and self.mail is None) or (
+            kind in ("reply", "burst") and not self.threads
+        ):
             kind = "thread"
         getattr(self, f"_{kind}")(n, f"C{n % CHANNELS:03d}")
 
@@ -187,6 +199,21 @@ class Traffic:
         ch, ts = random.Random(n).choice(self.threads)
         self.ledger.note("slack reply", f"m{n}")
         self.slack.post(f"{MENTION} and then m{n}", channel=ch, thread_ts=ts)
+
+    def _burst(self, n: int, channel: str) -> None:
+        """Several lines in a row from one person in a thread the bot is in, no mention:
+        the later ones may reach the model in the same turn (folded) or in the next."""
+        ch, ts = random.Random(n).choice(self.threads)
+        lines = random.Random(-n).randint(*BURST)
+        for k in [n, *(next(self.ids) for _ in range(lines - 1))]:
+            self.ledger.note("burst line", f"m{k}")
+            self.slack.post(f"also m{k}", user="UCAROL", channel=ch, thread_ts=ts)
+
+    def _ambient(self, n: int, channel: str) -> None:
+        """Channel talk that does not address the bot: it is not routed, and owes nothing
+        (an answer to its tag counts as wrong)."""
+        self.ledger.note("ambient (not routed)", routed=False)
+        self.slack.post(f"lunch at noon? m{n}", user="UDAVE", channel=channel)
 
     def _discord(self, n: int, channel: str) -> None:
         self.ledger.note("discord", f"m{n}")

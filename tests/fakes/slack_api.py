@@ -263,6 +263,7 @@ class FakeSlack(
             if message.get(key):
                 stored[key] = message[key]
         self.remember(stored)
+        self.sent_in(channel, message.get("thread_ts"))
         self.posts.append(message)
         self._notify()
         await self._echo(message)

@@ -89,6 +89,7 @@ class FilesApi:
             "initial_comment": params.get("initial_comment"),
         }
         self.uploads.append(upload)
+        self.sent_in(str(upload["channel"]), upload["thread_ts"])  # type: ignore[attr-defined]
         self._notify()
         if not self.completes_open.is_set():  # shared; the client may die before it hears so
             await asyncio.to_thread(self.completes_open.wait, 60)

@@ -1,8 +1,11 @@
 """The fake Slack's live surfaces (a mixin of `FakeSlack`), with Slack's limits:
 
 - `assistant.threads.setStatus` (channel_id, thread_ts, status; at most 10
-  `loading_messages`), recorded in `statuses`; `agents.sessions.setStatus` (`active`,
-  `processing`, `suspended`, `closed`) in `sessions`; `reactions.add` in `reactions`.
+  `loading_messages`), recorded in `statuses`; `showing` holds each thread's status
+  line as a person sees it: an empty status clears it, and so does a message the app
+  sends in the thread (Slack: "removed if no message has been sent" in two minutes);
+  `agents.sessions.setStatus` (`active`, `processing`, `suspended`, `closed`) in
+  `sessions`; `reactions.add` in `reactions`.
 - `chat.startStream` / `chat.appendStream` / `chat.stopStream`: a message written in
   pieces. `markdown_text` is at most 12,000 characters a call (`msg_too_long`);
   outside a DM (channel not `D...`) `recipient_team_id` and `recipient_user_id` are
@@ -40,6 +43,7 @@ def _error(code: str) -> Answer:
 
 class StreamsApi:
     statuses: list[dict[str, Any]]
+    showing: dict[tuple[str, str], str]
     sessions: list[dict[str, Any]]
     reactions: list[dict[str, Any]]
     streams: dict[str, dict[str, Any]]
@@ -48,6 +52,7 @@ class StreamsApi:
 
     def _init_streams(self) -> None:
         self.statuses, self.sessions, self.reactions = [], [], []
+        self.showing = {}
         self.streams = {}
         self.stream_ttl = 300.0
         self.lose_stream_answers = 0  # streams to start, then cut instead of answering
@@ -70,6 +75,11 @@ class StreamsApi:
         if len(params.get("loading_messages") or []) > 10:
             return _error("invalid_arguments")
         self.statuses.append({**params, "at": time.monotonic()})
+        where = (str(params["channel_id"]), str(params["thread_ts"]))
+        if params.get("status"):
+            self.showing[where] = str(params["status"])
+        else:
+            self.showing.pop(where, None)
         self._notify()
         return {"ok": True}, {}
 
@@ -85,6 +95,11 @@ class StreamsApi:
         self._notify()
         return {"ok": True}, {}
 
+    def sent_in(self, channel: str, thread: Any) -> None:
+        """The app sent a message in `thread`: Slack takes its status line down."""
+        if thread:
+            self.showing.pop((channel, str(thread)), None)
+
     async def _chat_startStream(self: FakeSlack, params: dict, token: str) -> Answer:
         channel, thread = str(params.get("channel", "")), params.get("thread_ts")
         if not channel or not thread:
@@ -98,6 +113,7 @@ class StreamsApi:
         if len(text) > MARKDOWN_LIMIT:
             return _error("msg_too_long")
         ts = self.next_ts()
+        self.sent_in(channel, thread)
         message = {
             "type": "message",
             "channel": channel,

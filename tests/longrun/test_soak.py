@@ -22,10 +22,13 @@ def test_a_short_soak_samples_the_running_bot(capsys: pytest.CaptureFixture[str]
     rows = [r for r in out.splitlines() if r.strip() and r.split()[0].replace(".", "").isdigit()]
     assert len(rows) >= 4
     assert all(float(r.split()[1]) > 20 for r in rows)  # an RSS read from the live process
-    sent = out.split("\nsent ", 1)[1].split()[0]
-    assert int(sent) > 20
-    kinds = out.split("\nsent ", 1)[1].split("\n", 1)[0]
+    routed = out.split("\nrouted ", 1)[1].split()[0]
+    assert int(routed) > 20
+    kinds = out.split("\nrouted ", 1)[1].split("\n", 1)[0]
     for kind in ("slack thread", "discord", "email", "file", "worker park+resume", "approval"):
         assert kind in kinds, kinds
+    for kind in ("burst line", "ambient (not routed)"):  # a busy team's talk
+        assert kind in kinds, kinds
+    assert "Slack API calls per routed message" in out
     once = out.split("answered exactly once: ", 1)[1].split(";", 1)[0].split(" of ")
     assert once[0] == once[1], out

@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
-from agents.memory.compaction import FLUSH, SUMMARISE
+from agents.memory.compaction import FLUSH, SUMMARISE, estimate_tokens
 from tests.fakes.anthropic_api import Call, FakeAnthropic, text, tool
 from tests.kits.app_kit import Recorder, events, inbound, make_settings, running_app
 from tests.kits.memory_kit import assert_tool_pairs_valid
@@ -129,3 +130,16 @@ async def test_correction_fact_found_after_60_turns_and_compaction(
     archives = sorted((settings.data_dir / "agents/coordinator/archive").glob("terminal-*.jsonl"))
     assert len(archives) == kinds.count("memory.compacted")
     assert "My API key is 12345" in archives[0].read_text()  # archived, never deleted
+
+
+def test_the_token_estimate_follows_the_tools_it_is_given() -> None:
+    """The tool list's size is remembered per list (a toolbox keeps one until its tools
+    change), never reused for another list or for the same list grown."""
+    spec = {"name": "t", "description": "d" * 400, "input_schema": {"type": "object"}}
+    tools: list[dict[str, Any]] = [spec]
+    one = estimate_tokens("", tools, [])
+    assert estimate_tokens("", tools, []) == one
+    assert estimate_tokens("", [spec, dict(spec, name="u")], []) > one
+    tools.append(dict(spec, name="v"))
+    assert estimate_tokens("", tools, []) > one
+    assert estimate_tokens("", [], []) < one

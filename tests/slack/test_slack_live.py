@@ -5,8 +5,10 @@ and errors), the fake model streaming its answer paced."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
+from channels.slack.progress import CLEAR_AFTER_SECONDS
 from tests.fakes.anthropic_api import FakeAnthropic, Reply, text
 from tests.fakes.slack_api import FakeSlack
 from tests.fakes.slack_ids import TEAM
@@ -45,9 +47,25 @@ async def test_status_line_shows_before_a_slow_answer(
         await slack.until(lambda s: len(s.statuses) >= 1, timeout=1.0)
         assert not slack.posts and not slack.streams  # progress before any answer
         await eventually(lambda: len(sent(settings.data_dir)) == 1)
-        await slack.until(lambda s: s.statuses[-1]["status"] == "")  # cleared at the end
+        await slack.until(lambda s: not s.showing)  # down at the end: the answer took it
+        await asyncio.sleep(CLEAR_AFTER_SECONDS + 0.5)
     first = slack.statuses[0]
     assert (first["channel_id"], first["thread_ts"], first["status"]) == ("C1", ts, "is thinking…")
+    assert [s["status"] for s in slack.statuses] == ["is thinking…"]  # no clearing call
+
+
+async def test_a_silent_turn_clears_its_status_line(
+    tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack
+) -> None:
+    """Nothing is posted, so nothing takes the line down: the bot clears it itself."""
+    fake.responder = lambda call: Reply([text("NO_REPLY")], delay=1.0)
+    settings = slack_settings(tmp_path, fake, slack, SWITCHBOARD_STREAMING="off")
+    async with slack_app(settings):
+        ts = slack.post(f"{MENTION} thanks, that is all", channel="C1")
+        await slack.until(lambda s: s.showing.get(("C1", ts)) == "is thinking…", timeout=1.0)
+        await slack.until(lambda s: not s.showing, timeout=CLEAR_AFTER_SECONDS + 15)
+    assert [s["status"] for s in slack.statuses] == ["is thinking…", ""]
+    assert not slack.posts and not slack.streams
 
 
 async def test_streamed_answer_is_one_message_equal_to_the_outbox_text(

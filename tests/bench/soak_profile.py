@@ -1,0 +1,132 @@
+"""Where the soak's CPU went: py-spy's raw stacks (bench_soak.py --profile) sorted into
+what the bot (or the fakes) was doing, every sample counted once.
+
+    .venv/bin/python tests/bench/soak_profile.py DATA/profile.txt [--seconds 100]
+    .venv/bin/python tests/bench/soak_profile.py DATA/fakes-profile.txt --fakes
+
+Each stack goes to the first bucket whose rule matches one of its frames (ordered from
+the most specific: the model call's parts before the agent loop that makes it); stacks
+whose innermost frame is a wait (a thread blocked on a lock, the selector, a pool's
+queue) are idle, not CPU, and are counted apart. What no rule names is `other`, with
+its commonest stacks printed, so the buckets always add up to 100% of the busy samples.
+With `--seconds` (how long py-spy recorded, at 50 samples a second), the busy samples
+are also given as cores, to set beside the CPU the soak measured from /proc.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+
+IDLE = (
+    "Condition.wait (",
+    "_worker (",
+    "EpollSelector.select (",
+    "_do_waitpid (",
+    "Event.wait (",
+    "Thread.join (",
+    "lock.acquire (",
+)
+Rule = tuple[str, Callable[[str], bool]]
+
+
+def has(*names: str) -> Callable[[str], bool]:
+    return lambda stack: any(name in stack for name in names)
+
+
+def both(a: Callable[[str], bool], b: Callable[[str], bool]) -> Callable[[str], bool]:
+    return lambda stack: a(stack) and b(stack)
+
+
+BOT: list[Rule] = [
+    ("model call: reading the streamed answer (SDK SSE events, accumulate)",
+     has("AsyncMessageStream.get_final_message", "AsyncMessageStream.until_done")),
+    ("model call: sending the request (SDK copy + JSON, httpx, socket)",
+     has("AsyncMessageStreamManager.__aenter__")),
+    ("model call: the rest (SDK options, our provider)",
+     has("AnthropicBackend.", "Provider.complete")),
+    ("turn: context, memory, prompt, token estimate",
+     has("fit (", "AgentLoop.add_context", "Memory.context", "turn_context")),
+    ("turn: checkpoint and absorb (SQL transaction)",
+     has("AgentLoop.checkpoint", "AgentLoop.absorb")),
+    ("turn: the rest of the agent loop (speak, tools, sessions)",
+     has("AgentLoop.", "Session.", "Coordinator.", "Worker.run", "Team._guard")),
+    ("outbox: Slack post (mrkdwn, SDK, HTTP)",
+     both(has("Outbox._drain"), has("SlackChannel", "SlackPoster"))),
+    ("outbox: Discord and email posts",
+     both(has("Outbox._drain"), has("Discord", "Email", "smtp"))),
+    ("outbox: claim, attempts, SQL", has("Outbox.")),
+    ("status lines (Slack setStatus, clear)", has("Progress.", "SlackProgress.")),
+    ("Slack intake: event dispatch and journal", has("SlackEvents.", "on_event")),
+    ("Slack intake: Socket Mode receive, parse, ack (SDK)",
+     has("slack_sdk", "slack_bolt")),
+    ("Discord", has("discord", "Discord")),
+    ("email channel", has("channels/email", "aioimaplib", "imap")),
+    ("triggers (APScheduler)", has("apscheduler", "bot/triggers")),
+    ("human node, router, bus", has("bot/inbox", "bot/core/bus")),
+    ("events.jsonl, audit, usage", has("bot/core/events.py", "bot/ledger")),
+    ("operator HTTP (/metrics the soak reads)", has("bot/ops", "aiohttp/web")),
+    ("pruning, WAL", has("prune", "growth")),
+    ("MCP client", has("mcp/")),
+    ("HTTP writes outside the above (aiohttp, httpx)", has("aiohttp", "httpx", "httpcore")),
+    ("store (other)", has("bot/store")),
+    ("asyncio itself (select, callbacks, tasks)", has("asyncio/")),
+]  # fmt: skip
+FAKES: list[Rule] = [
+    ("fake model: request checks and thinking (the API's rules)",
+     has("anthropic_rules.py", "anthropic_thinking.py", "anthropic_params.py")),
+    ("fake model: the script (soak_traffic.Model)", has("soak_traffic.py:", "Model.__call__")),
+    ("fake model: answer, SSE stream", has("anthropic_api.py", "anthropic_stream.py")),
+    ("fake Slack: Web API", has("slack_api.py", "slack_streams.py", "slack_files.py")),
+    ("fake Slack: Socket Mode events", has("slack_events.py", "send_event")),
+    ("fake Discord", has("discord_api.py", "discord_posts.py", "discord_gateway")),
+    ("driver: traffic and ledger", has("drive (", "Traffic.", "Ledger.")),
+    ("soak: samples, answers check", has("bench_soak.py", "soak_verdict.py", "Answers.")),
+    ("SMTP relay, mail", has("aiosmtpd", "servers.py")),
+    ("aiohttp server (request parse, response write)", has("aiohttp/")),
+    ("asyncio itself (select, callbacks, tasks)", has("asyncio/")),
+]  # fmt: skip
+
+
+def buckets(lines: list[str], rules: list[Rule]) -> tuple[Counter[str], int, Counter[str]]:
+    """(samples per bucket, idle samples, the commonest unnamed stacks)."""
+    counts: Counter[str] = Counter()
+    other: Counter[str] = Counter()
+    idle = 0
+    for line in lines:
+        stack, _, n = line.rstrip().rpartition(" ")
+        if not stack or not n.isdigit():
+            continue
+        if stack.split(";")[-1].startswith(IDLE):
+            idle += int(n)
+            continue
+        name = next((name for name, rule in rules if rule(stack)), "other")
+        counts[name] += int(n)
+        if name == "other":
+            other[";".join(re.sub(r" \(.*/", " (", f) for f in stack.split(";")[-3:])] += int(n)
+    return counts, idle, other
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("profile", type=Path)
+    parser.add_argument("--fakes", action="store_true", help="the fakes' process")
+    parser.add_argument("--seconds", type=float, default=0.0)
+    args = parser.parse_args(argv)
+    counts, idle, other = buckets(
+        args.profile.read_text().splitlines(), FAKES if args.fakes else BOT
+    )
+    busy = sum(counts.values())
+    cores = f" = {busy / 50 / args.seconds:.2f} cores" if args.seconds else ""
+    print(f"{busy + idle} samples: {idle} idle waits (not CPU), {busy} busy{cores} = 100%")
+    for name, n in counts.most_common():
+        print(f"{n / max(busy, 1) * 100:5.1f}%  {name}")
+    for stack, n in other.most_common(8):
+        print(f"      other {n / max(busy, 1) * 100:4.1f}%: {stack[:160]}")
+
+
+if __name__ == "__main__":
+    main()
