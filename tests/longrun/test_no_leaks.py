@@ -19,6 +19,10 @@ from tests.kits.slack_kit import slack_app, slack_settings
 from tests.kits.tools_kit import stdio_entry, tools_settings
 
 SLACK_OF = 3  # tasks and fds a reconnect may still hold while the new socket settles
+#: keep-alive connections to Slack's Web API the bot's pool may add when a round's posts
+#: overlap more than the warm round's did (16 seen on a loaded machine); a leak per
+#: conversation adds sixty
+POOLED = 30
 RESTARTS = 10  # MCP server restarts
 
 
@@ -26,8 +30,21 @@ def tasks() -> int:
     return len(asyncio.all_tasks())
 
 
-def fds() -> int:
-    return len(os.listdir("/proc/self/fd"))
+def fds(*servers: int) -> int:
+    """Open fds of this process, less the accepted sockets of the fakes it also runs
+    (listening on `servers`): those are the fakes', not the bot's."""
+    theirs = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            local, remote = (int(f.rsplit(":", 1)[1], 16) for f in fields[1:3])
+            if local in servers and remote:  # a fake's end of a connection
+                theirs.add(f"socket:[{fields[9]}]")
+    mine = 0
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):
+            mine += os.readlink(f"/proc/self/fd/{fd}") not in theirs
+    return mine
 
 
 async def settle(slack: FakeSlack, posts: int) -> None:
@@ -44,11 +61,11 @@ async def test_conversations_and_reconnects_leave_no_tasks_or_files(
         for i in range(60):  # warm: the HTTP pools of Slack and the model fill up
             slack.post(f"warm {i}", channel=f"D{i + 1}", channel_type="im")
         await settle(slack, 60)
-        before = (tasks(), fds())
+        before = (tasks(), fds(slack.port, fake.port))
         for i in range(60):  # sixty more conversations, one message each
             slack.post(f"question {i}", channel=f"D{i + 101}", channel_type="im")
         await settle(slack, 120)
-        after_talk = (tasks(), fds())
+        after_talk = (tasks(), fds(slack.port, fake.port))
         for _ in range(10):
             opened = slack.connections
             slack.drop()
@@ -58,10 +75,12 @@ async def test_conversations_and_reconnects_leave_no_tasks_or_files(
             await asyncio.sleep(0.3)
         await asyncio.sleep(2.0)
         gc.collect()
-        after_drops = (tasks(), fds())
+        after_drops = (tasks(), fds(slack.port, fake.port))
         print(f"tasks/fds: {before}, after 60 conversations {after_talk}, 10 drops {after_drops}")
-        assert after_talk[0] <= before[0] + SLACK_OF and after_talk[1] <= before[1] + SLACK_OF
-        assert after_drops[0] <= before[0] + SLACK_OF and after_drops[1] <= before[1] + SLACK_OF
+        assert after_talk[0] <= before[0] + SLACK_OF
+        assert after_talk[1] <= before[1] + SLACK_OF + POOLED
+        assert after_drops[0] <= before[0] + SLACK_OF
+        assert after_drops[1] <= after_talk[1] + SLACK_OF
         assert not app.coordinator.sessions  # every conversation's session left when done
 
 
