@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.store.core import Store
 from config.settings import Database, Settings
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.kits.app_kit import make_settings
@@ -113,6 +114,14 @@ def database(request: pytest.FixtureRequest, tmp_path: Path) -> Database:
         return tmp_path / "switchboard.db"
     url: str = request.getfixturevalue("pg_url")
     return url
+
+
+@pytest.fixture
+def store(database: Database) -> Iterator[Store]:
+    """A store open on `database` (each backend), closed after the test."""
+    s = Store(database)
+    yield s
+    s.close()
 
 
 @pytest.fixture

@@ -7,11 +7,8 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
-
-import pytest
 
 from bot.core.messages import Attachment
 from bot.inbox.files import FileStore
@@ -20,17 +17,9 @@ from bot.store.approvals import ApprovalRow
 from bot.store.core import ParkedState, QuestionRow, Store, WorkerRow
 from bot.store.prune import Pruner
 from config.retention import DAY
-from config.settings import Database
 from tests.kits.app_kit import inbound
 
 LATER = 120 * DAY
-
-
-@pytest.fixture
-def store(database: Database) -> Iterator[Store]:
-    s = Store(database)
-    yield s
-    s.close()
 
 
 def saved(files: FileStore, name: str) -> Attachment:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
 
 import pytest
 
@@ -18,17 +17,10 @@ from bot.store.prune import Pruner, last_run
 from bot.store.usage import UsageRow
 from channels.discord.threads import Threads
 from config.retention import DAY
-from config.settings import Database, SettingsError, load_settings
+from config.settings import SettingsError, load_settings
 from tests.kits.app_kit import inbound
 
 LATER = 120 * DAY  # how far the pruner's clock is ahead of the rows written now
-
-
-@pytest.fixture
-def store(database: Database) -> Iterator[Store]:
-    s = Store(database)
-    yield s
-    s.close()
 
 
 def count(store: Store, table: str, where: str = "1 = 1") -> int:

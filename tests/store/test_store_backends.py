@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -32,13 +31,6 @@ from tests.kits.app_kit import inbound
 from tests.kits.pgcluster import PgCluster
 
 HOUR = 3600.0
-
-
-@pytest.fixture
-def store(database: Database) -> Iterator[Store]:
-    s = Store(database)
-    yield s
-    s.close()
 
 
 def count(store: Store, table: str) -> int:

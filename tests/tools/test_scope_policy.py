@@ -4,10 +4,7 @@ wire-level behaviour is in tests/tools/test_scope.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from bot.core.events import EventLog
 from bot.core.messages import Target
@@ -15,7 +12,6 @@ from bot.inbox.people import People
 from bot.inbox.scope import FileOwners, Scope
 from bot.store.core import Store
 from config.entries import PersonConfig
-from config.settings import Database
 
 
 class Members:
@@ -38,13 +34,6 @@ class Members:
 
 HERE = Target("slack", "C1", "1700.1")
 CONV = "slack:C1/1700.1"
-
-
-@pytest.fixture
-def store(database: Database) -> Iterator[Store]:
-    s = Store(database)
-    yield s
-    s.close()
 
 
 def make(store: Store, tmp_path: Path, **kw: object) -> tuple[Scope, Members]:
