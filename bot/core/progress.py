@@ -182,7 +182,9 @@ class Progress:
 
     async def _keep(self, key: str, work: Work, surface: Surface) -> None:
         """Show the work, then renew it before the platform forgets it, and show each
-        new status, until the work ends (or nobody touched it for `work.quiet` seconds)."""
+        new status, until the work ends (or nobody touched it for `work.quiet` seconds:
+        the keeper wakes at that deadline, not at the next renewal, so a worker's
+        status line is let go `WORKER_QUIET_SECONDS` after its last step)."""
         while time.monotonic() - work.touched < work.quiet:
             work.changed.clear()
             try:
@@ -191,7 +193,13 @@ class Progress:
                 log.exception("progress in %s failed", work.target)
             for observer in self.shown:
                 observer(key)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(work.changed.wait(), surface.refresh_seconds)
+            renew_at = time.monotonic() + surface.refresh_seconds
+            while not work.changed.is_set():
+                now = time.monotonic()
+                wake = min(renew_at, work.touched + work.quiet)
+                if now >= wake:
+                    break
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(work.changed.wait(), wake - now)
         if self.works.get(key) is work:
             del self.works[key]
