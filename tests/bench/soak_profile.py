@@ -9,8 +9,15 @@ the most specific: the model call's parts before the agent loop that makes it); 
 whose innermost frame is a wait (a thread blocked on a lock, the selector, a pool's
 queue) are idle, not CPU, and are counted apart. What no rule names is `other`, with
 its commonest stacks printed, so the buckets always add up to 100% of the busy samples.
-With `--seconds` (how long py-spy recorded, at 50 samples a second), the busy samples
-are also given as cores, to set beside the CPU the soak measured from /proc.
+With `--seconds` (how long py-spy recorded, at `--rate` samples a second: 50 unless
+told), the busy samples are also given as cores, to set beside the CPU the soak measured
+from /proc. `--ours` sorts the same busy samples by our function instead: the innermost
+frame of agents/, bot/, channels/ or config/ in each stack (the SDK work it called is
+counted in it); a stack with no frame of ours (an SDK's own task, the event loop) goes
+under its bucket's name. `--ms M` (CPU per routed message from /proc) turns the shares
+into milliseconds per message. Record with py-spy's `--gil` to count only samples that
+hold the GIL (Python's CPU; SQLite and socket calls release it), without it to count
+every running sample (waits for the GIL or a core included).
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ IDLE = (
     "lock.acquire (",
 )
 Rule = tuple[str, Callable[[str], bool]]
+OURS = re.compile(r"\((agents|bot|channels|config)/")
 
 
 def has(*names: str) -> Callable[[str], bool]:
@@ -110,20 +118,51 @@ def buckets(lines: list[str], rules: list[Rule]) -> tuple[Counter[str], int, Cou
     return counts, idle, other
 
 
+def ours(lines: list[str], rules: list[Rule]) -> tuple[Counter[str], int]:
+    """(samples per innermost function of ours, idle samples)."""
+    counts: Counter[str] = Counter()
+    idle = 0
+    for line in lines:
+        stack, _, n = line.rstrip().rpartition(" ")
+        if not stack or not n.isdigit():
+            continue
+        if stack.split(";")[-1].startswith(IDLE):
+            idle += int(n)
+            continue
+        mine = [frame for frame in stack.split(";") if OURS.search(frame)]
+        bucket = next((name for name, rule in rules if rule(stack)), "other")
+        name = re.sub(r":\d+\)$", ")", mine[-1]) if mine else f"(no frame of ours) {bucket}"
+        if name.startswith("_serve (bot/cli.py"):  # the event loop's own callbacks
+            name = f"(the event loop) {bucket}"
+        counts[name] += int(n)
+    return counts, idle
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("profile", type=Path)
     parser.add_argument("--fakes", action="store_true", help="the fakes' process")
     parser.add_argument("--seconds", type=float, default=0.0)
+    parser.add_argument("--rate", type=float, default=50.0, help="py-spy's samples a second")
+    parser.add_argument("--ours", action="store_true", help="by our innermost function")
+    parser.add_argument("--top", type=int, default=40, help="with --ours: lines shown")
+    parser.add_argument("--ms", type=float, default=0.0, help="CPU ms per routed message")
     args = parser.parse_args(argv)
-    counts, idle, other = buckets(
-        args.profile.read_text().splitlines(), FAKES if args.fakes else BOT
-    )
+    lines, rules = args.profile.read_text().splitlines(), FAKES if args.fakes else BOT
+    counts, idle, other = buckets(lines, rules)
+    if args.ours:
+        counts, idle = ours(lines, rules)
+        other = Counter()
     busy = sum(counts.values())
-    cores = f" = {busy / 50 / args.seconds:.2f} cores" if args.seconds else ""
+    cores = f" = {busy / args.rate / args.seconds:.2f} cores" if args.seconds else ""
     print(f"{busy + idle} samples: {idle} idle waits (not CPU), {busy} busy{cores} = 100%")
-    for name, n in counts.most_common():
-        print(f"{n / max(busy, 1) * 100:5.1f}%  {name}")
+    shown = counts.most_common(args.top if args.ours else None)
+    for name, n in shown:
+        ms = f" {n / max(busy, 1) * args.ms:5.2f} ms" if args.ms else ""
+        print(f"{n / max(busy, 1) * 100:5.1f}%{ms}  {name}")
+    if len(shown) < len(counts):
+        rest = busy - sum(n for _, n in shown)
+        print(f"{rest / max(busy, 1) * 100:5.1f}%  {len(counts) - len(shown)} more functions")
     for stack, n in other.most_common(8):
         print(f"      other {n / max(busy, 1) * 100:4.1f}%: {stack[:160]}")
 
