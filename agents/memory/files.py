@@ -97,6 +97,9 @@ def _lock_for(key: str) -> threading.Lock:
         return _locks.setdefault(key, threading.Lock())
 
 
+_PATHS_MAX = 512
+
+
 class AgentFiles:
     """The files of one agent below `<data_dir>/agents/<agent_id>/`."""
 
@@ -113,18 +116,31 @@ class AgentFiles:
         for folder in folders:
             (root / folder).mkdir(parents=True, exist_ok=True)
         self._real_root = root.resolve()
+        self._real_prefix = str(self._real_root) + os.sep
         self._prefix = str(root) + os.sep
+        #: each relative name checked for its form once: (its path, as a string); bounded
+        #: (emptied past _PATHS_MAX names: logs, topics, profiles an agent has read)
+        self._paths: dict[str, tuple[Path, str]] = {}
 
     # -- paths -------------------------------------------------------------------------
     def path(self, relative: str) -> Path:
-        """`relative` below the root, refusing anything that resolves outside it."""
-        rel = Path(relative)
-        if rel.is_absolute() or ".." in rel.parts:
-            raise MemoryRefused(f"{relative!r} is outside this agent's memory; use a plain name")
-        path = self.root / rel
-        if not path.resolve().is_relative_to(self._real_root):
+        """`relative` below the root, refusing anything that resolves outside it (its
+        symlinks followed at every call: one may be made any time; a turn reads several
+        files, so this is on the turn's path: strings, not pathlib, after the first call)."""
+        held = self._paths.get(relative)
+        if held is None:
+            rel = Path(relative)
+            if rel.is_absolute() or ".." in rel.parts:
+                raise MemoryRefused(
+                    f"{relative!r} is outside this agent's memory; use a plain name"
+                )
+            if len(self._paths) >= _PATHS_MAX:
+                self._paths.clear()
+            held = self._paths[relative] = (self.root / rel, str(self.root / rel))
+        real = os.path.realpath(held[1])
+        if not (real + os.sep).startswith(self._real_prefix):
             raise MemoryRefused(f"{relative!r} leads outside this agent's memory (a symlink?)")
-        return path
+        return held[0]
 
     def now(self) -> datetime:
         return datetime.now(self.zone)

@@ -9,7 +9,10 @@ import threading
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
+
 from agents.memory.capture import captures
+from agents.memory.files import MemoryRefused
 from agents.memory.tools import LEARN_FACT, NOTE_ABOUT_PERSON, REFLECT, REMEMBER
 from config.settings import Settings
 from tests.fakes.anthropic_api import Call, FakeAnthropic, text, tool
@@ -101,6 +104,30 @@ async def test_symlinks_out_of_the_memory_are_refused_and_not_searched(tmp_path:
     assert not (outside / "plans.md").exists()
     found = await call(box, "memory_search", query="launch code")
     assert "swordfish" not in found.text
+
+
+def test_a_symlink_made_after_a_file_was_read_is_refused_at_the_next_read(
+    tmp_path: Path,
+) -> None:
+    """A name read once keeps its form check, never its symlink check: every read
+    follows the links anew (AgentFiles.path)."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.md").write_text("the launch code is swordfish\n")
+    files = memory_at(tmp_path / "data").agent("coordinator").files
+    files.write("memory/knowledge/plans.md", "ship on Tuesday\n")
+    assert files.read("memory/knowledge/plans.md") == "ship on Tuesday\n"
+    assert files.read("memory/knowledge/plans.md") == "ship on Tuesday\n"
+    plans = files.root / "memory/knowledge/plans.md"
+    plans.unlink()
+    plans.symlink_to(outside / "secret.md")
+    with pytest.raises(MemoryRefused, match="leads outside this agent's memory"):
+        files.read("memory/knowledge/plans.md")
+    for bad in ("../outside/secret.md", "/etc/passwd", "memory/../../x"):
+        with pytest.raises(MemoryRefused, match="outside this agent's memory"):
+            files.read(bad)
+    plans.unlink()  # the link gone, the name reads again (written in any form)
+    assert files.path("memory//knowledge/./plans.md") == plans
 
 
 async def test_recall_reads_memory_knowledge_and_recent_logs(tmp_path: Path) -> None:
