@@ -1,0 +1,193 @@
+"""The bot's CPU per routed message, piece by piece (issue 33: a month of traffic needs it
+lower): each cut measured alone, in CPU time, on the tree it runs from.
+
+    .venv/bin/python tests/bench/bench_cpu.py [--part turn|context|check|mrkdwn|all]
+    .venv/bin/python tests/bench/bench_cpu.py --against /path/to/other/tree [--runs 3]
+
+Parts (each prints CPU per unit, the median of its rounds):
+- `turn`: coordinator turns through the app (tests/kits/app_kit.py) against the fake
+  model, a new conversation for every fifth message (the soak starts threads as often),
+  every fourth turn a tool call first; the bot's CPU only: the process's minus the fake
+  model's thread (its server, its checks of each request).
+- `context`: the memory a turn adds (`Memory.context`: profile, team news, memory
+  written since), with a profile, decisions of today and a day's log to read.
+- `check`: a tool call's argument check (agents/tools/toolbox.py `_check`) on the
+  coordinator's own tool schemas.
+- `mrkdwn`: an answer converted for Slack (channels/slack/format.py `to_mrkdwn`).
+
+`--against TREE` runs every part in TREE (another checkout: main before a change) and
+in this one, alternating, `--runs` times each (the machine is shared: single figures
+vary), each run in a process of its own so neither warms the other's caches.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+TREE = Path(os.environ.get("BENCH_TREE") or Path(__file__).resolve().parents[2])
+sys.path.insert(0, str(TREE))
+
+PARTS = ("turn", "context", "check", "mrkdwn")
+
+
+def cpu_of(thread: Any) -> float:
+    return time.clock_gettime(time.pthread_getcpuclockid(thread.ident))
+
+
+def rounds(what: str, unit: str, once: Callable[[], None], count: int, n: int = 5) -> None:
+    """`once` run `count` times per round, `n` rounds: the median CPU per call."""
+    once()  # the first call builds what later ones reuse
+    spent = []
+    for _ in range(n):
+        start = time.process_time()
+        for _ in range(count):
+            once()
+        spent.append((time.process_time() - start) / count)
+    print(f"{what}: {statistics.median(spent) * 1e6:.1f} us CPU per {unit}")
+
+
+def bench_check() -> None:
+    from agents.team.coordinator import LIST_WORKERS, SPAWN_WORKER, STOP_WORKER
+    from agents.tools.toolbox import Tool, Toolbox
+
+    async def nothing(args: dict[str, Any]) -> str:
+        return ""
+
+    box = Toolbox([Tool(spec, nothing) for spec in (SPAWN_WORKER, LIST_WORKERS, STOP_WORKER)])
+    calls = [
+        ("spawn_worker", {"name": "deploy", "task": "Restart api, then publish."}),
+        ("list_workers", {}),
+        ("stop_worker", {"name": "deploy"}),
+        ("spawn_worker", {"name": 3}),  # refused: what the model is told
+    ]
+    loop = asyncio.new_event_loop()
+
+    async def four() -> None:
+        for name, args in calls:
+            await box.call(name, args)
+
+    rounds("tool calls through the toolbox (their check), 4 calls", "4 calls",
+           lambda: loop.run_until_complete(four()), 300)  # fmt: skip
+    loop.close()
+
+
+def bench_mrkdwn() -> None:
+    from channels.slack.format import to_mrkdwn
+
+    answers = [
+        "ok t1234",
+        "Done: **api** restarted on `ci-3`; see <https://ci.example/1|the log>.",
+        "# Deploy\n\n- one\n- two\n  - nested\n\n1. first\n2. second\n\n> a quote\n\n"
+        "```sh\nmake ship\n```",
+    ]
+
+    def once() -> None:
+        for text in answers:
+            to_mrkdwn(text)
+
+    rounds("Slack conversion (to_mrkdwn, 3 answers)", "3 answers", once, 200)
+
+
+def bench_context() -> None:
+    from tests.kits.memory_kit import memory_at
+
+    data = Path(tempfile.mkdtemp(prefix="bench-cpu-")) / "data"
+    memory = memory_at(data)
+    agent = memory.agent("coordinator")
+    agent.remember("The deploy window is Tuesday.", "slack:C1")
+    memory.shared.note_person("U1", "prefers short answers")
+    memory.shared.add_decision("Ship on Tuesdays.", "slack:C1")
+    system = "You are the coordinator.\n" * 400
+
+    rounds(
+        "memory context of a turn (Memory.context)",
+        "turn",
+        lambda: memory.context("coordinator", ["U1"], system, ""),
+        300,
+    )
+
+
+async def _turns(count: int) -> tuple[float, float]:
+    from bot.settle import settle
+    from tests.fakes.anthropic_api import Call, FakeAnthropic, Reply, text, tool
+    from tests.kits.app_kit import Recorder, inbound, make_settings, running_app
+
+    def answer(call: Call) -> Reply:
+        said = call.last_text
+        if "tool-" in said and not call.tool_results():
+            return Reply([tool("list_workers")])
+        return Reply([text(f"ok {said.split()[-1] if said.split() else ''}")])
+
+    with FakeAnthropic(answer) as fake:
+        data = Path(tempfile.mkdtemp(prefix="bench-cpu-")) / "data"
+        rec = Recorder()
+        async with running_app(make_settings(data, fake), [rec]) as app:
+
+            async def run(n: int, first: int) -> None:
+                for i in range(first, first + n):
+                    word = "tool-" if i % 4 == 0 else "say-"
+                    app.human.accept(inbound(f"please {word}{i}", conversation=f"c{i // 5}"))
+                    await rec.wait_count(i + 1, timeout=30)
+                await settle(app)
+
+            await run(40, 0)  # warm: the SDK loaded, the first prompts built
+            fake_thread = fake._thread
+            start, fake_start = time.process_time(), cpu_of(fake_thread)
+            await run(count, 40)
+            spent = time.process_time() - start
+            fake_spent = cpu_of(fake_thread) - fake_start
+    return (spent - fake_spent) / count, fake_spent / count
+
+
+def bench_turn(count: int) -> None:
+    bot, fake = asyncio.run(_turns(count))
+    print(f"coordinator turn, the bot's CPU: {bot * 1000:.2f} ms per routed message "
+          f"(the fake model: {fake * 1000:.2f} ms, not counted)")  # fmt: skip
+
+
+def measure(part: str, turns: int) -> None:
+    import bot
+
+    print(f"tree: {Path(bot.__file__).resolve().parents[1]}")
+    for name in PARTS if part == "all" else (part,):
+        if name == "turn":
+            bench_turn(turns)
+        else:
+            {"context": bench_context, "check": bench_check, "mrkdwn": bench_mrkdwn}[name]()
+
+
+def against(other: Path, part: str, runs: int, turns: int) -> None:
+    here = Path(__file__).resolve()
+    for run in range(runs):
+        for tree in (other, TREE):
+            env = {**os.environ, "BENCH_TREE": str(tree), "PYTHONPATH": str(tree)}
+            args = [sys.executable, str(here), "--part", part, "--turns", str(turns)]
+            print(f"-- run {run + 1}, {'before' if tree == other else 'after'}", flush=True)
+            subprocess.run(args, env=env, cwd=tree, check=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--part", choices=[*PARTS, "all"], default="all")
+    parser.add_argument("--turns", type=int, default=300)
+    parser.add_argument("--against", type=Path)
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    if args.against is not None:
+        against(args.against.resolve(), args.part, args.runs, args.turns)
+    else:
+        measure(args.part, args.turns)
+
+
+if __name__ == "__main__":
+    main()
