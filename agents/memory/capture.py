@@ -98,18 +98,15 @@ def captures(message: str, kinds: frozenset[str] = PERSON_KINDS) -> list[Capture
         sentence = match.group().strip()
         if len(sentence) < _MIN_CHARS or sentence.endswith("?"):
             continue
-        if _SECRETS.redact(sentence) != sentence:  # never keep what may be a secret
+        lowered = sentence.lower()
+        # the first trigger that matches decides; most sentences match none, so the
+        # secrets check (every pattern of bot/core/redact.py) runs only for one that does
+        hit = next((t for t in _TRIGGERS if t[0] in kinds and t[1].match(lowered)), None)
+        if hit is None or _SECRETS.redact(sentence) != sentence:  # never keep a secret
             continue
-        for kind, pattern in _TRIGGERS:
-            if kind not in kinds:
-                continue
-            hit = pattern.match(sentence.lower())
-            if hit is None:
-                continue
-            value = _value(kind, sentence, pattern)
-            if value is not None:
-                found.append(Capture(kind, sentence, value))
-            break
+        value = _value(hit[0], sentence, hit[1])
+        if value is not None:
+            found.append(Capture(hit[0], sentence, value))
     return found
 
 
