@@ -12,6 +12,7 @@ time, who speaks and their profile, memory written since) travels in the message
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -52,7 +53,7 @@ def soul(data_dir: Path, info: AgentInfo) -> str:
     and upgraded while it still equals an earlier default; an operator may edit it, and
     an edited one is left as it is."""
     path = agent_dir(data_dir, info.agent_id) / "SOUL.md"
-    default = resources.files("agents").joinpath(f"souls/{info.kind}.md").read_text("utf-8")
+    default = _default_soul(info.kind)
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(default, encoding="utf-8")
@@ -72,6 +73,11 @@ def soul(data_dir: Path, info: AgentInfo) -> str:
             info.agent_id,
         )
     return text
+
+
+@functools.cache  # one per agent kind: the package's own file, read once
+def _default_soul(kind: str) -> str:
+    return resources.files("agents").joinpath(f"souls/{kind}.md").read_text("utf-8")
 
 
 def _digest(text: str) -> str:
