@@ -26,6 +26,9 @@ def test_piped_chat_answers_every_line_then_exits(tmp_path: Path, fake: FakeAnth
     assert answers[0].endswith("first question") and answers[1].endswith("second question")
     # each line was its own turn: the second request already holds the first answer
     assert len(fake.calls) == 2 and "answer to" in fake.calls[1].all_text
+    # the HTTP client's line per request (per model call) is not in the log
+    log = (tmp_path / "data/switchboard.log").read_text()
+    assert "Scheduler started" in log and "HTTP Request" not in log
 
 
 def test_a_script_from_a_file_answers_a_parked_worker(tmp_path: Path, fake: FakeAnthropic) -> None:
