@@ -14,6 +14,10 @@ Parts (each prints CPU per unit, the median of its rounds):
 - `check`: a tool call's argument check (agents/tools/toolbox.py `_check`) on the
   coordinator's own tool schemas.
 - `mrkdwn`: an answer converted for Slack (channels/slack/format.py `to_mrkdwn`).
+- `capture`: what a heard line adds to memory (agents/memory/capture.py `captures`).
+- `soul`: a new conversation's system prompt (agents/loop/prompts.py `build`).
+- `log`: the line the model SDK's HTTP client logs per model call, as `switchboard run`
+  sets up logging (to a file, secrets redacted).
 
 `--against TREE` runs every part in TREE (another checkout: main before a change) and
 in this one, alternating, `--runs` times each (the machine is shared: single figures
@@ -37,7 +41,7 @@ from typing import Any
 TREE = Path(os.environ.get("BENCH_TREE") or Path(__file__).resolve().parents[2])
 sys.path.insert(0, str(TREE))
 
-PARTS = ("turn", "context", "check", "mrkdwn")
+PARTS = ("turn", "context", "check", "mrkdwn", "capture", "soul", "log")
 
 
 def cpu_of(thread: Any) -> float:
@@ -117,6 +121,51 @@ def bench_context() -> None:
     )
 
 
+def bench_capture() -> None:
+    from agents.memory.capture import captures
+
+    lines = [
+        "please say-123 thanks, the deploy went fine today and the build is green.",
+        "ok t1 hello there, how are you doing this fine morning",
+        "We decided to ship on Tuesday. My name is Ann and I live in Berlin.",
+    ]
+    rounds("auto-capture of heard lines (captures, 3 lines)", "3 lines",
+           lambda: [captures(line) for line in lines], 1000)  # fmt: skip
+
+
+def bench_soul() -> None:
+    from types import SimpleNamespace
+
+    from agents.loop import prompts
+    from agents.services import AgentInfo
+
+    data = Path(tempfile.mkdtemp(prefix="bench-cpu-")) / "data"
+    services: Any = SimpleNamespace(data_dir=data, prompt_parts=[])
+    info = AgentInfo("coordinator", "coordinator")
+    rounds("a new conversation's system prompt (prompts.build)", "prompt",
+           lambda: prompts.build(services, info, "The role's text."), 1000)  # fmt: skip
+
+
+def bench_log() -> None:
+    import logging
+
+    from bot import cli
+    from bot.core import redact
+    from config.settings import load_settings
+
+    data = Path(tempfile.mkdtemp(prefix="bench-cpu-")) / "data"
+    settings = load_settings(None, {"SWITCHBOARD_DATA_DIR": str(data)})
+    logging.basicConfig(filename=data.parent / "bench.log", level=logging.INFO,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")  # fmt: skip
+    getattr(cli, "_quiet_per_request", lambda: None)()  # as `run` sets it up, where it does
+    redact.install(settings)
+    client = logging.getLogger("httpx2")
+    url = "http://127.0.0.1:8080/v1/messages"
+    rounds("the HTTP client's log line of a model call", "call",
+           lambda: client.info('HTTP Request: %s %s "%s %d %s"', "POST", url, "HTTP/1.1", 200,
+                               "OK"), 2000)  # fmt: skip
+
+
 async def _turns(count: int) -> tuple[float, float]:
     from bot.settle import settle
     from tests.fakes.anthropic_api import Call, FakeAnthropic, Reply, text, tool
@@ -163,7 +212,14 @@ def measure(part: str, turns: int) -> None:
         if name == "turn":
             bench_turn(turns)
         else:
-            {"context": bench_context, "check": bench_check, "mrkdwn": bench_mrkdwn}[name]()
+            {
+                "context": bench_context,
+                "check": bench_check,
+                "mrkdwn": bench_mrkdwn,
+                "capture": bench_capture,
+                "soul": bench_soul,
+                "log": bench_log,
+            }[name]()
 
 
 def against(other: Path, part: str, runs: int, turns: int) -> None:
