@@ -329,7 +329,8 @@ class Store:
         return cur.lastrowid
 
     def consume_mail(self, mail_ids: list[int]) -> None:
-        self.db.executemany("DELETE FROM mail WHERE id = ?", [(i,) for i in mail_ids])
+        if mail_ids:  # most checkpoints of a turn consumed none: no statement for them
+            self.db.executemany("DELETE FROM mail WHERE id = ?", [(i,) for i in mail_ids])
 
     def all_mail(self) -> list[tuple[int, BusMessage]]:
         rows = self._x("SELECT id, payload FROM mail ORDER BY id")

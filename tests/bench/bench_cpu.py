@@ -9,6 +9,7 @@ Parts (each prints CPU per unit, the median of its rounds):
   model, a new conversation for every fifth message (the soak starts threads as often),
   every fourth turn a tool call first; the bot's CPU only: the process's minus the fake
   model's thread (its server, its checks of each request).
+- `sql`: the same turns, counting the SQL statements the store runs per routed message.
 - `context`: the memory a turn adds (`Memory.context`: profile, team news, memory
   written since), with a profile, decisions of today and a day's log to read.
 - `check`: a tool call's argument check (agents/tools/toolbox.py `_check`) on the
@@ -34,6 +35,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -41,7 +43,7 @@ from typing import Any
 TREE = Path(os.environ.get("BENCH_TREE") or Path(__file__).resolve().parents[2])
 sys.path.insert(0, str(TREE))
 
-PARTS = ("turn", "context", "check", "mrkdwn", "capture", "soul", "log")
+PARTS = ("turn", "sql", "context", "check", "mrkdwn", "capture", "soul", "log")
 
 
 def cpu_of(thread: Any) -> float:
@@ -166,7 +168,7 @@ def bench_log() -> None:
                                "OK"), 2000)  # fmt: skip
 
 
-async def _turns(count: int) -> tuple[float, float]:
+async def _turns(count: int, sql: Counter[str] | None = None) -> tuple[float, float]:
     from bot.settle import settle
     from tests.fakes.anthropic_api import Call, FakeAnthropic, Reply, text, tool
     from tests.kits.app_kit import Recorder, inbound, make_settings, running_app
@@ -190,12 +192,37 @@ async def _turns(count: int) -> tuple[float, float]:
                 await settle(app)
 
             await run(40, 0)  # warm: the SDK loaded, the first prompts built
+            if sql is not None:
+                counted(sql)
             fake_thread = fake._thread
             start, fake_start = time.process_time(), cpu_of(fake_thread)
             await run(count, 40)
             spent = time.process_time() - start
             fake_spent = cpu_of(fake_thread) - fake_start
     return (spent - fake_spent) / count, fake_spent / count
+
+
+def counted(sql: Counter[str]) -> None:
+    """Every statement the SQLite connection runs from now on, counted in `sql`."""
+    from bot.store import sqlite
+
+    def wrap(method: Any) -> Any:
+        def run(self: Any, statement: str, args: Any = ()) -> Any:
+            sql[" ".join(statement.split())[:90]] += 1
+            return method(self, statement, args)
+
+        return run
+
+    sqlite.Connection.execute = wrap(sqlite.Connection.execute)  # type: ignore[method-assign]
+    sqlite.Connection.executemany = wrap(sqlite.Connection.executemany)  # type: ignore[method-assign]
+
+
+def bench_sql(count: int) -> None:
+    sql: Counter[str] = Counter()
+    asyncio.run(_turns(count, sql))
+    print(f"SQL statements per routed message: {sum(sql.values()) / count:.2f}")
+    for statement, n in sql.most_common(8):
+        print(f"  {n / count:5.2f}  {statement}")
 
 
 def bench_turn(count: int) -> None:
@@ -211,6 +238,8 @@ def measure(part: str, turns: int) -> None:
     for name in PARTS if part == "all" else (part,):
         if name == "turn":
             bench_turn(turns)
+        elif name == "sql":
+            bench_sql(turns)
         else:
             {
                 "context": bench_context,
