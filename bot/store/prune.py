@@ -36,6 +36,8 @@ class Pruned(Sql, Protocol):
 
     def kv_prefixed(self, prefix: str) -> dict[str, str]: ...
 
+    def kv_keys(self, prefix: str) -> list[str]: ...
+
     def close(self) -> None: ...
 
 
@@ -277,7 +279,7 @@ class Pruner:
                 "people:speaker-id:": places}  # fmt: skip
         gone: list[str] = []
         for prefix, kept in (*live.items(), ("people:in:", places)):
-            for key in self.store.kv_prefixed(prefix):
+            for key in self.store.kv_keys(prefix):  # the keys alone: values stay unread
                 owner = key.rpartition("\x1f")[2] if prefix == "people:in:" else key
                 if owner not in kept:
                     gone.append(prefix + key)

@@ -17,6 +17,8 @@ Parts (each prints CPU per unit, the median of its rounds):
 - `mrkdwn`: an answer converted for Slack (channels/slack/format.py `to_mrkdwn`).
 - `capture`: what a heard line adds to memory (agents/memory/capture.py `captures`).
 - `soul`: a new conversation's system prompt (agents/loop/prompts.py `build`).
+- `prune`: the pruner's minute scan for orphaned key/value rows (bot/store/prune.py
+  `_orphans`) among 3,000 live conversations, each with its prompt snapshot (~10 KB).
 - `log`: the line the model SDK's HTTP client logs per model call, as `switchboard run`
   sets up logging (to a file, secrets redacted).
 
@@ -43,7 +45,7 @@ from typing import Any
 TREE = Path(os.environ.get("BENCH_TREE") or Path(__file__).resolve().parents[2])
 sys.path.insert(0, str(TREE))
 
-PARTS = ("turn", "sql", "context", "check", "mrkdwn", "capture", "soul", "log")
+PARTS = ("turn", "sql", "context", "check", "mrkdwn", "capture", "soul", "log", "prune")
 
 
 def cpu_of(thread: Any) -> float:
@@ -168,6 +170,30 @@ def bench_log() -> None:
                                "OK"), 2000)  # fmt: skip
 
 
+def bench_prune() -> None:
+    import json
+
+    from bot.store.core import Store
+    from bot.store.prune import Pruner
+
+    data = Path(tempfile.mkdtemp(prefix="bench-cpu-"))
+    store = Store(data / "switchboard.db")
+    record = json.dumps({"opening": "0" * 32, "system": "You are the coordinator. " * 400})
+    now = time.time()
+    with store.tx():
+        for i in range(3000):
+            store.execute(
+                "INSERT INTO conversations (agent, key, target, messages, updated_at)"
+                " VALUES (?, ?, ?, ?, ?)",
+                ("coordinator", f"slack:C{i}", None, "[]", now),
+            )
+            store.set_kv(f"prompt:coordinator:slack:C{i}", record)
+    pruner = Pruner(store, 86_400.0, 86_400.0 * 365)
+    rounds("the pruner's scan for orphaned key/value rows (3,000 conversations)", "scan",
+           lambda: pruner._orphans(now - 86_400), 3)  # fmt: skip
+    store.close()
+
+
 async def _turns(count: int, sql: Counter[str] | None = None) -> tuple[float, float]:
     from bot.settle import settle
     from tests.fakes.anthropic_api import Call, FakeAnthropic, Reply, text, tool
@@ -248,6 +274,7 @@ def measure(part: str, turns: int) -> None:
                 "capture": bench_capture,
                 "soul": bench_soul,
                 "log": bench_log,
+                "prune": bench_prune,
             }[name]()
 
 

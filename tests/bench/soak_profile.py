@@ -99,10 +99,9 @@ FAKES: list[Rule] = [
 ]  # fmt: skip
 
 
-def buckets(lines: list[str], rules: list[Rule]) -> tuple[Counter[str], int, Counter[str]]:
-    """(samples per bucket, idle samples, the commonest unnamed stacks)."""
-    counts: Counter[str] = Counter()
-    other: Counter[str] = Counter()
+def samples(lines: list[str]) -> tuple[list[tuple[str, int]], int]:
+    """(each busy stack and its count, the idle samples)."""
+    busy: list[tuple[str, int]] = []
     idle = 0
     for line in lines:
         stack, _, n = line.rstrip().rpartition(" ")
@@ -110,31 +109,35 @@ def buckets(lines: list[str], rules: list[Rule]) -> tuple[Counter[str], int, Cou
             continue
         if stack.split(";")[-1].startswith(IDLE):
             idle += int(n)
-            continue
+        else:
+            busy.append((stack, int(n)))
+    return busy, idle
+
+
+def buckets(lines: list[str], rules: list[Rule]) -> tuple[Counter[str], int, Counter[str]]:
+    """(samples per bucket, idle samples, the commonest unnamed stacks)."""
+    counts: Counter[str] = Counter()
+    other: Counter[str] = Counter()
+    busy, idle = samples(lines)
+    for stack, n in busy:
         name = next((name for name, rule in rules if rule(stack)), "other")
-        counts[name] += int(n)
+        counts[name] += n
         if name == "other":
-            other[";".join(re.sub(r" \(.*/", " (", f) for f in stack.split(";")[-3:])] += int(n)
+            other[";".join(re.sub(r" \(.*/", " (", f) for f in stack.split(";")[-3:])] += n
     return counts, idle, other
 
 
 def ours(lines: list[str], rules: list[Rule]) -> tuple[Counter[str], int]:
     """(samples per innermost function of ours, idle samples)."""
     counts: Counter[str] = Counter()
-    idle = 0
-    for line in lines:
-        stack, _, n = line.rstrip().rpartition(" ")
-        if not stack or not n.isdigit():
-            continue
-        if stack.split(";")[-1].startswith(IDLE):
-            idle += int(n)
-            continue
+    busy, idle = samples(lines)
+    for stack, n in busy:
         mine = [frame for frame in stack.split(";") if OURS.search(frame)]
         bucket = next((name for name, rule in rules if rule(stack)), "other")
         name = re.sub(r":\d+\)$", ")", mine[-1]) if mine else f"(no frame of ours) {bucket}"
         if name.startswith("_serve (bot/cli.py"):  # the event loop's own callbacks
             name = f"(the event loop) {bucket}"
-        counts[name] += int(n)
+        counts[name] += n
     return counts, idle
 
 
