@@ -35,7 +35,7 @@ from tracemalloc import Snapshot
 
 from bot.app import App
 from tests.fakes.anthropic_api import FakeAnthropic
-from tests.kits.app_kit import make_settings
+from tests.kits.session_kit import built_app
 from tests.kits.session_kit import sessions as build
 
 FRAMES = 4
@@ -89,20 +89,17 @@ def measure(app: App, sessions: int, workers: int) -> Figures:
 async def run(sessions: int, workers: int) -> None:
     fake = FakeAnthropic().start()
     try:
-        settings = make_settings(Path(tempfile.mkdtemp()), fake)
-        app = App(settings, [])
-        app.build()
-        tracemalloc.start(FRAMES)
-        got = measure(app, sessions, workers)
-        tracemalloc.stop()
-        print(f"sessions: {sessions} coordinator + {workers} workers")
-        print(f"tool definitions shared between two coordinator sessions: {got.shared}")
-        print(f"bytes per session while under way: {got.live:,.0f}")
-        print("top 10 allocation sites, bytes per session:")
-        for where, size in got.top:
-            print(f"  {size:>9,.0f}  {where}")
-        print(f"bytes per session left once the sessions ended: {got.left:,.0f}")
-        app.store.close()
+        with built_app(Path(tempfile.mkdtemp()), fake) as app:
+            tracemalloc.start(FRAMES)
+            got = measure(app, sessions, workers)
+            tracemalloc.stop()
+            print(f"sessions: {sessions} coordinator + {workers} workers")
+            print(f"tool definitions shared between two coordinator sessions: {got.shared}")
+            print(f"bytes per session while under way: {got.live:,.0f}")
+            print("top 10 allocation sites, bytes per session:")
+            for where, size in got.top:
+                print(f"  {size:>9,.0f}  {where}")
+            print(f"bytes per session left once the sessions ended: {got.left:,.0f}")
     finally:
         fake.stop()
 

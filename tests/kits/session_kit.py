@@ -5,6 +5,9 @@ of its next model call). Used by the memory-per-session test and benchmark."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from agents.loop.conversation import Conversation
@@ -12,6 +15,19 @@ from agents.loop.loop import AgentLoop
 from agents.team.worker import Worker
 from bot.app import App
 from bot.store.schema import WorkerRow
+from tests.fakes.anthropic_api import FakeAnthropic
+from tests.kits.app_kit import make_settings
+
+
+@contextlib.contextmanager
+def built_app(data_dir: Path, fake: FakeAnthropic, **env: str) -> Iterator[App]:
+    """The app built (not started): its coordinator, team and services, no tasks."""
+    app = App(make_settings(data_dir, fake, **env), [])
+    app.build()
+    try:
+        yield app
+    finally:
+        app.store.close()
 
 
 def under_way(session: AgentLoop, agent: str, key: str) -> tuple[Any, ...]:
