@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,7 +22,11 @@ from bot.inbox.scope import FileOwners, Scope
 from bot.store.core import Store
 from channels.discord import deliver
 from channels.discord.threads import Threads
+from channels.slack import people as slack_people
+from channels.slack import reading
 from channels.slack.connection import _Repeated
+from channels.slack.reading import SlackReader
+from config.entries import PersonConfig
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.kits.memory_kit import memory_at
 from tests.kits.session_kit import built_app, coordinator_session
@@ -126,3 +131,30 @@ def test_people_load_a_bounded_number_of_speakers(
     speaker = people.speaker_of("slack:C00")  # not in memory: read from the store
     assert speaker is not None and speaker.name == "person0"
     assert len(people._speakers) == 10
+
+
+class SlackUsers:
+    """`users.info` as Slack answers it (the fields read: the profile's address and names)."""
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    async def users_info(self, user: str) -> dict[str, Any]:
+        self.asked.append(user)
+        profile = {"email": f"{user.lower()}@example.com", "display_name": f"name-{user}"}
+        return {"ok": True, "user": {"id": user, "name": user.lower(), "profile": profile}}
+
+
+async def test_slack_user_lookups_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(slack_people, "USERS_MAX", 5)
+    client = SlackUsers()
+    ann = PersonConfig(name="Ann", email=["ann@example.com"])
+    links = slack_people.EmailLinks(client, People([ann], None, "UTC"))  # type: ignore[arg-type]
+    for i in range(20):
+        await links.prepare({"event": {"user": f"U{i}", "text": "hi"}})
+    assert len(links._lookups) == 5 and len(links._emails) <= 5
+    assert links.email_of("U19") == "u19@example.com" and links.email_of("U0") == ""
+    reader = SlackReader(client)  # type: ignore[arg-type]
+    monkeypatch.setattr(reading, "NAMES_MAX", 5)
+    names = [await reader._who({"user": f"U{i}"}) for i in range(20)]
+    assert names[3] == "name-U3" and len(reader.names) == 5
