@@ -4,6 +4,7 @@ its files, the store, or the platform) when it is asked for."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,20 +15,26 @@ import pytest
 from agents.loop import failover
 from agents.memory import OPEN_AGENTS_MAX
 from agents.memory.prompt import PromptCache
-from bot.core.events import EventLog
+from bot.core.events import Event, EventLog
+from bot.core.messages import Target
+from bot.core.trigger_spec import build_spec
 from bot.inbox import people as people_mod
 from bot.inbox import scope as scope_mod
 from bot.inbox.people import People
 from bot.inbox.scope import FileOwners, Scope
 from bot.store.core import Store
+from bot.store.trigger_rows import TriggerRow
+from bot.triggers.watchers import EventWatch, IdleWatch
 from channels.discord import deliver
 from channels.discord.threads import Threads
 from channels.slack import people as slack_people
+from channels.slack import progress as slack_progress
 from channels.slack import reading
 from channels.slack.connection import _Repeated
 from channels.slack.reading import SlackReader
 from config.entries import PersonConfig
 from tests.fakes.anthropic_api import FakeAnthropic
+from tests.kits.app_kit import inbound
 from tests.kits.memory_kit import memory_at
 from tests.kits.session_kit import built_app, coordinator_session
 
@@ -158,3 +165,42 @@ async def test_slack_user_lookups_are_bounded(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setattr(reading, "NAMES_MAX", 5)
     names = [await reader._who({"user": f"U{i}"}) for i in range(20)]
     assert names[3] == "name-U3" and len(reader.names) == 5
+
+
+async def test_a_removed_trigger_leaves_nothing_in_its_watcher() -> None:
+    fired: list[str] = []
+    events = EventWatch(lambda row, key, note: fired.append(note), lambda e: None)
+    idle = IdleWatch(lambda row, key, note: fired.append(note))
+    for i in range(50):
+        spec = build_spec("on_event", {"event_pattern": "message.sent"}, "echo")
+        events.add(TriggerRow(f"e{i}", spec, conversation=None))
+        events.on_event(Event("message.sent", "coordinator", {"id": f"m{i}"}, ts=1000.0 + i))
+        quiet = build_spec("on_idle", {"watch_agent": "*", "idle_seconds": 3600}, "nudge")
+        idle.add(TriggerRow(f"i{i}", quiet, conversation=None))
+    await asyncio.sleep(0)
+    assert fired and len(events._last_fired) == 50 and len(idle._deadline) == 50
+    for i in range(50):
+        events.remove(f"e{i}")
+        idle.remove(f"i{i}")
+    assert events._last_fired == {} and idle._deadline == {} and idle._timers == {}
+
+
+class SlackStatus:
+    """The Slack methods a progress line calls, answering as Slack does (`ok`)."""
+
+    async def agents_sessions_setStatus(self, **params: Any) -> dict[str, Any]:
+        return {"ok": True}
+
+    async def reactions_add(self, **params: Any) -> dict[str, Any]:
+        return {"ok": True}
+
+
+async def test_slack_progress_maps_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(slack_progress, "SHOWN_MAX", 5)
+    progress = slack_progress.SlackProgress(SlackStatus(), None)  # type: ignore[arg-type]
+    for i in range(20):  # people write in 20 DMs; 20 threads wait for an answer
+        dm = Target("slack", f"D{i}")
+        await progress.received(inbound("hi", message_id=f"D{i}:1.{i}", reply_to=dm), False)
+        await progress.suspended(Target("slack", "C1", f"1.{i}"), "which colour?")
+    assert len(progress._asked) == 5 and len(progress._suspended) == 5
+    assert progress._asked["slack:D19"] == "1.19"
