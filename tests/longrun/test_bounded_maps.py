@@ -5,6 +5,7 @@ its files, the store, or the platform) when it is asked for."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,6 +15,7 @@ import pytest
 
 from agents.loop import failover
 from agents.memory import OPEN_AGENTS_MAX
+from agents.memory import files as memory_files
 from agents.memory.prompt import PromptCache
 from bot.core.events import Event, EventLog
 from bot.core.messages import Target
@@ -204,3 +206,13 @@ async def test_slack_progress_maps_are_bounded(monkeypatch: pytest.MonkeyPatch) 
         await progress.suspended(Target("slack", "C1", f"1.{i}"), "which colour?")
     assert len(progress._asked) == 5 and len(progress._suspended) == 5
     assert progress._asked["slack:D19"] == "1.19"
+
+
+def test_memory_file_locks_leave_once_released(tmp_path: Path) -> None:
+    memory = memory_at(tmp_path)
+    for day in range(40):  # a daily log a day, notes, facts: a lock per file while written
+        memory.agent(f"w{day % 3}").remember(f"note {day}", "")
+        memory.agent("coordinator").learn_fact(f"topic {day}", "a fact", False, "")
+    gc.collect()
+    assert len(memory_files._locks) == 0
+    memory.close()
