@@ -12,8 +12,7 @@ an error text for the model (`ToolError`).
 from __future__ import annotations
 
 import asyncio
-import functools
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from agents.loop.marking import untrusted
@@ -139,7 +138,7 @@ def memory_tools(
     what `remember` and `note_about_person` write (the conversation it was decided in);
     `archives(path)` which archived conversations `memory_search` shows."""
     calls = MemoryCalls(memory_of, written, person_of, source, archives)
-    return [Tool(SPECS[name], functools.partial(calls.run, name)) for name in ACTIONS]
+    return [Tool(SPECS[name], _Call(calls, name)) for name in ACTIONS]
 
 
 class MemoryCalls:
@@ -172,6 +171,19 @@ class MemoryCalls:
             self.written(name)
             return text
         return untrusted(text, f"memory ({name}): notes, logs and what people said")
+
+
+class _Call:
+    """One memory tool's handler: its name and the session's `MemoryCalls` (48 bytes)."""
+
+    __slots__ = ("calls", "name")
+
+    def __init__(self, calls: MemoryCalls, name: str) -> None:
+        self.calls = calls
+        self.name = name
+
+    def __call__(self, args: dict[str, Any]) -> Awaitable[str]:
+        return self.calls.run(self.name, args)
 
 
 Action = Callable[[MemoryCalls, dict[str, Any]], str]
