@@ -13,8 +13,9 @@ What is the same for every session of one agent kind (the tool definitions) shou
 nothing per session; what is left is the session's own state.
 
 Measured on this machine (500 coordinator sessions + 50 workers; before = main at
-d671370): under way 26,072 -> 17,282 bytes per session; left once ended 8,598 -> 411
-(100 coordinator sessions + 900 workers: 7,792 -> 608, the open memories now bounded).
+d671370): under way 26,072 -> 13,132 bytes per session (the shared tool definitions,
+then the memory tools' handlers); left once ended 8,598 -> 412 (100 coordinator
+sessions + 900 workers: 7,792 -> 608, the open memories now bounded).
 """
 
 from __future__ import annotations
