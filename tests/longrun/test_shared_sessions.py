@@ -17,7 +17,9 @@ from agents.tools import toolbox as toolbox_mod
 from agents.tools.toolbox import STR, Tool, Toolbox, ToolSpec, arg, schema
 from bot.app import App
 from tests.fakes.anthropic_api import FakeAnthropic
+from tests.kits.app_kit import Recorder, running_app
 from tests.kits.session_kit import built_app, coordinator_session, sessions, worker
+from tests.kits.tools_kit import stdio_entry, tools_settings
 
 
 @pytest.fixture
@@ -135,3 +137,21 @@ async def test_the_validator_is_built_once_and_still_refuses() -> None:
     assert tool.spec.validator() is validator
     assert tool.spec.to_api() is tool.spec.to_api()
     assert "additionalProperties" not in tool.spec.to_api()["input_schema"]
+
+
+async def test_sessions_share_the_mcp_tools_of_a_real_server(
+    tmp_path: Path, fake: FakeAnthropic
+) -> None:
+    """A real MCP SDK server over stdio: every coordinator session sends the same list,
+    the registry's tool definitions in it once; a session's handler is its own."""
+    settings = tools_settings(tmp_path, fake, [stdio_entry("ops", tmp_path / "calls.jsonl")])
+    async with running_app(settings, [Recorder()]) as app:
+        await app.mcp.wait_connected(30)
+        first, second = coordinator_session(app, 1)[0], coordinator_session(app, 2)[0]
+        specs = first.toolbox.specs
+        assert specs is second.toolbox.specs
+        mcp = [spec for spec in specs if spec["name"].startswith("ops__")]
+        offered = {t.spec.name: t.spec.to_api() for t in app.mcp.offered.values()}
+        assert mcp and all(spec is offered[spec["name"]] for spec in mcp)
+        name = mcp[0]["name"]
+        assert first.toolbox._tools[name] is not second.toolbox._tools[name]
