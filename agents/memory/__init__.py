@@ -45,8 +45,9 @@ __all__ = ["AgentMemory", "Memory", "install_memory"]
 
 log = logging.getLogger(__name__)
 
-#: agents whose memory stays open at once (at least twice SWITCHBOARD_MAX_WORKERS)
-OPEN_AGENTS_MAX = 64
+#: agents whose memory stays open at once (at least twice SWITCHBOARD_MAX_WORKERS): an
+#: open one holds ~330 KB resident (its index's SQLite connection and page cache)
+OPEN_AGENTS_MAX = 32
 
 
 class Memory:

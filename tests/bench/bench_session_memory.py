@@ -12,10 +12,14 @@ per session, then what is still held once the sessions ended (a leak per session
 What is the same for every session of one agent kind (the tool definitions) should cost
 nothing per session; what is left is the session's own state.
 
+Last, resident memory (SQLite's own, which tracemalloc does not see) after 400 workers
+each wrote and searched their memory, as a soak's workers do one after another.
+
 Measured on this machine (500 coordinator sessions + 50 workers; before = main at
-d671370): under way 26,072 -> 13,132 bytes per session (the shared tool definitions,
-then the memory tools' handlers); left once ended 8,598 -> 412 (100 coordinator
-sessions + 900 workers: 7,792 -> 608, the open memories now bounded).
+d671370): under way 26,096 -> 13,045 bytes per session (the shared tool definitions,
+then the memory tools' handlers); left once ended 8,622 -> 325 (100 coordinator
+sessions + 900 workers: 7,792 -> 608); 400 workers' memories: RSS +92.5 MB with 453
+open -> +1.2 MB with 32 open (OPEN_AGENTS_MAX).
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import os
 import sys
 import tempfile
 import tracemalloc
@@ -101,8 +106,29 @@ async def run(sessions: int, workers: int) -> None:
             for where, size in got.top:
                 print(f"  {size:>9,.0f}  {where}")
             print(f"bytes per session left once the sessions ended: {got.left:,.0f}")
+            print(open_memories(app, 400))
     finally:
         fake.stop()
+
+
+def resident_mb() -> float:
+    return int(Path("/proc/self/statm").read_text().split()[1]) * os.sysconf("SC_PAGESIZE") / 1e6
+
+
+def open_memories(app: App, agents: int) -> str:
+    """Resident memory (not seen by tracemalloc: SQLite's own) after `agents` workers
+    each wrote and searched their memory, as a soak's workers do one after another."""
+    memory = app.services.memory
+    assert memory is not None
+    gc.collect()
+    before = resident_mb()
+    for i in range(agents):
+        mine = memory.agent(f"soak{i}")
+        mine.remember(f"worker {i} restarted the service", "")
+        mine.search("restarted")
+    gc.collect()
+    held = len(memory._agents)
+    return f"{agents} workers' memories used: RSS +{resident_mb() - before:.1f} MB, {held} open"
 
 
 def main() -> None:
