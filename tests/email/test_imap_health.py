@@ -20,7 +20,7 @@ from channels.email import imap, imap_client
 from tests.email.conftest import MailWorld, channel_of, email_app
 from tests.fakes.anthropic_api import FakeAnthropic, text
 from tests.kits.app_kit import events, eventually
-from tests.kits.ops_kit import free_port, get, healthz_until
+from tests.kits.ops_kit import HEALTHZ_POLL, free_port, get, healthz_until, scale_waits
 
 MODES = pytest.mark.parametrize(
     "host", ["127.0.0.1", "127.0.0.2"], ids=["idle", "polling"]
@@ -29,16 +29,13 @@ MODES = pytest.mark.parametrize(
 
 #: the watcher's waits in the timed tests, as a share of the real ones
 SCALE = 0.4
-#: /healthz is polled this often (healthz_until), on top of the watcher's own waits
-HEALTHZ_POLL = 0.25
 WAITS = ((imap, "CHECK_SECONDS"), (imap_client, "ANSWER_SECONDS"), (imap_client, "STALE_SECONDS"))
 
 
 @pytest.fixture
 def quick_waits(monkeypatch: pytest.MonkeyPatch) -> None:
     """The watcher's waits cut to SCALE: the 15 s promise becomes 15 * SCALE s."""
-    for module, name in WAITS:
-        monkeypatch.setattr(module, name, getattr(module, name) * SCALE)
+    scale_waits(monkeypatch, SCALE, WAITS)
 
 
 def test_the_real_waits_keep_the_15s_promise() -> None:
