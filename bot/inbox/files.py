@@ -21,6 +21,7 @@ from pathlib import Path
 
 from bot.core.image_size import pixel_size
 from bot.core.messages import Attachment
+from bot.store.prune_files import FILES_LOCK
 
 FILES_DIR = "files"
 NAME_MAX = 120
@@ -90,10 +91,11 @@ class FileStore:
         att.name = safe_name(att.name)
         relative = f"{FILES_DIR}/{digest[:16]}/{att.name}"
         path = self.data_dir / relative
-        if path.is_file() and path.stat().st_size == len(data):
-            os.utime(path)  # sent again: kept for another SWITCHBOARD_RETENTION
-        else:
-            write_atomic(path, data)
+        with FILES_LOCK:  # the pruner removes no folder while one is saved into
+            if path.is_file() and path.stat().st_size == len(data):
+                os.utime(path)  # sent again: kept for another SWITCHBOARD_RETENTION
+            else:
+                write_atomic(path, data)
         att.path, att.sha256, att.size = relative, digest, len(data)
         att.content_type = guess_type(att.name, att.content_type)
         att.note = model_note(att, data) or ""

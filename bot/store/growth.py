@@ -108,6 +108,15 @@ def _cut(db: sqlite3.Connection) -> bool:
         db.execute("PRAGMA busy_timeout=0")
 
 
+def _written(wal: Path) -> tuple[int, int] | None:
+    """The WAL file's size and last write (None: not there)."""
+    try:
+        st = wal.stat()
+    except FileNotFoundError:
+        return None
+    return st.st_size, st.st_mtime_ns
+
+
 def _catch_up(db: sqlite3.Connection, tries: int = CATCH_UP_TRIES) -> bool:
     """PASSIVE checkpoints until every frame is copied back (each pass copies what came
     in during the last one, fewer each time); then the next commit starts the WAL over
@@ -141,13 +150,18 @@ class WalKeeper:
 
     def _run(self) -> None:
         db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        wal = self.path.with_name(self.path.name + "-wal")
         failed = ""  # the last failure, logged once (a full disk fails every second)
+        seen: tuple[int, int] | None = None  # the WAL as the last caught-up pass left it
         try:
             while not self._stop.wait(self.every):
                 try:
-                    _catch_up(db)
-                    if _size(self.path.with_name(self.path.name + "-wal")) > self.cut_at:
+                    if _written(wal) == seen:  # idle: nothing written since
+                        continue
+                    caught_up = _catch_up(db)
+                    if _size(wal) > self.cut_at:
                         _cut(db)
+                    seen = _written(wal) if caught_up else None
                     failed = ""
                 except sqlite3.Error as exc:  # tried again in a second; said once
                     if str(exc) != failed:

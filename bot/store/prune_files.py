@@ -8,16 +8,23 @@ an active worker's state, an open question, a pending approval, undelivered bus 
 
 The referring rows are read only when some folder is old enough, in the pruner's thread
 (bot/store/prune.py), and only the rows that can name a file (`LIKE '%files/%'`).
+A file sent again while that runs touches its folder under `FILES_LOCK` before its row is
+journaled; the pruner checks the folder's age again under the same lock just before it
+removes it, so a folder is never removed between a save and the row that names it (one
+process's lock: only the leader prunes, and each node saves into its own data dir).
 """
 
 from __future__ import annotations
 
 import re
 import shutil
+import threading
 from pathlib import Path
 
 from bot.store.prune import _NEEDED, Pruned
 
+#: held while a file is saved (bot/inbox/files.py) and while an old folder is removed
+FILES_LOCK = threading.Lock()
 FILES_DIR = "files"  # bot/inbox/files.py FILES_DIR (the store does not import the inbox)
 #: how a stored row names a saved file: its folder, the first 16 hex digits of its hash
 _NAMED = re.compile(r"files/([0-9a-f]{16})/")
@@ -39,16 +46,16 @@ def old_folders(data_dir: Path, cutoff: float) -> list[Path]:
     root = data_dir / FILES_DIR
     if not root.is_dir():
         return []
-    old = []
-    for folder in root.iterdir():
-        try:
-            if not folder.is_dir() or folder.stat().st_mtime >= cutoff:
-                continue
-            if all(f.stat().st_mtime < cutoff for f in folder.iterdir()):
-                old.append(folder)
-        except FileNotFoundError:
-            continue
-    return old
+    return [folder for folder in root.iterdir() if _old(folder, cutoff)]
+
+
+def _old(folder: Path, cutoff: float) -> bool:
+    try:
+        if not folder.is_dir() or folder.stat().st_mtime >= cutoff:
+            return False
+        return all(f.stat().st_mtime < cutoff for f in folder.iterdir())
+    except FileNotFoundError:
+        return False
 
 
 def named(store: Pruned) -> set[str]:
@@ -71,6 +78,9 @@ def remove_unused(store: Pruned, data_dir: Path, cutoff: float) -> int:
     for folder in old:
         if folder.name in kept:
             continue
-        removed += sum(1 for _ in folder.iterdir())
-        shutil.rmtree(folder, ignore_errors=True)
+        with FILES_LOCK:  # sent again since the rows were read: it stays
+            if not _old(folder, cutoff):
+                continue
+            removed += sum(1 for _ in folder.iterdir())
+            shutil.rmtree(folder, ignore_errors=True)
     return removed

@@ -9,6 +9,7 @@ import asyncio
 import sqlite3
 import threading
 import time
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
@@ -87,6 +88,41 @@ def test_the_keeper_checkpoints_the_wal_from_its_own_thread(tmp_path: Path) -> N
         keeper.close()
         store.close()
     assert not keeper._thread.is_alive()
+
+
+def until(check: Callable[[], bool], seconds: float = 5.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not check():
+        assert time.monotonic() < deadline, "not within 5 s"
+        time.sleep(0.01)
+
+
+def test_an_idle_keeper_checkpoints_nothing_until_a_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    passes: list[int] = []
+    catch_up = growth._catch_up
+
+    def counted(db: sqlite3.Connection) -> bool:
+        passes.append(1)
+        return catch_up(db)
+
+    monkeypatch.setattr(growth, "_catch_up", counted)
+    path = tmp_path / "switchboard.db"
+    store = Store(path)
+    keeper = growth.WalKeeper(path, every=0.02)
+    try:
+        store.journal(inbound("hello"), "routed")
+        until(lambda: len(passes) >= 1)
+        time.sleep(0.5)  # the passes after the write settle (one, unless it raced)
+        before = len(passes)
+        time.sleep(0.3)  # ~15 wake-ups with nothing written
+        assert len(passes) == before
+        store.journal(inbound("again", message_id="2"), "routed")
+        until(lambda: len(passes) > before)
+    finally:
+        keeper.close()
+        store.close()
 
 
 def test_a_truncate_gives_up_at_once_while_a_writer_holds_the_database(tmp_path: Path) -> None:

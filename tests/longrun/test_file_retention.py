@@ -10,9 +10,11 @@ import time
 from functools import partial
 from pathlib import Path
 
+import pytest
+
 from bot.core.messages import Attachment
 from bot.inbox.files import FileStore
-from bot.store import growth
+from bot.store import growth, prune_files
 from bot.store.approvals import ApprovalRow
 from bot.store.core import ParkedState, QuestionRow, Store, WorkerRow
 from bot.store.prune import Pruner
@@ -97,5 +99,30 @@ def test_a_file_sent_again_is_kept_for_another_retention(tmp_path: Path) -> None
         for path in (tmp_path / first.path, (tmp_path / first.path).parent):
             os.utime(path, (long_ago, long_ago))
         assert growth.old_files(tmp_path, store, time.time() - DAY) == 1
+    finally:
+        store.close()
+
+
+def test_a_file_sent_again_while_the_rows_are_read_stays(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The race: the pruner read the rows (nothing names the old folder), then the same
+    file is sent again and its row journaled, then the pruner removes old folders. The
+    save touched the folder, so the check under the lock keeps it."""
+    files = FileStore(tmp_path, 1_000_000)
+    first = saved(files, "report.txt")
+    long_ago = time.time() - 100 * DAY
+    for path in (tmp_path / first.path, (tmp_path / first.path).parent):
+        os.utime(path, (long_ago, long_ago))
+
+    def rows_then_a_save(store: object) -> set[str]:
+        saved(files, "report.txt")  # arrives while the pruner reads the rows
+        return set()
+
+    monkeypatch.setattr(prune_files, "named", rows_then_a_save)
+    store = Store(tmp_path / "db.sqlite")
+    try:
+        assert growth.old_files(tmp_path, store, time.time() - DAY) == 0
+        assert (tmp_path / first.path).read_bytes() == b"the bytes of report.txt"
     finally:
         store.close()
