@@ -57,9 +57,21 @@ SOLO_FILES = {
 }
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """`-m solo` (scripts/test's second part) imports only SOLO_FILES: collecting every
+    other test file just to deselect its tests took ~13 s."""
+    name = collection_path.name
+    if config.getoption("markexpr") != "solo" or not name.startswith("test_"):
+        return None
+    if not name.endswith(".py") or not collection_path.is_relative_to(config.rootpath):
+        return None
+    return collection_path.relative_to(config.rootpath).as_posix() not in SOLO_FILES or None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """`slow` on every test that asks (through any fixture) for Chromium, dovecot or
-    PostgreSQL, runs on the `database` fixture's PostgreSQL, or is a chaos test."""
+    PostgreSQL, runs on the `database` fixture's PostgreSQL, or is a chaos test; under
+    pytest-xdist, the files longest first (`_longest_first`)."""
     for item in items:
         params = getattr(getattr(item, "callspec", None), "params", {})
         if (
@@ -70,6 +82,50 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.slow)
         if item.nodeid.split("::")[0] in SOLO_FILES:
             item.add_marker(pytest.mark.solo)
+    if hasattr(config, "workerinput"):  # an xdist worker: its order is the queue's
+        items[:] = _longest_first(items)
+
+
+#: files with a test of 9 s or more (CI, or measured alone): about the seconds those tests
+#: take, on top of the file's rough cost (SLOW_TEST, OTHER_TEST); a file missing here
+#: that takes long may end up last, alone
+LONG_FILES = {
+    "tests/email/test_fuzz.py": 20,
+    "tests/longrun/test_soak.py": 33,
+    "tests/longrun/test_mcp_http_leaks.py": 17,
+    "tests/longrun/test_no_leaks.py": 25,
+    "tests/memory/test_memory_meaning.py": 14,
+    "tests/slack/test_slack_live.py": 12,
+    "tests/store/test_backup.py": 11,
+    "tests/eval/test_eval_providers.py": 32,
+    "tests/eval/test_eval.py": 11,
+    "tests/tools/test_approvals.py": 21,
+    "tests/discord/test_discord_catchup.py": 11,
+    "tests/ops/test_ops_dashboard.py": 10,
+    "tests/model/test_model_properties.py": 10,
+    "tests/discord/test_discord_progress.py": 10,
+}
+#: a test's rough cost when nothing better is known: one with a heavy server (`slow`), other
+SLOW_TEST, OTHER_TEST = 2.0, 0.3
+
+
+def _longest_first(items: list[pytest.Item]) -> list[pytest.Item]:
+    """The items by file (each file's own order kept), the longest files first.
+
+    scripts/test runs `--dist loadfile --no-loadscope-reorder`: the workers take whole
+    files in this order. xdist's own order (most tests first) left the files of one long
+    test (the fuzz, the soak, the MCP restarts) to the end, where one worker ran them
+    while the other had nothing left; longest first, the end is made of short files."""
+    files: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        files.setdefault(item.nodeid.split("::")[0], []).append(item)
+
+    def seconds(name: str) -> float:
+        tests = files[name]
+        slow = sum(1 for item in tests if item.get_closest_marker("slow"))
+        return LONG_FILES.get(name, 0) + slow * SLOW_TEST + (len(tests) - slow) * OTHER_TEST
+
+    return [item for name in sorted(files, key=seconds, reverse=True) for item in files[name]]
 
 
 @pytest.fixture

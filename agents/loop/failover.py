@@ -28,6 +28,10 @@ if TYPE_CHECKING:
 
 #: failed attempts on one model (each after the SDK's own retries) before the next
 FAIL_OVER_AFTER = 3
+#: turns remembered on a fallback (`LLM.failed_over`); an entry leaves when its
+#: conversation's next turn starts, and past this the oldest goes (its conversation never
+#: came back: a long outage touches many)
+FAILED_OVER_MAX = 4_096
 
 
 def model_for(node: AgentLoop, conv: Conversation) -> str | None:
@@ -72,7 +76,11 @@ def fail_over(node: AgentLoop, conv: Conversation, error: str, reason: str = "un
     if not following:
         return False
     model = following[0]
-    llm.failed_over[(node.agent_id, conv.key)] = (turns.turn_start(conv.messages), model)
+    moved = llm.failed_over
+    moved.pop((node.agent_id, conv.key), None)  # newest last: the oldest leave first
+    moved[(node.agent_id, conv.key)] = (turns.turn_start(conv.messages), model)
+    while len(moved) > FAILED_OVER_MAX:
+        del moved[next(iter(moved))]
     if _bare(model) != _bare(current):
         _forget_thinking(conv.messages)
     node.services.events.emit(

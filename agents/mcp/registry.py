@@ -181,25 +181,32 @@ class McpSource:
 
     def tools(self) -> list[Tool]:
         visible = self.registry.visible(self.info)
-        return [Tool(t.spec, step_handler=self._handler(t)) for t in visible]
+        return [Tool(t.spec, step_handler=McpCall(self.registry, self.info, t)) for t in visible]
 
-    def _handler(self, tool: McpTool) -> Callable[[dict[str, Any], Step], Awaitable[ToolResult]]:
-        registry, info = self.registry, self.info
 
-        gated = tool.needs_approval or _named_for(registry.clients[tool.server].config, info)
+class McpCall:
+    """One MCP tool's handler in one agent's toolbox: a small object per tool per
+    session (the spec is the registry's, shared), not a closure with its cells."""
 
-        async def handle(args: dict[str, Any], step: Step) -> ToolResult:
-            if gated:
-                if registry.gate is None:  # fail closed: nobody could approve it
-                    return ToolResult(
-                        f"Error: {tool.spec.name} needs approval, and approvals are not "
-                        "available here.",
-                        is_error=True,
-                    )
-                return await registry.gate(info, tool, args, step)
-            return await registry.call(tool, args)
+    __slots__ = ("gated", "info", "registry", "tool")
 
-        return handle
+    def __init__(self, registry: McpRegistry, info: AgentInfo, tool: McpTool) -> None:
+        self.registry = registry
+        self.info = info
+        self.tool = tool
+        self.gated = tool.needs_approval or _named_for(registry.clients[tool.server].config, info)
+
+    async def __call__(self, args: dict[str, Any], step: Step) -> ToolResult:
+        registry, tool = self.registry, self.tool
+        if self.gated:
+            if registry.gate is None:  # fail closed: nobody could approve it
+                return ToolResult(
+                    f"Error: {tool.spec.name} needs approval, and approvals are not "
+                    "available here.",
+                    is_error=True,
+                )
+            return await registry.gate(self.info, tool, args, step)
+        return await registry.call(tool, args)
 
 
 def _connection(config: McpServerConfig, changed: Callable[[McpClient], None]) -> McpClient:

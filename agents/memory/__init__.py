@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -44,6 +45,10 @@ __all__ = ["AgentMemory", "Memory", "install_memory"]
 
 log = logging.getLogger(__name__)
 
+#: agents whose memory stays open at once (at least twice SWITCHBOARD_MAX_WORKERS): an
+#: open one holds ~330 KB resident (its index's SQLite connection and page cache)
+OPEN_AGENTS_MAX = 32
+
 
 class Memory:
     """The memory of every agent of one data dir (implements `services.MemoryHooks`)."""
@@ -62,8 +67,13 @@ class Memory:
         self.settings = settings
         self.llm = llm
         self.events = events
-        self._agents: dict[str, AgentMemory] = {}
-        self._prompts = PromptCache()
+        #: the agents whose memory is open (files, search index, its SQLite connection), by
+        #: agent id, most recently used last: the coordinator and the workers lately at
+        #: work. Bounded: at `_open_max` the least recently used is closed (every worker
+        #: ever spawned would otherwise keep an index open); its next use reopens it.
+        self._agents: OrderedDict[str, AgentMemory] = OrderedDict()
+        self._open_max = max(OPEN_AGENTS_MAX, 2 * settings.max_workers)
+        self._prompts = PromptCache()  # bounded: see PromptCache
         self._opening = threading.Lock()  # tools open an agent's memory from worker threads
         s = settings
         #: the meaning half of search: the process's model, loaded at a first search
@@ -77,7 +87,11 @@ class Memory:
 
     def agent(self, agent_id: str) -> AgentMemory:
         with self._opening:
-            return self._agents.get(agent_id) or self._open(agent_id)
+            memory = self._agents.get(agent_id)
+            if memory is None:
+                return self._open(agent_id)
+            self._agents.move_to_end(agent_id)
+            return memory
 
     def _open(self, agent_id: str) -> AgentMemory:
         s = self.settings
@@ -85,6 +99,9 @@ class Memory:
         index = MemoryIndex(files, s.memory_rescan_seconds, embedder=self.embedder)
         memory = AgentMemory(agent_id, files, index, s.memory_inline_bytes, self.shared)
         self._agents[agent_id] = memory
+        if len(self._agents) > self._open_max:
+            _, least = self._agents.popitem(last=False)
+            least.index.close()  # a call still holding it reopens the connection
         return memory
 
     # -- seams of Services ---------------------------------------------------------------
@@ -198,7 +215,7 @@ class Memory:
                     self.events.emit("memory.distil_failed", path.name, error=str(exc))
 
     def close(self) -> None:
-        for memory in self._agents.values():
+        for memory in list(self._agents.values()):
             memory.index.close()
         self.shared.close()
 

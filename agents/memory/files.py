@@ -22,6 +22,7 @@ import os
 import re
 import tempfile
 import threading
+import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
@@ -43,7 +44,9 @@ _LOCK_DIR = ".locks"
 _TOPIC_MAX = 64
 _DAY = re.compile(r"^\d{4}-\d{2}-\d{2}\.md$")
 _ENTRY = re.compile(r"^### (.+)$")
-_locks: dict[str, threading.Lock] = {}
+#: one lock per memory file being written, by its lock file's path; bounded: a lock leaves
+#: once no thread holds or waits for it (weak values), not one per file ever written
+_locks: weakref.WeakValueDictionary[str, threading.Lock] = weakref.WeakValueDictionary()
 _locks_guard = threading.Lock()
 
 

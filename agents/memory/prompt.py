@@ -18,6 +18,7 @@ says what was left out and how to read it (recall, memory_search).
 from __future__ import annotations
 
 import re
+from collections import OrderedDict
 from pathlib import Path
 
 from agents.loop.marking import neutralise, untrusted
@@ -186,12 +187,22 @@ class PromptCache:
     the text, so a hand edit still shows at the next turn.
     """
 
-    def __init__(self) -> None:
-        self._entries: dict[tuple[str, str | None], tuple[list[Path], Stamp, str]] = {}
+    #: entries kept: one per (agent, person) lately prompted, the least recently used
+    #: dropped beyond it (rebuilt from the files at its next use)
+    MAX = 256
+
+    def __init__(self, max_entries: int = MAX) -> None:
+        #: (agent id, person) -> (the files read, their stamp, the text); bounded: `max`
+        self._entries: OrderedDict[tuple[str, str | None], tuple[list[Path], Stamp, str]] = (
+            OrderedDict()
+        )
+        self.max = max_entries
 
     def get(self, memory: AgentMemory, person: str | None, budget_tokens: int) -> str:
-        entry = self._entries.get((memory.agent_id, person))
+        key = (memory.agent_id, person)
+        entry = self._entries.get(key)
         if entry is not None and _stamp(entry[0]) == entry[1]:
+            self._entries.move_to_end(key)
             return entry[2]
         root = memory.files.root
         names = [MEMORY_FILE, INDEX_FILE, LOG_DIR, *memory.files.recent_days(2)]
@@ -200,7 +211,10 @@ class PromptCache:
             paths.append(memory.shared.files.root / memory.shared.profile_path(person))
         stamp = _stamp(paths)  # before reading: a change while reading shows next time
         text = memory_prompt(memory, person, budget_tokens)
-        self._entries[(memory.agent_id, person)] = (paths, stamp, text)
+        self._entries[key] = (paths, stamp, text)
+        self._entries.move_to_end(key)
+        if len(self._entries) > self.max:
+            self._entries.popitem(last=False)
         return text
 
 

@@ -12,7 +12,7 @@ an error text for the model (`ToolError`).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from agents.loop.marking import untrusted
@@ -137,40 +137,75 @@ def memory_tools(
     `person_of(name)` is the listed person a name or id stands for; `source` labels
     what `remember` and `note_about_person` write (the conversation it was decided in);
     `archives(path)` which archived conversations `memory_search` shows."""
+    calls = MemoryCalls(memory_of, written, person_of, source, archives)
+    return [Tool(SPECS[name], _Call(calls, name)) for name in ACTIONS]
 
-    def bound(name: str, fn: Callable[[dict[str, Any]], str], writes: bool) -> Tool:
-        async def handler(args: dict[str, Any]) -> str:
-            try:
-                text = await asyncio.to_thread(fn, args)
-            except MemoryRefused as exc:
-                raise ToolError(str(exc)) from exc
-            if writes:
-                written(name)
-                return text
-            return untrusted(text, f"memory ({name}): notes, logs and what people said")
 
-        return Tool(SPECS[name], handler)
+class MemoryCalls:
+    """What one toolbox's memory tools share: one small object per session, the specs
+    and what each tool does shared by all (not a closure per tool per session)."""
 
-    return [
-        bound("recall", lambda a: memory_of().recall(a.get("days", 3)), False),
-        bound("remember", lambda a: memory_of().remember(a["content"], source), True),
-        bound("reflect", lambda a: memory_of().reflect(a["content"]), True),
-        bound(
-            "learn_fact",
-            lambda a: memory_of().learn_fact(
-                a["topic"], a["content"], bool(a.get("shared")), source
-            ),
-            True,
+    __slots__ = ("archives", "memory_of", "person_of", "source", "written")
+
+    def __init__(
+        self,
+        memory_of: Callable[[], AgentMemory],
+        written: Callable[[str], None],
+        person_of: Callable[[str], str | None],
+        source: str,
+        archives: Callable[[str], bool] | None,
+    ) -> None:
+        self.memory_of = memory_of
+        self.written = written
+        self.person_of = person_of
+        self.source = source
+        self.archives = archives
+
+    async def run(self, name: str, args: dict[str, Any]) -> str:
+        action, writes = ACTIONS[name]
+        try:
+            text = await asyncio.to_thread(action, self, args)
+        except MemoryRefused as exc:
+            raise ToolError(str(exc)) from exc
+        if writes:
+            self.written(name)
+            return text
+        return untrusted(text, f"memory ({name}): notes, logs and what people said")
+
+
+class _Call:
+    """One memory tool's handler: its name and the session's `MemoryCalls` (48 bytes)."""
+
+    __slots__ = ("calls", "name")
+
+    def __init__(self, calls: MemoryCalls, name: str) -> None:
+        self.calls = calls
+        self.name = name
+
+    def __call__(self, args: dict[str, Any]) -> Awaitable[str]:
+        return self.calls.run(self.name, args)
+
+
+Action = Callable[[MemoryCalls, dict[str, Any]], str]
+#: each tool's work on the agent's memory (run in a thread), and whether it writes
+ACTIONS: dict[str, tuple[Action, bool]] = {
+    "recall": (lambda c, a: c.memory_of().recall(a.get("days", 3)), False),
+    "remember": (lambda c, a: c.memory_of().remember(a["content"], c.source), True),
+    "reflect": (lambda c, a: c.memory_of().reflect(a["content"]), True),
+    "learn_fact": (
+        lambda c, a: c.memory_of().learn_fact(
+            a["topic"], a["content"], bool(a.get("shared")), c.source
         ),
-        bound("memory_search", lambda a: memory_of().search(a["query"], archives), False),
-        bound(
-            "note_about_person",
-            lambda a: memory_of().note_about(a["person"], a["content"], person_of, source),
-            True,
-        ),
-        bound("update_note", lambda a: _correct(memory_of(), a, a["new"], person_of), True),
-        bound("forget", lambda a: _correct(memory_of(), a, None, person_of), True),
-    ]
+        True,
+    ),
+    "memory_search": (lambda c, a: c.memory_of().search(a["query"], c.archives), False),
+    "note_about_person": (
+        lambda c, a: c.memory_of().note_about(a["person"], a["content"], c.person_of, c.source),
+        True,
+    ),
+    "update_note": (lambda c, a: _correct(c.memory_of(), a, a["new"], c.person_of), True),
+    "forget": (lambda c, a: _correct(c.memory_of(), a, None, c.person_of), True),
+}
 
 
 def _correct(

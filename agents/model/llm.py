@@ -85,7 +85,8 @@ class Provider:
         self.max_tokens = max_tokens
         #: where a turn goes on when its model stays unavailable (agents/loop/failover.py)
         self.fallbacks: list[str] = list(fallbacks or [])
-        #: (agent, conversation) → (its turn's first message, the fallback it runs on)
+        #: (agent, conversation) → (its turn's first message, the fallback it runs on);
+        #: bounded: failover.FAILED_OVER_MAX, and removed at the conversation's next turn
         self.failed_over: dict[tuple[str, str], tuple[int | None, str]] = {}
         #: each role's effort, from the settings
         self.efforts: dict[Role, Effort] = {**DEFAULT_EFFORT, **(efforts or {})}

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
@@ -41,11 +42,29 @@ class ToolSpec:
     #: inputs shown to the model beside the schema (the API's `input_examples`); each
     #: must be valid against `schema`, or the API refuses the request
     examples: tuple[dict[str, Any], ...] = ()
+    #: the API form and the validator, built at first use and kept with the spec (bounded
+    #: by the specs that exist: module constants, and the MCP registry's current ones), so
+    #: every toolbox offering this tool shares one copy: never mutate what `to_api` gives
+    _api: dict[str, Any] | None = field(default=None, init=False, repr=False, compare=False)
+    _validator: Any = field(default=None, init=False, repr=False, compare=False)
 
     def to_api(self) -> dict[str, Any]:
-        """The tool as the API takes it. A closed schema's `"additionalProperties": false`
-        stays out: it costs every request tokens and tells the model nothing it acts on,
-        while the check before each call still refuses an unknown argument by name."""
+        """The tool as the API takes it (one dict per spec, shared: read it, never change
+        it). A closed schema's `"additionalProperties": false` stays out: it costs every
+        request tokens and tells the model nothing it acts on, while the check before each
+        call still refuses an unknown argument by name."""
+        if self._api is None:
+            object.__setattr__(self, "_api", self._build_api())
+        assert self._api is not None
+        return self._api
+
+    def validator(self) -> Any:
+        """The schema's validator (a `jsonschema.Draft202012Validator`), built once."""
+        if self._validator is None:
+            object.__setattr__(self, "_validator", jsonschema.Draft202012Validator(self.schema))
+        return self._validator
+
+    def _build_api(self) -> dict[str, Any]:
         shown = {k: v for k, v in self.schema.items() if (k, v) != ("additionalProperties", False)}
         spec: dict[str, Any] = {
             "name": self.name,
@@ -160,7 +179,7 @@ class Toolbox:
         self._versions = versions
         tools = [*self._own, *(t for source in self._sources for t in source.tools())]
         self._tools = {tool.spec.name: tool for tool in tools}
-        self._specs = [tool.spec.to_api() for tool in self._tools.values()]
+        self._specs = shared_specs([tool.spec for tool in self._tools.values()])
 
     @property
     def specs(self) -> list[dict[str, Any]]:
@@ -177,7 +196,7 @@ class Toolbox:
             return ToolResult(
                 f"Error: there is no tool {name!r}. Tools: {', '.join(self._tools)}.", is_error=True
             )
-        problem = _check(tool.spec.schema, args)
+        problem = _check(tool.spec, args)
         if problem is not None:
             return ToolResult(f"Error: bad arguments for {name}: {problem}", is_error=True)
         try:
@@ -196,12 +215,36 @@ class Toolbox:
         return result if isinstance(result, ToolResult) else ToolResult(result)
 
 
-def _check(spec: dict[str, Any], args: Any) -> str | None:
+#: the tool lists in use, one per distinct sequence of specs (an agent kind's own tools and
+#: factories' tools, then the MCP tools it sees at the registry's version), keyed by the
+#: specs' ids and holding the specs (so an id is never reused while its entry lives): every
+#: session of one agent kind sends the same list object. Bounded: at most _LISTS_MAX, the
+#: least recently used dropped (a dropped list lives on only in the toolboxes using it).
+_lists: OrderedDict[tuple[int, ...], tuple[list[ToolSpec], list[dict[str, Any]]]] = OrderedDict()
+_LISTS_MAX = 64
+
+
+def shared_specs(specs: list[ToolSpec]) -> list[dict[str, Any]]:
+    """The API tool list of `specs`, shared with every toolbox offering the same specs in
+    the same order (the prompt-cache prefix): read it, never change it."""
+    key = tuple(id(spec) for spec in specs)
+    held = _lists.get(key)
+    if held is not None:
+        _lists.move_to_end(key)
+        return held[1]
+    api = [spec.to_api() for spec in specs]
+    _lists[key] = (specs, api)
+    if len(_lists) > _LISTS_MAX:
+        _lists.popitem(last=False)
+    return api
+
+
+def _check(spec: ToolSpec, args: Any) -> str | None:
     if not isinstance(args, dict):
         return f"arguments must be a JSON object, got {json.dumps(args)[:100]}"
     # a `oneOf` shows the model the shapes a value may take; which shape is meant (a
     # trigger's type) is the handler's to check, with a text that says what to send
-    errors = jsonschema.Draft202012Validator(spec).iter_errors(args)
+    errors = spec.validator().iter_errors(args)
     error = jsonschema.exceptions.best_match(e for e in errors if e.validator != "oneOf")
     if error is None:
         return None

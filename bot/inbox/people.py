@@ -66,19 +66,25 @@ class People:
             for kind, ident in person.ids():
                 self._ids[(kind, ident.lower() if kind == "email" else ident)] = person.name
         self._emails = {addr: p.name for p in entries for addr in p.email}
+        #: person -> zone, platform id -> listed person: one per person of the team who
+        #: stated a zone or whose account was linked by email (bounded by the team)
         self._zones: dict[str, str] = {}
         self._links: dict[str, str] = {}
         if store is not None:
             self._zones = {k: v for k, v in store.kv_prefixed(_ZONE_KEY).items() if _valid(v)}
             self._links = store.kv_prefixed(_LINK_KEY)
+        #: conversation -> who spoke last (name, platform id): at most _SPEAKERS_MAX
         self._speakers: dict[str, str] = {}
         self._speaker_ids: dict[str, str] = {}
-        self._in: set[tuple[str, str]] = set()  # (platform id, conversation) written
+        #: (platform id, conversation) written: at most _SPEAKERS_MAX, then it starts over
+        self._in: set[tuple[str, str]] = set()
         #: when each platform id last spoke (`catchup` reads since then)
         self.last = LastSpoke(store)
         if store is not None:  # who spoke last where, across restarts (reminders' zones)
-            self._speakers = store.kv_prefixed(_SPEAKER_KEY)
-            self._speaker_ids = store.kv_prefixed(_SPEAKER_ID_KEY)
+            # bounded from the start: the store keeps every conversation, memory at most
+            # _SPEAKERS_MAX of them (a month of conversations would otherwise all load)
+            self._speakers = _bounded(store.kv_prefixed(_SPEAKER_KEY))
+            self._speaker_ids = _bounded(store.kv_prefixed(_SPEAKER_ID_KEY))
 
     # -- resolving ---------------------------------------------------------------------
     def resolve(self, channel: str, sender: Sender) -> Person:
@@ -228,6 +234,11 @@ class People:
         if name is None:
             return None
         return Person(name, self.zone_of(name), listed=name.lower() in self._entries)
+
+
+def _bounded(loaded: dict[str, str]) -> dict[str, str]:
+    """At most _SPEAKERS_MAX of the stored entries (the rest are read when asked for)."""
+    return dict(list(loaded.items())[-_SPEAKERS_MAX:])
 
 
 def _keep(where: dict[str, str], conversation: str, value: str) -> None:

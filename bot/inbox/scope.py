@@ -124,6 +124,8 @@ class Scope:
         self.ttl = ttl
         #: bounded: at SCOPE_CACHE_MAX answers it starts over (answers live `ttl` anyway)
         self._cache: dict[tuple[str, str, str], tuple[float, bool]] = {}
+        #: (conversation, tool, resource, digest) -> until when: one per call an approver
+        #: allowed ahead; bounded: the expired leave when one is added (they live an hour)
         self._grants: dict[tuple[str | None, str, str, str], float] = {}
 
     # -- who asks ----------------------------------------------------------------------
@@ -190,7 +192,9 @@ class Scope:
         `resource` with the arguments of `digest`) from this conversation: called again,
         it passes (in memory, an hour). Nothing else passes on it: not another tool
         reaching the same place (read_channel), not other arguments (review #13)."""
-        self._grants[(conversation, tool, resource, digest)] = time.monotonic() + GRANT_TTL
+        now = time.monotonic()
+        self._grants = {key: until for key, until in self._grants.items() if until > now}
+        self._grants[(conversation, tool, resource, digest)] = now + GRANT_TTL
 
     def granted(self, conversation: str | None, tool: str, resource: str, digest: str) -> bool:
         until = self._grants.get((conversation, tool, resource, digest))

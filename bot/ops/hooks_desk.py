@@ -52,6 +52,9 @@ HEARD_GAP_SECONDS = 0.25
 RECENT = 50
 #: conversations whose first post is awaited (receipt-to-post time), at most
 MAX_AWAITED = 10_000
+#: alert groups held in memory before the idle ones leave (nothing held or awaited, the
+#: cooldown over): one coming back starts as a new group does, in its thread (stored)
+MAX_GROUPS = 1_000
 #: event fields a payload may not set (they say whose and which event it is)
 RESERVED = frozenset({"conversation", "trigger_id", "id", "kind", "place", "agent_id", EVENT_KEY})
 
@@ -74,6 +77,8 @@ class HookDesk:
         self.acts = view.acts
         self.metrics = metrics
         self.configs = {h.name: h for h in view.settings.hooks}
+        #: alert group (conversation) -> its state here; bounded: past MAX_GROUPS the idle
+        #: groups leave (an incident a month would otherwise stay for the process's life)
         self.groups: dict[str, Group] = {}
         #: the newest deliveries and what became of them, for the dashboard
         self.recent: deque[dict[str, Any]] = deque(maxlen=RECENT)
@@ -164,7 +169,7 @@ class HookDesk:
         if not msg.meta.get("group"):
             self._hand(hook, inbound_id, msg, 0)
             return
-        group = self.groups.setdefault(msg.conversation, Group())
+        group = self._group(msg.conversation)
         if group.last == 0.0 and not group.held:
             self._hand(hook, inbound_id, msg, 0)
             group.last = time.time()
@@ -183,6 +188,25 @@ class HookDesk:
         )  # fmt: skip
 
     # -- groups ------------------------------------------------------------------------
+    def _group(self, conversation: str) -> Group:
+        group = self.groups.get(conversation)
+        if group is None:
+            if len(self.groups) >= MAX_GROUPS:
+                self._forget_idle()
+            group = self.groups[conversation] = Group()
+        return group
+
+    def _forget_idle(self) -> None:
+        """Groups with nothing held, no post awaited and their cooldown over leave: a
+        group's next notification then goes straight to a turn, as it would anyway."""
+        now = time.time()
+        cooldown = max((h.cooldown_seconds for h in self.configs.values()), default=0.0)
+        self.groups = {
+            key: group for key, group in self.groups.items()
+            if group.held or group.timer is not None or group.awaiting_post
+            or now < group.last + cooldown
+        }  # fmt: skip
+
     def _arm(self, hook: HookConfig, conversation: str, group: Group) -> None:
         if group.timer is not None or group.awaiting_post:
             return  # the post's delivery (or the timer set) releases it

@@ -63,6 +63,8 @@ class Stalled:
         self.events = view.events
         self.inbox = view.inbox
         self.say = view.acts.say
+        #: agent id -> when it last moved; bounded: at each check only the running
+        #: workers' stay (every worker ever spawned would otherwise keep one)
         self.progress: dict[str, Progress] = {}
         self.started = time.time()
         self.unsubscribe = view.events.subscribe(self.observe)
@@ -167,7 +169,10 @@ class Stalled:
 
     # -- stuck workers -------------------------------------------------------------------
     def _stuck(self, now: float) -> None:
-        for row in self.store.agents.workers(("running",)):
+        running = self.store.agents.workers(("running",))
+        ids = {row.id for row in running}
+        self.progress = {agent: seen for agent, seen in self.progress.items() if agent in ids}
+        for row in running:
             seen = self.progress.setdefault(row.id, Progress(max(self.started, row.updated_at)))
             idle = now - seen.at
             if seen.reported or idle < self.settings.stuck_after:

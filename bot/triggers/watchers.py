@@ -127,6 +127,7 @@ class EventWatch:
         self.fire = fire
         self.owner = owner
         self.rows: dict[str, TriggerRow] = {}
+        #: per trigger watched (bounded by `rows`: an entry leaves with its trigger)
         self._last_fired: dict[str, float] = {}
 
     def add(self, row: TriggerRow) -> None:
@@ -134,6 +135,7 @@ class EventWatch:
 
     def remove(self, trigger_id: str) -> None:
         self.rows.pop(trigger_id, None)
+        self._last_fired.pop(trigger_id, None)
 
     def on_event(self, event: Event) -> None:
         for row in list(self.rows.values()):
@@ -153,6 +155,7 @@ class IdleWatch:
     def __init__(self, fire: Fire) -> None:
         self.fire = fire
         self.rows: dict[str, TriggerRow] = {}
+        #: per trigger watched (bounded by `rows`: both leave with their trigger)
         self._deadline: dict[str, float] = {}
         self._timers: dict[str, asyncio.TimerHandle] = {}
 
@@ -162,6 +165,7 @@ class IdleWatch:
 
     def remove(self, trigger_id: str) -> None:
         self.rows.pop(trigger_id, None)
+        self._deadline.pop(trigger_id, None)
         timer = self._timers.pop(trigger_id, None)
         if timer is not None:
             timer.cancel()

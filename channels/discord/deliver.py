@@ -56,6 +56,9 @@ from channels.discord.live import DiscordLives
 from channels.discord.threads import Threads
 
 ARCHIVE_MINUTES: Final[Literal[1440]] = 1440  # threads we open hide after a day without messages
+#: thread ids this process opened, kept so the next answer there needs no lookup; past
+#: this the oldest goes (then discord.py's cache, or THREAD_EXISTS, tells it is open)
+OPENED_MAX = 2_000
 REPLY_META = "discord_reply_to"  # Outbound.meta: answer as a reply to this message id
 _PROGRESS = "discord.posted."
 LOOKUP_MARGIN = 60.0  # seconds before a try that its lookup reads from
@@ -108,7 +111,7 @@ class Poster:
         self.data_dir = data_dir
         #: answers shown while written: a row's first part finishes its live message
         self.lives = lives
-        self._opened: set[str] = set()
+        self._opened: dict[str, None] = {}  # bounded: OPENED_MAX, oldest first
 
     async def deliver(self, msg: Outbound) -> DeliveryReceipt:
         try:
@@ -183,7 +186,7 @@ class Poster:
                 if exc.code not in (THREAD_EXISTS, UNKNOWN_MESSAGE):
                     raise
                 # THREAD_EXISTS: opened before; UNKNOWN_MESSAGE: an existing thread's own id
-            self._opened.add(thread)
+            self._open(thread)
             self.threads.names.pop(thread, None)
         self.threads.join(thread, parent)
         return Place(thread, thread=thread)
@@ -198,9 +201,14 @@ class Poster:
             if exc.status == 403 or exc.code == WRONG_CHANNEL_TYPE:
                 return place  # no thread: a Discord reply to the question still answers it
             raise
-        self._opened.add(message_id)
+        self._open(message_id)
         self.threads.join(message_id, place.channel)
         return Place(place.channel, thread=message_id)
+
+    def _open(self, thread: str) -> None:
+        self._opened[thread] = None
+        if len(self._opened) > OPENED_MAX:
+            del self._opened[next(iter(self._opened))]
 
     def _exists(self, thread: str) -> bool:
         if thread in self._opened:

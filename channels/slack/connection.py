@@ -64,9 +64,13 @@ class _Repeated(logging.Filter):
     of state, so the same line is let through once per REPEAT_SECONDS."""
 
     REPEAT_SECONDS = 600.0
+    #: lines remembered; past this those let through over REPEAT_SECONDS ago leave
+    SEEN_MAX = 256
 
     def __init__(self) -> None:
         super().__init__()
+        #: a warning's first line -> when it was let through; bounded: SEEN_MAX, then the
+        #: lines older than REPEAT_SECONDS go (an SDK line may carry ids, so keys vary)
         self._seen: dict[str, float] = {}
 
     def filter(self, record: logging.LogRecord) -> bool:
@@ -76,6 +80,11 @@ class _Repeated(logging.Filter):
         last = self._seen.get(key)
         if last is not None and record.created - last < self.REPEAT_SECONDS:
             return False
+        if len(self._seen) >= self.SEEN_MAX:
+            recent = record.created - self.REPEAT_SECONDS
+            self._seen = {k: at for k, at in self._seen.items() if at > recent}
+            while len(self._seen) >= self.SEEN_MAX:  # a flood of distinct lines
+                del self._seen[next(iter(self._seen))]
         self._seen[key] = record.created
         return True
 

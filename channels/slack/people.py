@@ -27,15 +27,20 @@ log = logging.getLogger(__name__)
 
 KIND = "slack"
 LOOKUP_SECONDS = 1.0
+#: Slack users whose address lookup is remembered; past this the oldest is forgotten
+#: (written to the bot again, it is looked up again: one users.info call)
+USERS_MAX = 10_000
 
 
 class EmailLinks:
     def __init__(self, client: AsyncWebClient, people: People) -> None:
         self.client = client
         self.people = people
+        #: user -> address found (until the person is linked: people keep the link)
         self._emails: dict[str, str] = {}
         # one lookup per user; events of that user arriving meanwhile (Slack sends a
-        # mention twice: app_mention and message) wait for the same one
+        # mention twice: app_mention and message) wait for the same one. Both maps are
+        # per Slack user who wrote: bounded at USERS_MAX, the oldest lookup forgotten
         self._lookups: dict[str, asyncio.Task[None]] = {}
 
     def email_of(self, user: str) -> str:
@@ -55,8 +60,17 @@ class EmailLinks:
             if not self.people.wants_email(KIND, user):
                 return
             lookup = self._lookups[user] = asyncio.create_task(self._look_up(user))
+            self._forget_oldest()
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(asyncio.shield(lookup), LOOKUP_SECONDS)
+
+    def _forget_oldest(self) -> None:
+        while len(self._lookups) > USERS_MAX:
+            oldest = next(iter(self._lookups))
+            if not self._lookups[oldest].done():
+                break  # still under way (its events wait for it): it goes later
+            del self._lookups[oldest]
+            self._emails.pop(oldest, None)
 
     async def _look_up(self, user: str) -> None:
         try:

@@ -17,6 +17,7 @@ and clears the line only if nothing was posted there since it was set (a silent 
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from slack_sdk.web.async_client import AsyncWebClient
 
@@ -27,7 +28,8 @@ from channels.slack.live import SlackLives
 REFRESH_SECONDS = 90.0
 #: how long the end of a turn waits for its answer's post before clearing the line itself
 CLEAR_AFTER_SECONDS = 2.0
-#: bound of `_shown` (threads whose line is up): the oldest are forgotten beyond it
+#: bound of `_shown` (threads whose line is up), `_asked` (places a person wrote in) and
+#: `_suspended` (threads waiting for an answer): the oldest are forgotten beyond it
 SHOWN_MAX = 10_000
 
 
@@ -38,7 +40,8 @@ class SlackProgress:
         self.client = client
         self.lives = lives
         self._asked: dict[str, str] = {}  # target -> ts of the person's latest message
-        self._suspended: set[str] = set()  # threads whose session waits for a person
+        #: threads whose session waits for a person (a dict: the oldest leaves first)
+        self._suspended: dict[str, None] = {}
         #: (channel, thread) -> a token per status set there, until a post takes it down
         self._shown: dict[tuple[str, str], object] = {}
 
@@ -48,10 +51,7 @@ class SlackProgress:
             await self.client.assistant_threads_setStatus(
                 channel_id=target.address, thread_ts=thread, status=status
             )
-            self._shown.pop((target.address, thread), None)
-            self._shown[(target.address, thread)] = object()
-            if len(self._shown) > SHOWN_MAX:
-                del self._shown[next(iter(self._shown))]
+            _bounded(self._shown, (target.address, thread), object())
 
     def posted(self, channel: str, thread: str | None) -> None:
         """The app sent a message in `thread` (channel id): Slack took its line down."""
@@ -62,7 +62,7 @@ class SlackProgress:
         """A worker's question was posted in `target`'s thread: its agent session shows
         that it waits for a person (`suspended`) until someone answers there."""
         if target.thread:
-            self._suspended.add(str(target))
+            _bounded(self._suspended, str(target), None)
             await self.client.agents_sessions_setStatus(
                 channel_id=target.address,
                 thread_ts=target.thread,
@@ -72,9 +72,9 @@ class SlackProgress:
 
     async def received(self, msg: Inbound, react: bool) -> None:
         channel, _, ts = msg.message_id.partition(":")
-        self._asked[str(msg.reply_to)] = ts
+        _bounded(self._asked, str(msg.reply_to), ts)
         if str(msg.reply_to) in self._suspended:  # answered: the session is active again
-            self._suspended.discard(str(msg.reply_to))
+            del self._suspended[str(msg.reply_to)]
             target = msg.reply_to
             await self.client.agents_sessions_setStatus(
                 channel_id=target.address, thread_ts=str(target.thread), status="active"
@@ -106,3 +106,11 @@ class SlackProgress:
 
     async def abandon(self, target: Target) -> None:
         await self.lives.abandon(target)
+
+
+def _bounded(kept: dict[Any, Any], key: Any, value: Any) -> None:
+    """`kept[key] = value` as its newest entry; beyond SHOWN_MAX the oldest leaves."""
+    kept.pop(key, None)
+    kept[key] = value
+    if len(kept) > SHOWN_MAX:
+        del kept[next(iter(kept))]

@@ -15,6 +15,8 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.seam import Line, Page, ReadRefused, Target
 from channels.slack.history import PAGE, HistoryError, read
 
+#: display names of Slack users held for the process (one users.info call each)
+NAMES_MAX = 5_000
 HINTS = {
     "not_in_channel": "the bot is not in that channel: invite it (/invite @bot)",
     "channel_not_found": "no such channel, or the bot cannot see it",
@@ -27,6 +29,7 @@ class SlackReader:
     def __init__(self, client: AsyncWebClient, bot_name: str = "Switchboard") -> None:
         self.client = client
         self.bot_name = bot_name
+        #: user id -> display name; bounded: NAMES_MAX, the oldest forgotten (read again)
         self.names: dict[str, str] = {}
 
     async def read_history(self, target: Target, since: float | None, limit: int) -> Page:
@@ -58,9 +61,12 @@ class SlackReader:
         user = str(message.get("user") or "")
         if not user:
             return "someone"
-        if user not in self.names:
-            self.names[user] = await self._name(user)
-        return self.names[user]
+        name = self.names.get(user)
+        if name is None:
+            name = self.names[user] = await self._name(user)
+            if len(self.names) > NAMES_MAX:
+                del self.names[next(iter(self.names))]
+        return name
 
     async def _name(self, user: str) -> str:
         try:

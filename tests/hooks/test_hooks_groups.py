@@ -6,7 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from bot.core.trigger_spec import TriggerSpec
+from bot.ops import hooks_desk
 from bot.ops.hooks_samples import alertmanager
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.slack_api import FakeSlack
@@ -61,3 +64,28 @@ async def test_hook_events_fire_triggers_made_in_the_hooks_channel(
     paged = [p for p in slack.posts if "PAGED" in p["text"]]
     assert len(paged) == 1 and paged[0]["thread_ts"] == "1700.000001"
     assert all(p["channel"] == "COPS" for p in slack.posts)
+
+
+async def test_idle_alert_groups_leave_memory_and_come_back_in_their_thread(
+    tmp_path: Path, fake: FakeAnthropic, slack: FakeSlack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past MAX_GROUPS the idle groups leave the desk's memory (an incident a day for
+    months would otherwise stay); a group that fires again answers in its own thread."""
+    monkeypatch.setattr(hooks_desk, "MAX_GROUPS", 3)
+    fake.responder = analyst
+    settings = hooks_settings(tmp_path, fake, slack, [entry("am", "alertmanager",
+                              cooldown_seconds=0)])  # fmt: skip
+    async with hooks_app(settings) as (app, url):
+        assert app.ops.hooks is not None
+        desk = app.ops.hooks.desk
+        for n in range(8):
+            assert (await send(url, "am", "alertmanager", alertmanager(group=f"G{n}")))[0] == 202
+            await slack.until(lambda s, n=n: len(s.posts) >= n + 1, timeout=15)
+            await eventually(lambda: not any(g.awaiting_post for g in desk.groups.values()))
+        assert len(desk.groups) <= 3
+        first = slack.posts[0]
+        assert (await send(url, "am", "alertmanager", alertmanager("resolved", group="G0")))[
+            0
+        ] == 202
+        await slack.until(lambda s: len(s.posts) >= 9, timeout=15)
+    assert slack.posts[-1]["thread_ts"] == first["ts"]

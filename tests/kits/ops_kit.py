@@ -70,13 +70,25 @@ async def get(url: str, **kwargs: Any) -> tuple[int, str, dict[str, str]]:
         return response.status, await response.text(), dict(response.headers)
 
 
+#: /healthz is polled this often by healthz_until, on top of a channel's own waits
+HEALTHZ_POLL = 0.25
+
+
 async def healthz_until(url: str, status: int, limit: float) -> float:
     """Poll /healthz (bounded) until it answers `status`; the seconds it took."""
     start = time.monotonic()
     while (await get(url + "/healthz"))[0] != status:
         assert time.monotonic() - start < limit, f"/healthz never became {status}"
-        await asyncio.sleep(0.25)
+        await asyncio.sleep(HEALTHZ_POLL)
     return time.monotonic() - start
+
+
+def scale_waits(monkeypatch: Any, scale: float, waits: tuple[tuple[Any, str], ...]) -> None:
+    """A channel's health waits, (module, constant name) each, cut to `scale`: a test
+    then holds its "/healthz 503 within 15 s" at 15 * scale s, the same logic with less
+    waiting, and another test checks the real waits add up to 15 s."""
+    for module, name in waits:
+        monkeypatch.setattr(module, name, getattr(module, name) * scale)
 
 
 def samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:

@@ -48,6 +48,7 @@ async def test_http_mcp_server_restarts_leave_no_tasks_files_or_sockets(
         async with running_app(settings, [Recorder()]) as app:
             client = app.mcp.clients["web"]
             client._ping_seconds = 0.3  # a dead server is noticed at the next ping
+            client._retry_base = 0.05  # and a server back is found within ~0.1-0.8 s
             await app.mcp.wait_connected(30)
             await bounce(server, client)  # warm: the first reconnect's imports and pools
             await asyncio.sleep(0.5)

@@ -55,13 +55,14 @@ async def test_first_search_is_bounded_and_the_rest_is_indexed_later(
 
 
 def wait_indexed(index: MemoryIndex, seconds: float = 60.0) -> None:
-    """Until the background indexer has finished (or stopped) and let go."""
+    """Until the background indexer has finished (or stopped) and let go. refresh()
+    takes the indexer's lock before it returns and the thread lets go of it last, so
+    the lock free means the thread is over, whether it finished the file or failed."""
     end = time.monotonic() + seconds
     while time.monotonic() < end:
         if index._draining.acquire(blocking=False):
             index._draining.release()
-            if not index.indexing:
-                return
+            return
         time.sleep(0.05)
 
 
@@ -100,7 +101,12 @@ def test_a_background_failure_is_logged_once_naming_the_file(
 ) -> None:
     monkeypatch.setattr(search, "INSERT_BATCH", 500)
     monkeypatch.setattr(search, "SLICE_SECONDS", 0.02)
-    index = memory_at(tmp_path, SWITCHBOARD_MEMORY_SEARCH="keywords").agent("coordinator").index
+    # every search looks at the files (no 2 s between stat walks): "the next search"
+    # below is the one right after the fault is gone, not one 2 s later
+    memory = memory_at(
+        tmp_path, SWITCHBOARD_MEMORY_SEARCH="keywords", SWITCHBOARD_MEMORY_RESCAN_SECONDS="0"
+    )
+    index = memory.agent("coordinator").index
     big_log(tmp_path / "agents/coordinator")
     real_insert = MemoryIndex._insert
 

@@ -99,6 +99,8 @@ async def test_a_worker_in_model_retries_too_long_is_reported_once(
         stalled.check(now + 60 * 60)
         assert sum("no progress" in m.text for m in rec.sent) == 1
         await app.team.stop("Alice")
+        stalled.check(time.time())  # bounded: a worker no longer running leaves the map
+        assert "alice" not in stalled.progress and "coordinator" not in stalled.progress
     [stuck] = events(tmp_path, "worker.stuck")
     assert stuck["agent_id"] == "alice"
 

@@ -1,5 +1,6 @@
-"""scripts/test's two parts: the solo list names real files, and the closing line sums
-both pytest runs honestly (a run that crashed before its summary counts as an error)."""
+"""scripts/test's two parts: the solo and long lists name real files, the parallel part
+takes the longest files first, and the closing line sums both pytest runs honestly (a run
+that crashed before its summary counts as an error)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,11 @@ import importlib.util
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any, cast
 
-from tests.conftest import SOLO_FILES
+import pytest
+
+from tests.conftest import LONG_FILES, SOLO_FILES, _longest_first
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -25,6 +29,37 @@ def _sum() -> ModuleType:
 def test_every_solo_file_exists() -> None:
     assert SOLO_FILES
     assert [f for f in SOLO_FILES if not (ROOT / f).is_file()] == []
+
+
+def test_every_long_file_exists_and_none_is_solo() -> None:
+    assert [f for f in LONG_FILES if not (ROOT / f).is_file()] == []
+    assert not set(LONG_FILES) & SOLO_FILES
+
+
+class _Item:
+    def __init__(self, nodeid: str, slow: bool = False) -> None:
+        self.nodeid, self.slow = nodeid, slow
+
+    def get_closest_marker(self, name: str) -> Any:
+        return True if name == "slow" and self.slow else None
+
+
+def test_the_longest_files_go_first_each_file_whole_and_in_its_order() -> None:
+    items = [
+        _Item("tests/a/test_quick.py::t1"),
+        _Item("tests/a/test_servers.py::t1", slow=True),
+        _Item("tests/a/test_quick.py::t2"),
+        _Item("tests/longrun/test_soak.py::t"),
+        _Item("tests/a/test_servers.py::t2", slow=True),
+    ]
+    ordered = _longest_first(cast(list[pytest.Item], items))
+    assert [i.nodeid for i in ordered] == [
+        "tests/longrun/test_soak.py::t",
+        "tests/a/test_servers.py::t1",
+        "tests/a/test_servers.py::t2",
+        "tests/a/test_quick.py::t1",
+        "tests/a/test_quick.py::t2",
+    ]
 
 
 def test_the_closing_line_sums_both_runs(tmp_path: Path) -> None:
