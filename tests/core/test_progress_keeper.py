@@ -10,33 +10,9 @@ import asyncio
 import pytest
 
 from bot.core import progress
-from bot.core.messages import Inbound, Target
+from bot.core.messages import Target
 from bot.core.progress import Progress
-
-
-class Surface:
-    def __init__(self, refresh: float) -> None:
-        self.refresh_seconds = refresh
-        self.shown: list[str] = []
-
-    async def working(self, target: Target, status: str, recipient: str | None) -> None:
-        self.shown.append(status)
-
-    async def received(self, msg: Inbound, react: bool) -> None:
-        pass
-
-    async def finished(self, target: Target, msg: Inbound | None) -> None:
-        pass
-
-    def feed(self, target: Target, recipient: str | None, delta: str) -> None:
-        pass
-
-    def restart(self, target: Target) -> None:
-        pass
-
-    async def abandon(self, target: Target) -> None:
-        pass
-
+from tests.kits.surface_kit import Surface
 
 WHERE = Target("slack", "C1", "1.0")
 

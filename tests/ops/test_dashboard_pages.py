@@ -13,12 +13,13 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from bot.core.messages import Inbound, Target
+from bot.core.messages import Target
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.kits.app_kit import events, inbound
 from tests.kits.dashboard_kit import MCP_REASON, REFUSED, seed
 from tests.kits.ops_kit import TOKEN, act, served_app, sign_in
 from tests.kits.script import TeamScript
+from tests.kits.surface_kit import Surface
 
 ENV = {"SWITCHBOARD_DASHBOARD_TOKEN": TOKEN}
 PAGES = ["/", "/conversations", "/conversations?q=ann", "/events", "/events?type=tool",
@@ -135,34 +136,6 @@ async def test_every_page_offers_sign_out(
             async with stranger.get(url + "/favicon.ico") as icon:
                 assert icon.status == 204  # asked on every page load: no 404 logged
     assert 'href="/conversations"' not in login  # no nav that leads back to the sign-in
-
-
-class Surface:
-    """A channel's live-progress surface (bot/core/progress.py) that records calls."""
-
-    refresh_seconds = 60.0
-
-    def __init__(self) -> None:
-        self.shown: list[str] = []
-        self.ended: list[Target] = []
-
-    async def working(self, target: Target, status: str, recipient: str | None) -> None:
-        self.shown.append(status)
-
-    async def received(self, msg: Inbound, react: bool) -> None:
-        pass
-
-    async def finished(self, target: Target, msg: Inbound | None) -> None:
-        self.ended.append(target)
-
-    def feed(self, target: Target, recipient: str | None, delta: str) -> None:
-        pass
-
-    def restart(self, target: Target) -> None:
-        pass
-
-    async def abandon(self, target: Target) -> None:
-        pass
 
 
 async def test_stop_comes_back_to_the_page_says_so_in_the_thread_and_ends_its_status(
