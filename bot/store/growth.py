@@ -7,10 +7,13 @@ last pruning).
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import sqlite3
+import sys
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -73,9 +76,40 @@ def pruner(store: Measured, settings: Settings) -> Pruner:
         settings.audit_retention,
         files=partial(old_files, settings.data_dir),
     )
-    p.after = partial(checkpoint, store)
+    p.after = partial(after_pruning, store)
     p.connect = store.twin
     return p
+
+
+def after_pruning(store: Measured) -> bool:
+    """After each pruning run, in its thread: the WAL checkpointed (`checkpoint`), then
+    the memory freed since given back to the system (`give_back_memory`)."""
+    done = checkpoint(store)
+    give_back_memory()
+    return done
+
+
+def give_back_memory() -> int:
+    """glibc keeps what the bot's threads (the model's, the pruner's, the store's
+    executors) freed in their own malloc arenas, and hands it back to the system only
+    from the top of each: a long run's resident memory climbs by what those holes hold
+    (10 MB in 30 minutes of the soak; `malloc_trim` gave it back at once). This returns
+    it (the call runs without the GIL, in the pruner's thread). Elsewhere (musl, macOS):
+    nothing. Returns malloc_trim's answer (1: memory was returned), or -1."""
+    trim = _malloc_trim()
+    return trim(0) if trim is not None else -1
+
+
+@functools.cache
+def _malloc_trim() -> Callable[[int], int] | None:
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
+
+    try:
+        return getattr(ctypes.CDLL("libc.so.6"), "malloc_trim", None)  # glibc only
+    except OSError:
+        return None
 
 
 def checkpoint(store: Measured) -> bool:
