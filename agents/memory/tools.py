@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from agents.loop.marking import untrusted
@@ -141,25 +142,16 @@ def memory_tools(
     return [Tool(SPECS[name], _Call(calls, name)) for name in ACTIONS]
 
 
+@dataclass(slots=True)
 class MemoryCalls:
     """What one toolbox's memory tools share: one small object per session, the specs
     and what each tool does shared by all (not a closure per tool per session)."""
 
-    __slots__ = ("archives", "memory_of", "person_of", "source", "written")
-
-    def __init__(
-        self,
-        memory_of: Callable[[], AgentMemory],
-        written: Callable[[str], None],
-        person_of: Callable[[str], str | None],
-        source: str,
-        archives: Callable[[str], bool] | None,
-    ) -> None:
-        self.memory_of = memory_of
-        self.written = written
-        self.person_of = person_of
-        self.source = source
-        self.archives = archives
+    memory_of: Callable[[], AgentMemory]
+    written: Callable[[str], None]
+    person_of: Callable[[str], str | None]
+    source: str
+    archives: Callable[[str], bool] | None
 
     async def run(self, name: str, args: dict[str, Any]) -> str:
         action, writes = ACTIONS[name]

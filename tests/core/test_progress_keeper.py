@@ -17,13 +17,21 @@ from tests.kits.surface_kit import Surface
 WHERE = Target("slack", "C1", "1.0")
 
 
+def watched(
+    monkeypatch: pytest.MonkeyPatch, quiet: float, refresh: float
+) -> tuple[Progress, Surface]:
+    """Progress showing on a recording Slack surface, a worker's line quiet after `quiet`."""
+    monkeypatch.setattr(progress, "WORKER_QUIET_SECONDS", quiet)
+    shown = Progress()
+    surface = Surface(refresh=refresh)
+    shown.add("slack", surface)
+    return shown, surface
+
+
 async def test_a_workers_line_is_let_go_at_its_quiet_deadline(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(progress, "WORKER_QUIET_SECONDS", 0.3)
-    shown = Progress()
-    surface = Surface(refresh=60.0)
-    shown.add("slack", surface)
+    shown, surface = watched(monkeypatch, quiet=0.3, refresh=60.0)
     shown.status("worker:alice", "Reading the pricing page", WHERE)
     keeper = shown.works["worker:alice"].task
     assert keeper is not None
@@ -35,10 +43,7 @@ async def test_a_workers_line_is_let_go_at_its_quiet_deadline(
 async def test_each_step_keeps_the_line_and_a_new_status_shows_at_once(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(progress, "WORKER_QUIET_SECONDS", 0.4)
-    shown = Progress()
-    surface = Surface(refresh=0.25)
-    shown.add("slack", surface)
+    shown, surface = watched(monkeypatch, quiet=0.4, refresh=0.25)
     shown.status("worker:bob", "Step 1", WHERE)
     for _ in range(4):  # touched every 0.2 s: alive past its 0.4 s quiet time
         await asyncio.sleep(0.2)

@@ -203,8 +203,7 @@ def test_memory_a_thread_freed_is_given_back_after_pruning(
     to the system (a fresh process, so the figures are its own)."""
     out = subprocess.run([sys.executable, "-c", GIVE_BACK], capture_output=True, text=True)
     answer, before, after = (int(n) for n in out.stdout.split())
-    if answer == -1:
-        pytest.skip("no glibc malloc_trim here")
+    assert answer != -1, "no glibc malloc_trim: the test command runs on Debian's glibc"
     assert before - after > 15, (before, after)  # ~30 MB of holes
 
     given: list[int] = []
