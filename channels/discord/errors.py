@@ -19,6 +19,7 @@ from bot.seam import DeliveryError, PermanentDeliveryError, TransientDeliveryErr
 # Discord JSON error codes we act on
 UNKNOWN_MESSAGE = 10008
 WRONG_CHANNEL_TYPE = 50024
+THREAD_ARCHIVED = 50083  # an edit in a thread that went quiet (a new message reopens it)
 THREAD_EXISTS = 160004
 
 TOKEN_REFUSED = (

@@ -11,7 +11,8 @@ message, because posting again with that nonce returns the first one.
 
 The outbox row is the truth: when it is delivered (`adopt`, called by the poster for
 its first part, inside the row's attempt records) the live message is edited to the
-row's first part and becomes it.
+row's first part and becomes it. A thread archived meanwhile (a day without messages)
+refuses the edit: the row is then posted as a new message, which reopens the thread.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from typing import Any
 import discord
 
 from bot.seam import COORDINATOR, Answer, ChannelStore, Outbound, Target
-from channels.discord.errors import NETWORK_ERRORS
+from channels.discord.errors import NETWORK_ERRORS, THREAD_ARCHIVED
 from channels.discord.format import LIMIT, speaker, to_discord_markdown
 from channels.live_messages import LiveMessages, LiveText
 
@@ -76,7 +77,13 @@ class DiscordLives(LiveMessages[Live]):
         if live.id is None:  # sent, its answer lost: the same nonce returns that message
             sent = await messageable.send(first, nonce=live.nonce)
             live.id = str(sent.id)
-        await messageable.get_partial_message(int(live.id)).edit(content=first)
+        try:
+            await messageable.get_partial_message(int(live.id)).edit(content=first)
+        except discord.HTTPException as exc:
+            if exc.code != THREAD_ARCHIVED:
+                raise
+            self._drop(live)  # the thread went quiet meanwhile: the row is posted anew,
+            return None  # which opens it again
         answer: Answer = {"id": live.id}
         self._drop(live)
         return answer

@@ -231,6 +231,8 @@ def report(run: Run, found: Answers, cpu: tuple[float, float], ended: float) -> 
           f"{1e6 / rate / 3600:.1f} h")  # fmt: skip
     calls = Counter(c.method for c in run.slack.calls[run.slack_calls0 :])
     per = ", ".join(f"{m} {n / max(ledger.sent, 1):.2f}" for m, n in calls.most_common(6))
+    archived = len(run.traffic.discord.archived)
+    print(f"Discord threads archived after their quiet day: {archived}")
     print(f"Slack API calls per routed message: {sum(calls.values()) / max(ledger.sent, 1):.2f}"
           f" ({per})")  # fmt: skip
     failed = []
@@ -247,6 +249,7 @@ def soak(args: argparse.Namespace) -> str:
     slack, discord = FakeSlack().start(), FakeDiscord().start()
     scale = MONTH_DAYS * 86_400 / (args.minutes * 60)  # simulated seconds per real second
     retention = args.retention_days * 86_400 / scale
+    discord.minute = 60 / scale  # its threads archive after a simulated day of quiet
     tmp = Path(tempfile.mkdtemp(prefix="sb-soak-"))
     port = free_port()
     stop = threading.Event()

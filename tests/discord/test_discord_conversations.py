@@ -16,9 +16,10 @@ from channels.discord import threads as threads_module
 from tests.fakes import discord_payloads as dp
 from tests.fakes.anthropic_api import Call, FakeAnthropic, text
 from tests.fakes.discord_api import FakeDiscord
-from tests.kits.app_kit import events
+from tests.kits.app_kit import events, eventually
 from tests.kits.discord_kit import (
     MENTION,
+    channel_of,
     discord_app,
     discord_settings,
     post_with,
@@ -61,6 +62,28 @@ async def test_mention_gets_a_reply_in_a_thread_on_it_and_follow_ups_need_no_men
     received = events(settings.data_dir, "message.received")
     assert [e["data"]["conversation"] for e in received][:2] == [f"discord:{GENERAL}/{mid}"] * 2
     assert discord_fake.in_channel(GENERAL) == []  # nothing answered in the channel itself
+
+
+async def test_a_thread_that_went_quiet_still_takes_follow_ups_and_its_answer_reopens_it(
+    tmp_path: Path, fake: FakeAnthropic, discord_fake: FakeDiscord
+) -> None:
+    """Discord archives a thread after its auto-archive minutes without a message, and
+    discord.py then drops it from its cache; a person's message there reopens it."""
+    fake.responder = heard
+    settings = discord_settings(tmp_path, fake, discord_fake)
+    async with discord_app(settings) as app:
+        mid = discord_fake.say(f"{MENTION} hello there")
+        await discord_fake.until(lambda posts: any(p.channel_id == mid for p in posts))
+        discord_fake.minute = 0.0005  # the thread's day of quiet passes in 0.72 s
+        await discord_fake.until(lambda _: mid in discord_fake.archived, timeout=5)
+        await eventually(lambda: channel_of(app).client.get_channel(int(mid)) is None)
+        discord_fake.minute = 60.0
+        discord_fake.say("back after a day: one more thing", channel=mid)  # no mention
+        await discord_fake.until(lambda posts: len(discord_fake.in_channel(mid)) == 2)
+    assert discord_fake.threads_started == [mid]
+    follow_up = discord_fake.in_channel(mid)[1].content
+    assert follow_up == f"**Coordinator:** heard 3: {SAID_ANN}: back after a day: one more thing"
+    assert not discord_fake.channels[mid]["thread_metadata"]["archived"]
 
 
 async def test_dm_gets_a_reply_in_the_dm(

@@ -59,3 +59,26 @@ async def test_a_dm_answer_is_posted_at_its_first_words_and_edited_in_place(
     [post] = discord_fake.in_channel(dm)  # one message, edited: no second post
     assert discord_fake.messages[post.id]["content"] == FINAL
     assert len(discord_fake.edits) >= 2  # edited while written, then to the row's text
+
+
+async def test_an_answer_whose_thread_was_archived_while_written_is_posted_anew_in_it(
+    tmp_path: Path, fake: FakeAnthropic, discord_fake: FakeDiscord
+) -> None:
+    """Discord refuses an edit in an archived thread (400, code 50083); a new message
+    reopens it. The finished answer must not be lost to the refused edit."""
+    replies = iter([Reply([text("first")]), Reply([text(ANSWER)], pace=0.15, piece=10)])
+    fake.responder = lambda call: next(replies)
+    settings = discord_settings(tmp_path, fake, discord_fake, SWITCHBOARD_STREAMING="on")
+    async with discord_app(settings):
+        mid = discord_fake.say(f"{MENTION} how did the deploy go?")
+        await discord_fake.until(lambda _: bool(discord_fake.in_channel(mid)))
+        discord_fake.say("and the canary?", channel=mid)  # in the now open thread: live
+        await discord_fake.until(lambda _: len(discord_fake.in_channel(mid)) == 2)
+        discord_fake.archive(mid)  # quiet too long: its edits are refused from now on
+        await eventually(lambda: len(events(settings.data_dir, "message.sent")) == 2, 15)
+    live, anew = discord_fake.in_channel(mid)[1:]
+    assert ANSWER not in discord_fake.messages[live.id]["content"]  # left as it was
+    assert anew.content == FINAL
+    meta = discord_fake.channels[mid]["thread_metadata"]
+    assert discord_fake.archived == [mid] and not meta["archived"]  # the answer reopened it
+    assert not events(settings.data_dir, "message.failed")

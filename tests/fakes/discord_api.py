@@ -31,6 +31,7 @@ from urllib.parse import quote
 from aiohttp import WSMsgType, web
 
 from tests.fakes import discord_payloads as p
+from tests.fakes.discord_archive import ArchiveApi
 from tests.fakes.discord_history import HistoryApi
 from tests.fakes.discord_interactive import InteractiveApi
 from tests.fakes.discord_members import MembersApi
@@ -42,7 +43,9 @@ TOKEN = "fake-discord-token"
 _MENTION = re.compile(r"<@!?(\d+)>")
 
 
-class FakeDiscord(PostsApi, HistoryApi, MembersApi, InteractiveApi, ThreadedServer[list[Post]]):
+class FakeDiscord(
+    PostsApi, HistoryApi, MembersApi, InteractiveApi, ArchiveApi, ThreadedServer[list[Post]]
+):
     name = "fake Discord"
     client_max_size = 64 * 1024 * 1024  # uploads: Discord answers 413 itself past its limit
 
@@ -77,6 +80,7 @@ class FakeDiscord(PostsApi, HistoryApi, MembersApi, InteractiveApi, ThreadedServ
         self.edits: list[str] = []  # ids of messages edited (PATCH)
         self.edit_failures: list[tuple[int, p.Payload, dict[str, str]]] = []  # next PATCHes
         self.typing: list[tuple[str, float]] = []  # (channel id, time.monotonic()) per typing
+        self._init_archive()
 
     # -- addresses and settings ------------------------------------------------------
     @property
@@ -113,7 +117,12 @@ class FakeDiscord(PostsApi, HistoryApi, MembersApi, InteractiveApi, ThreadedServ
         app.router.add_put(f"{api}/applications/{{app}}/commands", self._put_commands)
         app.router.add_post(f"{api}/channels/{{cid}}/typing", self._typing)
 
+    async def _startup(self) -> None:
+        await super()._startup()
+        self._start_archiver()
+
     async def _closing(self) -> None:
+        await self._stop_archiver()
         await self.gateway.close()
 
     def _watched(self) -> list[Post]:
@@ -182,6 +191,7 @@ class FakeDiscord(PostsApi, HistoryApi, MembersApi, InteractiveApi, ThreadedServ
         ids = [str(p.snowflake()) for _ in range(count)]
         for tid in ids:
             self.channels[tid] = p.thread(int(tid), parent, f"topic {tid}", p.ANN)
+            self._active_since_now(tid)
         return ids
 
     def resend(self, message_id: str) -> None:
@@ -198,6 +208,7 @@ class FakeDiscord(PostsApi, HistoryApi, MembersApi, InteractiveApi, ThreadedServ
         tid = p.snowflake()
         data = p.thread(tid, parent, name, owner)
         self.channels[str(tid)] = data
+        self._active_since_now(str(tid))
         self._call(self.gateway.dispatch("THREAD_CREATE", {**data, "newly_created": True}))
         return str(tid)
 
@@ -240,7 +251,11 @@ class FakeDiscord(PostsApi, HistoryApi, MembersApi, InteractiveApi, ThreadedServ
             "relationships": [],
         }
         chans = [c for c in self.channels.values() if c["type"] == p.TEXT]
-        threads = [c for c in self.channels.values() if c["type"] == p.PUBLIC_THREAD]
+        threads = [  # as Discord: the active threads only
+            c
+            for c in self.channels.values()
+            if c["type"] == p.PUBLIC_THREAD and not c["thread_metadata"]["archived"]
+        ]
         return ready, p.guild(chans, threads)
 
     async def _gateway(self, request: web.Request) -> web.WebSocketResponse:
@@ -260,6 +275,7 @@ class FakeDiscord(PostsApi, HistoryApi, MembersApi, InteractiveApi, ThreadedServ
         chan = self.channels.get(str(data["channel_id"]))
         if chan is not None:  # as Discord's channel objects (GUILD_CREATE) carry it
             chan["last_message_id"] = str(data["id"])
+            await self._wake(chan)
         await self.gateway.dispatch("MESSAGE_CREATE", data)
         self.sent_at[str(data["id"])] = time.time()  # wall clock: comparable across processes
 

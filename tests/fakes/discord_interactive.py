@@ -130,6 +130,8 @@ class InteractiveApi:
         message = self.messages.get(request.match_info["mid"])
         if message is None or str(message["channel_id"]) != request.match_info["cid"]:
             return json_response({"message": "Unknown Message", "code": 10008}, 404)
+        if (refused := self._refuse_if_archived(request.match_info["cid"])) is not None:
+            return refused
         message.update({k: body[k] for k in ("content", "components") if k in body})
         message["edited_timestamp"] = p.now_iso()
         with self._changed:

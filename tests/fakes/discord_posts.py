@@ -110,6 +110,7 @@ class PostsApi:
             data["message_reference"] = {"message_id": str(ref), "channel_id": chan["id"]}
         self.messages[str(data["id"])] = data
         self.fail_after = max(0, self.fail_after - 1)
+        await self._wake(chan)
         with self._changed:
             names = [name for name, _ in files]
             self.posts.append(Post(str(data["id"]), chan["id"], data["content"], ref, files=names))
@@ -164,6 +165,7 @@ class PostsApi:
             )
         data = p.thread(int(mid), int(cid), str(body.get("name") or "thread")[:100], p.BOT_ID)
         self.channels[mid] = data
+        self._active_since_now(mid)
         self.threads_started.append(mid)
         await self.gateway.dispatch("THREAD_CREATE", {**data, "newly_created": True})
         return json_response(data, 201)
