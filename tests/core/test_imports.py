@@ -55,6 +55,8 @@ async def main():
     await app.llm.warm()
     await next(t for t in app._tasks if t.get_name() == "warm-model")  # the app's own
     note("warm")
+    seen["sdk"] = [type(sys.modules["anthropic.types.beta"]).__name__,
+                   sum(1 for m in sys.modules if m.startswith("anthropic."))]
     await app.stop()
 asyncio.run(main())
 print(json.dumps(seen))
@@ -80,6 +82,15 @@ def test_a_start_without_mcp_servers_or_chat_channels_loads_no_sdk_it_does_not_u
     assert seen["build"] == []  # the model client is made at its first use
     assert seen["start"] == []  # the scheduler's job store is on the standard sqlite3
     assert seen["warm"] == ["anthropic", "httpx2"]  # web_fetch's client is the SDK's
+
+
+def test_the_model_sdk_loads_without_the_apis_a_messages_call_does_not_use() -> None:
+    """Its package indexes read name by name (agents/model/providers/sdk_index.py): the
+    SDK whole is ~3,150 modules, ~41 MB; without the beta and organization APIs' types
+    and resources nobody reads, ~2,500, ~33 MB."""
+    kind, modules = stages()["sdk"]
+    assert kind == "IndexModule"
+    assert modules < 2_700
 
 
 def test_a_start_collects_less_until_its_preload_is_done_then_as_usual() -> None:

@@ -20,8 +20,10 @@ from typing import Any
 
 from agents.model.providers.base import Backend
 from agents.model.providers.offloop import ModelThread, Threaded
+from agents.model.providers.sdk_index import install
 
 ANTHROPIC = "anthropic"
+install()  # before the SDK's first import: its package indexes read name by name
 
 
 def split(model: str) -> tuple[str, str]:
