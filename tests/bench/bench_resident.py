@@ -64,7 +64,12 @@ class Measured(importlib.abc.Loader):
             seen.append((module.__name__, total - inner, threading.current_thread().name))
 class Finder(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path, target=None):
-        for finder in sys.meta_path[1:]:
+        if sys.meta_path[0] is not self:  # first again, before the SDK's index finder
+            sys.meta_path.remove(self)
+            sys.meta_path.insert(0, self)
+        for finder in sys.meta_path:
+            if finder is self:
+                continue
             spec = getattr(finder, "find_spec", lambda *a: None)(name, path, target)
             if spec is not None:
                 if hasattr(spec.loader, "exec_module"):
@@ -111,7 +116,7 @@ def measure(trace: bool) -> tuple[dict[str, object], float, dict[str, int]]:
             full |= {"LEAN_TRACE": "1", "PYTHONTRACEMALLOC": "1"}
         proc = subprocess.Popen(
             [sys.executable, "-c", BOOT], cwd=HERE, env=full, stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+            stderr=(data / "bot.log").open("w"),
         )  # fmt: skip
         try:
             until(lambda: slack.open_sockets > 0)
