@@ -7,6 +7,7 @@
 - the channel context: what the runtime hands a channel when it starts (people, the
   event log, watermarks, files, reading a channel's history, approvals by code);
 - the outbox's attempts (what was sent, what answered) and its pacing.
+- `Bounded`, the one bounded map a channel keeps its caches in (issue 33).
 
 The layering test holds `channels/` to this module and `config`.
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 from bot.approvals.desk import APPROVAL_CODE, code
 from bot.channel_context import ChannelContext
+from bot.core.bounded import Bounded
 from bot.core.channel import (
     AttemptRow,
     BaseChannel,
@@ -63,6 +65,7 @@ __all__ = [
     "AttemptRow",
     "Attempts",
     "BaseChannel",
+    "Bounded",
     "ChannelContext",
     "ChannelStore",
     "DeliveryError",
