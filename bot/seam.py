@@ -6,7 +6,7 @@
   the delivery errors that tell the outbox whether to try again;
 - the channel context: what the runtime hands a channel when it starts (people, the
   event log, watermarks, files, reading a channel's history, approvals by code);
-- the outbox's attempts (what was sent, what answered) and its pacing.
+- the outbox's attempts (what was sent, what answered) and its pacing;
 - `Bounded`, the one bounded map a channel keeps its caches in (issue 33).
 
 The layering test holds `channels/` to this module and `config`.

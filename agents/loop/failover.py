@@ -76,11 +76,8 @@ def fail_over(node: AgentLoop, conv: Conversation, error: str, reason: str = "un
     if not following:
         return False
     model = following[0]
-    moved = llm.failed_over
-    moved.pop((node.agent_id, conv.key), None)  # newest last: the oldest leave first
-    moved[(node.agent_id, conv.key)] = (turns.turn_start(conv.messages), model)
-    while len(moved) > FAILED_OVER_MAX:
-        del moved[next(iter(moved))]
+    llm.failed_over.max = FAILED_OVER_MAX  # newest last: the oldest leave first
+    llm.failed_over.put((node.agent_id, conv.key), (turns.turn_start(conv.messages), model))
     if _bare(model) != _bare(current):
         _forget_thinking(conv.messages)
     node.services.events.emit(

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,6 +32,7 @@ from agents.memory.tools import memory_tools
 from agents.model.blocks import Messages
 from agents.services import AgentInfo, Services
 from agents.tools.toolbox import Tool, Toolbox
+from bot.core.bounded import Bounded
 from bot.core.messages import FROM_PERSON, UNVERIFIED, BusMessage
 from bot.inbox.people import People
 from config.settings import Settings
@@ -48,6 +48,11 @@ log = logging.getLogger(__name__)
 #: agents whose memory stays open at once (at least twice SWITCHBOARD_MAX_WORKERS): an
 #: open one holds ~330 KB resident (its index's SQLite connection and page cache)
 OPEN_AGENTS_MAX = 32
+
+
+def _close_index(agent_id: str, memory: AgentMemory) -> None:
+    """An agent's memory let go of: its index closes (a call still holding it reopens it)."""
+    memory.index.close()
 
 
 class Memory:
@@ -71,8 +76,8 @@ class Memory:
         #: agent id, most recently used last: the coordinator and the workers lately at
         #: work. Bounded: at `_open_max` the least recently used is closed (every worker
         #: ever spawned would otherwise keep an index open); its next use reopens it.
-        self._agents: OrderedDict[str, AgentMemory] = OrderedDict()
         self._open_max = max(OPEN_AGENTS_MAX, 2 * settings.max_workers)
+        self._agents: Bounded[str, AgentMemory] = Bounded(self._open_max, _close_index)
         self._prompts = PromptCache()  # bounded: see PromptCache
         self._opening = threading.Lock()  # tools open an agent's memory from worker threads
         s = settings
@@ -90,7 +95,7 @@ class Memory:
             memory = self._agents.get(agent_id)
             if memory is None:
                 return self._open(agent_id)
-            self._agents.move_to_end(agent_id)
+            self._agents.touch(agent_id)
             return memory
 
     def _open(self, agent_id: str) -> AgentMemory:
@@ -98,10 +103,7 @@ class Memory:
         files = AgentFiles(agent_dir(self.data_dir, agent_id), s.memory_file_max_bytes, s.timezone)
         index = MemoryIndex(files, s.memory_rescan_seconds, embedder=self.embedder)
         memory = AgentMemory(agent_id, files, index, s.memory_inline_bytes, self.shared)
-        self._agents[agent_id] = memory
-        if len(self._agents) > self._open_max:
-            _, least = self._agents.popitem(last=False)
-            least.index.close()  # a call still holding it reopens the connection
+        self._agents[agent_id] = memory  # past `_open_max`: the least recently used closes
         return memory
 
     # -- seams of Services ---------------------------------------------------------------

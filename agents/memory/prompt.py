@@ -18,7 +18,6 @@ says what was left out and how to read it (recall, memory_search).
 from __future__ import annotations
 
 import re
-from collections import OrderedDict
 from pathlib import Path
 
 from agents.loop.marking import neutralise, untrusted
@@ -26,6 +25,7 @@ from agents.memory.agent import AgentMemory
 from agents.memory.files import INDEX_FILE, LOG_DIR, MEMORY_FILE
 from agents.memory.news import team_news
 from agents.memory.parts import split_sections
+from bot.core.bounded import Bounded
 
 CHARS_PER_TOKEN = 4  # the estimate used throughout (no tokenizer for Claude offline)
 
@@ -192,17 +192,16 @@ class PromptCache:
     MAX = 256
 
     def __init__(self, max_entries: int = MAX) -> None:
-        #: (agent id, person) -> (the files read, their stamp, the text); bounded: `max`
-        self._entries: OrderedDict[tuple[str, str | None], tuple[list[Path], Stamp, str]] = (
-            OrderedDict()
+        #: (agent id, person) -> (the files read, their stamp, the text); bounded: `max_entries`
+        self._entries: Bounded[tuple[str, str | None], tuple[list[Path], Stamp, str]] = Bounded(
+            max_entries
         )
-        self.max = max_entries
 
     def get(self, memory: AgentMemory, person: str | None, budget_tokens: int) -> str:
         key = (memory.agent_id, person)
         entry = self._entries.get(key)
         if entry is not None and _stamp(entry[0]) == entry[1]:
-            self._entries.move_to_end(key)
+            self._entries.touch(key)
             return entry[2]
         root = memory.files.root
         names = [MEMORY_FILE, INDEX_FILE, LOG_DIR, *memory.files.recent_days(2)]
@@ -211,10 +210,7 @@ class PromptCache:
             paths.append(memory.shared.files.root / memory.shared.profile_path(person))
         stamp = _stamp(paths)  # before reading: a change while reading shows next time
         text = memory_prompt(memory, person, budget_tokens)
-        self._entries[key] = (paths, stamp, text)
-        self._entries.move_to_end(key)
-        if len(self._entries) > self.max:
-            self._entries.popitem(last=False)
+        self._entries.put(key, (paths, stamp, text))
         return text
 
 

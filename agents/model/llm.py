@@ -38,6 +38,7 @@ from agents.model.providers.base import (
     TextSink,
 )
 from agents.model.reasons import Outage
+from bot.core.bounded import Bounded
 from bot.core.lazy import preload
 from bot.core.messages import COORDINATOR
 from bot.core.model_calls import UNLABELLED, CallLabel, CallOutcome, CallRecord, Usage
@@ -86,8 +87,9 @@ class Provider:
         #: where a turn goes on when its model stays unavailable (agents/loop/failover.py)
         self.fallbacks: list[str] = list(fallbacks or [])
         #: (agent, conversation) → (its turn's first message, the fallback it runs on);
-        #: bounded: failover.FAILED_OVER_MAX, and removed at the conversation's next turn
-        self.failed_over: dict[tuple[str, str], tuple[int | None, str]] = {}
+        #: bounded: failover.FAILED_OVER_MAX (its one writer, `fail_over`, sets the bound),
+        #: and removed at the conversation's next turn
+        self.failed_over: Bounded[tuple[str, str], tuple[int | None, str]] = Bounded(1)
         #: each role's effort, from the settings
         self.efforts: dict[Role, Effort] = {**DEFAULT_EFFORT, **(efforts or {})}
         self._capabilities: dict[str, Capabilities] = {}

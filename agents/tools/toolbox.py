@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import logging
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
@@ -20,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from agents.errors import AgentError
 from agents.loop.step import Step
 from agents.model.blocks import ResultPart, ToolResultBlock, text_block
+from bot.core.bounded import Bounded
 from bot.core.lazy import lazy
 
 if TYPE_CHECKING:
@@ -220,8 +220,8 @@ class Toolbox:
 #: specs' ids and holding the specs (so an id is never reused while its entry lives): every
 #: session of one agent kind sends the same list object. Bounded: at most _LISTS_MAX, the
 #: least recently used dropped (a dropped list lives on only in the toolboxes using it).
-_lists: OrderedDict[tuple[int, ...], tuple[list[ToolSpec], list[dict[str, Any]]]] = OrderedDict()
 _LISTS_MAX = 64
+_lists: Bounded[tuple[int, ...], tuple[list[ToolSpec], list[dict[str, Any]]]] = Bounded(_LISTS_MAX)
 
 
 def shared_specs(specs: list[ToolSpec]) -> list[dict[str, Any]]:
@@ -230,12 +230,10 @@ def shared_specs(specs: list[ToolSpec]) -> list[dict[str, Any]]:
     key = tuple(id(spec) for spec in specs)
     held = _lists.get(key)
     if held is not None:
-        _lists.move_to_end(key)
+        _lists.touch(key)
         return held[1]
     api = [spec.to_api() for spec in specs]
     _lists[key] = (specs, api)
-    if len(_lists) > _LISTS_MAX:
-        _lists.popitem(last=False)
     return api
 
 
