@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
+from bot.core.bounded import Bounded
 from bot.core.messages import Sender
 from bot.core.names import operator_conversation, platform_id
 from bot.inbox.last_spoke import LastSpoke
@@ -34,6 +35,8 @@ _SPEAKER_ID_KEY = "people:speaker-id:"
 _IN_KEY = "people:in:"
 _SEP = "\x1f"
 _SPEAKERS_MAX = 10_000
+#: conversation -> the latest speaker (a name, a platform id)
+_Recent = Bounded[str, str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,8 +77,8 @@ class People:
             self._zones = {k: v for k, v in store.kv_prefixed(_ZONE_KEY).items() if _valid(v)}
             self._links = store.kv_prefixed(_LINK_KEY)
         #: conversation -> who spoke last (name, platform id): at most _SPEAKERS_MAX
-        self._speakers: dict[str, str] = {}
-        self._speaker_ids: dict[str, str] = {}
+        self._speakers: Bounded[str, str] = Bounded(_SPEAKERS_MAX)
+        self._speaker_ids: Bounded[str, str] = Bounded(_SPEAKERS_MAX)
         #: (platform id, conversation) written: at most _SPEAKERS_MAX, then it starts over
         self._in: set[tuple[str, str]] = set()
         #: when each platform id last spoke (`catchup` reads since then)
@@ -83,8 +86,8 @@ class People:
         if store is not None:  # who spoke last where, across restarts (reminders' zones)
             # bounded from the start: the store keeps every conversation, memory at most
             # _SPEAKERS_MAX of them (a month of conversations would otherwise all load)
-            self._speakers = _bounded(store.kv_prefixed(_SPEAKER_KEY))
-            self._speaker_ids = _bounded(store.kv_prefixed(_SPEAKER_ID_KEY))
+            self._speakers.update(store.kv_prefixed(_SPEAKER_KEY))
+            self._speaker_ids.update(store.kv_prefixed(_SPEAKER_ID_KEY))
 
     # -- resolving ---------------------------------------------------------------------
     def resolve(self, channel: str, sender: Sender) -> Person:
@@ -206,14 +209,14 @@ class People:
                 found |= set(self.store.kv_prefixed(f"{_IN_KEY}{ident}{_SEP}"))
         return found
 
-    def _remember(self, where: dict[str, str], prefix: str, conversation: str, value: str) -> None:
+    def _remember(self, where: _Recent, prefix: str, conversation: str, value: str) -> None:
         if where.get(conversation) == value:
             return
-        _keep(where, conversation, value)
+        where[conversation] = value  # the oldest leaves (the store still holds it)
         if self.store is not None:
             self.store.set_kv(prefix + conversation, value)
 
-    def _recall(self, where: dict[str, str], prefix: str, conversation: str | None) -> str | None:
+    def _recall(self, where: _Recent, prefix: str, conversation: str | None) -> str | None:
         """Who spoke last, from memory, else from the store: the memory keeps the latest
         `_SPEAKERS_MAX` conversations, the store every one, so a speaker pushed out of
         memory (by thousands of cheap messages) is never forgotten (review #8)."""
@@ -222,7 +225,7 @@ class People:
             return found  # the operator's own work has no speaker: no lookup
         found = self.store.get_kv(prefix + conversation) if self.store is not None else None
         if found is not None:
-            _keep(where, conversation, found)
+            where[conversation] = found
         return found
 
     def speaker_id_of(self, conversation: str | None) -> str | None:
@@ -234,18 +237,6 @@ class People:
         if name is None:
             return None
         return Person(name, self.zone_of(name), listed=name.lower() in self._entries)
-
-
-def _bounded(loaded: dict[str, str]) -> dict[str, str]:
-    """At most _SPEAKERS_MAX of the stored entries (the rest are read when asked for)."""
-    return dict(list(loaded.items())[-_SPEAKERS_MAX:])
-
-
-def _keep(where: dict[str, str], conversation: str, value: str) -> None:
-    """Into the bounded memory: the oldest entry leaves (the store still holds it)."""
-    if len(where) >= _SPEAKERS_MAX and conversation not in where:
-        where.pop(next(iter(where)))
-    where[conversation] = value
 
 
 def _valid(zone: str) -> bool:

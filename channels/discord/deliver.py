@@ -37,6 +37,7 @@ from bot.seam import (
     Attachment,
     AttemptRow,
     Attempts,
+    Bounded,
     ChannelStore,
     DeliveryReceipt,
     Outbound,
@@ -111,7 +112,7 @@ class Poster:
         self.data_dir = data_dir
         #: answers shown while written: a row's first part finishes its live message
         self.lives = lives
-        self._opened: dict[str, None] = {}  # bounded: OPENED_MAX, oldest first
+        self._opened: Bounded[str, None] = Bounded(OPENED_MAX)  # oldest first
 
     async def deliver(self, msg: Outbound) -> DeliveryReceipt:
         try:
@@ -206,9 +207,7 @@ class Poster:
         return Place(place.channel, thread=message_id)
 
     def _open(self, thread: str) -> None:
-        self._opened[thread] = None
-        if len(self._opened) > OPENED_MAX:
-            del self._opened[next(iter(self._opened))]
+        self._opened[thread] = None  # a thread opened again keeps its place
 
     def _exists(self, thread: str) -> bool:
         if thread in self._opened:

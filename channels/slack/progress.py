@@ -17,11 +17,10 @@ and clears the line only if nothing was posted there since it was set (a silent 
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.seam import Inbound, Target
+from bot.seam import Bounded, Inbound, Target
 from channels.slack.live import SlackLives
 
 #: Slack drops a status line two minutes after it was set; renew it before then
@@ -39,11 +38,12 @@ class SlackProgress:
     def __init__(self, client: AsyncWebClient, lives: SlackLives) -> None:
         self.client = client
         self.lives = lives
-        self._asked: dict[str, str] = {}  # target -> ts of the person's latest message
-        #: threads whose session waits for a person (a dict: the oldest leaves first)
-        self._suspended: dict[str, None] = {}
+        #: target -> ts of the person's latest message
+        self._asked: Bounded[str, str] = Bounded(SHOWN_MAX)
+        #: threads whose session waits for a person (the oldest leaves first)
+        self._suspended: Bounded[str, None] = Bounded(SHOWN_MAX)
         #: (channel, thread) -> a token per status set there, until a post takes it down
-        self._shown: dict[tuple[str, str], object] = {}
+        self._shown: Bounded[tuple[str, str], object] = Bounded(SHOWN_MAX)
 
     async def working(self, target: Target, status: str, recipient: str | None) -> None:
         thread = target.thread or self._asked.get(str(target))
@@ -51,7 +51,7 @@ class SlackProgress:
             await self.client.assistant_threads_setStatus(
                 channel_id=target.address, thread_ts=thread, status=status
             )
-            _bounded(self._shown, (target.address, thread), object())
+            self._shown.put((target.address, thread), object())
 
     def posted(self, channel: str, thread: str | None) -> None:
         """The app sent a message in `thread` (channel id): Slack took its line down."""
@@ -62,7 +62,7 @@ class SlackProgress:
         """A worker's question was posted in `target`'s thread: its agent session shows
         that it waits for a person (`suspended`) until someone answers there."""
         if target.thread:
-            _bounded(self._suspended, str(target), None)
+            self._suspended.put(str(target), None)
             await self.client.agents_sessions_setStatus(
                 channel_id=target.address,
                 thread_ts=target.thread,
@@ -72,7 +72,7 @@ class SlackProgress:
 
     async def received(self, msg: Inbound, react: bool) -> None:
         channel, _, ts = msg.message_id.partition(":")
-        _bounded(self._asked, str(msg.reply_to), ts)
+        self._asked.put(str(msg.reply_to), ts)
         if str(msg.reply_to) in self._suspended:  # answered: the session is active again
             del self._suspended[str(msg.reply_to)]
             target = msg.reply_to
@@ -106,11 +106,3 @@ class SlackProgress:
 
     async def abandon(self, target: Target) -> None:
         await self.lives.abandon(target)
-
-
-def _bounded(kept: dict[Any, Any], key: Any, value: Any) -> None:
-    """`kept[key] = value` as its newest entry; beyond SHOWN_MAX the oldest leaves."""
-    kept.pop(key, None)
-    kept[key] = value
-    if len(kept) > SHOWN_MAX:
-        del kept[next(iter(kept))]
