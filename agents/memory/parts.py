@@ -18,6 +18,7 @@ from pathlib import Path
 
 from agents.memory.files import Seen
 from agents.memory.transcripts import transcript_sections
+from bot.core.bounded import Bounded
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +55,7 @@ class Parts:
     held: dict[str, Part] = field(default_factory=dict)
     #: the file being read or written now (what a failure names)
     current: str = ""
-    _reported: dict[str, None] = field(default_factory=dict)
+    _reported: Bounded[str, None] = field(default_factory=lambda: Bounded(REPORTED_MAX))
 
     def take(self, seen: Seen) -> Part | None:
         """The file to write: the part held since it was read when the file is as it
@@ -90,9 +91,7 @@ class Parts:
         """The background work failed: said once per file."""
         if self.current in self._reported:
             return
-        if len(self._reported) >= REPORTED_MAX:
-            self._reported.pop(next(iter(self._reported)))
-        self._reported[self.current] = None
+        self._reported[self.current] = None  # past REPORTED_MAX the oldest leaves
         log.warning(
             "memory search: indexing %s in the background failed (%s: %s); the next search"
             " carries on with it",

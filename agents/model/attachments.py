@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import base64
 import logging
-from collections import OrderedDict
 from copy import copy
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +30,7 @@ from agents.model.blocks import (
     TextBlock,
     text_block,
 )
+from bot.core.bounded import Bounded
 from bot.core.image_size import pixel_size
 from bot.core.messages import Attachment
 from bot.inbox.files import IMAGE_TYPES, human_size
@@ -140,7 +140,7 @@ class Expander:
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self._cache: OrderedDict[str, tuple[str, int]] = OrderedDict()
+        self._cache: Bounded[str, tuple[str, int]] = Bounded(_CACHE_ITEMS)
 
     def expand(self, messages: Messages) -> Messages:
         if not any(_has_ref(m) for m in messages):
@@ -184,7 +184,7 @@ class Expander:
     def _encoded(self, relative: str, media_type: str) -> tuple[str, int] | None:
         """(base64 data, largest pixel side or 0) of a saved file."""
         if relative in self._cache:
-            self._cache.move_to_end(relative)
+            self._cache.touch(relative)
             return self._cache[relative]
         path = (self.root / relative).resolve()
         if not path.is_relative_to(self.root.resolve()):
@@ -195,9 +195,7 @@ class Expander:
             return None
         size = pixel_size(media_type, raw)
         entry = base64.b64encode(raw).decode("ascii"), max(size) if size else 0
-        self._cache[relative] = entry
-        if len(self._cache) > _CACHE_ITEMS:
-            self._cache.popitem(last=False)
+        self._cache[relative] = entry  # past _CACHE_ITEMS the least recently used leaves
         return entry
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable
 
+from bot.core.bounded import Bounded
 from bot.store.core import Store
 
 KEY = "people:last:"
@@ -27,20 +28,21 @@ class LastSpoke:
         self.store = store
         self.clock = clock  # the outbox's clock: catchup compares it with sent_at
         #: platform id -> (when it last spoke, the time the store holds), oldest first
-        self._held: dict[str, tuple[float, float]] = {}
+        self._held: Bounded[str, tuple[float, float]] = Bounded(MAX_HELD, self._let_go)
 
     def spoke(self, ident: str) -> None:
         now = self.clock()
-        stored = self._held.pop(ident, (0.0, 0.0))[1]
+        stored = self._held.get(ident, (0.0, 0.0))[1]
         if now - stored >= STEP:
             self._write(ident, now)
             stored = now
-        self._held[ident] = (now, stored)
-        if len(self._held) > MAX_HELD:
-            gone = next(iter(self._held))
-            at, stored = self._held.pop(gone)
-            if at > stored:
-                self._write(gone, at)
+        self._held.put(ident, (now, stored))
+
+    def _let_go(self, gone: str, times: tuple[float, float]) -> None:
+        """Past MAX_HELD: the one heard least recently leaves, its exact time written."""
+        at, stored = times
+        if at > stored:
+            self._write(gone, at)
 
     def flush(self) -> None:
         """Write every time the store lags behind (a clean stop loses none)."""

@@ -9,10 +9,10 @@ cannot put words of its own on an operator's page; the newest FLASHES are kept.
 from __future__ import annotations
 
 import secrets
-from collections import OrderedDict
 from dataclasses import dataclass
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
+from bot.core.bounded import Bounded
 from bot.ops.html import Markup, esc
 
 FLASHES = 512
@@ -27,13 +27,11 @@ class Flash:
 
 class Flashes:
     def __init__(self) -> None:
-        self._kept: OrderedDict[str, Flash] = OrderedDict()
+        self._kept: Bounded[str, Flash] = Bounded(FLASHES)  # the newest FLASHES
 
     def keep(self, text: str, ok: bool) -> str:
         key = secrets.token_urlsafe(12)
         self._kept[key] = Flash(text, ok)
-        while len(self._kept) > FLASHES:
-            self._kept.popitem(last=False)
         return key
 
     def redirect_to(self, back: str, text: str, ok: bool) -> str:

@@ -14,6 +14,8 @@ import time
 from collections import deque
 from collections.abc import Callable
 
+from bot.core.bounded import Bounded
+
 LIMIT = 5
 WINDOW_SECONDS = 60.0
 MAX_CLIENTS = 10_000
@@ -29,14 +31,12 @@ class Throttle:
         self.limit = limit
         self.window = window
         self.clock = clock
-        self._failures: dict[str, deque[float]] = {}
+        self._failures: Bounded[str, deque[float]] = Bounded(MAX_CLIENTS)
 
     def failed(self, who: str) -> None:
-        times = self._failures.pop(who, None) or deque(maxlen=self.limit)
+        times = self._failures.get(who) or deque(maxlen=self.limit)
         times.append(self.clock())
-        self._failures[who] = times  # re-inserted: the newest failure is last
-        while len(self._failures) > MAX_CLIENTS:
-            del self._failures[next(iter(self._failures))]
+        self._failures.put(who, times)  # the newest failure is last: the oldest leave first
 
     def wait(self, who: str) -> float:
         times = self._failures.get(who)
