@@ -12,7 +12,7 @@ thread). Rows older than SWITCHBOARD_RETENTION are pruned (bot/store/prune.py).
 
 from __future__ import annotations
 
-from bot.seam import ChannelStore
+from bot.seam import Bounded, ChannelStore
 
 _KEY = "discord.thread:"
 #: threads held in memory (~150 bytes each): the newest by id (a snowflake: its start).
@@ -31,8 +31,8 @@ class Threads:
         self._stored: set[str] = set(self._parents)
         self._floor = 0  # the newest thread id let go: older ones are read from the store
         #: names for threads not created yet (a mention's thread is named after it);
-        #: each leaves when its thread is created (at most MAX_NAMES)
-        self.names: dict[str, str] = {}
+        #: each leaves when its thread is created (at most MAX_NAMES, the oldest leaves)
+        self.names: Bounded[str, str] = Bounded(MAX_NAMES)
         self._trim()
 
     def note(self, thread_id: str, parent_id: str) -> None:
@@ -44,8 +44,6 @@ class Threads:
     def name(self, thread_id: str, name: str) -> None:
         """The name a thread gets when it is created (the first name given stays)."""
         self.names.setdefault(thread_id, name)
-        if len(self.names) > MAX_NAMES:
-            del self.names[next(iter(self.names))]
 
     def join(self, thread_id: str, parent_id: str) -> None:
         if thread_id in self._stored:
