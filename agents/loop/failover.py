@@ -28,10 +28,6 @@ if TYPE_CHECKING:
 
 #: failed attempts on one model (each after the SDK's own retries) before the next
 FAIL_OVER_AFTER = 3
-#: turns remembered on a fallback (`LLM.failed_over`); an entry leaves when its
-#: conversation's next turn starts, and past this the oldest goes (its conversation never
-#: came back: a long outage touches many)
-FAILED_OVER_MAX = 4_096
 
 
 def model_for(node: AgentLoop, conv: Conversation) -> str | None:
@@ -76,8 +72,9 @@ def fail_over(node: AgentLoop, conv: Conversation, error: str, reason: str = "un
     if not following:
         return False
     model = following[0]
-    llm.failed_over.max = FAILED_OVER_MAX  # newest last: the oldest leave first
-    llm.failed_over.put((node.agent_id, conv.key), (turns.turn_start(conv.messages), model))
+    llm.failed_over.put(  # newest last: the oldest leave first (FAILED_OVER_MAX)
+        (node.agent_id, conv.key), (turns.turn_start(conv.messages), model)
+    )
     if _bare(model) != _bare(current):
         _forget_thinking(conv.messages)
     node.services.events.emit(

@@ -51,6 +51,12 @@ Observer = Callable[[CallRecord], None]
 Gate = Callable[[], Awaitable[None]]
 
 
+#: turns remembered on a fallback (`failed_over`, written by agents/loop/failover.py); an
+#: entry leaves when its conversation's next turn starts, and past this the oldest goes
+#: (its conversation never came back: a long outage touches many)
+FAILED_OVER_MAX = 4_096
+
+
 class Connect(Protocol):
     """The backends of the providers (agents/model/providers `Connector`)."""
 
@@ -87,9 +93,10 @@ class Provider:
         #: where a turn goes on when its model stays unavailable (agents/loop/failover.py)
         self.fallbacks: list[str] = list(fallbacks or [])
         #: (agent, conversation) → (its turn's first message, the fallback it runs on);
-        #: bounded: failover.FAILED_OVER_MAX (its one writer, `fail_over`, sets the bound),
-        #: and removed at the conversation's next turn
-        self.failed_over: Bounded[tuple[str, str], tuple[int | None, str]] = Bounded(1)
+        #: bounded: FAILED_OVER_MAX, and removed at the conversation's next turn
+        self.failed_over: Bounded[tuple[str, str], tuple[int | None, str]] = Bounded(
+            FAILED_OVER_MAX
+        )
         #: each role's effort, from the settings
         self.efforts: dict[Role, Effort] = {**DEFAULT_EFFORT, **(efforts or {})}
         self._capabilities: dict[str, Capabilities] = {}

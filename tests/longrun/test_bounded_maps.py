@@ -113,12 +113,10 @@ def test_the_slack_repeat_filter_is_bounded() -> None:
     assert quiet.filter(later)
 
 
-async def test_turns_on_a_fallback_are_bounded(
-    tmp_path: Path, fake: FakeAnthropic, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(failover, "FAILED_OVER_MAX", 5)
+async def test_turns_on_a_fallback_are_bounded(tmp_path: Path, fake: FakeAnthropic) -> None:
     env = {"SWITCHBOARD_MODEL_FALLBACK": "claude-haiku-4-5"}
     with built_app(tmp_path / "data", fake, **env) as app:
+        app.services.llm.failed_over.max = 5  # FAILED_OVER_MAX
         for i in range(12):  # conversations whose model went down and that never came back
             session, conv, *_ = coordinator_session(app, i)
             assert failover.fail_over(session, conv, "overloaded")
