@@ -2,19 +2,28 @@
 
 `POST /channels/{id}/typing` shows "is typing" for about ten seconds, or until the
 bot posts; it is renewed every REFRESH_SECONDS while the work goes on. A thread that
-is not opened yet (it opens with the first reply) shows it in its parent channel.
+is not opened yet (it opens with the first reply) shows it in its parent channel. The
+indicator is the channel's, not a conversation's: one request per channel per
+REFRESH_SECONDS shows it for every conversation at work there (a busy channel's
+mentions would otherwise each send one, queue behind its rate limit and be cancelled
+unsent when their answers are done); an answer posted there ends it, so the next
+conversation there sends again at once.
 The answer is posted at its first words and edited as it grows (live.py), where the
 place exists already; its posting ends the indicator.
 """
 
 from __future__ import annotations
 
+import time
+
 import discord
 
-from bot.seam import Inbound, Target
+from bot.seam import Bounded, Inbound, Target
 from channels.discord.live import DiscordLives
 
 REFRESH_SECONDS = 8.0
+#: channels whose last "typing" is remembered (the oldest leaves past it)
+TYPING_HELD = 1_000
 
 
 class DiscordProgress:
@@ -23,15 +32,28 @@ class DiscordProgress:
     def __init__(self, client: discord.Client, lives: DiscordLives) -> None:
         self.client = client
         self.lives = lives
+        #: channel id -> time.monotonic() of the last "typing" sent there
+        self._typed: Bounded[int, float] = Bounded(TYPING_HELD)
 
     async def working(self, target: Target, status: str, recipient: str | None) -> None:
         if target.thread:
             try:
-                await self.client.http.send_typing(int(target.thread))
+                await self._typing(int(target.thread))
                 return
             except discord.NotFound:
                 pass  # the thread opens with the first reply: show it in the channel
-        await self.client.http.send_typing(int(target.address))
+        await self._typing(int(target.address))
+
+    async def _typing(self, channel: int) -> None:
+        now = time.monotonic()
+        if now - self._typed.get(channel, now - REFRESH_SECONDS) < REFRESH_SECONDS:
+            return  # showing already, for this conversation or another one there
+        self._typed.put(channel, now)
+        try:
+            await self.client.http.send_typing(channel)
+        except BaseException:
+            self._typed.pop(channel, None)  # not shown: the next call sends
+            raise
 
     async def received(self, msg: Inbound, react: bool) -> None:
         if react:
@@ -39,6 +61,7 @@ class DiscordProgress:
             await self.client.http.add_reaction(channel, message, "👀")
 
     async def finished(self, target: Target, msg: Inbound | None) -> None:
+        self._typed.pop(int(target.thread or target.address), None)  # its answer ended it
         if msg is not None:
             channel, message = _place(msg)
             await self.client.http.add_reaction(channel, message, "✅")

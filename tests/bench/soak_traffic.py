@@ -217,7 +217,8 @@ class Traffic:
 
     def _discord(self, n: int, channel: str) -> None:
         self.ledger.note("discord", f"m{n}")
-        self.discord.say(f"<@{dp.BOT_ID}> discord question m{n}")
+        place = (dp.GENERAL, dp.RANDOM)[n % 2]  # Discord opens 5 threads per 5 s in a channel
+        self.discord.say(f"<@{dp.BOT_ID}> discord question m{n}", channel=place)
 
     def _worker(self, n: int, channel: str) -> None:
         self.ledger.note("worker park+resume", f"W{n}", "done")

@@ -31,6 +31,29 @@ async def test_typing_shows_at_once_and_is_renewed_while_the_answer_takes(
     assert first[0] == str(dp.GENERAL) and 7 <= second[1] - first[1] <= 10
 
 
+async def test_a_busy_channel_gets_one_typing_for_all_its_conversations_and_a_dm_at_once(
+    tmp_path: Path, fake: FakeAnthropic, discord_fake: FakeDiscord
+) -> None:
+    """The indicator is the channel's: three mentions at work there need one request
+    (three would queue behind Discord's 5 per 5 s); an answer posted in a DM ends it
+    there, so the next question in that DM shows it again at once."""
+    fake.responder = lambda call: Reply([text("done")], delay=2)
+    settings = discord_settings(tmp_path, fake, discord_fake, SWITCHBOARD_STREAMING="on")
+    async with discord_app(settings):
+        for n in range(3):
+            discord_fake.say(f"{MENTION} topic {n}")
+        await eventually(lambda: len(events(settings.data_dir, "message.sent")) == 3, 15)
+        in_general = [t for t in discord_fake.typing if t[0] == str(dp.GENERAL)]
+        dm = discord_fake.open_dm()
+        discord_fake.say("first question", channel=dm)
+        await eventually(lambda: len(events(settings.data_dir, "message.sent")) == 4, 15)
+        discord_fake.say("second question", channel=dm)
+        await eventually(lambda: len(events(settings.data_dir, "message.sent")) == 5, 15)
+    assert len(in_general) == 1
+    assert len([t for t in discord_fake.typing if t[0] == dm]) == 2
+    assert not discord_fake.limited  # nothing sent past a bucket
+
+
 ANSWER = (
     "The deploy went out at **noon**. All checks are green, the canary held for an hour, "
     "and nothing needs doing today."

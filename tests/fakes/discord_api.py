@@ -15,7 +15,8 @@ get Discord's error codes; scripted 429s carry `retry_after`, `Retry-After` and 
 This module holds the server, the gateway and the reads; the rest are mixins, each
 documented in its module: message posts and threads started from them
 (`discord_posts.py`), history (`discord_history.py`), members (`discord_members.py`),
-button clicks and edits (`discord_interactive.py`).
+button clicks and edits (`discord_interactive.py`), threads going quiet
+(`discord_archive.py`), rate-limit headers and buckets (`discord_limits.py`).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from tests.fakes import discord_payloads as p
 from tests.fakes.discord_archive import ArchiveApi
 from tests.fakes.discord_history import HistoryApi
 from tests.fakes.discord_interactive import InteractiveApi
+from tests.fakes.discord_limits import LimitsApi
 from tests.fakes.discord_members import MembersApi
 from tests.fakes.discord_posts import Post, PostsApi
 from tests.fakes.discord_server import GatewaySession, json_response
@@ -44,7 +46,13 @@ _MENTION = re.compile(r"<@!?(\d+)>")
 
 
 class FakeDiscord(
-    PostsApi, HistoryApi, MembersApi, InteractiveApi, ArchiveApi, ThreadedServer[list[Post]]
+    PostsApi,
+    HistoryApi,
+    MembersApi,
+    InteractiveApi,
+    ArchiveApi,
+    LimitsApi,
+    ThreadedServer[list[Post]],
 ):
     name = "fake Discord"
     client_max_size = 64 * 1024 * 1024  # uploads: Discord answers 413 itself past its limit
@@ -81,6 +89,7 @@ class FakeDiscord(
         self.edit_failures: list[tuple[int, p.Payload, dict[str, str]]] = []  # next PATCHes
         self.typing: list[tuple[str, float]] = []  # (channel id, time.monotonic()) per typing
         self._init_archive()
+        self._init_limits()
 
     # -- addresses and settings ------------------------------------------------------
     @property
@@ -100,6 +109,7 @@ class FakeDiscord(
 
     # -- the server (see ThreadedServer) ---------------------------------------------
     def _routes(self, app: web.Application) -> None:
+        app.middlewares.append(self._rate_limits)
         app.router.add_get("/gw/", self._gateway)
         api = "/api/v10"
         app.router.add_get(f"{api}/users/@me", self._me)
