@@ -25,10 +25,17 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from bot.core.bounded import Bounded
 from bot.core.channel import ChannelStore
 
 #: a place whose mark was corrupt (quarantined): read it back from a bounded window
 UNKNOWN = ""
+#: marks held in memory, the most recently written last; past it the oldest leaves
+#: memory, its stored row stays (every Discord thread is a place: a month of them would
+#: all stay). A catch-up reads the stored ones; a place whose mark is not held moves it
+#: at its next message of ours, or not at all: at worst the mark is older than it could
+#: be, and a catch-up reads more, never less.
+MARKS_HELD = 20_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +57,7 @@ class Watermarks:
         self.prefix = f"{kind}.watermark."
         self.order = order
         self.when = when
-        self._marks: dict[str, str] = {}
+        self._marks: Bounded[str, str] = Bounded(MARKS_HELD)
         #: places this session's catch-up has still to finish; None: its list is not
         #: made yet (a process starts as a new session), so no live message advances
         self._pending: set[str] | None = None
@@ -71,10 +78,12 @@ class Watermarks:
                 # kept as unknown (durably, until the place is read): a bounded read
                 self.store.set_kv(self.prefix + place, json.dumps({"mark": UNKNOWN}))
                 mark, at = UNKNOWN, 0.0
-            if mark != UNKNOWN:
-                self._marks[place] = mark
             places.append(Place(place, mark, at))
-        return sorted(places, key=lambda p: p.at, reverse=True)
+        places.sort(key=lambda p: p.at, reverse=True)
+        for p in reversed(places):  # the newest held last: past MARKS_HELD the oldest leave
+            if p.mark != UNKNOWN:
+                self._marks.put(p.place, p.mark)
+        return places
 
     def listening_since(self, now: float) -> float:
         """When the bot last heard this platform: the newest mark's time, else when it
@@ -151,5 +160,5 @@ class Watermarks:
         old = self._marks.get(place)
         if old is not None and self.order(old) >= self.order(mark):
             return
-        self._marks[place] = mark
+        self._marks.put(place, mark)
         self.store.set_kv(self.prefix + place, json.dumps({"mark": mark}))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import json
 import logging
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +23,7 @@ from bot.core.messages import Target
 from bot.core.trigger_spec import build_spec
 from bot.inbox import people as people_mod
 from bot.inbox import scope as scope_mod
+from bot.inbox import watermarks as watermarks_mod
 from bot.inbox.people import People
 from bot.inbox.scope import FileOwners, Scope
 from bot.store.core import Store
@@ -214,3 +216,23 @@ def test_memory_file_locks_leave_once_released(tmp_path: Path) -> None:
     gc.collect()
     assert len(memory_files._locks) == 0
     memory.close()
+
+
+def test_catch_up_marks_held_in_memory_are_bounded_and_the_store_keeps_them(
+    sqlite: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every Discord thread is a place with a mark: a month of them stayed in memory."""
+    monkeypatch.setattr(watermarks_mod, "MARKS_HELD", 5)
+    marks = watermarks_mod.Watermarks(sqlite, "demo", int, float)
+    marks.catching_up([])  # this session's catch-up is over: live messages move marks
+    for n in range(12):
+        marks.live(f"place{n}", str(1000 + n))
+    assert len(marks._marks) == 5 and marks.get("place11") == "1011"
+    assert marks.get("place0") is None  # let go of in memory
+    assert len(sqlite.kv_prefixed("demo.watermark.")) == 12  # the store keeps every one
+    assert marks.listening_since(0.0) == 1011.0  # the newest is held
+    marks.live("place0", "2000")  # a place no longer held still moves at its next message
+    assert json.loads(sqlite.get_kv("demo.watermark.place0") or "{}") == {"mark": "2000"}
+    again = watermarks_mod.Watermarks(sqlite, "demo", int, float)  # a restart: the newest 5
+    assert sorted(again._marks) == ["place0", "place10", "place11", "place8", "place9"]
+    assert len(again.to_read(0.0, 100)) == 12  # a catch-up reads every stored place
