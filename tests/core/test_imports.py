@@ -9,15 +9,13 @@ SDK neither at import nor at build, but in a thread once the app starts.
 from __future__ import annotations
 
 import functools
-import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from bot.core.lazy import STARTING_THRESHOLD
+from tests.kits.proc import fresh_json
 
 ROOT = Path(__file__).resolve().parents[2]
 HEAVY = ["anthropic", "mcp", "sqlalchemy", "slack_bolt", "slack_sdk", "discord", "aioimaplib"]
@@ -63,17 +61,9 @@ print(json.dumps(seen))
 """
 
 
-def probe(code: str) -> Any:
-    """The last line a fresh interpreter running `code` printed, as JSON."""
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
-    )
-    return json.loads(out.stdout.strip().splitlines()[-1])
-
-
 @functools.cache
 def stages() -> dict[str, Any]:
-    return dict(probe(PROBE.format(root=str(ROOT), heavy=HEAVY + AFTER)))
+    return dict(fresh_json(PROBE.format(root=str(ROOT), heavy=HEAVY + AFTER)))
 
 
 def test_a_start_without_mcp_servers_or_chat_channels_loads_no_sdk_it_does_not_use() -> None:
@@ -112,7 +102,7 @@ print(json.dumps([before, converted, "slackify_markdown" in sys.modules]))
 
 
 def test_slack_loads_its_markdown_converter_after_the_connection_not_at_start() -> None:
-    before, converted, loaded = probe(SLACK_PROBE.format(root=str(ROOT), after=AFTER))
+    before, converted, loaded = fresh_json(SLACK_PROBE.format(root=str(ROOT), after=AFTER))
     assert before == []
     assert converted == "*bold* &lt;b&gt;"  # the lazy module converts as the eager one did
     assert loaded
@@ -136,7 +126,7 @@ print(json.dumps([before, converted, "html2text" in sys.modules]))
 
 
 def test_html2text_loads_at_the_first_page_or_mail_converted_not_at_start() -> None:
-    before, converted, loaded = probe(HTML_PROBE.format(root=str(ROOT)))
+    before, converted, loaded = fresh_json(HTML_PROBE.format(root=str(ROOT)))
     assert not before
     assert converted.strip() == "Hello **there**"
     assert loaded

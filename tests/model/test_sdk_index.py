@@ -11,9 +11,6 @@ from __future__ import annotations
 
 import ast
 import functools
-import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +18,7 @@ import anthropic
 
 from agents.model.providers.sdk_index import ROOTS
 from tests.fakes.anthropic_api import FakeAnthropic, text
+from tests.kits.proc import fresh_json
 
 ROOT = Path(__file__).resolve().parents[2]
 SDK = Path(anthropic.__file__).parent
@@ -71,17 +69,10 @@ print(json.dumps(seen))
 )
 
 
-def run(code: str) -> Any:
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
-    )
-    return json.loads(out.stdout.strip().splitlines()[-1])
-
-
 @functools.cache
 def both() -> tuple[list[str], dict[str, Any], dict[str, Any]]:
-    touched, indexed = run(INDEXED.format(root=str(ROOT)))
-    eager = run(EAGER.format(root=str(ROOT), names=sorted(indexed)))
+    touched, indexed = fresh_json(INDEXED.format(root=str(ROOT)))
+    eager = fresh_json(EAGER.format(root=str(ROOT), names=sorted(indexed)))
     return touched, indexed, eager
 
 
@@ -141,7 +132,7 @@ def test_a_streamed_answer_and_an_error_status_through_the_indexed_sdk() -> None
     fake = FakeAnthropic(lambda call: [text("hello there")]).start()
     fake.fail(429)
     try:
-        said, failed, kind, beta = run(CALL.format(root=str(ROOT), url=fake.url))
+        said, failed, kind, beta = fresh_json(CALL.format(root=str(ROOT), url=fake.url))
     finally:
         fake.stop()
     assert said == "hello there"
