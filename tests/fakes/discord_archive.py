@@ -4,8 +4,9 @@ A thread with no new message for its `auto_archive_duration` (minutes) is archiv
 `thread_metadata.archived` turns true and THREAD_UPDATE goes out, on which discord.py
 drops the thread from its cache; GUILD_CREATE lists only the threads still active. A
 message sent into an archived thread that is not locked unarchives it first (THREAD_UPDATE
-with `archived: false`, then MESSAGE_CREATE), for a person and the bot alike; an edit
-of a message in an archived thread gets 400 with code 50083 ("Thread is archived").
+with `archived: false`, then MESSAGE_CREATE), for a person and the bot alike; the bot's
+post into an archived thread that is locked, and an edit of a message in any archived
+thread, get 400 with code 50083 ("Thread is archived").
 
 `fake.minute` is how long one of Discord's minutes lasts here, in seconds: 60 by
 default (a thread archives after a real day), less in a soak that runs a month fast.

@@ -2,12 +2,13 @@
 
 Every REST answer carries Discord's headers: `X-RateLimit-Limit`, `-Remaining`,
 `-Reset` (epoch seconds), `-Reset-After` (seconds) and `-Bucket` (one hash per route).
-A bucket is a route and its major parameter (the channel), `bucket_limit` requests per
-`bucket_seconds` (5 per 5 s, as Discord's message routes per channel); a request past it
-gets 429 with `retry_after`, `X-RateLimit-Scope: user` and `Via`, as Discord answers a
-client that did not wait. discord.py reads the headers: it lets up to the limit through at
-once, waits out a spent bucket before sending, and resets a bucket when its window ends
-(without them it sends one request at a time per bucket, and a bucket never expires).
+A bucket is a route and its major parameter (the channel, guild, application or
+interaction), `bucket_limit` requests per `bucket_seconds` (5 per 5 s, as Discord's
+message routes per channel); a request past it gets 429 with `retry_after`,
+`X-RateLimit-Scope: user` and `Via`, as Discord answers a client that did not wait.
+discord.py reads the headers: it lets up to the limit through at once, waits out a
+spent bucket before sending, and resets a bucket when its window ends (without them it
+sends one request at a time per bucket, and a bucket never expires).
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from aiohttp import web
 from tests.fakes.discord_server import json_response
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+#: the fake's route parameters that Discord counts a bucket per (its "major parameters")
+_MAJOR = ("cid", "gid", "app", "iid")
 
 
 @dataclass
@@ -42,7 +45,8 @@ class LimitsApi:
         if not request.path.startswith("/api/"):
             return await handler(request)
         route = f"{request.method} {request.match_info.route.resource.canonical}"  # type: ignore[union-attr]
-        window = self._window(route, request.match_info.get("cid", ""))
+        major = next((request.match_info[k] for k in _MAJOR if k in request.match_info), "")
+        window = self._window(route, major)
         window.used += 1
         left = window.ends - time.monotonic()
         headers = {

@@ -96,6 +96,9 @@ class PostsApi:
         problem = self._invalid(body, files)
         if problem:
             return json_response({"message": problem, "code": 50035}, 400)
+        await self._wake(chan)  # an archived thread opens again, unless it is locked
+        if (refused := self._refuse_if_archived(chan["id"])) is not None:
+            return refused
         nonce = str(body["nonce"]) if body.get("enforce_nonce") and body.get("nonce") else None
         if nonce in self.nonces:  # Discord: the message this nonce already created
             return json_response(self.messages[self.nonces[nonce]])
@@ -110,7 +113,6 @@ class PostsApi:
             data["message_reference"] = {"message_id": str(ref), "channel_id": chan["id"]}
         self.messages[str(data["id"])] = data
         self.fail_after = max(0, self.fail_after - 1)
-        await self._wake(chan)
         with self._changed:
             names = [name for name, _ in files]
             self.posts.append(Post(str(data["id"]), chan["id"], data["content"], ref, files=names))
