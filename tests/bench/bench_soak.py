@@ -3,6 +3,7 @@ every message answered exactly once?
 
     .venv/bin/python tests/bench/bench_soak.py [--minutes 30] [--messages N] [--rate 20]
         [--postgres] [--no-email] [--retention-days 7] [--sample 10] [--profile SECONDS]
+        [--census MINUTES]
 
 Starts the real `python -m bot run` as a process against the fake Slack (Socket Mode),
 the fake Discord (gateway + REST), the fake model, a real dovecot (mail delivered over
@@ -30,7 +31,9 @@ exactly once (the fakes record every post and mail). It prints the samples, the 
 by kind, the rate taken, CPU-ms per message in the bot and in the fakes (this process,
 dovecot), the projection to a million messages, the slope of each sample after warm-up
 (the first third), and last a line `PASS ...` with the slopes, or `FAIL ...` naming what
-grows or what was not answered exactly once.
+grows or what was not answered exactly once. With `--census MINUTES` the bot also takes an
+object census that often (tests/bench/soak_census.py: Python's objects by type, the largest
+containers and who holds them) and the run prints what grew after warm-up.
 """
 
 from __future__ import annotations
@@ -58,6 +61,7 @@ sys.path.insert(0, str(HERE))
 
 from bot.store.growth import tree_bytes  # noqa: E402
 from tests.bench.bench_start import healthy, rss_mb, until  # noqa: E402
+from tests.bench.soak_census import summary  # noqa: E402
 from tests.bench.soak_servers import (  # noqa: E402
     MailWorld,
     cpu_seconds,
@@ -162,6 +166,16 @@ def bot_env(tmp: Path, port: int, retention: float, fakes: list[dict[str, str]])
     }
 
 
+def census_env(tmp: Path, minutes: float) -> dict[str, str]:
+    """The bot's environment for an object census every `minutes` (soak_census.py)."""
+    boot = HERE / "tests" / "bench" / "census_boot"
+    return {
+        "PYTHONPATH": f"{boot}{os.pathsep}{HERE}",
+        "SOAK_CENSUS_FILE": str(tmp / "census.jsonl"),
+        "SOAK_CENSUS_SECONDS": str(minutes * 60),
+    }
+
+
 def sample(run: Run, slack: FakeSlack, k: int, start: int, owed: int) -> tuple[Sample, int]:
     db, wal = db_sizes(run.data, run.pg_url)
     p99, start = pickups(run.traffic, run.model, start)
@@ -258,6 +272,8 @@ def soak(args: argparse.Namespace) -> str:
         env = bot_env(tmp, port, retention, fakes)
         if pg_url:
             env["SWITCHBOARD_DATABASE_URL"] = pg_url
+        if args.census:
+            env |= census_env(tmp, args.census)
         log = (tmp / "bot.log").open("wb")
         proc = subprocess.Popen(
             [sys.executable, "-m", "bot", "run"], cwd=HERE, env=env, stdout=log, stderr=log
@@ -287,6 +303,8 @@ def soak(args: argparse.Namespace) -> str:
             ended = drain(run, found)
             cpu = (run.bot_cpu() - cpu0[0], run.fakes_cpu() - cpu0[1])
             unanswered = report(run, found, cpu, ended)
+            if args.census:
+                print("\n".join(summary(tmp / "census.jsonl")), flush=True)
             if profiler is not None:
                 profiler.wait(timeout=args.profile + 60)
                 print(f"profile: {tmp / 'profile.txt'}")
@@ -345,6 +363,13 @@ def main(argv: list[str] | None = None) -> str:
         help="py-spy the bot for these seconds (raw stacks, data dir kept)",
     )
     parser.add_argument("--keep", action="store_true", help="keep the data dir and the log")
+    parser.add_argument(
+        "--census",
+        type=float,
+        default=0.0,
+        metavar="MINUTES",
+        help="an object census of the bot this often; prints what grew after warm-up",
+    )
     args = parser.parse_args(argv)
     if args.minutes is None:
         args.minutes = args.messages / args.rate / 60 if args.messages else 30.0
