@@ -225,7 +225,7 @@ class AgentFiles:
         """Hold the file's lock (in this process and across processes) while writing."""
         path = self.path(relative)
         lock_dir = self.root / _LOCK_DIR
-        lock_dir.mkdir(exist_ok=True)
+        lock_dir.mkdir(parents=True, exist_ok=True)  # the folder may have been retired
         key = hashlib.sha1(relative.encode()).hexdigest()[:16]
         with _lock_for(str(lock_dir / key)), (lock_dir / key).open("a") as handle:
             fcntl.flock(handle, fcntl.LOCK_EX)

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from bot.core.events import log_files
 from bot.store.prune import Pruned, Pruner, PruneRun, last_run
+from bot.store.prune_agents import retire_workers
 from bot.store.prune_files import remove_unused
 
 if TYPE_CHECKING:
@@ -77,6 +78,7 @@ def pruner(store: Measured, settings: Settings) -> Pruner:
         files=partial(old_files, settings.data_dir),
     )
     p.after = partial(after_pruning, store)
+    p.folders = partial(retire_workers, settings.data_dir)
     p.connect = store.twin
     return p
 

@@ -149,6 +149,8 @@ class Pruner:
         self.clock = clock
         #: removes the files older than a cutoff (events, archives: bot/store/growth.py)
         self.files = files
+        #: folds the folders of workers gone before a cutoff (bot/store/prune_agents.py)
+        self.folders: Callable[[Pruned, float], int] | None = None
         #: called after a run (the SQLite checkpoint: bot/store/growth.py)
         self.after: Callable[[], object] | None = None
         self.connect: Callable[[], Pruned] | None = None  # its own connection, for `run`
@@ -198,7 +200,7 @@ class Pruner:
         store = self.connect()  # type: ignore[misc]  # run() checked it
         twin = Pruner(store, self.retention, self.audit_retention, clock=self.clock,
                       batch=min(self.batch, ASIDE_BATCH), files=self.files)  # fmt: skip
-        twin.after, twin.pause = self.after, PAUSE_SECONDS
+        twin.after, twin.pause, twin.folders = self.after, PAUSE_SECONDS, self.folders
         try:
             return twin.run_now()
         finally:
@@ -209,6 +211,9 @@ class Pruner:
         if self.files is not None:
             if removed := self.files(self.store, run.at - self.retention):
                 run.removed["files"] = removed
+        if self.folders is not None:
+            if folded := self.folders(self.store, run.at - self.retention):
+                run.removed["worker_folders"] = folded
         if self.after is not None:
             t0 = time.perf_counter()
             self.after()

@@ -247,6 +247,11 @@ def report(run: Run, found: Answers, cpu: tuple[float, float], ended: float) -> 
     per = ", ".join(f"{m} {n / max(ledger.sent, 1):.2f}" for m, n in calls.most_common(6))
     archived = len(run.traffic.discord.archived)
     print(f"Discord threads archived after their quiet day: {archived}")
+    agents = run.data / "agents"
+    kept = [n for n in os.listdir(agents) if not n.startswith(".")] if agents.is_dir() else []
+    retired = tree_bytes(agents / ".retired") / 1e3
+    print(f"agents' folders kept: {len(kept)}; ended workers folded into agents/.retired: "
+          f"{retired:.0f} KB")  # fmt: skip
     print(f"Slack API calls per routed message: {sum(calls.values()) / max(ledger.sent, 1):.2f}"
           f" ({per})")  # fmt: skip
     failed = []
