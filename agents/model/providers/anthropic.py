@@ -248,8 +248,9 @@ async def _read_along(stream: Any, on_text: TextSink) -> None:
 def _response(reply: Any) -> LLMResponse:
     """The SDK's message as the runtime keeps it: text, tool calls and thinking blocks
     (verbatim: the API wants them back unchanged); another block type is left out and
-    named in the log once."""
-    blocks = [b.model_dump(exclude_none=True) for b in reply.content]
+    named in the log once. A tool call whose streamed `input` was not valid JSON keeps it
+    as the string it is (the loop answers it with an error text): no serializer warning."""
+    blocks = [b.model_dump(exclude_none=True, warnings=False) for b in reply.content]
     for kind in {b.get("type") for b in blocks} - set(KEPT_BLOCKS) - _unknown_blocks:
         _unknown_blocks.add(str(kind))
         log.warning("the model answered with a %r block; it is left out", kind)
