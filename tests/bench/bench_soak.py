@@ -77,6 +77,9 @@ from tests.fakes.discord_api import FakeDiscord  # noqa: E402
 from tests.fakes.slack_api import BOT_USER, FakeSlack  # noqa: E402
 
 MONTH_DAYS = 30
+#: model requests the fake keeps (each is a whole prompt: kept all, 5 GB in 90 minutes, and
+#: this process's full collections paused the fakes past Socket Mode's 2.5 s pong wait)
+KEEP_CALLS = 1_000
 #: after the last message, how long the run waits for answers still owed
 DRAIN_SECONDS = 90
 
@@ -246,7 +249,8 @@ def report(run: Run, found: Answers, cpu: tuple[float, float], ended: float) -> 
     calls = Counter(c.method for c in run.slack.calls[run.slack_calls0 :])
     per = ", ".join(f"{m} {n / max(ledger.sent, 1):.2f}" for m, n in calls.most_common(6))
     archived = len(run.traffic.discord.archived)
-    print(f"Discord threads archived after their quiet day: {archived}")
+    print(f"Discord threads archived after their quiet day: {archived}; this process (the "
+          f"fakes and the driver): RSS {rss_mb(os.getpid()):.0f} MB")  # fmt: skip
     agents = run.data / "agents"
     kept = [n for n in os.listdir(agents) if not n.startswith(".")] if agents.is_dir() else []
     retired = tree_bytes(agents / ".retired") / 1e3
@@ -265,6 +269,7 @@ def report(run: Run, found: Answers, cpu: tuple[float, float], ended: float) -> 
 def soak(args: argparse.Namespace) -> str:
     model = Model()
     fake = FakeAnthropic(model).start()
+    fake.keep = KEEP_CALLS  # this process must stay flat too: its pauses are the bot's delays
     slack, discord = FakeSlack().start(), FakeDiscord().start()
     scale = MONTH_DAYS * 86_400 / (args.minutes * 60)  # simulated seconds per real second
     retention = args.retention_days * 86_400 / scale

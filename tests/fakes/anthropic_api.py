@@ -197,6 +197,9 @@ class FakeAnthropic(ThreadedServer[list[Call]]):
         super().__init__()
         self.responder: Responder = responder
         self.calls: list[Call] = []
+        #: how many of the newest calls `calls` keeps (None: every one, as tests read
+        #: them); a long soak keeps a few: each holds its whole request, ~0.1 MB parsed
+        self.keep: int | None = None
         self.failures: list[tuple[int, dict[str, str]]] = []
         #: requests the real API would refuse, with its reasons (a test failure)
         self.violations: list[tuple[Call, list[str]]] = []
@@ -241,6 +244,8 @@ class FakeAnthropic(ThreadedServer[list[Call]]):
         call = Call(body, dict(request.headers))
         with self._changed:
             self.calls.append(call)
+            if self.keep is not None and len(self.calls) > 2 * self.keep:
+                del self.calls[: -self.keep]
             self._changed.notify_all()
         spec = spec_for(str(body.get("model", "")), self.models)
         refused = problems(body, self.models) + self._ledger.problems(body, spec)

@@ -347,3 +347,20 @@ async def test_a_refusal_carries_its_details(
     answer = await ask(client, streamed)
     assert answer.stop_reason == "refusal" and answer.content[-1].type == "text"
     assert answer.stop_details is not None and answer.stop_details.category == "cyber"
+
+
+async def test_a_fake_told_to_keep_a_few_calls_still_checks_the_thinking_cycle(
+    client: AsyncAnthropic, fake: FakeAnthropic
+) -> None:
+    """A long soak keeps only the newest requests (each is a whole prompt); the thinking
+    blocks it issued are still checked when they come back."""
+    fake.keep = 2
+    for _ in range(3):
+        first = await ask(client, tools=TOOLS)
+        await ask(client, tools=TOOLS, messages=cycle(back(first), first))
+    assert len(fake.calls) in (3, 4) and not fake.violations
+    dropped = [b for b in back(first) if b["type"] != "thinking"]
+    with pytest.raises(anthropic.BadRequestError):
+        await ask(client, tools=TOOLS, messages=cycle(dropped, first))
+    assert len(fake.violations) == 1
+    fake.violations.clear()  # refused as it should be: the fixture fails on any other
