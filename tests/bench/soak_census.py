@@ -10,7 +10,9 @@ size), the 40 largest
 containers (dicts, lists, sets, deques; untracked ones found through their holder) with
 the attribute or module name that holds each, and asyncio futures by state. The first
 census unfreezes the start's frozen heap (`gc.freeze` in bot/core/lazy.py), which hides
-objects from `gc.get_objects`; a census costs the bot a pause of a second or so.
+objects from `gc.get_objects`. A census stops the bot for a few seconds (2-10 s in a
+busy 2-hour run): the pickup p99 of its sample jumps and Slack's socket may reconnect
+(its pong wait is 2.5 s); judge latency on a run without `--census`.
 
 `summary(path)` (run by bench_soak.py at the end) prints what grew between the first
 census after warm-up and the last: types by bytes, and containers by length.
