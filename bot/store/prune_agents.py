@@ -20,12 +20,15 @@ no agent's memory search covers `.retired` (it is for people, and grep).
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 
 from bot.store.prune import Pruned
+
+log = logging.getLogger(__name__)
 
 #: folders a pruning run folds at most (each is a few small files)
 FOLD_BATCH = 200
@@ -62,10 +65,14 @@ def retire_workers(data_dir: Path, store: Pruned, cutoff: float, batch: int = FO
         last = _quiet_since(agents / name, cutoff)
         if last is None:
             continue
-        aside.mkdir(parents=True, exist_ok=True)
-        moved = aside / f"{name}.{last}"
-        os.rename(agents / name, moved)
-        _fold(moved, retired, check=False)
+        try:
+            aside.mkdir(parents=True, exist_ok=True)
+            moved = aside / f"{name}.{last}"
+            os.rename(agents / name, moved)
+            _fold(moved, retired, check=False)
+        except OSError as exc:  # one folder must not stop the run (nor its checkpoint)
+            log.warning("agents/%s was not folded: %s", name, exc)
+            continue
         folded += 1
     return folded
 
@@ -76,7 +83,10 @@ def _left_by_a_crash(aside: Path, retired: Path) -> int:
     except FileNotFoundError:
         return 0
     for moved in left:
-        _fold(moved, retired, check=True)
+        try:
+            _fold(moved, retired, check=True)
+        except OSError as exc:
+            log.warning("%s was not folded: %s", moved, exc)
     return len(left)
 
 

@@ -12,6 +12,8 @@ from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 
+import pytest
+
 from agents.memory.files import AgentFiles
 from bot.store import growth
 from bot.store.core import ParkedState, Store, WorkerRow
@@ -113,5 +115,28 @@ def test_a_worker_writing_after_its_folder_was_folded_gets_a_fresh_one(tmp_path:
         files.append_entry("a new task under the same name")
         assert "new task" in files.read(files.day_path(files.now().date()))
         assert "the first task" not in (files.root / files.day_path(files.now().date())).read_text()
+    finally:
+        store.close()
+
+
+def test_a_folder_that_cannot_be_folded_is_left_and_the_others_go(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = tmp_path / "data"
+    store = Store(tmp_path / "db.sqlite")
+    try:
+        for name in ("w1", "w2"):
+            worker_folder(data, name, f"the work of {name}")
+        rename = os.rename
+
+        def refused(src: object, dst: object) -> None:
+            if str(src).endswith("w1"):
+                raise PermissionError("read-only")
+            rename(src, dst)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(os, "rename", refused)
+        assert retire_workers(data, store, time.time() + DAY) == 1
+        assert (data / "agents" / "w1" / "SOUL.md").is_file()
+        assert "the work of w2" in month_file(data).read_text()
     finally:
         store.close()
