@@ -82,12 +82,15 @@ def _left_by_a_crash(aside: Path, retired: Path) -> int:
         left = sorted(aside.iterdir())
     except FileNotFoundError:
         return 0
+    folded = 0
     for moved in left:
         try:
             _fold(moved, retired, check=True)
-        except OSError as exc:
+        except OSError as exc:  # it stays aside: the next run tries again
             log.warning("%s was not folded: %s", moved, exc)
-    return len(left)
+            continue
+        folded += 1
+    return folded
 
 
 def _quiet_since(folder: Path, cutoff: float) -> int | None:
