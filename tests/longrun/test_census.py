@@ -11,22 +11,31 @@ import sys
 import time
 from pathlib import Path
 
-from tests.bench import soak_census
 from tests.bench.bench_soak import HERE, census_env
+from tests.kits.proc import fresh_json
 
-#: a module-level map the census must find and name
-growing: dict[str, list[int]] = {}
+#: in a fresh interpreter (a test worker's heap has more than 40 larger containers): a
+#: module-level map grows between three censuses, then the summary is printed
+GROWING = """
+import json, sys
+from pathlib import Path
+from tests.bench import soak_census
+growing = {}
+path = Path(sys.argv[1])
+for size in (400, 900, 3000):
+    growing.update((f"k{i}", [i]) for i in range(size))
+    with path.open("a") as out:
+        out.write(json.dumps(soak_census.census()) + "\\n")
+print(json.dumps(soak_census.summary(path, warm=0)))
+"""
 
 
 def test_the_summary_names_what_grew_and_its_holder(tmp_path: Path) -> None:
-    path = tmp_path / "census.jsonl"
-    for size in (400, 900, 3000):
-        growing.update((f"k{i}", [i]) for i in range(size))
-        path.open("a").write(json.dumps(soak_census.census()) + "\n")
-    lines = soak_census.summary(path, warm=0)
+    code = f"import sys; sys.argv = ['-c', {str(tmp_path / 'census.jsonl')!r}]\n{GROWING}"
+    lines = fresh_json(code)
     assert lines[0].startswith("census: 3 taken")
-    big = next(line for line in lines if line.endswith(f"{__name__}.growing"))
-    assert big.split()[:3] == ["400", "->", "3000"], big
+    big = next(line for line in lines if line.endswith("__main__.growing"))
+    assert big.split()[:3] == ["400", "->", "3000"], lines
     lists = next(line for line in lines if line.endswith(" builtins.list"))
     assert int(lists.split()[2]) > 2500, lines  # the map's values: 2,600 more
 
