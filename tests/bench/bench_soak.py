@@ -77,8 +77,9 @@ from tests.fakes.discord_api import FakeDiscord  # noqa: E402
 from tests.fakes.slack_api import BOT_USER, FakeSlack  # noqa: E402
 
 MONTH_DAYS = 30
-#: model requests the fake keeps (each is a whole prompt: kept all, 5 GB in 90 minutes, and
-#: this process's full collections paused the fakes past Socket Mode's 2.5 s pong wait)
+#: model requests the fake keeps (each is a whole prompt, ~70 KB parsed: kept all, this
+#: process reached 5.3 GB in 90 minutes, and most likely its full collections paused the
+#: fakes past Socket Mode's 2.5 s pong wait: the bot reconnected twice)
 KEEP_CALLS = 1_000
 #: after the last message, how long the run waits for answers still owed
 DRAIN_SECONDS = 90

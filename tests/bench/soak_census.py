@@ -6,9 +6,9 @@ PYTHONPATH, whose `sitecustomize` starts `start()` in `python -m bot run` when
 SOAK_CENSUS_FILE is set. Every SOAK_CENSUS_SECONDS a thread collects garbage and appends
 one JSON line to the file: per type its count and shallow bytes (of what the collector
 tracks: containers and instances; a string or number counts only in its container's
-size), the 40 largest
-containers (dicts, lists, sets, deques; untracked ones found through their holder) with
-the attribute or module name that holds each, and asyncio futures by state. The first
+size), the 40 largest containers (dicts, lists, sets, deques; untracked ones found
+through their holder) with the attribute or module name that holds each, and asyncio
+futures by state. The first
 census unfreezes the start's frozen heap (`gc.freeze` in bot/core/lazy.py), which hides
 objects from `gc.get_objects`. A census stops the bot for a few seconds (2-10 s in a
 busy 2-hour run): the pickup p99 of its sample jumps and Slack's socket may reconnect

@@ -198,7 +198,7 @@ class FakeAnthropic(ThreadedServer[list[Call]]):
         self.responder: Responder = responder
         self.calls: list[Call] = []
         #: how many of the newest calls `calls` keeps (None: every one, as tests read
-        #: them); a long soak keeps a few: each holds its whole request, ~0.1 MB parsed
+        #: them); a long soak keeps a few: each holds its whole request, ~70 KB parsed
         self.keep: int | None = None
         self.failures: list[tuple[int, dict[str, str]]] = []
         #: requests the real API would refuse, with its reasons (a test failure)
