@@ -5,6 +5,8 @@ index is the object the SDK's own `__init__.py` binds, `__all__` and `dir()` inc
 the packages that carry the saving are still indexes (a new SDK whose `__init__` does
 more fails here, loudly, instead of quietly loading everything again); no module of the
 SDK star-imports from one; and a streamed call and an error status through the SDK work.
+The root package, whose imports of `anthropic.lib` are deferred, is compared the same way:
+every name, once read, is the object (and `__module__`) the eager import binds.
 """
 
 from __future__ import annotations
@@ -45,14 +47,17 @@ INDEXED = (
 from agents.model.providers import sdk_index
 sdk_index.install()
 import anthropic
+anthropic.AsyncAnthropic(api_key="k").messages  # what a Messages call imports
 touched = sorted(sdk_index.INDEXES)
-seen = {{}}
-while len(seen) < len(sdk_index.INDEXES):  # reading names imports more indexes
+deferred = "anthropic.lib.foundry" not in sys.modules
+seen = {{"anthropic": [public(anthropic), anthropic.__all__, type(anthropic).__name__,
+                      anthropic.__file__]}}  # read whole: every deferred import made
+while len(seen) <= len(sdk_index.INDEXES):  # reading names imports more indexes
     for name in sorted(set(sdk_index.INDEXES) - set(seen)):
         package = sys.modules[name]
         seen[name] = [public(package), getattr(package, "__all__", None),
                       type(package).__name__, package.__file__]
-print(json.dumps([touched, seen]))
+print(json.dumps([touched, deferred, seen]))
 """
 )
 EAGER = (
@@ -70,17 +75,17 @@ print(json.dumps(seen))
 
 
 @functools.cache
-def both() -> tuple[list[str], dict[str, Any], dict[str, Any]]:
-    touched, indexed = fresh_json(INDEXED.format(root=str(ROOT)))
+def both() -> tuple[list[str], bool, dict[str, Any], dict[str, Any]]:
+    touched, deferred, indexed = fresh_json(INDEXED.format(root=str(ROOT)))
     eager = fresh_json(EAGER.format(root=str(ROOT), names=sorted(indexed)))
-    return touched, indexed, eager
+    return touched, deferred, indexed, eager
 
 
 def test_every_name_of_an_index_is_the_object_the_sdk_itself_binds() -> None:
-    _, indexed, eager = both()
+    _, _, indexed, eager = both()
     assert len(indexed) > 50  # the types' and the resources' packages
     for name, (names, every, kind, path) in indexed.items():
-        assert kind == "IndexModule"
+        assert kind == ("DeferredModule" if name == "anthropic" else "IndexModule")
         bound = eager[name][0]
         differ = sorted(n for n in names.keys() | bound.keys() if names.get(n) != bound.get(n))
         assert not differ, (name, {n: (names.get(n), bound.get(n)) for n in differ[:5]})
@@ -90,8 +95,18 @@ def test_every_name_of_an_index_is_the_object_the_sdk_itself_binds() -> None:
 def test_the_packages_the_saving_rests_on_are_still_indexes() -> None:
     """A new SDK whose package `__init__` does more than re-export loads it whole again:
     this fails then (look at what the file does now before widening `index()`)."""
-    touched, _, _ = both()
+    touched, _, _, _ = both()
     assert set(MUST) <= set(touched)
+
+
+def test_the_root_defers_the_cloud_clients_and_beta_helpers() -> None:
+    """`import anthropic` and a client leave Foundry's client (and with it every beta
+    resource) unloaded; a new SDK whose root file reads those names fails here."""
+    _, deferred, indexed, _ = both()
+    assert deferred
+    names = indexed["anthropic"][0]
+    assert names["AsyncAnthropicVertex"] == "type anthropic.lib.vertex._client.AsyncAnthropicVertex"
+    assert names["beta_tool"].endswith(" anthropic.beta_tool")  # the root's __module__, as eager
 
 
 def test_no_module_of_the_sdk_star_imports_from_an_index() -> None:
@@ -123,7 +138,9 @@ async def main():
     async with client.messages.stream(**ask) as stream:
         said = (await stream.get_final_message()).content[0].text
     beta = sum(1 for m in sys.modules if m.startswith("anthropic.types.beta"))
-    print(json.dumps([said, failed, type(sys.modules["anthropic.types.beta"]).__name__, beta]))
+    resources = sum(1 for m in sys.modules if m.startswith("anthropic.resources.beta"))
+    print(json.dumps([said, failed, type(sys.modules["anthropic.types.beta"]).__name__, beta,
+                      resources]))
 asyncio.run(main())
 """
 
@@ -132,10 +149,11 @@ def test_a_streamed_answer_and_an_error_status_through_the_indexed_sdk() -> None
     fake = FakeAnthropic(lambda call: [text("hello there")]).start()
     fake.fail(429)
     try:
-        said, failed, kind, beta = fresh_json(CALL.format(root=str(ROOT), url=fake.url))
+        said, failed, kind, beta, resources = fresh_json(CALL.format(root=str(ROOT), url=fake.url))
     finally:
         fake.stop()
     assert said == "hello there"
     assert kind == "IndexModule"
-    assert beta < 1_800  # 1,981 of the beta types' modules when the package ran whole
+    assert beta < 800  # 1,981 of the beta types' modules when the package ran whole
+    assert resources == 0  # 135 with Foundry's client imported
     assert failed == ["RateLimitError", 429]  # the SDK's error classes as before
