@@ -11,6 +11,7 @@ import functools
 import logging
 import os
 import sqlite3
+import stat
 import sys
 import threading
 from collections.abc import Callable
@@ -248,14 +249,23 @@ class Growth:
 
 
 def tree_bytes(root: Path) -> int:
-    """Bytes of every file under `root` (not following links)."""
-    total = 0
+    """The disk space under `root` as `du` counts it: each file's and folder's allocated
+    blocks, links not followed, a hard-linked file once. What fills the disk: a 300-byte
+    file takes a whole block, each folder one of its own (a worker's folder of a few small
+    files is ~24 KB on disk, not the ~1 KB its files hold)."""
+    total, seen = 0, set[tuple[int, int]]()
     for folder, _, files in os.walk(root):
-        for name in files:
+        for path in (folder, *(os.path.join(folder, name) for name in files)):
             try:
-                total += os.lstat(os.path.join(folder, name)).st_size
+                st = os.lstat(path)
             except OSError:
                 continue
+            if st.st_nlink > 1 and not stat.S_ISDIR(st.st_mode):
+                if (st.st_dev, st.st_ino) in seen:
+                    continue
+                seen.add((st.st_dev, st.st_ino))
+            blocks = getattr(st, "st_blocks", None)  # None on Windows: the bytes, then
+            total += st.st_size if blocks is None else blocks * 512
     return total
 
 

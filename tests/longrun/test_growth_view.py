@@ -3,13 +3,16 @@ the /metrics gauges read the data dir, the database, its WAL and the last prunin
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
 import threading
 from pathlib import Path
 
 from bot.app import App
 from bot.ledger.report import full_status
 from bot.ops import growth_view
+from bot.store.growth import tree_bytes
 from config.settings import Settings
 from tests.kits.app_kit import inbound
 
@@ -74,3 +77,18 @@ def test_a_stale_reading_walks_the_data_dir_in_a_thread(tmp_path: Path) -> None:
                 figures._walking.join(5)
     finally:
         store.close()
+
+
+def test_the_data_dir_is_measured_as_du_counts_it(tmp_path: Path) -> None:
+    """Allocated blocks, folders and all, a hard link once: what fills the disk, which
+    the files' own sizes understate (an ended worker's folder of small files)."""
+    for n in range(40):
+        folder = tmp_path / "agents" / f"w{n}"
+        folder.mkdir(parents=True)
+        (folder / "SOUL.md").write_text("a worker\n")
+    (tmp_path / "big").write_bytes(b"x" * 1_000_000)
+    os.link(tmp_path / "big", tmp_path / "big.link")
+    du = subprocess.run(["du", "-s", "--block-size=1", str(tmp_path)], capture_output=True,
+                        text=True, check=True)  # fmt: skip
+    assert tree_bytes(tmp_path) == int(du.stdout.split()[0])
+    assert tree_bytes(tmp_path) > 1_000_000 + 40 * 9 + 40 * 4096  # a block a folder at least
