@@ -6,8 +6,9 @@ a platform (person ids) are checked and sanitised here; a path that would leave 
 directory — `../`, an absolute path, a symlink pointing out — is refused with a
 `MemoryRefused` whose text goes back to the model.
 
-Writes are either appends (daily logs, flushed and fsynced) or whole-file rewrites
-(temp file + rename, so a reader sees the old or the new file, never half of one).
+Writes are either appends (daily logs: written at once, fsynced a moment later from a
+thread of their own, durable.py) or whole-file rewrites (temp file, fsync, rename, so a
+reader sees the old or the new file, never half of one).
 A per-file lock (a thread lock plus `flock` on a lock file, so two processes sharing
 a data dir are covered too) serialises read-modify-write cycles.
 """
@@ -30,6 +31,7 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 from agents.errors import AgentError
+from agents.memory.durable import SYNCER
 from agents.model.blocks import THINKING, Blocks, Message, Messages
 
 MEMORY_FILE = "MEMORY.md"
@@ -242,8 +244,8 @@ class AgentFiles:
         return path
 
     def append(self, relative: str, content: str, header: str = "") -> Path:
-        """Append, flushed and fsynced before returning (append-only daily logs);
-        `header` starts the file when this append creates it."""
+        """Append (append-only daily logs), in the file when this returns, fsynced a
+        moment later (durable.py); `header` starts the file when this append creates it."""
         with self.locked(relative) as path:
             self._append_locked(path, relative, content, header)
         return path
@@ -256,9 +258,9 @@ class AgentFiles:
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
             os.write(fd, data)
-            os.fsync(fd)
         finally:
             os.close(fd)
+        SYNCER.later(path)
 
     def append_entry(self, text: str, label: str = "") -> str:
         """A timestamped section appended to today's log; returns its relative path.

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from agents.memory.capture import normalised
 from agents.memory.corrections import edit_lines, same_kind_lines
+from agents.memory.durable import SYNCER
 from agents.memory.embedding import Embedder
 from agents.memory.files import AgentFiles, MemoryRefused, Seen, _atomic_write, topic_name
 from agents.memory.notes import HISTORY_DIR, history_entry, revise, subject_of
@@ -115,8 +116,7 @@ class Shared:
         self.files._check_size(relative, len(raw) + len(data))
         with path.open("ab") as handle:
             handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
+        SYNCER.later(path)  # fsynced a moment later, off the caller's thread
 
     def _rewrite_locked(self, relative: str, path: Path, content: str) -> None:
         self.files._check_size(relative, len(content.encode()))
