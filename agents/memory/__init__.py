@@ -22,6 +22,7 @@ from agents.memory.agent import AgentMemory
 from agents.memory.capture import PERSON_KINDS, TEAM_KINDS, captures, decisions_in
 from agents.memory.compaction import Compactor
 from agents.memory.consolidate import Consolidator
+from agents.memory.durable import SYNCER
 from agents.memory.embedding import MODEL, Embedder
 from agents.memory.files import AgentFiles, MemoryRefused, archive_slug
 from agents.memory.maintenance import distil
@@ -220,6 +221,7 @@ class Memory:
         for memory in list(self._agents.values()):
             memory.index.close()
         self.shared.close()
+        SYNCER.drain(timeout=5.0)  # a clean stop leaves what memory wrote synced
 
 
 def install_memory(services: Services, settings: Settings) -> Memory:
