@@ -72,7 +72,7 @@ from tests.bench.soak_servers import (  # noqa: E402
     mail_world,
     mcp_config,
 )
-from tests.bench.soak_traffic import Answers, Model, Traffic  # noqa: E402
+from tests.bench.soak_traffic import Answers, Ledger, Model, Traffic  # noqa: E402
 from tests.bench.soak_verdict import Sample, db_sizes, metric, verdict  # noqa: E402
 from tests.email.servers import _children, free_port  # noqa: E402
 from tests.fakes.anthropic_api import FakeAnthropic  # noqa: E402
@@ -108,6 +108,20 @@ def pickups(traffic: Traffic, model: Model, start: int) -> tuple[float, int]:
     waits = [(model.arrived.get(tag, now) - ledger.sent_at[tag]) * 1000 for tag in tags]
     p99 = statistics.quantiles(waits, n=100)[98] if len(waits) >= 2 else float("nan")
     return p99, start + len(tags)
+
+
+def by_kind(ledger: Ledger, arrived: dict[str, float]) -> str:
+    """Sent -> first model request, p50 and p99 by kind of message (those that reached it)."""
+    waits: dict[str, list[float]] = {}
+    for tag, kind in ledger.kind_of.items():
+        if tag in arrived and tag in ledger.sent_at:
+            waits.setdefault(kind, []).append((arrived[tag] - ledger.sent_at[tag]) * 1000)
+    parts = []
+    for kind, found in sorted(waits.items()):
+        if len(found) >= 2:
+            cuts = statistics.quantiles(found, n=100)
+            parts.append(f"{kind} {cuts[49]:.0f} / {cuts[98]:.0f}")
+    return ", ".join(parts)
 
 
 def probe(slack: FakeSlack, model: Model, k: int) -> float:
@@ -272,6 +286,7 @@ def report(run: Run, found: Answers, cpu: tuple[float, float], ended: float) -> 
           f"{retired:.0f} KB")  # fmt: skip
     print(f"Slack API calls per routed message: {sum(calls.values()) / max(ledger.sent, 1):.2f}"
           f" ({per})")  # fmt: skip
+    print(f"pickup by kind, p50 / p99 ms: {by_kind(ledger, run.model.arrived)}")
     failed = []
     if missing:
         failed.append(f"{len(missing)} never answered")
