@@ -11,8 +11,8 @@ Whole-file rewrites still sync before their rename (files.py `_atomic_write`): a
 of unsynced data can leave an empty file after a power cut.
 
 An fsync slower than SLOW_SECONDS is logged once (and once more when syncs are quick
-again): the operator learns why answers lag, since the database's commits wait for the
-same disk at times.
+again): the operator learns why answers lag, since a SQLite database's commits wait for
+the same disk at times.
 """
 
 from __future__ import annotations
@@ -70,9 +70,9 @@ class Syncer:
     def _timed(self, path: Path, seconds: float) -> None:
         slow = seconds > SLOW_SECONDS
         if slow and not self.slow:
-            log.warning("the data dir's disk is slow: an fsync of %s took %.2f s; memory is "
-                        "synced in the background, but the database's commits wait for the "
-                        "disk at times, and answers with them", path, seconds)  # fmt: skip
+            log.warning("the data dir's disk is slow: an fsync of %s took %.2f s (memory is "
+                        "synced in the background; a SQLite database on this disk holds "
+                        "answers up at times)", path, seconds)  # fmt: skip
         elif self.slow and not slow:
             log.warning("the data dir's disk is quick again (an fsync took %.3f s)", seconds)
         self.slow = slow
