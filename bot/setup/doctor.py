@@ -14,6 +14,8 @@ import shutil
 import sqlite3
 import stat
 import sys
+import tempfile
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +26,9 @@ from config.settings import Settings, SettingsError, is_postgres, load_settings,
 
 #: the data dir needs at least this much free space
 MIN_FREE_BYTES = 200 * 1024 * 1024
+#: an fsync slower than this is a slow disk (a local SSD: ~1-5 ms; an SD card or network
+#: storage: hundreds): said, not failed (docs/running-for-months.md, "A slow disk")
+SLOW_SYNC_SECONDS = 0.2
 OK, FAIL = "✓", "✗"
 
 
@@ -86,7 +91,28 @@ def data_dir_check(settings: Settings) -> Check:
             "free space there or point SWITCHBOARD_DATA_DIR at a larger disk",
         )
     made = "" if path.exists() else " (made at the first start)"
-    return passed("data dir", f"{path}{made}, {free // 2**30} GB free")
+    slow = _slow_sync(path) if path.exists() else None
+    said = f"; slow disk: an fsync took {slow:.2f} s, answers wait for it at times" if slow else ""
+    return passed("data dir", f"{path}{made}, {free // 2**30} GB free{said}")
+
+
+def _slow_sync(path: Path) -> float | None:
+    """Seconds an fsync of a small file in the data dir took, when over SLOW_SYNC_SECONDS."""
+    try:
+        fd, name = tempfile.mkstemp(dir=path, prefix=".doctor-", suffix=".tmp")
+    except OSError:
+        return None
+    try:
+        os.write(fd, b"switchboard doctor\n")
+        started = time.monotonic()
+        os.fsync(fd)
+        took = time.monotonic() - started
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+        os.unlink(name)
+    return took if took > SLOW_SYNC_SECONDS else None
 
 
 def database_check(settings: Settings) -> Check:

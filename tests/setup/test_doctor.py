@@ -7,7 +7,9 @@ from __future__ import annotations
 import asyncio
 import io
 import os
+import re
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -138,6 +140,21 @@ def test_a_data_dir_open_to_everyone(good: Path) -> None:
     open_to_all = f"✗ data dir: {good} is open to every user of this machine (mode 777)"
     assert _failing(lines) == [open_to_all]
     assert f"  fix: chmod 700 {good}" in lines
+
+
+def test_a_slow_disk_is_said_not_failed(good: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    real = os.fsync
+
+    def slow_fsync(fd: int) -> None:  # an SD card, network storage
+        time.sleep(doctor.SLOW_SYNC_SECONDS + 0.1)
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", slow_fsync)
+    code, lines = diagnose(good, online=False)
+    assert code == 0
+    line = next(line for line in lines if line.startswith("✓ data dir"))
+    assert re.search(r"; slow disk: an fsync took 0\.\d\d s, answers wait for it at times$", line)
+    assert list(good.iterdir()) == []  # its probe file removed
 
 
 def test_postgres_without_its_driver(good: Path, monkeypatch: pytest.MonkeyPatch) -> None:
