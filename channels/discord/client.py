@@ -58,8 +58,31 @@ def intents() -> discord.Intents:
 ACK_GRACE = 5.0
 
 
+def stamp_heartbeats() -> None:
+    """discord.py (2.7.1) stamps a heartbeat's send time in its keep-alive thread once the
+    send has finished on the event loop; a gateway that acks at once (a gateway proxy, a
+    loaded bot's loop) can be read first, and the ack then measures from the beat before:
+    "Can't keep up, websocket is 41.3s behind" at every beat, and a latency of 41 s, in
+    the soak's log. The time is stamped on the loop just before the send, as discord.py's
+    own fix does (Rapptz/discord.py#10448); nothing, if a later release moves it."""
+    socket_class = discord.gateway.DiscordWebSocket
+    send = socket_class.send_heartbeat
+    if getattr(send, "stamped", False):
+        return
+
+    async def send_heartbeat(self: Any, data: Any) -> None:
+        keep_alive = getattr(self, "_keep_alive", None)
+        if keep_alive is not None and hasattr(keep_alive, "_last_send"):
+            keep_alive._last_send = time.perf_counter()
+        await send(self, data)
+
+    send_heartbeat.stamped = True  # type: ignore[attr-defined]
+    socket_class.send_heartbeat = send_heartbeat  # type: ignore[method-assign]
+
+
 class GatewayClient(discord.Client):
     def __init__(self, store: ChannelStore, on_message: OnMessage, on_session: OnSession) -> None:
+        stamp_heartbeats()
         super().__init__(
             intents=intents(),
             allowed_mentions=discord.AllowedMentions(everyone=False, roles=False, users=True),

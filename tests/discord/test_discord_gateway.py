@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
 from bot.app import App
 from bot.ledger.report import full_status
 from bot.store.core import Store
@@ -247,3 +249,22 @@ def test_switchboard_run_serves_discord_and_status_shows_it(
         stopped = run.proc.wait(15)
     assert code == 0 and stopped == 0
     assert any(line.startswith("discord  connected") for line in lines), lines
+
+
+async def test_heartbeats_acked_at_once_measure_their_own_latency(
+    tmp_path: Path, fake: FakeAnthropic, discord_fake: FakeDiscord, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A gateway that acks at once (loopback, a gateway proxy): each ack is measured from
+    its own beat, not the one before (discord.py's "Can't keep up, websocket is 41.3s
+    behind" at every beat; channels/discord/client.py `stamp_heartbeats`)."""
+    discord_fake.heartbeat_ms = 1_000
+    settings = discord_settings(tmp_path, fake, discord_fake)
+    async with discord_app(settings) as app:
+        client = channel_of(app).client
+        await eventually(lambda: discord_fake.gateway.heartbeats >= 4, timeout=30)
+        await eventually(lambda: client.latency != float("inf"))
+        latency = client.latency
+    # measured from the beat before, it is never under one interval
+    assert latency < 1.0, latency
+    behind = [r.getMessage() for r in caplog.records if "Can't keep up" in r.getMessage()]
+    assert not behind

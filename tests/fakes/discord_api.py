@@ -74,6 +74,8 @@ class FakeDiscord(
         self.fail_after = 0  # successful posts before the scripted failures begin
         self.thread_failures: list[tuple[int, int]] = []
         self.gateway = GatewaySession(TOKEN, self._ready_payloads)
+        #: HELLO's heartbeat interval (Discord's own: 41,250 ms; its ACKs answer at once)
+        self.heartbeat_ms = 41_250
         self.hosted: dict[str, bytes] = {}  # attachment id -> bytes, served at its url
         self.downloads: list[tuple[str, str | None]] = []  # (attachment id, Authorization)
         self.uploads: list[tuple[str, str, bytes]] = []  # (message id, filename, bytes) posted
@@ -272,7 +274,7 @@ class FakeDiscord(
         ws = web.WebSocketResponse(autoping=True)
         await ws.prepare(request)
         conn = self.gateway.connected(ws, request.transport)
-        await ws.send_str(json.dumps({"op": 10, "d": {"heartbeat_interval": 41250}}))
+        await ws.send_str(json.dumps({"op": 10, "d": {"heartbeat_interval": self.heartbeat_ms}}))
         async for msg in ws:
             if msg.type is not WSMsgType.TEXT:
                 break

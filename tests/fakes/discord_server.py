@@ -48,6 +48,7 @@ class GatewaySession:
         self.identifies = 0
         self.resumes = 0
         self.intents: int | None = None
+        self.heartbeats = 0  # HEARTBEATs received (each acked at once, as Discord does)
         self.live: Connection | None = None
         self._lock = asyncio.Lock()
         self._held = asyncio.Event()
@@ -68,6 +69,7 @@ class GatewaySession:
     async def received(self, conn: Connection, frame: Payload) -> None:
         op, data = frame.get("op"), frame.get("d")
         if op == 1:
+            self.heartbeats += 1
             await conn.ws.send_str(json.dumps({"op": 11}))
         elif op == 2:
             await self._identify(conn, data or {})
