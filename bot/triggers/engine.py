@@ -370,6 +370,8 @@ class TriggerEngine:
         self.events.emit("trigger.internal", SCHEDULER, job=job_id, fire_key=key)
         try:
             await entry[2]()
+        except asyncio.CancelledError:  # the bot stops mid-run: its next run goes on
+            log.info("internal job %s stopped with the bot", job_id)
         except Exception as exc:
             log.exception("internal job %s failed", job_id)
             self.events.emit("trigger.failed", SCHEDULER, trigger_id=job_id, error=str(exc))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -17,6 +19,31 @@ from config.settings import Database, SettingsError, load_settings
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.kits.app_kit import Recorder, eventually, make_settings, running_app
 from tests.kits.trigger_kit import set_next_run, trigger_settings
+
+
+async def test_an_internal_job_stopped_with_the_bot_is_no_error(
+    tmp_path: Path, fake: FakeAnthropic, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A stop while a pruning run waits for its thread cancels the job: said at INFO,
+    not as a failed job's traceback (the soak's last line of log)."""
+    caplog.set_level(logging.INFO)
+    settings = trigger_settings(tmp_path / "data", fake)
+    started = asyncio.Event()
+
+    async def slow() -> None:
+        started.set()
+        await asyncio.sleep(3600)
+
+    def register(app: App) -> None:
+        app.triggers.add_internal("slow", "30 3 * * *", slow, timezone="UTC")
+
+    async with running_app(settings, [Recorder()], [register]) as app:
+        run = asyncio.create_task(app.triggers._run_internal("internal:slow", "1"))
+        await started.wait()
+        run.cancel()
+        await run  # ends, not cancelled: nothing raised into the scheduler's executor
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert "internal job internal:slow stopped with the bot" in caplog.text
 
 
 def test_a_bad_schedule_in_the_config_file_is_one_line(tmp_path: Path) -> None:
