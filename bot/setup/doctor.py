@@ -9,6 +9,7 @@ are in bot/setup/probes.py.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shutil
 import sqlite3
@@ -111,7 +112,8 @@ def _slow_sync(path: Path) -> float | None:
         return None
     finally:
         os.close(fd)
-        os.unlink(name)
+        with contextlib.suppress(OSError):
+            os.unlink(name)
     return took if took > SLOW_SYNC_SECONDS else None
 
 
