@@ -170,14 +170,8 @@ class TriggerEngine:
         )
         self.table.save(row)  # the row first: a crash before the job is added is repaired at start
         self._arm(row)
-        self.events.emit(
-            "trigger.created",
-            SCHEDULER,
-            trigger_id=row.id,
-            trigger_type=spec.type,
-            by=created_by,
-            schedule=spec.describe(),
-        )
+        self.events.emit("trigger.created", SCHEDULER, trigger_id=row.id, trigger_type=spec.type,
+                         by=created_by, schedule=spec.describe())  # fmt: skip
         return row
 
     def cancel(self, trigger_id: str, status: TriggerStatus = "cancelled") -> TriggerRow | None:
