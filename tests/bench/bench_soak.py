@@ -65,12 +65,12 @@ sys.path.insert(0, str(HERE))
 from bot.store.growth import tree_bytes  # noqa: E402
 from tests.bench.bench_start import healthy, rss_mb, until  # noqa: E402
 from tests.bench.soak_census import summary  # noqa: E402
+from tests.bench.soak_env import bot_env, census_env, slow_disk_env  # noqa: E402
 from tests.bench.soak_servers import (  # noqa: E402
     MailWorld,
     cpu_seconds,
     dovecot_cpu,
     mail_world,
-    mcp_config,
 )
 from tests.bench.soak_traffic import Answers, Ledger, Model, Traffic  # noqa: E402
 from tests.bench.soak_verdict import Sample, db_sizes, metric, verdict  # noqa: E402
@@ -167,44 +167,6 @@ class Run:
 
     def fakes_cpu(self) -> float:
         return time.process_time() + dovecot_cpu(self.world)
-
-
-def bot_env(tmp: Path, port: int, retention: float, fakes: list[dict[str, str]]) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SWITCHBOARD_", "SLACK_"))}
-    for part in fakes:
-        env |= part
-    return env | {
-        "PYTHONPATH": str(HERE),
-        "SWITCHBOARD_CONFIG": str(mcp_config(tmp / "switchboard.toml", tmp / "mcp-calls.jsonl")),
-        "SWITCHBOARD_DATA_DIR": str(tmp / "var"),
-        "SWITCHBOARD_HTTP_PORT": str(port),
-        "SWITCHBOARD_RETENTION": f"{retention:.0f}s",
-        "SWITCHBOARD_PRUNE_CRON": "* * * * *",
-        "SWITCHBOARD_EVENTS_MAX_BYTES": str(4 * 1024 * 1024),
-        "SWITCHBOARD_MAX_WORKERS": "64",
-        "SWITCHBOARD_STREAMING": "off",
-        "SWITCHBOARD_HOME": "slack:C000",
-    }
-
-
-def census_env(tmp: Path, minutes: float) -> dict[str, str]:
-    """The bot's environment for an object census every `minutes` (soak_census.py)."""
-    boot = HERE / "tests" / "bench" / "census_boot"
-    return {
-        "PYTHONPATH": f"{boot}{os.pathsep}{HERE}",
-        "SOAK_CENSUS_FILE": str(tmp / "census.jsonl"),
-        "SOAK_CENSUS_SECONDS": str(minutes * 60),
-    }
-
-
-def slow_disk_env(tmp: Path, ms: float) -> dict[str, str]:
-    """The bot's environment for a data dir whose fsyncs take `ms` (tests/bench/slow_disk.c)."""
-    shim = tmp / "slow_disk.so"
-    source = HERE / "tests" / "bench" / "slow_disk.c"
-    subprocess.run(["gcc", "-shared", "-fPIC", "-O2", "-o", str(shim), str(source), "-ldl"],
-                   check=True)  # fmt: skip
-    return {"LD_PRELOAD": str(shim), "SLOWDISK_PREFIX": str(tmp / "var"),
-            "SLOWDISK_MS": f"{ms:.0f}"}  # fmt: skip
 
 
 def sample(run: Run, slack: FakeSlack, k: int, start: int, owed: int) -> tuple[Sample, int]:

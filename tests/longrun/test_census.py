@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.bench.bench_soak import HERE, census_env
+from tests.bench.soak_env import HERE, census_env
 from tests.kits.proc import fresh_json
 
 #: in a fresh interpreter (a test worker's heap has more than 40 larger containers): a
