@@ -2,12 +2,15 @@
 the real API writes, so the SDK's stream accumulator (lib/streaming/_messages.py) puts
 back exactly the message the fake would have sent whole.
 
-Events: message_start (no content, no stop_reason), then per block content_block_start /
-deltas / content_block_stop, message_delta (stop_reason, stop_details, the usage so far),
-message_stop. A text block arrives in `Reply.piece`-character text_delta events, `pace`
-seconds apart; a tool call as one input_json_delta; a thinking block empty, then its
-thinking_delta pieces and one signature_delta just before its stop; a redacted_thinking
-block whole in its start. Touches only the response it writes to.
+Events: message_start (no content, no stop_reason), a ping, then per block
+content_block_start / deltas / content_block_stop, message_delta (stop_reason,
+stop_details, the usage so far), message_stop. A text block arrives in
+`Reply.piece`-character text_delta events, `pace` seconds apart; a tool call's input as
+the API streams it, an empty input_json_delta first, then its JSON in `piece`-character
+pieces (cut anywhere, inside a string or a multi-byte character's escape alike); a
+thinking block empty, then its thinking_delta pieces and one signature_delta just before
+its stop; a redacted_thinking block whole in its start. Touches only the response it
+writes to.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ async def stream(
     await response.prepare(request)
     start = {**message, "content": [], "stop_reason": None, "stop_details": None}
     await _event(response, "message_start", {"message": start})
+    await _event(response, "ping", {})
     for index, block in enumerate(message["content"]):
         await _block(response, index, block, reply, call)
     delta = {
@@ -78,8 +82,10 @@ def _pieces(block: dict[str, Any], piece: int) -> tuple[dict[str, Any], list[dic
         signed = {"type": "signature_delta", "signature": block["signature"]}
         return {"type": "thinking", "thinking": "", "signature": ""}, [*deltas, signed]
     if kind == "tool_use":
-        arguments = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
-        return {**block, "input": {}}, [arguments]
+        arguments = ["", *_split(json.dumps(block["input"]), piece)]
+        return {**block, "input": {}}, [
+            {"type": "input_json_delta", "partial_json": p} for p in arguments
+        ]
     return block, []
 
 
