@@ -3,7 +3,8 @@ Anthropic-compatible server at ANTHROPIC_BASE_URL (Ollama, vLLM, llama.cpp with
 `--jinja`, LiteLLM).
 
 The request goes out as built (agents/model/llm.py) and streams; the answer's blocks
-are kept as they came (thinking verbatim). A compatible server may lack what
+are put together from the stream's events (anthropic_stream.py) and kept as they came
+(thinking verbatim). A compatible server may lack what
 Anthropic's API has: a 400 that names `cache_control`, `thinking`/`output_config` or
 `tool_choice` is learnt from once: the part is left out of this and every later
 request to that server (one warning), and the request is sent again. SDK errors are
@@ -18,6 +19,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
 from agents.model.blocks import blocks_from
+from agents.model.providers.anthropic_stream import Reading
 from agents.model.providers.anthropic_wire import anthropic_form
 from agents.model.providers.base import (
     LLMResponse,
@@ -61,8 +63,6 @@ class AnthropicBackend:
         #: what `warm` imports (Vertex's client loads google.auth at its first call)
         self.sdk = "anthropic"
         self._client: Any = None
-        #: the SDK's generic classes its stream makes at every call, held (see `_pinned`)
-        self._pinned: tuple[Any, ...] = ()
         #: request keys this server refused once (a compatible server's missing features)
         self.refused: set[str] = set()
 
@@ -71,7 +71,6 @@ class AnthropicBackend:
         """The SDK client, made (and the SDK imported) at the first use."""
         if self._client is None:
             self._client = self._connect()
-            self._pinned = _pinned()
         return self._client
 
     async def close(self) -> None:
@@ -131,13 +130,14 @@ class AnthropicBackend:
         return sent - self.refused
 
     async def _create(self, request: Request, on_text: TextSink | None) -> LLMResponse:
-        """The SDK call, streamed (`on_text`, when given, hears each text delta; text
-        blocks after the first start after a blank line), its errors mapped to ours."""
+        """The SDK call, streamed: its raw events put together by `Reading`
+        (agents/model/providers/anthropic_stream.py; `on_text`, when given, hears each
+        text piece), its errors mapped to ours."""
+        reading = Reading(on_text)
         try:
-            async with self.client.messages.stream(**request) as stream:
-                if on_text is not None:
-                    await _read_along(stream, on_text)
-                reply = await stream.get_final_message()
+            async with await self.client.messages.create(**request, stream=True) as events:
+                async for event in events:
+                    reading.take(event)
         except anthropic.APIConnectionError as exc:  # said with the URL it cannot reach
             raise ModelUnavailable(explain(exc, str(self.client.base_url))) from exc
         except (anthropic.AuthenticationError, anthropic.PermissionDeniedError) as exc:
@@ -152,27 +152,12 @@ class AnthropicBackend:
             raise ModelError(describe_error(exc)) from exc
         except anthropic.APIError as exc:  # an error event in the stream, a broken body
             raise ModelUnavailable(describe_error(exc)) from exc
-        except AssertionError as exc:  # the SDK's own check: the body was not a stream
-            raise ModelError(NOT_A_STREAM) from exc
         except Exception as exc:
             raise _credentials_error(exc) from exc
-        return _response(reply)
-
-
-def _pinned() -> tuple[Any, ...]:
-    """The parametrised models the SDK's stream names at runtime in every call
-    (`ParsedMessage[ResponseFormatT]`, with a type variable of its own). pydantic keeps
-    them in a cache of weak references and nothing else holds them, so a garbage
-    collection drops one and the next call builds it again: its schema, ~2 ms of CPU,
-    in a third of the calls (measured with tests/bench/bench_hooks.py). Held here,
-    built once. Nothing, if a later SDK moves them."""
-    try:
-        from anthropic.lib.streaming import _messages as stream
-
-        generic: Any = stream.ParsedMessage
-        return (generic[stream.ResponseFormatT],)  # its blocks' models with it
-    except Exception:  # the SDK's private layout: only a cost saved is lost
-        return ()
+        if not reading.started:  # no `message_start`: the body was not a stream
+            raise ModelError(NOT_A_STREAM)
+        reading.finish()
+        return _response(reading)
 
 
 def _new_aws_session() -> bool:
@@ -233,45 +218,28 @@ def _uncached(value: Any) -> Any:
     return value
 
 
-async def _read_along(stream: Any, on_text: TextSink) -> None:
-    """Hand each text delta of a streamed answer to `on_text` as it arrives."""
-    texts = 0
-    async for event in stream:
-        if event.type == "content_block_start" and event.content_block.type == "text":
-            if texts:
-                on_text("\n\n")
-            texts += 1
-        elif event.type == "content_block_delta" and event.delta.type == "text_delta":
-            on_text(event.delta.text)
-
-
-def _response(reply: Any) -> LLMResponse:
-    """The SDK's message as the runtime keeps it: text, tool calls and thinking blocks
-    (verbatim: the API wants them back unchanged); another block type is left out and
-    named in the log once. A tool call whose streamed `input` was not valid JSON keeps it
-    as the string it is (the loop answers it with an error text): no serializer warning."""
-    blocks = [b.model_dump(exclude_none=True, warnings=False) for b in reply.content]
+def _response(reading: Reading) -> LLMResponse:
+    """The answer as the runtime keeps it: text, tool calls and thinking blocks (verbatim:
+    the API wants them back unchanged); another block type is left out and named in the
+    log once."""
+    blocks = reading.blocks
     for kind in {b.get("type") for b in blocks} - set(KEPT_BLOCKS) - _unknown_blocks:
         _unknown_blocks.add(str(kind))
         log.warning("the model answered with a %r block; it is left out", kind)
     blocks = [b for b in blocks if b.get("type") in KEPT_BLOCKS]
-    details = getattr(reply, "stop_details", None)
     return LLMResponse(
-        blocks_from(blocks),
-        reply.stop_reason,
-        _usage(reply.usage),
-        details.model_dump(exclude_none=True) if details is not None else None,
+        blocks_from(blocks), reading.stop_reason, _usage(reading.usage), reading.stop_details
     )
 
 
-def _usage(u: Any) -> Usage:
-    details = getattr(u, "output_tokens_details", None)
+def _usage(u: dict[str, Any]) -> Usage:
+    details = u.get("output_tokens_details") or {}
     return Usage(
-        u.input_tokens,
-        u.output_tokens,
-        getattr(u, "cache_read_input_tokens", None) or 0,
-        getattr(u, "cache_creation_input_tokens", None) or 0,
-        getattr(details, "thinking_tokens", None) or 0,
+        u.get("input_tokens") or 0,
+        u.get("output_tokens") or 0,
+        u.get("cache_read_input_tokens") or 0,
+        u.get("cache_creation_input_tokens") or 0,
+        details.get("thinking_tokens") or 0,
     )
 
 
