@@ -21,6 +21,9 @@ Parts (each prints CPU per unit, the median of its rounds):
   `_orphans`) among 3,000 live conversations, each with its prompt snapshot (~10 KB).
 - `log`: the line the model SDK's HTTP client logs per model call, as `switchboard run`
   sets up logging (to a file, secrets redacted).
+- `call`: one streamed model call through the Anthropic provider's backend
+  (agents/model/providers/anthropic.py) against the fake model: 18 tools, 13 messages, a
+  thinking block and a few sentences back; the calling thread's CPU (the fake's not).
 
 `--against TREE` runs every part in TREE (another checkout: main before a change) and
 in this one, alternating, `--runs` times each (the machine is shared: single figures
@@ -46,22 +49,24 @@ from typing import Any
 TREE = Path(os.environ.get("BENCH_TREE") or Path(__file__).resolve().parents[2])
 sys.path.insert(0, str(TREE))
 
-PARTS = ("turn", "sql", "context", "check", "mrkdwn", "capture", "soul", "log", "prune")
+PARTS = ("turn", "sql", "context", "check", "mrkdwn", "capture", "soul", "log", "prune", "call")
 
 
 def cpu_of(thread: Any) -> float:
     return time.clock_gettime(time.pthread_getcpuclockid(thread.ident))
 
 
-def rounds(what: str, unit: str, once: Callable[[], None], count: int, n: int = 5) -> None:
-    """`once` run `count` times per round, `n` rounds: the median CPU per call."""
+def rounds(what: str, unit: str, once: Callable[[], None], count: int, n: int = 5,
+           clock: Callable[[], float] = time.process_time) -> None:  # fmt: skip
+    """`once` run `count` times per round, `n` rounds: the median CPU per call (by
+    `clock`: the process's, or `time.thread_time` for the calling thread's alone)."""
     once()  # the first call builds what later ones reuse
     spent = []
     for _ in range(n):
-        start = time.process_time()
+        start = clock()
         for _ in range(count):
             once()
-        spent.append((time.process_time() - start) / count)
+        spent.append((clock() - start) / count)
     print(f"{what}: {statistics.median(spent) * 1e6:.1f} us CPU per {unit}")
 
 
@@ -195,6 +200,34 @@ def bench_prune() -> None:
     store.close()
 
 
+def bench_call() -> None:
+    from agents.model.providers import Endpoints, _anthropic
+    from agents.model.providers.anthropic import AnthropicBackend
+    from tests.fakes.anthropic_api import FakeAnthropic, text
+
+    schema = {"type": "object", "required": ["a0"],
+              "properties": {f"a{j}": {"type": "string", "description": "an argument " * 5}
+                             for j in range(5)}}  # fmt: skip
+    tools = [{"name": f"tool_{i}", "description": "Does a thing. " * 20, "input_schema": schema}
+             for i in range(18)]  # fmt: skip
+    said = [{"role": role, "content": [{"type": "text", "text": f"{role} {i} " * 40}]}
+            for i in range(6) for role in ("user", "assistant")]  # fmt: skip
+    request: Any = {
+        "model": "claude-sonnet-5", "max_tokens": 32000, "tools": tools,
+        "system": [{"type": "text", "text": "You are the coordinator. " * 200}],
+        "messages": [*said, {"role": "user", "content": [{"type": "text", "text": "Now?"}]}],
+    }  # fmt: skip
+    reply = [text("Here is a fairly ordinary answer of a few sentences. " * 6)]
+    with FakeAnthropic(lambda call: reply) as fake:
+        backend = AnthropicBackend(lambda: _anthropic(Endpoints("k", fake.url)))
+        loop = asyncio.new_event_loop()
+        rounds("a streamed model call (the Anthropic backend, the SDK)", "call",
+               lambda: loop.run_until_complete(backend.create(request, None)), 50,
+               clock=time.thread_time)  # fmt: skip
+        loop.run_until_complete(backend.close())
+        loop.close()
+
+
 async def _turns(count: int, sql: Counter[str] | None = None) -> tuple[float, float, float]:
     from bot.settle import settle
     from tests.fakes.anthropic_api import Call, FakeAnthropic, Reply, text, tool
@@ -280,6 +313,7 @@ def measure(part: str, turns: int) -> None:
                 "soul": bench_soul,
                 "log": bench_log,
                 "prune": bench_prune,
+                "call": bench_call,
             }[name]()
 
 
