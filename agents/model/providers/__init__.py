@@ -126,6 +126,11 @@ def _bedrock(e: Endpoints) -> Any:
 
 
 def _openai(e: Endpoints) -> Any:
-    from openai import AsyncOpenAI
+    """On the SDK's aiohttp transport too, as `_anthropic`."""
+    from openai import AsyncOpenAI, DefaultAioHttpClient
 
-    return AsyncOpenAI(api_key=e.openai_key or "unset", base_url=e.openai_base_url)
+    return AsyncOpenAI(
+        api_key=e.openai_key or "unset",
+        base_url=e.openai_base_url,
+        http_client=DefaultAioHttpClient(),
+    )
