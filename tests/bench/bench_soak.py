@@ -277,11 +277,11 @@ def soak(args: argparse.Namespace) -> str:
             env |= census_env(tmp, args.census)
         if args.slow_disk:
             env |= slow_disk_env(tmp, args.slow_disk)
+        traffic = Traffic(slack, discord, world.send if world else None)  # before it connects
         log = (tmp / "bot.log").open("wb")
         proc = subprocess.Popen(
             [sys.executable, "-m", "bot", "run"], cwd=HERE, env=env, stdout=log, stderr=log
         )
-        traffic = Traffic(slack, discord, world.send if world else None)
         run = Run(proc, port, tmp / "var", pg_url, traffic, model, world, [], slack)
         found = Answers(slack, discord, world.handler.accepted if world else [])
         driver = threading.Thread(

@@ -37,6 +37,10 @@ from tests.fakes.slack_api import BOT_USER, FakeSlack
 #: Slack channels the team talks in: the bot posts at most once a second in each
 #: (SLACK_PACE_SECONDS, Slack's own limit), so 20 channels cap the answers near 20/s
 CHANNELS = 200
+#: Discord text channels the team talks in: Discord opens at most 5 threads per 5 s in a
+#: channel (the fake keeps its buckets), so the fake's own two would cap Discord's
+#: answers at 2/s, its share of a soak at ~17 messages/s; the rest are added at start
+DISCORD_PLACES = (dp.GENERAL, dp.RANDOM, *(dp.RANDOM + 10 + i for i in range(8)))
 MENTION = f"<@{BOT_USER}>"
 #: an answer the model writes: `ok m12`, `read m12`, `fired m12`, `done W12`
 ANSWER = re.compile(r"\b(ok|read|fired|done) ((?:m|W|A)\d+)\b")
@@ -215,9 +219,14 @@ class Traffic:
         self.ledger.note("ambient (not routed)", routed=False)
         self.slack.post(f"lunch at noon? m{n}", user="UDAVE", channel=channel)
 
+    def __post_init__(self) -> None:
+        """The team's Discord channels, in the guild the bot is told of when it connects."""
+        for cid in DISCORD_PLACES:
+            self.discord.channels.setdefault(str(cid), dp.text_channel(cid, f"team-{cid % 100}"))
+
     def _discord(self, n: int, channel: str) -> None:
         self.ledger.note("discord", f"m{n}")
-        place = (dp.GENERAL, dp.RANDOM)[n % 2]  # Discord opens 5 threads per 5 s in a channel
+        place = DISCORD_PLACES[n % len(DISCORD_PLACES)]
         self.discord.say(f"<@{dp.BOT_ID}> discord question m{n}", channel=place)
 
     def _worker(self, n: int, channel: str) -> None:
