@@ -105,6 +105,21 @@ def test_citations_and_usage_totals() -> None:
     assert reading.usage["cache_read_input_tokens"] == 100
 
 
+def test_a_compatible_servers_sparse_events_still_make_a_message() -> None:
+    """A server that counts no usage, and a block type nobody knows (kept out later by
+    the provider, named in its log)."""
+    reading = Reading()
+    for event in events(
+        {"type": "message_start", "message": {"id": "m", "type": "message", "content": []}},
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "mystery", "x": 1}},
+        {"type": "content_block_stop", "index": 0},
+        {"type": "message_delta", "delta": {"stop_reason": "end_turn"}},
+    ):
+        reading.take(event)
+    assert reading.usage == {} and reading.stop_reason == "end_turn"
+    assert reading.blocks == [{"type": "mystery", "x": 1}]
+
+
 def test_a_piece_of_a_block_never_opened_is_a_broken_stream() -> None:
     with pytest.raises(ModelUnavailable, match="block 1"):
         read({"type": "content_block_delta", "index": 1,

@@ -57,7 +57,8 @@ class Reading:
             self._close(event.index)
         elif kind == "message_start":
             self.started = True
-            self.usage = event.message.usage.model_dump()
+            usage = getattr(event.message, "usage", None)  # a compatible server may send none
+            self.usage = usage.model_dump() if usage is not None else {}
         elif kind == "message_delta":
             self._ending(event)
         # `message_stop` and `ping` add nothing; an `error` event the SDK raises itself
@@ -104,7 +105,7 @@ class Reading:
 
     def _ending(self, event: Any) -> None:
         delta = event.delta
-        self.stop_reason = delta.stop_reason
+        self.stop_reason = getattr(delta, "stop_reason", None)
         details = getattr(delta, "stop_details", None)
         if details is not None:
             self.stop_details = cast(StopDetails, details.model_dump(exclude_none=True))
