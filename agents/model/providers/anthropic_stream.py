@@ -32,8 +32,9 @@ USAGE_TOTALS = (
 
 
 class Reading:
-    """One answer as its events arrive: `take` each, then `blocks`, `stop_reason`,
-    `stop_details` and `usage` hold the message (None/empty before `message_start`).
+    """One answer as its events arrive: `take` each, then `finish`; then `blocks`,
+    `stop_reason`, `stop_details` and `usage` hold the message (`started` is False if
+    no `message_start` came).
     `on_text`, when given, hears each text piece as it comes (text blocks after the first
     start after a blank line)."""
 
@@ -44,7 +45,9 @@ class Reading:
         self.stop_reason: str | None = None
         self.stop_details: StopDetails | None = None
         self.usage: dict[str, Any] = {}
-        self._inputs: dict[int, list[str]] = {}  # a tool call's input pieces, by block
+        #: the pieces of a block's text, thinking or tool input, joined at its end (adding
+        #: each to the string so far would copy the whole of it at every piece)
+        self._pieces: dict[tuple[int, str], list[str]] = {}
         self._texts = 0
 
     def take(self, event: Any) -> None:
@@ -76,32 +79,45 @@ class Reading:
     def _delta(self, index: int, delta: Any) -> None:
         if not 0 <= index < len(self.blocks):
             raise ModelUnavailable(f"the model's stream sent a piece of block {index} unopened")
-        block, kind = self.blocks[index], delta.type
+        kind = delta.type
         if kind == "text_delta":
-            block["text"] = block.get("text", "") + delta.text
+            self._piece(index, "text", delta.text)
             if self.on_text is not None:
                 self.on_text(delta.text)
         elif kind == "input_json_delta":
-            self._inputs.setdefault(index, []).append(delta.partial_json)
+            self._piece(index, "input", delta.partial_json)
         elif kind == "thinking_delta":
-            block["thinking"] = block.get("thinking", "") + delta.thinking
+            self._piece(index, "thinking", delta.thinking)
         elif kind == "signature_delta":
-            block["signature"] = delta.signature
+            self.blocks[index]["signature"] = delta.signature
         elif kind == "citations_delta":
             cited = delta.citation.model_dump(exclude_none=True, warnings=False)
-            block.setdefault("citations", []).append(cited)
+            self.blocks[index].setdefault("citations", []).append(cited)
+
+    def _piece(self, index: int, field: str, piece: str) -> None:
+        key = (index, field)
+        if key in self._pieces:
+            self._pieces[key].append(piece)
+        else:
+            self._pieces[key] = [piece]
 
     def _close(self, index: int) -> None:
-        """A tool call's input, parsed once: JSON that does not parse (a stream cut at
-        max_tokens) stays the text it is, and the loop answers the call with an error."""
-        pieces = self._inputs.pop(index, None)
-        if not pieces or not 0 <= index < len(self.blocks):
-            return
-        text = "".join(pieces)
-        try:
-            self.blocks[index]["input"] = json.loads(text) if text.strip() else {}
-        except ValueError:
-            self.blocks[index]["input"] = text
+        """A block's pieces joined. A tool call's input is parsed once: JSON that does not
+        parse (a stream cut at max_tokens) stays the text it is, and the loop answers the
+        call with an error."""
+        block = self.blocks[index] if 0 <= index < len(self.blocks) else None
+        for field in ("text", "thinking", "input"):
+            pieces = self._pieces.pop((index, field), None)
+            if pieces is None or block is None:
+                continue
+            joined = "".join(pieces)
+            if field != "input":
+                block[field] = str(block.get(field) or "") + joined
+                continue
+            try:
+                block["input"] = json.loads(joined) if joined.strip() else {}
+            except ValueError:
+                block["input"] = joined
 
     def _ending(self, event: Any) -> None:
         delta = event.delta
@@ -116,7 +132,7 @@ class Reading:
                 self.usage[name] = value.model_dump() if hasattr(value, "model_dump") else value
 
     def finish(self) -> None:
-        """The end of the stream: a tool call left open (no `content_block_stop`) gets its
-        input all the same."""
-        for index in list(self._inputs):
+        """The end of the stream: a block left open (no `content_block_stop`, a stream cut
+        at max_tokens) gets its pieces all the same."""
+        for index in sorted({index for index, _ in self._pieces}):
             self._close(index)
