@@ -94,7 +94,7 @@ def _anthropic(e: Endpoints) -> Any:
     option; aiohttp is loaded for Slack and the operator's server anyway): each streamed
     event costs about a third less CPU than through httpx's default transport
     (httpcore, h11 and anyio per chunk). Proxies from the environment and the CA bundle
-    are as the default's (httpx's own settings)."""
+    are as the default's (httpx's own settings). Vertex's and Bedrock's clients too."""
     from anthropic import AsyncAnthropic, DefaultAioHttpClient
 
     return AsyncAnthropic(
@@ -107,26 +107,28 @@ def _anthropic(e: Endpoints) -> Any:
 def _vertex(e: Endpoints) -> Any:
     """Google's Application Default Credentials (a service account, workload identity,
     `gcloud auth application-default login`), refreshed by the SDK as they expire."""
-    from anthropic import AsyncAnthropicVertex
+    from anthropic import AsyncAnthropicVertex, DefaultAioHttpClient
 
-    region = e.vertex_region or "global"
+    region, http = e.vertex_region or "global", DefaultAioHttpClient()
     if e.vertex_project:
         return AsyncAnthropicVertex(
-            region=region, project_id=e.vertex_project, base_url=e.vertex_base_url
+            region=region, project_id=e.vertex_project, base_url=e.vertex_base_url, http_client=http
         )
-    return AsyncAnthropicVertex(region=region, base_url=e.vertex_base_url)
+    return AsyncAnthropicVertex(region=region, base_url=e.vertex_base_url, http_client=http)
 
 
 def _bedrock(e: Endpoints) -> Any:
     """botocore's credential chain: environment, profiles (AWS_PROFILE), SSO, the
     instance's or the pod's role; temporary credentials are refreshed as they expire."""
-    from anthropic import AsyncAnthropicBedrock
+    from anthropic import AsyncAnthropicBedrock, DefaultAioHttpClient
 
-    return AsyncAnthropicBedrock(aws_region=e.bedrock_region, base_url=e.bedrock_base_url)
+    return AsyncAnthropicBedrock(
+        aws_region=e.bedrock_region, base_url=e.bedrock_base_url, http_client=DefaultAioHttpClient()
+    )
 
 
 def _openai(e: Endpoints) -> Any:
-    """On the SDK's aiohttp transport too, as `_anthropic`."""
+    """On the SDK's aiohttp transport too, as `_anthropic` (and Vertex's, Bedrock's)."""
     from openai import AsyncOpenAI, DefaultAioHttpClient
 
     return AsyncOpenAI(
