@@ -1,6 +1,7 @@
 """The fake Anthropic API's streamed answers: a whole message as the server-sent events
-the real API writes, so the SDK's stream accumulator (lib/streaming/_messages.py) puts
-back exactly the message the fake would have sent whole.
+the real API writes, so a reader of the stream (the SDK's `messages.stream` helper, the
+provider's own agents/model/providers/anthropic_stream.py) puts back exactly the message
+the fake would have sent whole.
 
 Events: message_start (no content, no stop_reason), a ping, then per block
 content_block_start / deltas / content_block_stop, message_delta (stop_reason,
