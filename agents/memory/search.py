@@ -35,6 +35,7 @@ SLICE_SECONDS = 0.5  # the background keyword indexer's work between rests
 INSERT_BATCH = 2_000  # sections written between looks at the clock
 RANK_BUDGET = 1_000  # sections bm25 may rank per query: bounds a query's time
 SCHEMA_VERSION = 2  # another version on disk: the derived index is dropped and rebuilt
+OPEN_SECONDS = 5.0  # how long opening waits out another process creating the same index
 _TABLES = ("files", "sections", "digests", "vectors", "meta")
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS files (
@@ -101,25 +102,51 @@ class MemoryIndex:
             self._db.close()
             self._db = None
         if self._db is None:
-            self._db = sqlite3.connect(self.db_path, check_same_thread=False)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            # read pages through a memory map: no read() call per page, so ranking a
-            # query's doclists costs far less when two indexes take turns (own + shared)
-            self._db.execute(f"PRAGMA mmap_size={MMAP_BYTES}")
-            self._schema(self._db)
+            self._db = self._open()
             self.changes += 1
             self._scanned_at = float("-inf")
             self._total = None
         return self._db
 
+    def _open(self) -> sqlite3.Connection:
+        """The index's connection. Two processes opening a new index at once: the one
+        that loses the race for the new file's first lock (`journal_mode=WAL` takes it
+        without waiting) tries again, for up to OPEN_SECONDS."""
+        deadline = time.monotonic() + OPEN_SECONDS
+        while True:
+            db = sqlite3.connect(self.db_path, check_same_thread=False)
+            try:
+                db.execute("PRAGMA journal_mode=WAL")
+                db.execute("PRAGMA synchronous=NORMAL")
+                # read pages through a memory map: no read() call per page, so ranking a
+                # query's doclists costs far less when two indexes take turns (own + shared)
+                db.execute(f"PRAGMA mmap_size={MMAP_BYTES}")
+                self._schema(db)
+                return db
+            except sqlite3.OperationalError as exc:
+                db.close()
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.02)
+
     @staticmethod
     def _schema(db: sqlite3.Connection) -> None:
-        if db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
-            for table in _TABLES:  # an older layout: derived, so dropped and rebuilt
-                db.execute(f"DROP TABLE IF EXISTS {table}")
-            db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-        db.executescript(_SCHEMA)
+        """The layout checked and made under one write lock: another process doing the
+        same at once waits, and then finds it made (before, it could drop the tables the
+        first had just created, as the version it had read was still the old one)."""
+        begin_writing(db)
+        try:
+            if db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+                for table in _TABLES:  # an older layout: derived, so dropped and rebuilt
+                    db.execute(f"DROP TABLE IF EXISTS {table}")
+                db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            for statement in _SCHEMA.split(";"):
+                if statement.strip():
+                    db.execute(statement)
+            db.commit()
+        except BaseException:
+            db.rollback()
+            raise
 
     @contextmanager
     def db(self) -> Iterator[sqlite3.Connection]:
