@@ -2,8 +2,8 @@
 
 The SDK's `messages.stream()` helper rebuilds a typed snapshot of the whole message at
 every event, wraps each event in a parametrised model of its own and parses a tool
-call's input anew at each of its pieces (agents/model/providers/anthropic.py measured it
-at ~1.8 ms of CPU a call, a quarter of the SDK's work). The raw events of
+call's input anew at each of its pieces: ~2-3 ms of CPU a call, a quarter to a third of
+the SDK's work (tests/bench/bench_cpu.py --part call). The raw events of
 `messages.create(stream=True)` are put together here as the API documents them
 (platform.claude.com, "Streaming messages"): a block opens with `content_block_start`,
 grows by `text_delta`, `thinking_delta`, `signature_delta`, `citations_delta` and
