@@ -180,6 +180,11 @@ class Traffic:
     ids: Iterator[int] = field(default_factory=itertools.count)
     seen_posts: int = 0
 
+    def __post_init__(self) -> None:
+        """The team's Discord channels, in the guild the bot is told of when it connects."""
+        for cid in DISCORD_PLACES:
+            self.discord.channels.setdefault(str(cid), dp.text_channel(cid, f"team-{cid % 100}"))
+
     def one(self, rng: random.Random) -> None:
         n, roll = next(self.ids), rng.random()
         kind = "thread"
@@ -218,11 +223,6 @@ class Traffic:
         (an answer to its tag counts as wrong)."""
         self.ledger.note("ambient (not routed)", routed=False)
         self.slack.post(f"lunch at noon? m{n}", user="UDAVE", channel=channel)
-
-    def __post_init__(self) -> None:
-        """The team's Discord channels, in the guild the bot is told of when it connects."""
-        for cid in DISCORD_PLACES:
-            self.discord.channels.setdefault(str(cid), dp.text_channel(cid, f"team-{cid % 100}"))
 
     def _discord(self, n: int, channel: str) -> None:
         self.ledger.note("discord", f"m{n}")
