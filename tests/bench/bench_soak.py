@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import itertools
 import os
 import random
@@ -197,6 +198,7 @@ def measure(run: Run, slack: FakeSlack, args: argparse.Namespace, found: Answers
         time.sleep(max(0.0, run.began + k * args.sample - time.monotonic()))
         owed = len(ledger.owed) - sum(found.update().values())
         _, start = sample(run, slack, k, start, owed)
+        gc.freeze()  # every post is kept to be checked: no full collection pauses the fakes
         if run.proc.poll() is not None:
             args.keep = True
             return f"FAIL the bot exited ({run.proc.returncode}); log: {run.data.parent}/bot.log"
