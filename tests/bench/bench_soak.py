@@ -90,9 +90,12 @@ DRAIN_SECONDS = 90
 
 
 def drive(traffic: Traffic, rate: float, limit: int, stop: threading.Event) -> None:
-    rng, tick, debt = random.Random(33), 0.05, 0.0
+    """`rate` messages a second, owed by the clock: the time spent sending is counted (a
+    fixed sleep between ticks offered 85/s when 90 were asked)."""
+    rng, tick, debt, last = random.Random(33), 0.05, 0.0, time.monotonic()
     while not stop.is_set():
-        debt += rate * tick
+        now = time.monotonic()
+        debt, last = min(debt + rate * (now - last), rate), now  # a stall is not made up at once
         while debt >= 1 and traffic.ledger.sent < limit:
             traffic.one(rng)
             debt -= 1
