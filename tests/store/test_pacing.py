@@ -47,4 +47,7 @@ async def test_threads_sharing_a_pace_key_are_spaced(settings: Settings) -> None
         await asyncio.wait_for(channel.done.wait(), 10)
     times = sorted(channel.times.values())
     gaps = [b - a for a, b in itertools.pairwise(times)]
-    assert len(times) == 3 and all(gap >= PACE * 0.95 for gap in gaps), gaps
+    # each post takes the next slot, PACE after the one before; a slot's sleep that ends
+    # late on a loaded machine shortens the gap after it (0.18 s seen), never to together
+    assert len(times) == 3 and all(gap >= PACE / 2 for gap in gaps), gaps
+    assert times[-1] - times[0] >= 2 * PACE * 0.95, gaps
