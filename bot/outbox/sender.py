@@ -103,6 +103,8 @@ class Outbox:
         self._stopping = False
         self._seen = 0  # the last seq `run` looked at
         self._busy: set[str] = set()  # targets being drained
+        #: busy targets `run` saw new rows of: their drain reads again before it ends
+        self._behind: set[str] = set()
         self._waiting: dict[str, float] = {}  # targets held until their head's retry time
         self._tasks: set[asyncio.Task[None]] = set()
         self._sending: set[asyncio.Task[Any]] = set()  # drains inside a channel's deliver
@@ -152,6 +154,7 @@ class Outbox:
         if rows:
             self._seen = rows[-1][0]
         held = self._busy.union(self._waiting)
+        self._behind.update(t for _, t in rows if t in self._busy)
         idle = dict.fromkeys(t for _, t in rows if t not in held)  # in the order queued
         return list(idle), len(rows) == BATCH
 
@@ -173,22 +176,32 @@ class Outbox:
 
     async def _drain(self, key: str) -> None:
         """Deliver one target's rows in order until none is left, or until its first
-        row waits for a retry (which holds back the rest)."""
+        row waits for a retry (which holds back the rest). It reads the target's rows
+        again only when one may be left: a full batch, a row that waits for its retry, or
+        a row `run` saw queued meanwhile (`_behind`). A row queued after `run`'s last look
+        is seen by its next one, which finds the target no longer busy and drains it."""
         try:
-            while rows := self.store.outbox.pending_outbox(key, BATCH):
+            rows = self.store.outbox.pending_outbox(key, BATCH)
+            while rows:
                 if rows[0].next_at > time.time():
                     self._waiting[key] = rows[0].next_at
+                    self.wake()  # `run` sleeps until the earliest retry: this may be it
                     return
+                settled = True
                 for row in rows:
                     if self._stopping:
                         return
                     if not await self._deliver(key, row):
-                        break  # its retry time now heads the queue: read again
+                        settled = False  # its retry time now heads the queue: read again
+                        break
                     await asyncio.sleep(0)  # a channel that answers at once: one row a slice
+                if settled and len(rows) < BATCH and key not in self._behind:
+                    return
+                self._behind.discard(key)
+                rows = self.store.outbox.pending_outbox(key, BATCH)
         finally:
-            # no await since the last read: a row queued from here on starts a new drain
             self._busy.discard(key)
-            self.wake()
+            self._behind.discard(key)
 
     async def _deliver(self, key: str, row: OutboxRow) -> bool:
         msg = row.message

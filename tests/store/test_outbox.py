@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from pathlib import Path
+
+import pytest
 
 from bot.core.channel import BaseChannel, PermanentDeliveryError, TransientDeliveryError
 from bot.core.messages import DeliveryReceipt, Outbound, Target
@@ -125,3 +128,58 @@ async def test_a_stop_lets_a_post_under_way_finish_and_starts_no_other(
         "pending": 1,
     }  # "second" waits for the next start
     store.close()
+
+
+class Queuing(BaseChannel):
+    """A `discord` channel whose delivery of `first` queues `second` for the same target
+    while it is under way: before an await, or as it returns (`run` looks at the
+    outbox's slice after it, while the drain still holds the target)."""
+
+    kind = "discord"
+    pace_seconds = 0.0
+
+    def __init__(self, say: Callable[[Outbound], None], then_wait: bool) -> None:
+        self.say, self.then_wait = say, then_wait
+        self.sent: list[str] = []
+
+    async def start(self) -> None: ...
+
+    async def stop(self) -> None: ...
+
+    async def deliver(self, msg: Outbound) -> DeliveryReceipt:
+        if msg.text == "first":
+            self.say(Outbound("coordinator", Target.parse("discord:1"), "second"))
+            if self.then_wait:
+                await asyncio.sleep(0.05)
+        self.sent.append(msg.text)
+        return DeliveryReceipt(platform_id=msg.id)
+
+
+@pytest.mark.parametrize("then_wait", [True, False], ids=["before-an-await", "as-it-returns"])
+async def test_a_row_queued_while_its_target_is_drained_is_delivered_once(
+    tmp_path: Path, fake: FakeAnthropic, database_env: dict[str, str], then_wait: bool
+) -> None:
+    settings = make_settings(tmp_path, fake, **database_env)
+    async with running_app(settings, [Recorder()]) as app:
+        channel = Queuing(app.human.say, then_wait)
+        app.human.outbox.add_channel(channel)
+        app.human.say(Outbound("coordinator", Target.parse("discord:1"), "first"))
+        await eventually(lambda: channel.sent == ["first", "second"])
+        await asyncio.sleep(0.2)
+    assert channel.sent == ["first", "second"]
+
+
+async def test_a_target_drained_of_its_one_row_is_read_once(
+    tmp_path: Path, fake: FakeAnthropic, database_env: dict[str, str]
+) -> None:
+    flaky = Flaky([])
+    settings = make_settings(tmp_path, fake, **database_env)
+    async with running_app(settings, [Recorder(), flaky]) as app:
+        tables, reads = app.human.outbox.store.outbox, []
+        read = tables.pending_outbox
+        tables.pending_outbox = lambda *a: reads.append(a) or read(*a)  # type: ignore[method-assign]
+        for i in range(5):
+            app.human.say(Outbound("coordinator", Target.parse("discord:1"), f"m{i}"))
+            await eventually(lambda n=i + 1: len(flaky.sent) == n)
+            await asyncio.sleep(0.02)
+    assert len(reads) == 5  # not a second, empty read after each delivery
