@@ -23,6 +23,9 @@ class Conversation:
     key: str
     target: str | None
     messages: Messages = field(default_factory=list)
+    #: (opening, text) of the system prompt snapshot read or built for this object
+    #: (agents/loop/prompts.py), so a turn reads it from the store once, not at each use
+    prompt: tuple[str, str] | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def load(cls, store: Store, agent: str, key: str, target: str | None = None) -> Conversation:

@@ -42,6 +42,7 @@ class Conv(Protocol):
     agent: str
     key: str
     messages: Messages
+    prompt: tuple[str, str] | None
 
 
 def agent_dir(data_dir: Path, agent_id: str) -> Path:
@@ -97,18 +98,29 @@ def system_prompt(services: Services, info: AgentInfo, conv: Conv, role: str) ->
     text = snapshot(services, conv)
     if text is None:
         text = build(services, info, role)
-        record = {"opening": _opening(conv.messages), "system": text, "built_at": time.time()}
+        opening = _opening(conv.messages)
+        record = {"opening": opening, "system": text, "built_at": time.time()}
         services.store.set_kv(_key(conv), json.dumps(record))
+        conv.prompt = (opening, text) if conv.messages else None
     return text
 
 
 def snapshot(services: Services, conv: Conv) -> str | None:
-    """The system prompt this conversation was built with, or None (new, compacted)."""
+    """The system prompt this conversation was built with, or None (new, compacted).
+    Read from the store once per `conv`: the text for an opening is written once."""
+    if not conv.messages:
+        return None
+    opening = _opening(conv.messages)
+    if conv.prompt is not None and conv.prompt[0] == opening:
+        return conv.prompt[1]
     raw = services.store.get_kv(_key(conv))
-    if raw is None or not conv.messages:
+    if raw is None:
         return None
     record = json.loads(raw)
-    return str(record["system"]) if record.get("opening") == _opening(conv.messages) else None
+    if record.get("opening") != opening:
+        return None
+    conv.prompt = (opening, str(record["system"]))
+    return conv.prompt[1]
 
 
 def _key(conv: Conv) -> str:

@@ -148,3 +148,28 @@ async def test_a_call_that_would_park_or_end_the_coordinator_is_refused(
     assert all(r["content"].startswith("Refused: ") for r in results)
     assert "would park or end a task" in caplog.text
     assert not any(m.kind == "notice" for m in rec.sent)  # no failed session
+
+
+async def test_a_turn_reads_its_prompt_snapshot_from_the_store_once(
+    settings: Settings, fake: FakeAnthropic
+) -> None:
+    def answer(call: Call) -> list[dict[str, Any]]:
+        if "tool" in call.last_text and not call.tool_results():
+            return [tool("list_workers")]
+        return [text("ok")]
+
+    fake.responder = answer
+    rec = Recorder()
+    async with running_app(settings, [rec]) as app:
+        app.human.accept(inbound("hello"))
+        await rec.wait_count(1)
+        store, reads = app.services.store, []
+        get = store.get_kv
+        store.get_kv = lambda key: (key.startswith("prompt:") and reads.append(key)) or get(key)  # type: ignore[method-assign]
+        app.human.accept(inbound("a tool please"))
+        await rec.wait_count(2)
+    assert len(fake.calls) == 3  # the second turn called the model twice: the tool, the answer
+    assert (
+        fake.calls[1].body["system"] == fake.calls[2].body["system"] == fake.calls[0].body["system"]
+    )
+    assert len(reads) == 1, reads  # not once more for each call and for the turn's context
