@@ -14,11 +14,11 @@ import json
 import logging
 import time
 from collections.abc import Callable
-from contextlib import suppress
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Protocol
 
+from bot.store.prune_kv import KeyBatches
 from bot.store.prune_usage import roll_up
 from bot.store.sql import Sql
 
@@ -53,10 +53,6 @@ ASIDE_BATCH = 100
 USAGE_FLOOR_SECONDS = 40 * 86_400.0
 #: where the last run is recorded (`switchboard status`, the dashboard, /metrics)
 LAST_KEY = "prune:last"
-#: the Slack threads the bot is in, one key each (channels/slack/threads.py)
-THREADS = "slack.thread."
-#: the Discord threads the bot is in, one key each (channels/discord/threads.py)
-DISCORD_THREADS = "discord.thread:"
 ENDED_WORKERS = "('done', 'failed', 'stopped', 'corrupt')"
 #: the conversations something still waits in: a worker at work or parked, an open
 #: question, an approval not yet settled
@@ -165,10 +161,11 @@ class Pruner:
         usage_cutoff = now - max(self.retention, USAGE_FLOOR_SECONDS)
         out.append(("llm_usage", lambda: roll_up(self.store, usage_cutoff, self.batch)))
         out.append(("audit", lambda: self._audit(now - self.audit_retention)))
-        out.append(("slack_threads", partial(self._threads, cutoff)))
-        out.append(("discord_threads", partial(self._discord_threads, cutoff)))
-        out.append(("kv", partial(self._orphans, now - 86_400)))
-        out.append(("watermarks", partial(self._stale_marks, cutoff)))
+        keys = KeyBatches(self.store, self.batch, _NEEDED)
+        out.append(("slack_threads", partial(keys.slack_threads, cutoff)))
+        out.append(("discord_threads", partial(keys.discord_threads, cutoff)))
+        out.append(("kv", partial(keys.orphans, now - 86_400)))
+        out.append(("watermarks", partial(keys.stale_marks, cutoff)))
         return out
 
     def run_now(self) -> PruneRun:
@@ -228,96 +225,6 @@ class Pruner:
         with self.store.tx():
             return max(self.store.execute(sql, (cutoff, self.batch)).rowcount, 0)
 
-    def _threads(self, cutoff: float) -> int:
-        """One batch of the Slack threads the bot was in (channels/slack/threads.py), begun
-        before `cutoff` (the thread's ts is its start): a follow-up there after the
-        retention needs a mention again."""
-        old = []
-        for (key,) in self.store.execute(
-            "SELECT key FROM kv WHERE key >= ? AND key < ?", (THREADS, THREADS[:-1] + "/")
-        ):
-            try:
-                if float(key.rpartition("/")[2]) < cutoff:
-                    old.append(key)
-            except ValueError:
-                continue
-            if len(old) >= self.batch:
-                break
-        return self._drop(old)
-
-    def _discord_threads(self, cutoff: float) -> int:
-        """One batch of the Discord threads the bot was in (channels/discord/threads.py),
-        begun before `cutoff` (a thread's id is a snowflake: its start), whose
-        conversation is gone (silent for the retention) and where nothing waits: a
-        follow-up there afterwards needs a mention again. An id that does not decode
-        stays."""
-        live = {k for (k,) in self.store.execute(
-            "SELECT key FROM conversations WHERE agent = 'coordinator'"
-            " AND key >= 'discord:' AND key < 'discord;'"
-        )} | {c for (c,) in self.store.execute(_NEEDED)}  # fmt: skip
-        old = []
-        for thread, parent in self.store.kv_prefixed(DISCORD_THREADS).items():
-            try:
-                begun = MARK_TIMES["discord"](thread)
-            except ValueError:
-                continue
-            if begun < cutoff and f"discord:{parent}/{thread}" not in live:
-                old.append(DISCORD_THREADS + thread)
-            if len(old) >= self.batch:
-                break
-        return self._drop(old)
-
-    def _orphans(self, recent: float) -> int:
-        """One batch of the per-conversation and per-worker key/value rows whose
-        conversation or worker is gone (a cached prompt, who spoke where, who asked a
-        worker), and that nobody spoke in since `recent`: rewritten if it speaks again."""
-        convs = {f"{a}:{k}" for a, k in self.store.execute("SELECT agent, key FROM conversations")}
-        places = {k.partition(":")[2] for k in convs if k.startswith("coordinator:")}
-        places |= {
-            c for (c,) in self.store.execute(
-                "SELECT DISTINCT conversation FROM inbound WHERE received_at >= ?", (recent,)
-            )
-        }  # fmt: skip
-        places |= {c for (c,) in self.store.execute(_NEEDED)}  # something waits there
-        workers = {w for (w,) in self.store.execute("SELECT id FROM workers")}
-        live = {"prompt:": convs, "worker-people:": workers, "people:speaker:": places,
-                "people:speaker-id:": places}  # fmt: skip
-        gone: list[str] = []
-        for prefix, kept in (*live.items(), ("people:in:", places)):
-            for key in self.store.kv_keys(prefix):  # the keys alone: values stay unread
-                owner = key.rpartition("\x1f")[2] if prefix == "people:in:" else key
-                if owner not in kept:
-                    gone.append(prefix + key)
-                if len(gone) >= self.batch:
-                    break
-        return self._drop(gone)
-
-    def _stale_marks(self, cutoff: float) -> int:
-        """One batch of the catch-up watermarks (bot/inbox/watermarks.py) whose mark is
-        older than `cutoff`, unless something still waits in their place, and of the
-        "last spoke" marks (`people:last:`) older than `cutoff`: a place silent that long
-        is read from the catch-up's window like a new one."""
-        needed = [c for (c,) in self.store.execute(_NEEDED)]
-        gone: list[str] = []
-        for kind, when in MARK_TIMES.items():
-            for place, raw in self.store.kv_prefixed(f"{kind}.watermark.").items():
-                conv = f"{kind}:{place}"
-                if any(n == conv or n.startswith(conv + "/") for n in needed):
-                    continue
-                if (at := _mark_time(raw, when)) is not None and at < cutoff:
-                    gone.append(f"{kind}.watermark.{place}")
-        for ident, raw in self.store.kv_prefixed("people:last:").items():
-            if (at := _float(raw)) is not None and at < cutoff:
-                gone.append("people:last:" + ident)
-        return self._drop(gone)
-
-    def _drop(self, keys: list[str]) -> int:
-        """Deletes a batch of these key/value rows in one transaction; how many."""
-        with self.store.tx():
-            for key in keys[: self.batch]:
-                self.store.delete_kv(key)
-        return len(keys[: self.batch])
-
     def _audit(self, before: float) -> int:
         """Audit lines older than `before`: the horizon moves there (never back), then a
         batch below it goes. The table's trigger refuses any delete above the horizon."""
@@ -331,30 +238,6 @@ class Pruner:
                 (before, self.batch),
             )
             return max(cur.rowcount, 0)
-
-
-def _float(raw: str) -> float | None:
-    with suppress(ValueError):
-        return float(raw)
-    return None
-
-
-def _mark_time(raw: str, when: Callable[[str], float]) -> float | None:
-    """A stored watermark's time; None when it does not decode (kept: the channel
-    quarantines it and reads a bounded window)."""
-    try:
-        mark = str(json.loads(raw)["mark"])
-        return when(mark) if mark else None
-    except (ValueError, KeyError, TypeError):
-        return None
-
-
-#: a watermark's platform -> its mark's time: a Slack `ts` is epoch seconds, a Discord
-#: snowflake carries milliseconds since the Discord epoch (2015) in its top bits
-MARK_TIMES: dict[str, Callable[[str], float]] = {
-    "slack": float,
-    "discord": lambda m: ((int(m) >> 22) + 1_420_070_400_000) / 1000,
-}
 
 
 def last_run(store: Pruned) -> PruneRun | None:
