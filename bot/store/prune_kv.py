@@ -6,8 +6,9 @@ where, who asked a worker); the catch-up watermarks and "last spoke" marks gone 
 
 from __future__ import annotations
 
+import itertools
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextlib import suppress
 from typing import TYPE_CHECKING
 
@@ -20,58 +21,103 @@ THREADS = "slack.thread."
 DISCORD_THREADS = "discord.thread:"
 
 
+#: a row to delete: its key, and a condition its delete adds (`AND ...`, its parameters)
+#: that holds only while its owner is still gone
+Gone = tuple[str, str, tuple[str, ...]]
+
+
 class KeyBatches:
     """One run's batches of key/value rows, on `store`, `batch` rows at a time; `needed`
-    selects the conversations something still waits in (bot/store/prune.py)."""
+    selects the conversations something still waits in (bot/store/prune.py).
+
+    Each rule lists what it removes once, at its first batch: a scan of the keys and of
+    what is alive (at a busy team's scale, ~100,000 conversations: seconds of Python).
+    Then each batch deletes the next `batch` of them in one transaction. A row whose owner
+    came back since the list was made stays: the delete of a per-conversation or
+    per-worker row checks in the same statement that its owner is still gone. Scanning
+    again at every batch held the GIL and a read of the database for seconds a batch,
+    back to back: at 85 routed messages a second the bot fell behind and the WAL, whose
+    restart waits for the last reader, grew past 800 MB."""
 
     def __init__(self, store: Pruned, batch: int, needed: str) -> None:
         self.store = store
         self.batch = batch
         self.needed = needed
+        self._lists: dict[str, Iterator[Gone]] = {}  # rule -> what it has still to delete
 
     def slack_threads(self, cutoff: float) -> int:
-        """One batch of the Slack threads the bot was in (channels/slack/threads.py), begun
-        before `cutoff` (the thread's ts is its start): a follow-up there after the
-        retention needs a mention again."""
-        old = []
+        """The Slack threads the bot was in (channels/slack/threads.py), begun before
+        `cutoff` (the thread's ts is its start): a follow-up there after the retention
+        needs a mention again."""
+        return self._next("slack_threads", lambda: self._old_slack_threads(cutoff))
+
+    def discord_threads(self, cutoff: float) -> int:
+        """The Discord threads the bot was in (channels/discord/threads.py), begun before
+        `cutoff` (a thread's id is a snowflake: its start), whose conversation is gone
+        (silent for the retention) and where nothing waits: a follow-up there afterwards
+        needs a mention again. An id that does not decode stays."""
+        return self._next("discord_threads", lambda: self._old_discord_threads(cutoff))
+
+    def orphans(self, recent: float) -> int:
+        """The per-conversation and per-worker key/value rows whose conversation or worker
+        is gone (a cached prompt, who spoke where, who asked a worker), and that nobody
+        spoke in since `recent`: rewritten if it speaks again."""
+        return self._next("kv", lambda: self._orphans(recent))
+
+    def stale_marks(self, cutoff: float) -> int:
+        """The catch-up watermarks (bot/inbox/watermarks.py) whose mark is older than
+        `cutoff`, unless something still waits in their place, and the "last spoke" marks
+        (`people:last:`) older than `cutoff`: a place silent that long is read from the
+        catch-up's window like a new one."""
+        return self._next("watermarks", lambda: self._stale_marks(cutoff))
+
+    def _next(self, rule: str, find: Callable[[], list[Gone]]) -> int:
+        """Deletes the next batch of what `find` listed at the rule's first batch; how many
+        rows went (fewer than a batch: the rule is done for this run)."""
+        if rule not in self._lists:
+            self._lists[rule] = iter(find())
+        batch = list(itertools.islice(self._lists[rule], self.batch))
+        removed = 0
+        with self.store.tx():
+            for key, guard, args in batch:
+                cur = self.store.execute(f"DELETE FROM kv WHERE key = ?{guard}", (key, *args))
+                removed += max(cur.rowcount, 0)
+        return removed
+
+    def _old_slack_threads(self, cutoff: float) -> list[Gone]:
+        old: list[Gone] = []
         for (key,) in self.store.execute(
             "SELECT key FROM kv WHERE key >= ? AND key < ?", (THREADS, THREADS[:-1] + "/")
         ):
-            try:
+            with suppress(ValueError):
                 if float(key.rpartition("/")[2]) < cutoff:
-                    old.append(key)
-            except ValueError:
-                continue
-            if len(old) >= self.batch:
-                break
-        return self._drop(old)
+                    old.append((key, "", ()))
+        return old
 
-    def discord_threads(self, cutoff: float) -> int:
-        """One batch of the Discord threads the bot was in (channels/discord/threads.py),
-        begun before `cutoff` (a thread's id is a snowflake: its start), whose
-        conversation is gone (silent for the retention) and where nothing waits: a
-        follow-up there afterwards needs a mention again. An id that does not decode
-        stays."""
+    def _old_discord_threads(self, cutoff: float) -> list[Gone]:
         live = {k for (k,) in self.store.execute(
             "SELECT key FROM conversations WHERE agent = 'coordinator'"
             " AND key >= 'discord:' AND key < 'discord;'"
         )} | {c for (c,) in self.store.execute(self.needed)}  # fmt: skip
-        old = []
+        old: list[Gone] = []
         for thread, parent in self.store.kv_prefixed(DISCORD_THREADS).items():
             try:
                 begun = MARK_TIMES["discord"](thread)
             except ValueError:
                 continue
-            if begun < cutoff and f"discord:{parent}/{thread}" not in live:
-                old.append(DISCORD_THREADS + thread)
-            if len(old) >= self.batch:
-                break
-        return self._drop(old)
+            if begun < cutoff and (conv := f"discord:{parent}/{thread}") not in live:
+                old.append((DISCORD_THREADS + thread, self._place_gone, (conv, conv)))
+        return old
 
-    def orphans(self, recent: float) -> int:
-        """One batch of the per-conversation and per-worker key/value rows whose
-        conversation or worker is gone (a cached prompt, who spoke where, who asked a
-        worker), and that nobody spoke in since `recent`: rewritten if it speaks again."""
+    @property
+    def _place_gone(self) -> str:
+        """The condition that no conversation is kept at a place and nothing waits there."""
+        return (
+            " AND NOT EXISTS (SELECT 1 FROM conversations WHERE agent = 'coordinator'"
+            f" AND key = ?) AND ? NOT IN ({self.needed})"
+        )
+
+    def _orphans(self, recent: float) -> list[Gone]:
         convs = {f"{a}:{k}" for a, k in self.store.execute("SELECT agent, key FROM conversations")}
         places = {k.partition(":")[2] for k in convs if k.startswith("coordinator:")}
         places |= {
@@ -81,43 +127,39 @@ class KeyBatches:
         }  # fmt: skip
         places |= {c for (c,) in self.store.execute(self.needed)}  # something waits there
         workers = {w for (w,) in self.store.execute("SELECT id FROM workers")}
-        live = {"prompt:": convs, "worker-people:": workers, "people:speaker:": places,
-                "people:speaker-id:": places}  # fmt: skip
-        gone: list[str] = []
-        for prefix, kept in (*live.items(), ("people:in:", places)):
-            for key in self.store.kv_keys(prefix):  # the keys alone: values stay unread
-                owner = key.rpartition("\x1f")[2] if prefix == "people:in:" else key
-                if owner not in kept:
-                    gone.append(prefix + key)
-                if len(gone) >= self.batch:
-                    break
-        return self._drop(gone)
+        gone: list[Gone] = []
+        for key in self.store.kv_keys("prompt:"):  # the keys alone: values stay unread
+            if key not in convs:
+                agent, _, conv = key.partition(":")
+                gone.append(("prompt:" + key, _CONVERSATION_GONE, (agent, conv)))
+        for key in self.store.kv_keys("worker-people:"):
+            if key not in workers:
+                gone.append(("worker-people:" + key, _WORKER_GONE, (key,)))
+        for prefix in ("people:speaker:", "people:speaker-id:", "people:in:"):
+            for key in self.store.kv_keys(prefix):
+                place = key.rpartition("\x1f")[2] if prefix == "people:in:" else key
+                if place not in places:
+                    gone.append((prefix + key, self._place_gone, (place, place)))
+        return gone
 
-    def stale_marks(self, cutoff: float) -> int:
-        """One batch of the catch-up watermarks (bot/inbox/watermarks.py) whose mark is
-        older than `cutoff`, unless something still waits in their place, and of the
-        "last spoke" marks (`people:last:`) older than `cutoff`: a place silent that long
-        is read from the catch-up's window like a new one."""
+    def _stale_marks(self, cutoff: float) -> list[Gone]:
         needed = [c for (c,) in self.store.execute(self.needed)]
-        gone: list[str] = []
+        gone: list[Gone] = []
         for kind, when in MARK_TIMES.items():
             for place, raw in self.store.kv_prefixed(f"{kind}.watermark.").items():
                 conv = f"{kind}:{place}"
                 if any(n == conv or n.startswith(conv + "/") for n in needed):
                     continue
                 if (at := _mark_time(raw, when)) is not None and at < cutoff:
-                    gone.append(f"{kind}.watermark.{place}")
+                    gone.append((f"{kind}.watermark.{place}", "", ()))
         for ident, raw in self.store.kv_prefixed("people:last:").items():
             if (at := _float(raw)) is not None and at < cutoff:
-                gone.append("people:last:" + ident)
-        return self._drop(gone)
+                gone.append(("people:last:" + ident, "", ()))
+        return gone
 
-    def _drop(self, keys: list[str]) -> int:
-        """Deletes a batch of these key/value rows in one transaction; how many."""
-        with self.store.tx():
-            for key in keys[: self.batch]:
-                self.store.delete_kv(key)
-        return len(keys[: self.batch])
+
+_CONVERSATION_GONE = " AND NOT EXISTS (SELECT 1 FROM conversations WHERE agent = ? AND key = ?)"
+_WORKER_GONE = " AND NOT EXISTS (SELECT 1 FROM workers WHERE id = ?)"
 
 
 def _float(raw: str) -> float | None:

@@ -17,8 +17,9 @@ Parts (each prints CPU per unit, the median of its rounds):
 - `mrkdwn`: an answer converted for Slack (channels/slack/format.py `to_mrkdwn`).
 - `capture`: what a heard line adds to memory (agents/memory/capture.py `captures`).
 - `soul`: a new conversation's system prompt (agents/loop/prompts.py `build`).
-- `prune`: the pruner's minute scan for orphaned key/value rows (bot/store/prune.py
-  `_orphans`) among 3,000 live conversations, each with its prompt snapshot (~10 KB).
+- `prune`: the pruner's scan for orphaned key/value rows (bot/store/prune_kv.py
+  `_orphans`, once a run) among 3,000 live conversations, each with its prompt snapshot
+  (~10 KB).
 - `log`: the line the model SDK's HTTP client logs per model call, as `switchboard run`
   sets up logging (to a file, secrets redacted).
 - `call`: one streamed model call through the Anthropic provider's backend
@@ -180,7 +181,8 @@ def bench_prune() -> None:
     import json
 
     from bot.store.core import Store
-    from bot.store.prune import Pruner
+    from bot.store.prune import _NEEDED
+    from bot.store.prune_kv import KeyBatches
 
     data = Path(tempfile.mkdtemp(prefix="bench-cpu-"))
     store = Store(data / "switchboard.db")
@@ -194,9 +196,9 @@ def bench_prune() -> None:
                 ("coordinator", f"slack:C{i}", None, "[]", now),
             )
             store.set_kv(f"prompt:coordinator:slack:C{i}", record)
-    pruner = Pruner(store, 86_400.0, 86_400.0 * 365)
+    keys = KeyBatches(store, 100, _NEEDED)
     rounds("the pruner's scan for orphaned key/value rows (3,000 conversations)", "scan",
-           lambda: pruner._orphans(now - 86_400), 3)  # fmt: skip
+           lambda: keys._orphans(now - 86_400), 3)  # fmt: skip
     store.close()
 
 

@@ -257,3 +257,27 @@ def test_the_discord_channel_forgets_a_pruned_thread_at_its_next_start(store: St
     assert Threads(store).is_ours(thread)
     pruner(store).run_now()
     assert not Threads(store).is_ours(thread)  # a follow-up needs a mention again
+
+
+def test_orphaned_keys_are_listed_once_a_run_and_one_that_came_back_stays(store: Store) -> None:
+    for i in range(20):
+        store.set_kv(f"prompt:coordinator:slack:C9/{i}", "{}")  # their conversations are gone
+        store.set_kv(f"people:speaker:slack:C9/{i}", "UANN")
+    p = pruner(store, batch=7)
+    step = dict(p.steps(p.clock()))["kv"]
+    scans, read = [], store.kv_keys
+    store.kv_keys = lambda prefix: scans.append(prefix) or read(prefix)  # type: ignore[method-assign]
+    assert step() == 7
+    # two conversations come back while the run goes on: their rows are theirs again
+    for place in ("slack:C9/18", "slack:C9/19"):
+        store.agents.save_conversation("coordinator", place, [], "slack:C9")
+    removed = 7
+    while n := step():
+        removed += n
+    assert removed == 36  # 40, less the two places' prompt and speaker rows
+    assert len(scans) == 5  # each prefix's keys read at the first batch only, not at each
+    assert set(store.kv_prefixed("prompt:")) == {
+        "coordinator:slack:C9/18",
+        "coordinator:slack:C9/19",
+    }
+    assert set(store.kv_prefixed("people:speaker:")) == {"slack:C9/18", "slack:C9/19"}
