@@ -6,7 +6,6 @@ where, who asked a worker); the catch-up watermarks and "last spoke" marks gone 
 
 from __future__ import annotations
 
-import itertools
 import json
 from collections.abc import Callable, Iterator
 from contextlib import suppress
@@ -34,7 +33,9 @@ class KeyBatches:
     what is alive (at a busy team's scale, ~100,000 conversations: seconds of Python).
     Then each batch deletes the next `batch` of them in one transaction. A row whose owner
     came back since the list was made stays: the delete of a per-conversation or
-    per-worker row checks in the same statement that its owner is still gone. Scanning
+    per-worker row checks in the same statement, by its primary key, that its owner is
+    still gone (a conversation something waits in is never pruned, so "no conversation"
+    also says nothing waits there). Scanning
     again at every batch held the GIL and a read of the database for seconds a batch,
     back to back: at 85 routed messages a second the bot fell behind and the WAL, whose
     restart waits for the last reader, grew past 800 MB."""
@@ -72,16 +73,18 @@ class KeyBatches:
         return self._next("watermarks", lambda: self._stale_marks(cutoff))
 
     def _next(self, rule: str, find: Callable[[], list[Gone]]) -> int:
-        """Deletes the next batch of what `find` listed at the rule's first batch; how many
-        rows went (fewer than a batch: the rule is done for this run)."""
+        """Deletes the next `batch` rows of what `find` listed at the rule's first batch,
+        in one transaction (a listed row whose owner came back is passed over); how many
+        went: fewer than a batch once the list is done."""
         if rule not in self._lists:
             self._lists[rule] = iter(find())
-        batch = list(itertools.islice(self._lists[rule], self.batch))
         removed = 0
         with self.store.tx():
-            for key, guard, args in batch:
+            for key, guard, args in self._lists[rule]:
                 cur = self.store.execute(f"DELETE FROM kv WHERE key = ?{guard}", (key, *args))
                 removed += max(cur.rowcount, 0)
+                if removed >= self.batch:
+                    break
         return removed
 
     def _old_slack_threads(self, cutoff: float) -> list[Gone]:
@@ -106,16 +109,8 @@ class KeyBatches:
             except ValueError:
                 continue
             if begun < cutoff and (conv := f"discord:{parent}/{thread}") not in live:
-                old.append((DISCORD_THREADS + thread, self._place_gone, (conv, conv)))
+                old.append((DISCORD_THREADS + thread, _PLACE_GONE, (conv,)))
         return old
-
-    @property
-    def _place_gone(self) -> str:
-        """The condition that no conversation is kept at a place and nothing waits there."""
-        return (
-            " AND NOT EXISTS (SELECT 1 FROM conversations WHERE agent = 'coordinator'"
-            f" AND key = ?) AND ? NOT IN ({self.needed})"
-        )
 
     def _orphans(self, recent: float) -> list[Gone]:
         convs = {f"{a}:{k}" for a, k in self.store.execute("SELECT agent, key FROM conversations")}
@@ -139,16 +134,18 @@ class KeyBatches:
             for key in self.store.kv_keys(prefix):
                 place = key.rpartition("\x1f")[2] if prefix == "people:in:" else key
                 if place not in places:
-                    gone.append((prefix + key, self._place_gone, (place, place)))
+                    gone.append((prefix + key, _PLACE_GONE, (place,)))
         return gone
 
     def _stale_marks(self, cutoff: float) -> list[Gone]:
-        needed = [c for (c,) in self.store.execute(self.needed)]
+        needed: set[str] = set()  # a place something waits in, or one of its threads
+        for (conv,) in self.store.execute(self.needed):
+            parts = conv.split("/")
+            needed.update("/".join(parts[:n]) for n in range(1, len(parts) + 1))
         gone: list[Gone] = []
         for kind, when in MARK_TIMES.items():
             for place, raw in self.store.kv_prefixed(f"{kind}.watermark.").items():
-                conv = f"{kind}:{place}"
-                if any(n == conv or n.startswith(conv + "/") for n in needed):
+                if f"{kind}:{place}" in needed:
                     continue
                 if (at := _mark_time(raw, when)) is not None and at < cutoff:
                     gone.append((f"{kind}.watermark.{place}", "", ()))
@@ -159,6 +156,10 @@ class KeyBatches:
 
 
 _CONVERSATION_GONE = " AND NOT EXISTS (SELECT 1 FROM conversations WHERE agent = ? AND key = ?)"
+#: no conversation is kept at the place (while something waits in one, it is kept)
+_PLACE_GONE = (
+    " AND NOT EXISTS (SELECT 1 FROM conversations WHERE agent = 'coordinator' AND key = ?)"
+)
 _WORKER_GONE = " AND NOT EXISTS (SELECT 1 FROM workers WHERE id = ?)"
 
 
