@@ -35,10 +35,10 @@ class KeyBatches:
     came back since the list was made stays: the delete of a per-conversation or
     per-worker row checks in the same statement, by its primary key, that its owner is
     still gone (a conversation something waits in is never pruned, so "no conversation"
-    also says nothing waits there). Scanning
-    again at every batch held the GIL and a read of the database for seconds a batch,
-    back to back: at 85 routed messages a second the bot fell behind and the WAL, whose
-    restart waits for the last reader, grew past 800 MB."""
+    also says nothing waits there). Scanning again at every batch held the GIL and a
+    read of the database for seconds a batch, back to back: at 85 routed messages a
+    second the bot fell behind and the WAL, whose restart waits for the last reader,
+    grew past 800 MB."""
 
     def __init__(self, store: Pruned, batch: int, needed: str) -> None:
         self.store = store
