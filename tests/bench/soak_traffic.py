@@ -258,8 +258,8 @@ class Traffic:
             _, channel, ts, name = self.answers.popleft()
             self.ledger.note("worker answer")
             self.slack.post(f"{MENTION} @{name} blue", channel=channel, thread_ts=ts)
-        posts = self.slack.posts
-        fresh, self.seen_posts = posts[self.seen_posts : len(posts)], len(posts)
+        posts, end = self.slack.posts, len(self.slack.posts)  # the fake appends meanwhile
+        fresh, self.seen_posts = posts[self.seen_posts : end], end
         for post in fresh:
             said = str(post.get("text"))
             if "Approval needed" in said and post.get("blocks"):
@@ -295,7 +295,8 @@ class Answers:
 
     def update(self) -> Counter[tuple[str, str]]:
         for i, (rows, said) in enumerate(self.sources):
-            fresh, self.read[i] = rows[self.read[i] : len(rows)], len(rows)
+            end = len(rows)  # read once: the fakes append from their own threads
+            fresh, self.read[i] = rows[self.read[i] : end], end
             for row in fresh:
                 self.found.update(ANSWER.findall(said(row)))
         return self.found
