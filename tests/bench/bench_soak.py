@@ -233,8 +233,9 @@ def report(run: Run, found: Answers, cpu: tuple[float, float], ended: float) -> 
     kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(ledger.kinds.items()))
     print(f"routed {ledger.sent} messages ({kinds}); {run.model.calls} model calls; "
           f"{run.model.folded} reached the model folded with others into one call")  # fmt: skip
-    print(f"answered exactly once: {once} of {len(ledger.owed)}; missing {len(missing)} "
-          f"{missing[:8]}; more than once or wrong {len(extra)} {extra[:8]}")  # fmt: skip
+    print(f"answered exactly once: {once} of {len(ledger.owed)}, {len(run.model.refused)} of "
+          f"them by a refusal to start a worker; missing {len(missing)} {missing[:8]}; more "
+          f"than once or wrong {len(extra)} {extra[:8]}")  # fmt: skip
     rate = ledger.sent / seconds
     load = os.getloadavg()
     print(f"taken: {rate:.1f} messages/s over {seconds / 60:.1f} min; CPU per message: bot "

@@ -24,7 +24,10 @@ def bot_env(tmp: Path, port: int, retention: float, fakes: list[dict[str, str]])
         "SWITCHBOARD_RETENTION": f"{retention:.0f}s",
         "SWITCHBOARD_PRUNE_CRON": "* * * * *",
         "SWITCHBOARD_EVENTS_MAX_BYTES": str(4 * 1024 * 1024),
-        "SWITCHBOARD_MAX_WORKERS": "64",
+        # a worker lives until the driver answers it ~2 s later, so at 80/s ~10 are active,
+        # and a backlog of a few seconds makes it hundreds: a worker the bot refuses is
+        # answered with the refusal (the soak counts those), not run
+        "SWITCHBOARD_MAX_WORKERS": "256",
         "SWITCHBOARD_STREAMING": "off",
         "SWITCHBOARD_HOME": "slack:C000",
     }

@@ -42,8 +42,9 @@ CHANNELS = 200
 #: answers at 2/s, its share of a soak at ~17 messages/s; the rest are added at start
 DISCORD_PLACES = (dp.GENERAL, dp.RANDOM, *(dp.RANDOM + 10 + i for i in range(8)))
 MENTION = f"<@{BOT_USER}>"
-#: an answer the model writes: `ok m12`, `read m12`, `fired m12`, `done W12`
-ANSWER = re.compile(r"\b(ok|read|fired|done) ((?:m|W|A)\d+)\b")
+#: an answer the model writes: `ok m12`, `read m12`, `fired m12`, `done W12`, or `busy W12`
+#: for a worker the bot would not start (its tool said why, e.g. SWITCHBOARD_MAX_WORKERS)
+ANSWER = re.compile(r"\b(ok|read|fired|done|busy) ((?:m|W|A)\d+)\b")
 #: a worker's question as the bot posts it
 ASKED = re.compile(r"\*(W\d+) asks:\*")
 TAG = re.compile(r"\b((?:m|W|A)\d+)\b")
@@ -72,6 +73,8 @@ class Model:
         self.calls = 0
         #: tags that reached the model in one call with other tags (folded into one turn)
         self.folded = 0
+        #: workers whose start the bot refused (the tool's error, relayed to the person)
+        self.refused: list[str] = []
 
     def __call__(self, call: Call) -> list[dict[str, Any]]:
         self.calls += 1
@@ -104,7 +107,23 @@ class Model:
                 words.append(self.answer(heard, tag))
         if not tags and not call.tool_results():
             words.append("ok")
+        words += [f"busy {name}" for name in self.spawns_refused(call)]
         return [*calls, text(", ".join(words))] if words or not calls else calls
+
+    def spawns_refused(self, call: Call) -> list[str]:
+        """The workers this turn's tool results say were not started: a model tells the
+        person so (a silent drop would leave their request unanswered)."""
+        failed = {r["tool_use_id"] for r in call.tool_results() if r.get("is_error")}
+        if not failed or len(call.messages) < 2:
+            return []
+        asked = call.blocks(-2)
+        names = [
+            str(b["input"].get("name"))
+            for b in asked
+            if b.get("type") == "tool_use" and b["name"] == "spawn_worker" and b["id"] in failed
+        ]
+        self.refused += names
+        return names
 
     @staticmethod
     def answer(heard: str, tag: str) -> str:
@@ -151,18 +170,24 @@ class Ledger:
                 self.kind_of[tag] = kind
 
     def check(self, answers: Counter[tuple[str, str]]) -> tuple[int, list[str], list[str]]:
-        """(answered once, missing, answered more than once or wrongly)."""
+        """(answered once, missing, answered more than once or wrongly). A worker the bot
+        refused to start is answered by the refusal (`busy W12`), once, instead of its result."""
         with self.lock:
             owed = dict(self.owed)
         once, missing, extra = 0, [], []
         for tag, word in owed.items():
-            n = answers.get((word, tag), 0)
+            refusal = answers.get(("busy", tag), 0) if word == "done" else 0
+            n = answers.get((word, tag), 0) + refusal
             once += n == 1
             if n == 0:
                 missing.append(f"{tag} ({self.kind_of[tag]})")
             elif n > 1:
                 extra.append(f"{tag} x{n}")
-        extra += [f"{w} {t}" for (w, t) in answers if owed.get(t) != w]
+        extra += [
+            f"{w} {t}"
+            for (w, t) in answers
+            if owed.get(t) != w and (w, owed.get(t)) != ("busy", "done")
+        ]
         return once, missing, extra
 
 
