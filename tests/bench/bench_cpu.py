@@ -35,7 +35,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import atexit
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -51,6 +53,13 @@ TREE = Path(os.environ.get("BENCH_TREE") or Path(__file__).resolve().parents[2])
 sys.path.insert(0, str(TREE))
 
 PARTS = ("turn", "sql", "context", "check", "mrkdwn", "capture", "soul", "log", "prune", "call")
+
+
+def scratch() -> Path:
+    """A folder for one part's data, removed when the bench exits."""
+    folder = tempfile.mkdtemp(prefix="bench-cpu-")
+    atexit.register(shutil.rmtree, folder, True)
+    return Path(folder)
 
 
 def cpu_of(thread: Any) -> float:
@@ -116,7 +125,7 @@ def bench_mrkdwn() -> None:
 def bench_context() -> None:
     from tests.kits.memory_kit import memory_at
 
-    data = Path(tempfile.mkdtemp(prefix="bench-cpu-")) / "data"
+    data = scratch() / "data"
     memory = memory_at(data)
     agent = memory.agent("coordinator")
     agent.remember("The deploy window is Tuesday.", "slack:C1")
@@ -150,7 +159,7 @@ def bench_soul() -> None:
     from agents.loop import prompts
     from agents.services import AgentInfo
 
-    data = Path(tempfile.mkdtemp(prefix="bench-cpu-")) / "data"
+    data = scratch() / "data"
     services: Any = SimpleNamespace(data_dir=data, prompt_parts=[])
     info = AgentInfo("coordinator", "coordinator")
     rounds("a new conversation's system prompt (prompts.build)", "prompt",
@@ -164,7 +173,7 @@ def bench_log() -> None:
     from bot.core import redact
     from config.settings import load_settings
 
-    data = Path(tempfile.mkdtemp(prefix="bench-cpu-")) / "data"
+    data = scratch() / "data"
     settings = load_settings(None, {"SWITCHBOARD_DATA_DIR": str(data)})
     logging.basicConfig(filename=data.parent / "bench.log", level=logging.INFO,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")  # fmt: skip
@@ -184,7 +193,7 @@ def bench_prune() -> None:
     from bot.store.prune import _NEEDED
     from bot.store.prune_kv import KeyBatches
 
-    data = Path(tempfile.mkdtemp(prefix="bench-cpu-"))
+    data = scratch()
     store = Store(data / "switchboard.db")
     record = json.dumps({"opening": "0" * 32, "system": "You are the coordinator. " * 400})
     now = time.time()
@@ -242,7 +251,7 @@ async def _turns(count: int, sql: Counter[str] | None = None) -> tuple[float, fl
         return Reply([text(f"ok {said.split()[-1] if said.split() else ''}")])
 
     with FakeAnthropic(answer) as fake:
-        data = Path(tempfile.mkdtemp(prefix="bench-cpu-")) / "data"
+        data = scratch() / "data"
         rec = Recorder()
         async with running_app(make_settings(data, fake), [rec]) as app:
 

@@ -22,6 +22,7 @@ import argparse
 import collections
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -132,6 +133,7 @@ def measure(trace: bool) -> tuple[dict[str, object], float, dict[str, int]]:
         finally:
             proc.terminate()
             proc.wait(timeout=15)
+            shutil.rmtree(data, ignore_errors=True)
 
 
 def group(name: str) -> str:

@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -167,6 +168,7 @@ def start_once(
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=15)
         proc.kill()
+        shutil.rmtree(data, ignore_errors=True)
 
 
 def first_answer(slack: FakeSlack) -> float:

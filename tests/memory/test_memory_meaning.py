@@ -175,11 +175,12 @@ from pathlib import Path
 sys.path.insert(0, {root!r})
 from tests.kits.memory_kit import memory_at
 from agents.services import AgentInfo
-memory = memory_at(Path(tempfile.mkdtemp()))
-agent = memory.agent("coordinator")
-agent.remember("Ann owns billing.")
-print(agent.search("billing")[:20], "|", sorted(m for m in ("numpy", "wordllama", "tokenizers")
-      if m in sys.modules))
+with tempfile.TemporaryDirectory() as tmp:
+    memory = memory_at(Path(tmp))
+    agent = memory.agent("coordinator")
+    agent.remember("Ann owns billing.")
+    print(agent.search("billing")[:20], "|", sorted(
+        m for m in ("numpy", "wordllama", "tokenizers") if m in sys.modules))
 """
 
 

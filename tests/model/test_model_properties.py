@@ -97,15 +97,15 @@ def test_random_habits_keep_the_contract(
     worker: list[tuple[str, str]],
     kill_after: int | None,
 ) -> None:
-    asyncio.run(_run(fake, Script(coordinator, worker), kill_after))
+    with tempfile.TemporaryDirectory(prefix="habits-") as tmp:  # per example, not per test
+        asyncio.run(_run(fake, Script(coordinator, worker), kill_after, Path(tmp) / "data"))
 
 
-async def _run(fake: FakeAnthropic, script: Script, kill_after: int | None) -> None:
+async def _run(fake: FakeAnthropic, script: Script, kill_after: int | None, data: Path) -> None:
     """`kill_after`: stop the app (its tasks cancelled wherever they are) once that many
     model calls were made, as a kill would, then check the restart."""
     fake.calls.clear()
     fake.responder = script
-    data = Path(tempfile.mkdtemp(prefix="habits-")) / "data"
     config = make_settings(data, fake, SWITCHBOARD_MAX_TURNS="8")
     rec = Recorder()
     async with running_app(config, [rec]) as app:
