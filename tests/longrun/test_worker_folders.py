@@ -140,3 +140,17 @@ def test_a_folder_that_cannot_be_folded_is_left_and_the_others_go(
         assert "the work of w2" in month_file(data).read_text()
     finally:
         store.close()
+
+
+def test_a_run_folds_every_folder_due_not_a_fixed_few(tmp_path: Path) -> None:
+    """A run capped at 200 folders fell behind a soak spawning ~280 workers between two
+    runs: 5,700 folders were left after 36 minutes."""
+    data, later = tmp_path / "data", time.time() + DAY
+    store = Store(tmp_path / "db.sqlite")
+    try:
+        for i in range(300):
+            worker_folder(data, f"w{i}", "done")
+        assert retire_workers(data, store, later) == 300
+        assert os.listdir(data / "agents") == [".retired"]
+    finally:
+        store.close()
