@@ -7,8 +7,9 @@ table `MissingTable`, a lost server `StoreUnavailable`), as SQLite's edge raises
 the store's modules stay one set of SQL.
 The SQL is written to run on both (`ON CONFLICT DO NOTHING`, not SQLite's `INSERT OR
 IGNORE`); what cannot be is translated once per statement (cached): `?` placeholders,
-`BEGIN IMMEDIATE`, `CAST(x AS INTEGER)` (SQLite truncates, PostgreSQL rounds), and a
-`RETURNING` clause where the store reads `lastrowid`. The connection is in autocommit
+`BEGIN IMMEDIATE`, `CAST(x AS INTEGER)` (SQLite truncates, PostgreSQL rounds), `instr`
+(`strpos`), `COLLATE BINARY` (byte order: `COLLATE "C"`), and a `RETURNING` clause
+where the store reads `lastrowid`. The connection is in autocommit
 mode: the store's own `BEGIN`/`COMMIT` make its transactions, as on SQLite.
 
 A session that is lost (the server restarted, an administrator or a timeout ended it)
@@ -62,6 +63,7 @@ def translate(sql: str) -> tuple[str, bool]:
     if q == "BEGIN IMMEDIATE":
         return "BEGIN", False
     q = _CAST.sub(r"FLOOR(\1)::BIGINT", q).replace("%", "%%").replace("?", "%s")
+    q = q.replace("instr(", "strpos(").replace("COLLATE BINARY", 'COLLATE "C"')
     table = _INSERT.match(q)
     if table is not None and table.group(1) in RETURNING:
         return f"{q} RETURNING {RETURNING[table.group(1)]}", True

@@ -113,28 +113,25 @@ class KeyBatches:
         return old
 
     def _orphans(self, recent: float) -> list[Gone]:
-        convs = {f"{a}:{k}" for a, k in self.store.execute("SELECT agent, key FROM conversations")}
-        places = {k.partition(":")[2] for k in convs if k.startswith("coordinator:")}
-        places |= {
-            c for (c,) in self.store.execute(
-                "SELECT DISTINCT conversation FROM inbound WHERE received_at >= ?", (recent,)
-            )
-        }  # fmt: skip
-        places |= {c for (c,) in self.store.execute(self.needed)}  # something waits there
-        workers = {w for (w,) in self.store.execute("SELECT id FROM workers")}
+        """The rows whose owner is gone, found by the database (a set difference over the
+        keys' index), in key order: Python sees only those, not every key and every
+        conversation."""
+        needed = {c for (c,) in self.store.execute(self.needed)}  # something waits there
         gone: list[Gone] = []
-        for key in self.store.kv_keys("prompt:"):  # the keys alone: values stay unread
-            if key not in convs:
-                agent, _, conv = key.partition(":")
-                gone.append(("prompt:" + key, _CONVERSATION_GONE, (agent, conv)))
-        for key in self.store.kv_keys("worker-people:"):
-            if key not in workers:
-                gone.append(("worker-people:" + key, _WORKER_GONE, (key,)))
-        for prefix in ("people:speaker:", "people:speaker-id:", "people:in:"):
-            for key in self.store.kv_keys(prefix):
-                place = key.rpartition("\x1f")[2] if prefix == "people:in:" else key
-                if place not in places:
-                    gone.append((prefix + key, _PLACE_GONE, (place,)))
+        for (key,) in self.store.execute(_PROMPTS_GONE):
+            agent, _, conv = key[len("prompt:") :].partition(":")
+            gone.append((key, _CONVERSATION_GONE, (agent, conv)))
+        gone += [
+            (key, _WORKER_GONE, (key[len("worker-people:") :],))
+            for (key,) in self.store.execute(_ASKERS_GONE)
+        ]
+        for prefix in ("people:speaker:", "people:speaker-id:"):
+            for (key,) in self.store.execute(_speakers_gone(prefix), (recent,)):
+                if (place := key[len(prefix) :]) not in needed:
+                    gone.append((key, _PLACE_GONE, (place,)))
+        for (key,) in self.store.execute(_SPOKE_IN_GONE, (_UNIT, _UNIT, recent)):
+            if (place := key.partition(_UNIT)[2]) not in needed:
+                gone.append((key, _PLACE_GONE, (place,)))
         return gone
 
     def _stale_marks(self, cutoff: float) -> list[Gone]:
@@ -155,6 +152,47 @@ class KeyBatches:
         return gone
 
 
+def _range(prefix: str) -> str:
+    """`key >= '<prefix>' AND key < '<prefix, its last character one on>'`: the keys'
+    index, by bytes (the prefixes here are ASCII, ending in ':')."""
+    return f"key >= '{prefix}' AND key < '{prefix[:-1]}{chr(ord(prefix[-1]) + 1)}'"
+
+
+#: a prompt snapshot (`prompt:<agent>:<conversation>`) whose conversation is gone
+_PROMPTS_GONE = (
+    f"SELECT key FROM kv WHERE {_range('prompt:')}"
+    " EXCEPT SELECT ('prompt:' || agent || ':' || key) COLLATE BINARY FROM conversations"
+    " ORDER BY 1"
+)
+#: who asked a worker (`worker-people:<id>`), the worker gone
+_ASKERS_GONE = (
+    f"SELECT key FROM kv WHERE {_range('worker-people:')}"
+    " EXCEPT SELECT ('worker-people:' || id) COLLATE BINARY FROM workers ORDER BY 1"
+)
+
+
+def _speakers_gone(prefix: str) -> str:
+    """Who spoke at a place (`<prefix><place>`), no conversation kept there and nobody
+    heard there since `?`."""
+    return (
+        f"SELECT key FROM kv WHERE {_range(prefix)}"
+        f" EXCEPT SELECT ('{prefix}' || key) COLLATE BINARY FROM conversations"
+        " WHERE agent = 'coordinator'"
+        f" EXCEPT SELECT ('{prefix}' || conversation) COLLATE BINARY FROM inbound"
+        " WHERE received_at >= ? ORDER BY 1"
+    )
+
+
+#: separates the person from the place in `people:in:<person>\x1f<place>`
+_UNIT = "\x1f"
+#: the places a person spoke in (`people:in:`), as `_speakers_gone`
+_SPOKE_IN_GONE = (
+    f"SELECT key FROM kv WHERE {_range('people:in:')} AND substr(key, instr(key, ?) + 1) IN"
+    f" (SELECT substr(key, instr(key, ?) + 1) FROM kv WHERE {_range('people:in:')}"
+    " EXCEPT SELECT key COLLATE BINARY FROM conversations WHERE agent = 'coordinator'"
+    " EXCEPT SELECT conversation COLLATE BINARY FROM inbound WHERE received_at >= ?)"
+    " ORDER BY key"
+)
 _CONVERSATION_GONE = " AND NOT EXISTS (SELECT 1 FROM conversations WHERE agent = ? AND key = ?)"
 #: no conversation is kept at the place (while something waits in one, it is kept)
 _PLACE_GONE = (

@@ -265,8 +265,13 @@ def test_orphaned_keys_are_listed_once_a_run_and_one_that_came_back_stays(store:
         store.set_kv(f"people:speaker:slack:C9/{i}", "UANN")
     p = pruner(store, batch=7)
     step = dict(p.steps(p.clock()))["kv"]
-    scans, read = [], store.kv_keys
-    store.kv_keys = lambda prefix: scans.append(prefix) or read(prefix)  # type: ignore[method-assign]
+    scans, run = [], store.execute
+
+    def spy(sql: str, args: tuple[object, ...] = ()) -> object:
+        scans.extend([sql] if sql.startswith("SELECT key FROM kv") else [])
+        return run(sql, args)
+
+    store.execute = spy  # type: ignore[method-assign,assignment]
     assert step() == 7
     # two conversations come back while the run goes on: their rows are theirs again
     for place in ("slack:C9/18", "slack:C9/19"):
@@ -275,9 +280,34 @@ def test_orphaned_keys_are_listed_once_a_run_and_one_that_came_back_stays(store:
     while n == 7:  # as a run goes on: until a batch removes fewer than a batch
         removed += (n := step())
     assert removed == 36  # 40, less the two places' prompt and speaker rows
-    assert len(scans) == 5  # each prefix's keys read at the first batch only, not at each
+    assert len(scans) == 5  # each prefix's keys listed at the first batch only, not at each
     assert set(store.kv_prefixed("prompt:")) == {
         "coordinator:slack:C9/18",
         "coordinator:slack:C9/19",
     }
     assert set(store.kv_prefixed("people:speaker:")) == {"slack:C9/18", "slack:C9/19"}
+
+
+def test_who_spoke_where_stays_while_the_place_is_heard_or_waited_on(store: Store) -> None:
+    """Each kind of per-place and per-worker row, and each reason it stays: a conversation
+    kept, a message heard there in the last day, something waiting there, its worker."""
+    heard, waits, gone = "slack:C7/heard", "slack:C7/waits", "slack:C7/gone"
+    for place in (heard, waits, gone):
+        store.set_kv(f"people:speaker:{place}", "UANN")
+        store.set_kv(f"people:speaker-id:{place}", "slack:UANN")
+        store.set_kv(f"people:in:slack:UANN\x1f{place}", "1")
+    later = time.time() + LATER
+    recent = store.journal(inbound("hello", conversation=heard), "routed")
+    store.execute("UPDATE inbound SET received_at = ? WHERE id = ?", (later - 3600, recent))
+    worker(store, "asks", "parked", waits)
+    question(store, "asks", "open", waits)
+    store.execute("DELETE FROM conversations")  # no conversation kept anywhere
+    store.set_kv("worker-people:asks", "[]")
+    store.set_kv("worker-people:ended", "[]")
+
+    pruner(store).run_now()
+
+    for prefix in ("people:speaker:", "people:speaker-id:"):
+        assert set(store.kv_prefixed(prefix)) == {heard, waits}, prefix
+    assert set(store.kv_prefixed("people:in:")) == {f"slack:UANN\x1f{p}" for p in (heard, waits)}
+    assert list(store.kv_prefixed("worker-people:")) == ["asks"]
