@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator
 from contextlib import suppress
+from itertools import islice
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # prune.py makes these batches
@@ -20,8 +21,8 @@ THREADS = "slack.thread."
 DISCORD_THREADS = "discord.thread:"
 
 
-#: a row to delete: its key, and a condition its delete adds (`AND ...`, its parameters)
-#: that holds only while its owner is still gone
+#: a row to delete: its key, and a condition its delete checks (on the row, its
+#: arguments after the key) that holds only while its owner is still gone
 Gone = tuple[str, str, tuple[str, ...]]
 
 
@@ -73,18 +74,25 @@ class KeyBatches:
         return self._next("watermarks", lambda: self._stale_marks(cutoff))
 
     def _next(self, rule: str, find: Callable[[], list[Gone]]) -> int:
-        """Deletes the next `batch` rows of what `find` listed at the rule's first batch,
-        in one transaction (a listed row whose owner came back is passed over); how many
-        went: fewer than a batch once the list is done."""
+        """Deletes the next `batch` rows of what `find` listed at the rule's first batch
+        (a listed row whose owner came back is passed over, and more are taken until
+        `batch` went); how many went: fewer than a batch once the list is done.
+
+        One statement per kind of check, not one per row: the write lock is held from the
+        first statement to the commit, and in a busy bot each statement this thread
+        makes may wait to take the GIL back (up to the 5 ms switch interval), while the
+        bot's own writers wait for the lock: a hundred statements a batch could hold it
+        for half a second."""
         if rule not in self._lists:
             self._lists[rule] = iter(find())
         removed = 0
         with self.store.tx():
-            for key, guard, args in self._lists[rule]:
-                cur = self.store.execute(f"DELETE FROM kv WHERE key = ?{guard}", (key, *args))
-                removed += max(cur.rowcount, 0)
-                if removed >= self.batch:
+            while removed < self.batch:
+                chunk = list(islice(self._lists[rule], self.batch))
+                if not chunk:
                     break
+                for guard, rows in _by_guard(chunk).items():
+                    removed += max(self.store.execute(*_delete(guard, rows)).rowcount, 0)
         return removed
 
     def _old_slack_threads(self, cutoff: float) -> list[Gone]:
@@ -193,12 +201,37 @@ _SPOKE_IN_GONE = (
     " EXCEPT SELECT conversation COLLATE BINARY FROM inbound WHERE received_at >= ?)"
     " ORDER BY key"
 )
-_CONVERSATION_GONE = " AND NOT EXISTS (SELECT 1 FROM conversations WHERE agent = ? AND key = ?)"
+#: the checks a delete makes, on the row `v` of its VALUES list (`v.column1` the key,
+#: then the row's arguments): its conversation, its place's, its worker still gone
+_CONVERSATION_GONE = (
+    "NOT EXISTS (SELECT 1 FROM conversations c WHERE c.agent = v.column2 AND c.key = v.column3)"
+)
 #: no conversation is kept at the place (while something waits in one, it is kept)
 _PLACE_GONE = (
-    " AND NOT EXISTS (SELECT 1 FROM conversations WHERE agent = 'coordinator' AND key = ?)"
+    "NOT EXISTS (SELECT 1 FROM conversations c WHERE c.agent = 'coordinator' AND c.key = v.column2)"
 )
-_WORKER_GONE = " AND NOT EXISTS (SELECT 1 FROM workers WHERE id = ?)"
+_WORKER_GONE = "NOT EXISTS (SELECT 1 FROM workers w WHERE w.id = v.column2)"
+
+
+def _by_guard(chunk: list[Gone]) -> dict[str, list[Gone]]:
+    groups: dict[str, list[Gone]] = {}
+    for row in chunk:
+        groups.setdefault(row[1], []).append(row)
+    return groups
+
+
+def _delete(guard: str, rows: list[Gone]) -> tuple[str, tuple[str, ...]]:
+    """One statement deleting `rows` (all with the check `guard`, "" for none)."""
+    if not guard:
+        marks = ", ".join("?" * len(rows))
+        return f"DELETE FROM kv WHERE key IN ({marks})", tuple(key for key, _, _ in rows)
+    width = 1 + len(rows[0][2])
+    values = ", ".join(["(" + ", ".join("?" * width) + ")"] * len(rows))
+    args = tuple(value for key, _, more in rows for value in (key, *more))
+    return (
+        f"DELETE FROM kv WHERE key IN (SELECT v.column1 FROM (VALUES {values}) AS v WHERE {guard})",
+        args,
+    )
 
 
 def _float(raw: str) -> float | None:

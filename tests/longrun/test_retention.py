@@ -265,10 +265,11 @@ def test_orphaned_keys_are_listed_once_a_run_and_one_that_came_back_stays(store:
         store.set_kv(f"people:speaker:slack:C9/{i}", "UANN")
     p = pruner(store, batch=7)
     step = dict(p.steps(p.clock()))["kv"]
-    scans, run = [], store.execute
+    scans, deletes, run = [], [], store.execute
 
     def spy(sql: str, args: tuple[object, ...] = ()) -> object:
         scans.extend([sql] if sql.startswith("SELECT key FROM kv") else [])
+        deletes.extend([sql] if sql.startswith("DELETE FROM kv") else [])
         return run(sql, args)
 
     store.execute = spy  # type: ignore[method-assign,assignment]
@@ -276,10 +277,13 @@ def test_orphaned_keys_are_listed_once_a_run_and_one_that_came_back_stays(store:
     # two conversations come back while the run goes on: their rows are theirs again
     for place in ("slack:C9/18", "slack:C9/19"):
         store.agents.save_conversation("coordinator", place, [], "slack:C9")
-    removed, n = 7, 7
-    while n == 7:  # as a run goes on: until a batch removes fewer than a batch
-        removed += (n := step())
+    removed, n, steps = 7, 7, 1
+    while n >= 7:  # as a run goes on: until a batch removes fewer than a batch
+        removed, steps = removed + (n := step()), steps + 1
     assert removed == 36  # 40, less the two places' prompt and speaker rows
+    # a statement per kind of check and chunk of 7, not per row: the write lock is held
+    # from a batch's first statement to its commit
+    assert len(deletes) <= 2 * steps < 36, deletes
     assert len(scans) == 5  # each prefix's keys listed at the first batch only, not at each
     assert set(store.kv_prefixed("prompt:")) == {
         "coordinator:slack:C9/18",
