@@ -67,12 +67,7 @@ from bot.store.growth import tree_bytes  # noqa: E402
 from tests.bench.bench_start import healthy, rss_mb, until  # noqa: E402
 from tests.bench.soak_census import summary  # noqa: E402
 from tests.bench.soak_env import bot_env, census_env, slow_disk_env  # noqa: E402
-from tests.bench.soak_servers import (  # noqa: E402
-    MailWorld,
-    cpu_seconds,
-    dovecot_cpu,
-    mail_world,
-)
+from tests.bench.soak_servers import MailWorld, cpu_seconds, dovecot_cpu, mail_world  # noqa: E402
 from tests.bench.soak_traffic import Answers, Ledger, Model, Traffic  # noqa: E402
 from tests.bench.soak_verdict import Sample, db_sizes, metric, verdict  # noqa: E402
 from tests.email.servers import _children, free_port  # noqa: E402
@@ -164,6 +159,7 @@ class Run:
     slack: FakeSlack
     began: float = 0.0
     slack_calls0: int = 0  # the fake Slack's API calls before the traffic began
+    cpu_then: tuple[float, float, int] = (0.0, 0.0, 0)  # bot's, fakes' CPU s, sent: last sample
 
     def bot_cpu(self) -> float:
         """The bot and the processes it runs (the MCP server), in CPU seconds."""
@@ -183,16 +179,19 @@ def sample(run: Run, slack: FakeSlack, k: int, start: int, owed: int) -> tuple[S
         tree_bytes(run.data) / 1e6 - wal, probe(slack, run.model, k), p99, owed,
     )  # fmt: skip  # data: on disk, the WAL left out (its sawtooth is judged by its largest)
     run.samples.append(s)
+    now = (run.bot_cpu(), run.fakes_cpu(), run.traffic.ledger.sent)  # CPU ms a message since
+    then, run.cpu_then = run.cpu_then, now
+    bot, fakes = ((now[i] - then[i]) * 1e3 / max(now[2] - then[2], 1) for i in (0, 1))
     print(f"{s.t / 60:6.1f}  {s.rss:8.1f} {s.fds:4d} {s.tasks:6.0f} {s.db:7.1f} {s.wal:7.1f} "
           f"{s.data:8.1f} {s.pickup_ms:10.1f} {s.p99_ms:8.0f} {s.backlog:7d} "
-          f"{run.traffic.ledger.sent:8d} {run.model.calls:8d}", flush=True)  # fmt: skip
+          f"{now[2]:8d} {run.model.calls:8d} {bot:6.1f} {fakes:6.1f}", flush=True)  # fmt: skip
     return s, start
 
 
 def measure(run: Run, slack: FakeSlack, args: argparse.Namespace, found: Answers) -> str | None:
     """Sample until the minutes are up or the messages are sent; None, or why it failed."""
     print("   min    RSS MB  fds  tasks   db MB  wal MB  data MB  pickup ms  p99 ms  backlog"
-          "     sent    calls")  # fmt: skip
+          "     sent    calls bot ms fakes ms")  # fmt: skip
     start, ledger = 0, run.traffic.ledger
     for k in itertools.count():
         done = ledger.sent >= args.messages
