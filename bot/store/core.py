@@ -359,12 +359,6 @@ class Store:
             )
         return {row[0][len(prefix) :]: row[1] for row in rows}
 
-    def kv_keys(self, prefix: str) -> list[str]:
-        """The keys `kv_prefixed` would give, without reading their values (a prompt
-        snapshot's is ~10 KB: the pruner looks for orphans among thousands of them)."""
-        rows = self._x("SELECT key FROM kv WHERE key >= ? AND key < ?", (prefix, _after(prefix)))
-        return [row[0][len(prefix) :] for row in rows]
-
     def delete_kv(self, key: str) -> None:
         self._x("DELETE FROM kv WHERE key = ?", (key,))
 
