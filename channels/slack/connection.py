@@ -16,6 +16,7 @@ sends no ack, so Slack redelivers.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 import time
@@ -42,8 +43,12 @@ PING_INTERVAL = 5.0
 #: A socket whose last answered ping is older than this is reported lost (health
 #: `reconnecting`) at once, before the SDK gives up on it: two pings went unanswered.
 STALE_SECONDS = 11.0
+#: At stop, envelopes being journaled get this long to send their acks before the
+#: socket closes (an ack left unsent only makes Slack deliver the event again).
+ACK_GRACE_SECONDS = 3.0
 
 Dispatch = Callable[[EventCallback], None]
+RequestListener = Callable[[AsyncBaseSocketModeClient, Any], Awaitable[None]]
 Health = Callable[[str, str], None]
 Refuse = Callable[[str], None]
 Connected = Callable[[], None]
@@ -154,9 +159,14 @@ class SocketModeConnection:
         )
         self.health = health
         self.connected = connected
+        #: envelopes between arrival and ack; bounded by what Slack has in flight to us
+        self._acking: set[asyncio.Task[Any]] = set()
+        self._stopping = False
         client = self.handler.client
         client.message_listeners.append(self._on_message)
         client.on_close_listeners.append(self._on_close)
+        listeners = client.socket_mode_request_listeners
+        listeners[:] = [self._gated(listener) for listener in listeners]
 
     @property
     def describe(self) -> str:
@@ -171,7 +181,30 @@ class SocketModeConnection:
         await self.handler.connect_async()
 
     async def stop(self) -> None:
+        """Take no new envelope, let those being journaled send their acks, then close:
+        closing under an ack in flight makes the SDK log an error for a write to a
+        closing socket (the event, journaled but unacked, comes again)."""
+        self._stopping = True
+        if self._acking:
+            await asyncio.wait(set(self._acking), timeout=ACK_GRACE_SECONDS)
         await self.handler.close_async()
+
+    def _gated(self, listener: RequestListener) -> RequestListener:
+        """bolt's envelope listener (journal, then ack), refused once stopping (left
+        unacked, so Slack delivers it again) and tracked until its ack is sent."""
+
+        async def gated(client: AsyncBaseSocketModeClient, request: Any) -> None:
+            if self._stopping:
+                return
+            task = asyncio.current_task()
+            assert task is not None  # the SDK runs each envelope in a task of its own
+            self._acking.add(task)
+            try:
+                await listener(client, request)
+            finally:
+                self._acking.discard(task)
+
+        return gated
 
     async def probe(self) -> tuple[str, str] | None:
         """The socket's own state, asked of the client: connected, or lost (closed,

@@ -1,0 +1,84 @@
+"""Stopping Socket Mode with an envelope being journaled: its ack goes out before the
+socket closes, and an envelope arriving meanwhile is left for Slack to send again.
+
+The real bolt app and slack-sdk Socket Mode client against the fake Slack; the
+journal is a list whose write waits until the test lets it go."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+import pytest
+from slack_sdk.web.async_client import AsyncWebClient
+
+from channels.slack.connection import SocketModeConnection, build_app
+from channels.slack.identity import BotIdentity
+from tests.fakes.slack_api import BOT_ID, BOT_USER, FakeSlack
+
+ME = BotIdentity(BOT_USER, BOT_ID, "switchboard", "T1", can_customize=False)
+
+
+async def test_stop_lets_the_ack_in_flight_go_out_and_takes_no_new_envelope(
+    slack: FakeSlack, caplog: pytest.LogCaptureFixture
+) -> None:
+    journaled: list[str] = []
+    entered = asyncio.Event()
+    release = asyncio.Event()
+
+    async def slow_journal(body: dict[str, Any]) -> None:  # the journal's write, held
+        entered.set()
+        await release.wait()
+
+    client = AsyncWebClient(token="xoxb-fake", base_url=slack.api_url)
+    app = build_app(
+        client,
+        lambda body: journaled.append(body["event"]["text"]),
+        None,
+        lambda: ME,
+        prepare=slow_journal,
+    )
+    states: list[str] = []
+    connection = SocketModeConnection(
+        app, "xapp-fake", lambda state, _: states.append(state), lambda: None
+    )
+    await connection.start()
+    await slack.until(lambda s: s.open_sockets == 1)
+    first = slack.send_event(
+        {
+            "type": "message",
+            "channel": "D1",
+            "user": "UANN",
+            "text": "first",
+            "ts": "1.1",
+            "channel_type": "im",
+        }
+    )
+    await asyncio.wait_for(entered.wait(), 10)
+
+    caplog.set_level(logging.DEBUG)
+    stopping = asyncio.create_task(connection.stop())
+    await asyncio.sleep(0.1)
+    second = slack.send_event(
+        {
+            "type": "message",
+            "channel": "D1",
+            "user": "UANN",
+            "text": "second",
+            "ts": "1.2",
+            "channel_type": "im",
+        }
+    )
+    await asyncio.sleep(0.3)  # the second reaches the client while the first is held
+    assert not stopping.done()  # waiting for the first one's ack
+    release.set()
+    await asyncio.wait_for(stopping, 10)
+    if client.session is not None:
+        await client.session.close()
+
+    assert journaled == ["first"]
+    assert slack.envelopes[first.id].acked_at is not None
+    assert slack.envelopes[second.id].acked_at is None  # Slack sends it again
+    errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    assert errors == []
