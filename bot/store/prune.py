@@ -115,10 +115,11 @@ class PruneRun:
     removed: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
     longest: float = 0.0  # seconds of the longest batch (or the checkpoint)
+    cpu: float = 0.0  # seconds of CPU its thread used (of `seconds`, the rest is waiting)
 
     def to_json(self) -> dict[str, object]:
         return {"at": self.at, "removed": self.removed, "seconds": round(self.seconds, 3),
-                "longest": round(self.longest, 4)}  # fmt: skip
+                "longest": round(self.longest, 4), "cpu": round(self.cpu, 3)}  # fmt: skip
 
 
 class Pruner:
@@ -166,7 +167,7 @@ class Pruner:
 
     def run_now(self) -> PruneRun:
         """Every rule to the end, on this store, in this thread (tests, maintenance)."""
-        run, began = PruneRun(self.clock()), time.perf_counter()
+        run, began, cpu = PruneRun(self.clock()), time.perf_counter(), time.thread_time()
         for name, batch in self.steps(run.at):
             while True:
                 t0 = time.perf_counter()
@@ -177,7 +178,7 @@ class Pruner:
                 if n < self.batch:
                     break
                 time.sleep(self.pause)  # a writer the batch held waits no longer
-        self._finish(run, began)
+        self._finish(run, began, cpu)
         return run
 
     async def run(self) -> PruneRun:
@@ -199,7 +200,7 @@ class Pruner:
         finally:
             store.close()
 
-    def _finish(self, run: PruneRun, began: float) -> None:
+    def _finish(self, run: PruneRun, began: float, cpu: float) -> None:
         self.store.execute(_ORPHAN_ASKERS)
         if self.files is not None:
             if removed := self.files(self.store, run.at - self.retention):
@@ -211,11 +212,11 @@ class Pruner:
             t0 = time.perf_counter()
             self.after()
             run.longest = max(run.longest, time.perf_counter() - t0)
-        run.seconds = time.perf_counter() - began
+        run.seconds, run.cpu = time.perf_counter() - began, time.thread_time() - cpu
         self.store.set_kv(LAST_KEY, json.dumps(run.to_json()))
         if run.removed:
-            log.info("pruned %s in %.2f s (longest batch %.0f ms)", run.removed, run.seconds,
-                     run.longest * 1000)  # fmt: skip
+            log.info("pruned %s in %.2f s, %.2f s of CPU (longest batch %.0f ms)", run.removed,
+                     run.seconds, run.cpu, run.longest * 1000)  # fmt: skip
 
     def _delete(self, sql: str, cutoff: float) -> int:
         with self.store.tx():

@@ -339,7 +339,10 @@ def py_spy(pid: int, seconds: float, tmp: Path) -> subprocess.Popen[bytes] | Non
     process (the fakes and the driver) in fakes-profile.txt; the bot's recorder is
     returned. tests/bench/soak_profile.py sorts either into what the time went to."""
     spy = Path(sys.executable).parent / "py-spy"
-    if not seconds or not spy.exists():
+    if not seconds:
+        return None
+    if not spy.exists():
+        print(f"--profile: no {spy} (pip install py-spy); not profiled", file=sys.stderr)
         return None
     for who, name in ((os.getpid(), "fakes-profile.txt"), (pid, "profile.txt")):
         spied = subprocess.Popen(
@@ -364,12 +367,7 @@ def main(argv: list[str] | None = None) -> str:
     )
     parser.add_argument("--retention-days", type=float, default=7.0)
     parser.add_argument("--sample", type=float, default=10.0, help="seconds between samples")
-    parser.add_argument(
-        "--profile",
-        type=float,
-        default=0.0,
-        help="py-spy the bot for these seconds (raw stacks, data dir kept)",
-    )
+    parser.add_argument("--profile", type=float, default=0.0, help="py-spy the bot this many s")
     parser.add_argument("--keep", action="store_true", help="keep the data dir and the log")
     parser.add_argument(
         "--census",
