@@ -44,7 +44,7 @@ from bot.app import App
 from config.settings import load_settings  # not tests.kits: the fakes load jsonschema
 async def main():
     env = {{"ANTHROPIC_BASE_URL": "http://127.0.0.1:9", "ANTHROPIC_API_KEY": "x",
-            "SWITCHBOARD_DATA_DIR": tempfile.mkdtemp()}}
+            "SWITCHBOARD_DATA_DIR": data.name}}
     app = App(load_settings(None, env), [])
     app.build()
     note("build")
@@ -56,7 +56,9 @@ async def main():
     seen["sdk"] = [type(sys.modules["anthropic.types.beta"]).__name__,
                    sum(1 for m in sys.modules if m.startswith("anthropic."))]
     await app.stop()
+data = tempfile.TemporaryDirectory()
 asyncio.run(main())
+data.cleanup()
 print(json.dumps(seen))
 """
 
