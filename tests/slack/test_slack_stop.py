@@ -20,6 +20,11 @@ from tests.fakes.slack_api import BOT_ID, BOT_USER, FakeSlack
 ME = BotIdentity(BOT_USER, BOT_ID, "switchboard", "T1", can_customize=False)
 
 
+def dm(text: str, ts: str) -> dict[str, Any]:
+    return {"type": "message", "channel": "D1", "user": "UANN", "text": text, "ts": ts,
+            "channel_type": "im"}  # fmt: skip
+
+
 async def test_stop_lets_the_ack_in_flight_go_out_and_takes_no_new_envelope(
     slack: FakeSlack, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -27,7 +32,7 @@ async def test_stop_lets_the_ack_in_flight_go_out_and_takes_no_new_envelope(
     entered = asyncio.Event()
     release = asyncio.Event()
 
-    async def slow_journal(body: dict[str, Any]) -> None:  # the journal's write, held
+    async def slow_journal(body: dict[str, Any]) -> None:  # the work before the ack, held
         entered.set()
         await release.wait()
 
@@ -39,37 +44,16 @@ async def test_stop_lets_the_ack_in_flight_go_out_and_takes_no_new_envelope(
         lambda: ME,
         prepare=slow_journal,
     )
-    states: list[str] = []
-    connection = SocketModeConnection(
-        app, "xapp-fake", lambda state, _: states.append(state), lambda: None
-    )
+    connection = SocketModeConnection(app, "xapp-fake", lambda *_: None, lambda: None)
     await connection.start()
     await slack.until(lambda s: s.open_sockets == 1)
-    first = slack.send_event(
-        {
-            "type": "message",
-            "channel": "D1",
-            "user": "UANN",
-            "text": "first",
-            "ts": "1.1",
-            "channel_type": "im",
-        }
-    )
+    first = slack.send_event(dm("first", "1.1"))
     await asyncio.wait_for(entered.wait(), 10)
 
     caplog.set_level(logging.DEBUG)
     stopping = asyncio.create_task(connection.stop())
     await asyncio.sleep(0.1)
-    second = slack.send_event(
-        {
-            "type": "message",
-            "channel": "D1",
-            "user": "UANN",
-            "text": "second",
-            "ts": "1.2",
-            "channel_type": "im",
-        }
-    )
+    second = slack.send_event(dm("second", "1.2"))
     await asyncio.sleep(0.3)  # the second reaches the client while the first is held
     assert not stopping.done()  # waiting for the first one's ack
     release.set()
