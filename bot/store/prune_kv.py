@@ -33,9 +33,9 @@ class KeyBatches:
     Each rule lists what it removes once, at its first batch: a scan of the keys and of
     what is alive (at a busy team's scale ~60,000 conversations and ~200,000 keys; the
     orphans' set difference is the database's, the rest a few tenths of a second of
-    Python). Then each batch deletes the next `batch` of them in one transaction. A row whose owner
-    came back since the list was made stays: the delete of a per-conversation or
-    per-worker row checks in the same statement, by its primary key, that its owner is
+    Python). Then each batch deletes the next `batch` of them in one transaction. A row
+    whose owner came back since the list was made stays: the delete of a per-conversation
+    or per-worker row checks in the same statement, by its primary key, that its owner is
     still gone (a conversation something waits in is never pruned, so "no conversation"
     also says nothing waits there). Scanning again at every batch held the GIL and a
     read of the database for seconds a batch, back to back: at 85 routed messages a

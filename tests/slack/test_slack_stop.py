@@ -45,6 +45,12 @@ async def test_stop_lets_the_ack_in_flight_go_out_and_takes_no_new_envelope(
         prepare=slow_journal,
     )
     connection = SocketModeConnection(app, "xapp-fake", lambda *_: None, lambda: None)
+    arrived: list[str] = []  # envelope ids the client took off its socket
+
+    async def took(_client: Any, message: dict[str, Any], _raw: str | None) -> None:
+        arrived.append(str(message.get("envelope_id")))
+
+    connection.handler.client.message_listeners.append(took)
     await connection.start()
     await slack.until(lambda s: s.open_sockets == 1)
     first = slack.send_event(dm("first", "1.1"))
@@ -54,7 +60,11 @@ async def test_stop_lets_the_ack_in_flight_go_out_and_takes_no_new_envelope(
     stopping = asyncio.create_task(connection.stop())
     await asyncio.sleep(0.1)
     second = slack.send_event(dm("second", "1.2"))
-    await asyncio.sleep(0.3)  # the second reaches the client while the first is held
+    for _ in range(100):  # the second reaches the client while the first is held
+        if second.id in arrived:
+            break
+        await asyncio.sleep(0.05)
+    assert second.id in arrived
     assert not stopping.done()  # waiting for the first one's ack
     release.set()
     await asyncio.wait_for(stopping, 10)
