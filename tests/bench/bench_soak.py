@@ -28,7 +28,8 @@ disk, as `du` counts it, the WAL left out: it is judged by its largest), the pic
 latency of a probe mention (posted -> its model request arrives), the p99 pickup
 of every message sent since the last sample and the backlog (answers still owed). After
 the last message it waits for the answers owed, then checks each message was answered
-exactly once (the fakes record every post and mail). It prints the samples, the counts
+exactly once (the soak reads every post and mail as it comes; the fakes keep only their
+newest rows, KEEP_ROWS). It prints the samples, the counts
 by kind, the rate taken, CPU-ms per message in the bot and in the fakes (this process,
 dovecot), the projection to a million messages, the slope of each sample after warm-up
 (the first third), and last a line `PASS ...` with the slopes, or `FAIL ...` naming what
@@ -57,7 +58,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parents[2]
@@ -76,10 +77,11 @@ from tests.fakes.discord_api import FakeDiscord  # noqa: E402
 from tests.fakes.slack_api import BOT_USER, FakeSlack  # noqa: E402
 
 MONTH_DAYS = 30
-#: model requests the fake keeps (each is a whole prompt, ~70 KB parsed: kept all, this
-#: process reached 5.3 GB in 90 minutes, and most likely its full collections paused the
-#: fakes past Socket Mode's 2.5 s pong wait: the bot reconnected twice)
-KEEP_CALLS = 1_000
+#: what the fakes keep: the model's newest requests (each a whole prompt, ~70 KB parsed),
+#: and of each fake Slack and Discord record (posts, calls, envelopes...) its newest rows.
+#: Kept all, this process reached 5.3 GB in 90 minutes (the model's) and 2.7 GB in 75
+#: minutes at 65/s (the rest); the soak reads the posts as they come, ~600 in a sample
+KEEP_CALLS, KEEP_ROWS = 1_000, 10_000
 #: after the last message, how long the run waits for answers still owed
 DRAIN_SECONDS = 90
 
@@ -158,7 +160,7 @@ class Run:
     samples: list[Sample]
     slack: FakeSlack
     began: float = 0.0
-    slack_calls0: int = 0  # the fake Slack's API calls before the traffic began
+    slack_calls0: Counter[str] = field(default_factory=Counter)  # before the traffic began
     cpu_then: tuple[float, float, int] = (0.0, 0.0, 0)  # bot's, fakes' CPU s, sent: last sample
 
     def bot_cpu(self) -> float:
@@ -200,7 +202,7 @@ def measure(run: Run, slack: FakeSlack, args: argparse.Namespace, found: Answers
         time.sleep(max(0.0, run.began + k * args.sample - time.monotonic()))
         owed = len(ledger.owed) - sum(found.update().values())
         _, start = sample(run, slack, k, start, owed)
-        gc.freeze()  # every post is kept to be checked: no full collection pauses the fakes
+        gc.freeze()  # the ledger keeps every message sent: no full collection pauses the fakes
         if run.proc.poll() is not None:
             args.keep = True
             return f"FAIL the bot exited ({run.proc.returncode}); log: {run.data.parent}/bot.log"
@@ -241,11 +243,14 @@ def report(run: Run, found: Answers, cpu: tuple[float, float], ended: float) -> 
           f"{bot_ms:.1f} ms, fakes + driver + dovecot {fakes_ms:.1f} ms; load average "
           f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; a million messages at this rate: "
           f"{1e6 / rate / 3600:.1f} h")  # fmt: skip
-    calls = Counter(c.method for c in run.slack.calls[run.slack_calls0 :])
+    calls = run.slack.counted - run.slack_calls0
     per = ", ".join(f"{m} {n / max(ledger.sent, 1):.2f}" for m, n in calls.most_common(6))
-    archived = len(run.traffic.discord.archived)
+    archived = run.traffic.discord.archived.total
+    posts, discord = run.slack.posts, run.traffic.discord
     print(f"Discord threads archived after their quiet day: {archived}; this process (the "
-          f"fakes and the driver): RSS {rss_mb(os.getpid()):.0f} MB")  # fmt: skip
+          f"fakes and the driver): RSS {rss_mb(os.getpid()):.0f} MB, keeping {len(posts)} of "
+          f"{posts.total} Slack posts, {len(run.slack.envelopes)} envelopes, "
+          f"{len(discord.messages)} Discord messages")  # fmt: skip
     agents = run.data / "agents"
     kept = [n for n in os.listdir(agents) if not n.startswith(".")] if agents.is_dir() else []
     retired = tree_bytes(agents / ".retired") / 1e3
@@ -267,6 +272,8 @@ def soak(args: argparse.Namespace) -> str:
     fake = FakeAnthropic(model).start()
     fake.keep = KEEP_CALLS  # this process must stay flat too: its pauses are the bot's delays
     slack, discord = FakeSlack().start(), FakeDiscord().start()
+    slack.bound(KEEP_ROWS)
+    discord.bound(KEEP_ROWS)
     scale = MONTH_DAYS * 86_400 / (args.minutes * 60)  # simulated seconds per real second
     retention = args.retention_days * 86_400 / scale
     discord.minute = 60 / scale  # its threads archive after a simulated day of quiet
@@ -297,7 +304,7 @@ def soak(args: argparse.Namespace) -> str:
             time.sleep(2)  # the email channel's first IMAP login, the MCP server's start
             profiler = py_spy(proc.pid, args.profile, tmp)
             cpu0 = (run.bot_cpu(), run.fakes_cpu())
-            run.began, run.slack_calls0 = time.monotonic(), len(slack.calls)
+            run.began, run.slack_calls0 = time.monotonic(), slack.counted.copy()
             driver.start()
             print(f"soak: {args.minutes:g} min standing for {MONTH_DAYS} days (x{scale:.0f}); "
                   f"retention {retention:.0f} s; {args.rate:g} messages/s; "
@@ -359,12 +366,8 @@ def main(argv: list[str] | None = None) -> str:
     parser.add_argument("--messages", type=int, default=None, help="stop after N messages")
     parser.add_argument("--rate", type=float, default=20.0, help="messages per second")
     parser.add_argument("--postgres", action="store_true")
-    parser.add_argument(
-        "--no-email",
-        dest="email",
-        action="store_false",
-        help="no dovecot: Slack, Discord, files, workers, approvals, triggers",
-    )
+    parser.add_argument("--no-email", dest="email", action="store_false",
+                        help="no dovecot; the rest of the traffic as ever")  # fmt: skip
     parser.add_argument("--retention-days", type=float, default=7.0)
     parser.add_argument("--sample", type=float, default=10.0, help="seconds between samples")
     parser.add_argument("--profile", type=float, default=0.0, help="py-spy the bot this many s")

@@ -283,8 +283,7 @@ class Traffic:
             _, channel, ts, name = self.answers.popleft()
             self.ledger.note("worker answer")
             self.slack.post(f"{MENTION} @{name} blue", channel=channel, thread_ts=ts)
-        posts, end = self.slack.posts, len(self.slack.posts)  # the fake appends meanwhile
-        fresh, self.seen_posts = posts[self.seen_posts : end], end
+        fresh, self.seen_posts = self.slack.posts.since(self.seen_posts)
         for post in fresh:
             said = str(post.get("text"))
             if "Approval needed" in said and post.get("blocks"):
@@ -310,20 +309,20 @@ class Answers:
     the relay accepted), read on from where the last look stopped."""
 
     def __init__(self, slack: FakeSlack, discord: FakeDiscord, mails: list[Any]) -> None:
-        self.sources: list[tuple[list[Any], Callable[[Any], str]]] = [
-            (slack.posts, lambda p: str(p.get("text") or "")),
-            (discord.posts, lambda p: p.content),
-            (mails, lambda e: mail_body(bytes(e.original_content or b""))),
-        ]
+        self.slack, self.discord, self.mails = slack, discord, mails
         self.read = [0, 0, 0]
         self.found: Counter[tuple[str, str]] = Counter()
 
     def update(self) -> Counter[tuple[str, str]]:
-        for i, (rows, said) in enumerate(self.sources):
-            end = len(rows)  # read once: the fakes append from their own threads
-            fresh, self.read[i] = rows[self.read[i] : end], end
-            for row in fresh:
-                self.found.update(ANSWER.findall(said(row)))
+        posts, self.read[0] = self.slack.posts.since(self.read[0])
+        said = [str(p.get("text") or "") for p in posts]
+        posts, self.read[1] = self.discord.posts.since(self.read[1])
+        said += [p.content for p in posts]
+        end = len(self.mails)  # read once: the relay appends from its own thread
+        mails, self.read[2] = self.mails[self.read[2] : end], end
+        said += [mail_body(bytes(e.original_content or b"")) for e in mails]
+        for line in said:
+            self.found.update(ANSWER.findall(line))
         return self.found
 
 

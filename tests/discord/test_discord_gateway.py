@@ -200,6 +200,29 @@ async def test_a_session_that_cannot_resume_reads_back_the_gap(
     ]
 
 
+async def test_a_gap_longer_than_discords_resume_buffer_is_read_back(
+    tmp_path: Path, fake: FakeAnthropic, discord_fake: FakeDiscord
+) -> None:
+    # Discord keeps a session's events for RESUME in a bounded buffer: a gap past it
+    # gets INVALID_SESSION, and the bot reads the gap back from history instead
+    fake.responder = echo
+    settings = discord_settings(tmp_path, fake, discord_fake)
+    discord_fake.gateway.keep = 2
+    async with discord_app(settings):
+        await caught_up_and_answered(discord_fake, settings, "before the gap")
+        discord_fake.drop(hold=True)
+        for n in range(5):
+            discord_fake.say(f"{MENTION} during the gap {n}")
+        discord_fake.release()
+        for n in range(5):
+            await discord_fake.until(
+                lambda _, n=n: answered(discord_fake, f"during the gap {n}"), 30
+            )
+    assert discord_fake.gateway.identifies == 2 and discord_fake.gateway.resumes == 0
+    assert all(answered(discord_fake, f"during the gap {n}") == 1 for n in range(5))
+    assert len(fake.calls) == 6
+
+
 async def test_status_shows_discord_health_and_a_refused_token_fails_clearly(
     tmp_path: Path, fake: FakeAnthropic, discord_fake: FakeDiscord
 ) -> None:

@@ -39,6 +39,7 @@ from tests.fakes.discord_limits import LimitsApi
 from tests.fakes.discord_members import MembersApi
 from tests.fakes.discord_posts import Post, PostsApi
 from tests.fakes.discord_server import GatewaySession, json_response
+from tests.fakes.kept import Kept, bound, newest
 from tests.fakes.threaded import ThreadedServer
 
 TOKEN = "fake-discord-token"
@@ -66,9 +67,9 @@ class FakeDiscord(
         self.messages: dict[str, p.Payload] = {}
         self.nonces: dict[str, str] = {}  # enforced nonce -> the message it created
         self.lose_answers = 0  # posts to create, then cut the connection instead of answering
-        self.posts: list[Post] = []
-        self.requests: list[tuple[str, str]] = []
-        self.threads_started: list[str] = []
+        self.posts: Kept[Post] = Kept()
+        self.requests: Kept[tuple[str, str]] = Kept()
+        self.threads_started: Kept[str] = Kept()
         self.sent_at: dict[str, float] = {}  # message id -> time.time() its MESSAGE_CREATE left
         self.failures: list[tuple[int, p.Payload, dict[str, str]]] = []
         self.fail_after = 0  # successful posts before the scripted failures begin
@@ -77,8 +78,8 @@ class FakeDiscord(
         #: HELLO's heartbeat interval (Discord's own: 41,250 ms; its ACKs answer at once)
         self.heartbeat_ms = 41_250
         self.hosted: dict[str, bytes] = {}  # attachment id -> bytes, served at its url
-        self.downloads: list[tuple[str, str | None]] = []  # (attachment id, Authorization)
-        self.uploads: list[tuple[str, str, bytes]] = []  # (message id, filename, bytes) posted
+        self.downloads: Kept[tuple[str, str | None]] = Kept()  # (attachment id, Authorization)
+        self.uploads: Kept[tuple[str, str, bytes]] = Kept()  # (message id, filename, bytes) posted
         self.forbidden: set[str] = set()  # channels the bot lost access to (403 on history)
         self.history_calls = 0
         self.history_waiting = 0  # history requests held by `hold_history`
@@ -87,11 +88,28 @@ class FakeDiscord(
         #: interaction token -> {"sent_at", "responses"} (button clicks and their answers)
         self.interactions: dict[str, dict[str, Any]] = {}
         self.app_commands: list[p.Payload] = []  # the global commands the app registered
-        self.edits: list[str] = []  # ids of messages edited (PATCH)
+        self.edits: Kept[str] = Kept()  # ids of messages edited (PATCH)
         self.edit_failures: list[tuple[int, p.Payload, dict[str, str]]] = []  # next PATCHes
-        self.typing: list[tuple[str, float]] = []  # (channel id, time.monotonic()) per typing
+        self.typing: Kept[tuple[str, float]] = Kept()  # (channel id, monotonic time) per typing
+        #: None: every record keeps every row, as tests read them; a long soak sets it
+        #: with `bound` (tests/fakes/kept.py)
+        self.keep: int | None = None
         self._init_archive()
         self._init_limits()
+
+    def bound(self, keep: int) -> None:
+        """Keep about the newest `keep` rows of each record: messages, posts, requests,
+        the gateway's frames for RESUME, and the rest."""
+        self.keep = self.gateway.keep = keep
+        records = [self.posts, self.requests, self.threads_started, self.downloads]
+        bound(keep, *records, self.uploads, self.edits, self.typing, self.archived)
+
+    def _store(self, data: p.Payload) -> None:
+        self.messages[str(data["id"])] = data
+        if self.keep is not None:
+            self.messages = newest(self.messages, self.keep)
+            self.sent_at = newest(self.sent_at, self.keep)
+            self.nonces = newest(self.nonces, self.keep)
 
     # -- addresses and settings ------------------------------------------------------
     @property
@@ -283,7 +301,7 @@ class FakeDiscord(
         return ws
 
     async def _store_and_dispatch(self, data: p.Payload) -> None:
-        self.messages[str(data["id"])] = data
+        self._store(data)
         chan = self.channels.get(str(data["channel_id"]))
         if chan is not None:  # as Discord's channel objects (GUILD_CREATE) carry it
             chan["last_message_id"] = str(data["id"])

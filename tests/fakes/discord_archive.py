@@ -22,6 +22,7 @@ from aiohttp import web
 
 from tests.fakes import discord_payloads as p
 from tests.fakes.discord_server import GatewaySession, json_response
+from tests.fakes.kept import Kept
 
 THREAD_ARCHIVED = 50083
 
@@ -32,7 +33,8 @@ class ArchiveApi:
 
     def _init_archive(self) -> None:
         self.minute = 60.0
-        self.archived: list[str] = []  # ids of threads archived, in order (a thread may repeat)
+        #: ids of threads archived, in order (a thread may repeat)
+        self.archived: Kept[str] = Kept()
         self._active: dict[str, float] = {}  # open thread id -> monotonic time of its last message
         self._archiver: asyncio.Task[None] | None = None
 

@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from aiohttp import web
 
 from tests.fakes import discord_payloads as p
 from tests.fakes.discord_server import GatewaySession, json_response, message_body
+from tests.fakes.kept import Kept
 
 
 @dataclass
@@ -42,14 +44,15 @@ class PostsApi:
     messages: dict[str, p.Payload]
     nonces: dict[str, str]
     lose_answers: int
-    posts: list[Post]
-    uploads: list[tuple[str, str, bytes]]
-    threads_started: list[str]
+    posts: Kept[Post]
+    uploads: Kept[tuple[str, str, bytes]]
+    threads_started: Kept[str]
     failures: list[tuple[int, p.Payload, dict[str, str]]]
     fail_after: int
     thread_failures: list[tuple[int, int]]
     gateway: GatewaySession
     _changed: threading.Condition  # ThreadedServer's
+    _store: Callable[[p.Payload], None]
 
     def fail_posts(
         self,
@@ -111,7 +114,7 @@ class PostsApi:
             self.nonces[nonce] = str(data["id"])
         if ref:
             data["message_reference"] = {"message_id": str(ref), "channel_id": chan["id"]}
-        self.messages[str(data["id"])] = data
+        self._store(data)
         self.fail_after = max(0, self.fail_after - 1)
         with self._changed:
             names = [name for name, _ in files]

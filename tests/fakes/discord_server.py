@@ -45,6 +45,9 @@ class GatewaySession:
         self.session_id: str | None = None
         self.seq = 0
         self.log: list[Payload] = []
+        #: None: every frame since IDENTIFY is kept for RESUME; n: the newest n, as Discord
+        #: keeps a bounded buffer (a RESUME from before it gets INVALID_SESSION)
+        self.keep: int | None = None
         self.identifies = 0
         self.resumes = 0
         self.intents: int | None = None
@@ -96,6 +99,10 @@ class GatewaySession:
         if data.get("session_id") != self.session_id or data.get("token") != self.token:
             await conn.ws.send_str(json.dumps({"op": 9, "d": False}))
             return
+        missed = (data.get("seq") or 0) + 1
+        if self.keep is not None and self.log and self.log[0]["s"] > missed:
+            await conn.ws.send_str(json.dumps({"op": 9, "d": False}))  # the gap is gone
+            return
         async with self._lock:
             self.resumes += 1
             self.live = conn
@@ -114,6 +121,8 @@ class GatewaySession:
         self.seq += 1
         frame = {"op": 0, "t": event, "s": self.seq, "d": data}
         self.log.append(frame)
+        if self.keep is not None and len(self.log) > 2 * self.keep:
+            del self.log[: -self.keep]
         return frame
 
     async def _send(self, frame: Payload) -> None:

@@ -34,12 +34,14 @@ import itertools
 import json
 import threading
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl
 
 from aiohttp import web
 
+from tests.fakes.kept import Kept, bound
 from tests.fakes.slack_commands import CommandsApi
 from tests.fakes.slack_events import Envelope as Envelope
 from tests.fakes.slack_events import EventsApi
@@ -83,18 +85,19 @@ class FakeSlack(
     def __init__(self, scopes: str = "chat:write,app_mentions:read,im:history") -> None:
         super().__init__()
         self.scopes = scopes
-        self.calls: list[ApiCall] = []
-        self.posts: list[dict[str, Any]] = []
-        self.updates: list[dict[str, Any]] = []  # chat.update calls
-        self.ephemerals: list[dict[str, Any]] = []  # chat.postEphemeral calls
+        self.calls: Kept[ApiCall] = Kept()
+        self.counted: Counter[str] = Counter()  # API calls by method, every one
+        self.posts: Kept[dict[str, Any]] = Kept()
+        self.updates: Kept[dict[str, Any]] = Kept()  # chat.update calls
+        self.ephemerals: Kept[dict[str, Any]] = Kept()  # chat.postEphemeral calls
         self.home_views: dict[str, dict[str, Any]] = {}  # views.publish: user id -> view
         self._failures: dict[str, list[Failure]] = {}
         self.hosted: dict[str, tuple[bytes, str]] = {}  # file id -> bytes, mimetype
-        self.downloads: list[tuple[str, str]] = []  # (file id, bearer token) per GET
+        self.downloads: Kept[tuple[str, str]] = Kept()  # (file id, bearer token) per GET
         self.download_failures: dict[str, list[int]] = {}
         self.gated: set[str] = set()  # file ids whose downloads hang until `downloads_open`
         self.downloads_open = threading.Event()
-        self.uploads: list[dict[str, Any]] = []  # completed uploads: files, channel, thread
+        self.uploads: Kept[dict[str, Any]] = Kept()  # completed uploads: files, channel, thread
         self.pending_uploads: dict[str, dict[str, Any]] = {}  # file id -> name, bytes
         self.fail_after_complete = 0  # completes to do, then answer 500 (the answer is lost)
         self.completes_open = threading.Event()  # cleared: completeUpload shares, answers later
@@ -107,8 +110,19 @@ class FakeSlack(
         self.lose_answers = 0  # chat.postMessage calls to post, then cut instead of answering
         self.users: dict[str, dict[str, str]] = {}  # user id -> {"name", "email"} (users.info)
         self.members: dict[str, list[str]] = {}  # channel -> members (conversations.members)
+        #: None: every record keeps every row, as tests read them; a long soak sets it
+        #: with `bound` (tests/fakes/kept.py)
+        self.keep: int | None = None
         self._init_events()  # envelopes, sockets, HTTP delivery (slack_events.py)
         self._init_streams()  # status lines, sessions, reactions, streams (slack_streams.py)
+
+    def bound(self, keep: int) -> None:
+        """Keep about the newest `keep` rows of each record, the acked envelopes too, and
+        of each channel's history its newest `keep // 100` (at least 100)."""
+        self.keep = keep
+        records = [self.calls, self.posts, self.updates, self.ephemerals, self.downloads]
+        records += [self.uploads, self.statuses, self.sessions, self.reactions]
+        bound(keep, *records, self.http_statuses)
 
     # -- addresses -------------------------------------------------------------------
     @property
@@ -182,7 +196,10 @@ class FakeSlack(
     def remember(self, message: dict[str, Any]) -> None:
         """Keep a message in its channel's history (oldest first)."""
         with self._changed:
-            self.history.setdefault(str(message["channel"]), []).append(message)
+            rows = self.history.setdefault(str(message["channel"]), [])
+            rows.append(message)
+            if self.keep is not None and len(rows) > 2 * (kept := max(self.keep // 100, 100)):
+                del rows[:-kept]
 
     def delete(self, channel: str, ts: str) -> None:
         """A person deletes a message (the bot is not told: nothing is delivered)."""
@@ -203,6 +220,7 @@ class FakeSlack(
         params = await _params(request)
         token = request.headers.get("Authorization", "").removeprefix("Bearer ")
         self.calls.append(ApiCall(method, params, token or str(params.get("token", ""))))
+        self.counted[method] += 1
         self._notify()
         failures = self._failures.get(method)
         if failures:

@@ -33,6 +33,7 @@ import aiohttp
 from aiohttp import web
 from slack_sdk.signature import SignatureVerifier
 
+from tests.fakes.kept import Kept
 from tests.fakes.slack_ids import APP_ID, BOT_ID, BOT_USER, TEAM
 
 if TYPE_CHECKING:
@@ -55,10 +56,11 @@ class Envelope:
 
 class EventsApi:
     envelopes: dict[str, Envelope]
+    keep: int | None
     connections: int
     http_endpoint: str | None
     signing_secret: str
-    http_statuses: list[int]
+    http_statuses: Kept[int]
     silent: bool
     rng: random.Random
     _sockets: list[web.WebSocketResponse]
@@ -70,7 +72,7 @@ class EventsApi:
         self.connections = 0
         self.http_endpoint = None  # HTTP Events mode: where events are POSTed
         self.signing_secret = "fake-signing-secret"
-        self.http_statuses = []
+        self.http_statuses = Kept()
         self._sockets = []
         #: picks the socket of each event: `fake.rng.seed(n)` replays a run
         self.rng = random.Random(0)
@@ -180,6 +182,8 @@ class EventsApi:
     async def _send(self: FakeSlack, body: dict[str, Any], kind: str = "events_api") -> Envelope:
         envelope = Envelope(uuid.uuid4().hex, body, kind=kind)
         self.envelopes[envelope.id] = envelope
+        if self.keep is not None and len(self.envelopes) > 2 * self.keep:
+            self._forget_acked(self.keep)
         if self.http_endpoint is not None:
             asyncio.get_running_loop().create_task(self._send_http(envelope))
         elif self._sockets:
@@ -271,6 +275,13 @@ class EventsApi:
             for e in self.envelopes.values()
             if e.sent_at is not None and e.acked_at is None and e.retries < MAX_RETRIES
         ]
+
+    def _forget_acked(self, keep: int) -> None:
+        """Drop the acked envelopes older than the newest `keep` (on the fake's loop): a
+        new dict, so a thread reading the old one is not disturbed."""
+        items = list(self.envelopes.items())
+        old, new = items[:-keep], items[-keep:]
+        self.envelopes = {k: e for k, e in old if e.acked_at is None} | dict(new)
 
     def _acked(self: FakeSlack, data: dict[str, Any]) -> None:
         envelope = self.envelopes.get(str(data.get("envelope_id")))

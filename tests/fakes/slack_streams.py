@@ -27,6 +27,7 @@ import json
 import time
 from typing import TYPE_CHECKING, Any
 
+from tests.fakes.kept import Kept
 from tests.fakes.slack_ids import APP_ID, BOT_ID, BOT_USER, TEAM
 
 if TYPE_CHECKING:
@@ -42,16 +43,16 @@ def _error(code: str) -> Answer:
 
 
 class StreamsApi:
-    statuses: list[dict[str, Any]]
+    statuses: Kept[dict[str, Any]]
     showing: dict[tuple[str, str], str]
-    sessions: list[dict[str, Any]]
-    reactions: list[dict[str, Any]]
+    sessions: Kept[dict[str, Any]]
+    reactions: Kept[dict[str, Any]]
     streams: dict[str, dict[str, Any]]
     stream_ttl: float
     lose_stream_answers: int
 
     def _init_streams(self) -> None:
-        self.statuses, self.sessions, self.reactions = [], [], []
+        self.statuses, self.sessions, self.reactions = Kept(), Kept(), Kept()
         self.showing = {}
         self.streams = {}
         self.stream_ttl = 300.0

@@ -14,7 +14,11 @@ from tests.bench import bench_soak
 
 
 @pytest.mark.slow
-def test_a_short_soak_samples_the_running_bot(capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_short_soak_samples_the_running_bot(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the fakes keep a few rows, as in a long soak: the answers are still all read
+    monkeypatch.setattr(bench_soak, "KEEP_ROWS", 30)
     line = bench_soak.main(["--minutes", "0.4", "--rate", "5", "--sample", "4"])
     out = capsys.readouterr().out
     print(out)  # the figures, for the CI log
@@ -32,6 +36,8 @@ def test_a_short_soak_samples_the_running_bot(capsys: pytest.CaptureFixture[str]
     for kind in ("burst line", "ambient (not routed)"):  # a busy team's talk
         assert kind in kinds, kinds
     assert "Slack API calls per routed message" in out
+    kept, total = map(int, re.search(r"keeping (\d+) of (\d+) Slack posts", out).groups())  # type: ignore[union-attr]
+    assert kept <= 60 < total, out  # the fake dropped what it had posted and the soak read
     once, owed, refused = re.match(
         r"(\d+) of (\d+), (\d+) of them", out.split("exactly once: ")[1]
     ).groups()  # type: ignore[union-attr]
