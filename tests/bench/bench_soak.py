@@ -37,7 +37,8 @@ grows or what was not answered exactly once. With `--census MINUTES` the bot als
 object census that often (tests/bench/soak_census.py: Python's objects by type, the largest
 containers and who holds them) and the run prints what grew after warm-up. With
 `--slow-disk MS` every fsync of the bot under its data dir waits MS milliseconds first
-(tests/bench/slow_disk.c, built with gcc and preloaded into the bot alone).
+(tests/bench/slow_disk.c, built with gcc and preloaded into the bot alone). With
+`--postgres` it lists the largest tables at the end: heap, TOAST, indexes, dead rows, HOT.
 """
 
 from __future__ import annotations
@@ -57,7 +58,6 @@ import tempfile
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -68,9 +68,15 @@ from bot.store.growth import tree_bytes  # noqa: E402
 from tests.bench.bench_start import healthy, rss_mb, until  # noqa: E402
 from tests.bench.soak_census import summary  # noqa: E402
 from tests.bench.soak_env import bot_env, census_env, slow_disk_env  # noqa: E402
-from tests.bench.soak_servers import MailWorld, cpu_seconds, dovecot_cpu, mail_world  # noqa: E402
+from tests.bench.soak_servers import (  # noqa: E402
+    MailWorld,
+    cpu_seconds,
+    database,
+    dovecot_cpu,
+    mail_world,
+)
 from tests.bench.soak_traffic import Answers, Ledger, Model, Traffic  # noqa: E402
-from tests.bench.soak_verdict import Sample, db_sizes, metric, verdict  # noqa: E402
+from tests.bench.soak_verdict import Sample, db_sizes, metric, pg_tables, verdict  # noqa: E402
 from tests.email.servers import _children, free_port  # noqa: E402
 from tests.fakes.anthropic_api import FakeAnthropic  # noqa: E402
 from tests.fakes.discord_api import FakeDiscord  # noqa: E402
@@ -133,17 +139,6 @@ def probe(slack: FakeSlack, model: Model, k: int) -> float:
         until(lambda: token in model.probes, timeout=30)
         return (model.probes[token] - sent) * 1000
     return float("nan")
-
-
-@contextlib.contextmanager
-def database(postgres: bool) -> Iterator[str | None]:
-    if not postgres:
-        yield None
-        return
-    from tests.kits.pgcluster import pg_running
-
-    with pg_running() as cluster:
-        yield cluster.url(cluster.create_database())
 
 
 @dataclass
@@ -320,6 +315,8 @@ def soak(args: argparse.Namespace) -> str:
             unanswered = report(run, found, cpu, ended)
             if args.census:
                 print("\n".join(summary(tmp / "census.jsonl")), flush=True)
+            if pg_url:
+                print("PostgreSQL's largest tables:", *pg_tables(pg_url), sep="\n")
             if profiler is not None:
                 profiler.wait(timeout=args.profile + 60)
                 print(f"profile: {tmp / 'profile.txt'}")
@@ -341,10 +338,9 @@ def soak(args: argparse.Namespace) -> str:
 
 
 def py_spy(pid: int, seconds: float, tmp: Path) -> subprocess.Popen[bytes] | None:
-    """py-spy recording the bot for `seconds` (if asked and installed), in the
-    background: raw folded stacks in profile.txt under the run's data dir, and this
-    process (the fakes and the driver) in fakes-profile.txt; the bot's recorder is
-    returned. tests/bench/soak_profile.py sorts either into what the time went to."""
+    """py-spy recording the bot for `seconds` (if asked and installed), in the background:
+    raw stacks in profile.txt under the run's data dir, and this process's (the fakes')
+    in fakes-profile.txt; returns the bot's. tests/bench/soak_profile.py sorts either."""
     spy = Path(sys.executable).parent / "py-spy"
     if not seconds:
         return None

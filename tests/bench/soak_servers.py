@@ -1,6 +1,6 @@
 """The soak's servers beside the fakes (tests/bench/bench_soak.py): a real dovecot the
-bot reads by IMAP with the SMTP relay it answers through, the MCP server whose
-`restart_*` tools need approval, and CPU time read from /proc for each side."""
+bot reads by IMAP with the SMTP relay it answers through, PostgreSQL when asked, the MCP
+server whose `restart_*` tools need approval, and CPU time read from /proc for each side."""
 
 from __future__ import annotations
 
@@ -67,6 +67,18 @@ def mail_world(enabled: bool) -> Iterator[MailWorld | None]:
         loop.call_soon_threadsafe(loop.stop)
         thread.join(5)
         dovecot.cleanup()
+
+
+@contextlib.contextmanager
+def database(postgres: bool) -> Iterator[str | None]:
+    """A PostgreSQL database of its own for the run (None: the bot's embedded SQLite)."""
+    if not postgres:
+        yield None
+        return
+    from tests.kits.pgcluster import pg_running
+
+    with pg_running() as cluster:
+        yield cluster.url(cluster.create_database())
 
 
 def mcp_config(path: Path, calls: Path) -> Path:

@@ -55,6 +55,33 @@ def db_sizes(data: Path, pg_url: str | None) -> tuple[float, float]:
     return (row[0] / 1e6 if row else 0.0), 0.0
 
 
+#: the largest tables, where each one's size went and whether autovacuum kept up
+PG_TABLES = (
+    "SELECT s.relname, pg_total_relation_size(s.relid), pg_relation_size(s.relid),"
+    " COALESCE(pg_total_relation_size(c.reltoastrelid), 0), pg_indexes_size(s.relid),"
+    " s.n_live_tup, s.n_dead_tup, s.n_tup_upd, s.n_tup_hot_upd, s.autovacuum_count"
+    " FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid"
+    " ORDER BY pg_total_relation_size(s.relid) DESC LIMIT %s"
+)
+
+
+def pg_tables(pg_url: str, top: int = 6) -> list[str]:
+    """The largest tables of a PostgreSQL run, a line each: total MB (heap, TOAST,
+    indexes), live and dead rows, updates and how many were HOT, autovacuum runs."""
+    import psycopg
+
+    with psycopg.connect(pg_url) as conn:
+        rows = conn.execute(PG_TABLES, (top,)).fetchall()
+    lines = []
+    for name, total, heap, toast, indexes, live, dead, upd, hot, vacuums in rows:
+        mb = [round(n / 1e6, 1) for n in (total, heap, toast, indexes)]
+        lines.append(
+            f"  {name}: {mb[0]} MB (heap {mb[1]}, TOAST {mb[2]}, indexes {mb[3]}); {live} rows"
+            f" live, {dead} dead; {upd} updates, {hot} HOT; autovacuum {vacuums}x"
+        )
+    return lines
+
+
 def slope(points: list[tuple[float, float]]) -> tuple[float, float]:
     """(slope per minute, mean) of (seconds, value) points: the median of the slopes
     between every two points (Theil-Sen), so one stray probe (a pickup that met a

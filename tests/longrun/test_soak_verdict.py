@@ -3,7 +3,11 @@ lasts fails, one stray probe does not."""
 
 from __future__ import annotations
 
-from tests.bench.soak_verdict import Sample, slope, verdict
+import re
+
+import pytest
+
+from tests.bench.soak_verdict import Sample, pg_tables, slope, verdict
 
 MINUTES = 30
 RETENTION = 60.0  # seconds: the disk is judged after two of them
@@ -46,3 +50,23 @@ def test_the_slope_is_per_minute_and_leaves_out_missing_points() -> None:
     per_min, mean = slope([(0.0, 1.0), (60.0, 2.0), (120.0, float("nan")), (180.0, 4.0)])
     assert per_min == 1.0
     assert mean == 7 / 3
+
+
+@pytest.mark.slow
+def test_a_postgresql_run_lists_where_its_tables_size_went(pg_url: str) -> None:
+    import psycopg
+
+    body = "(SELECT string_agg(md5(random()::text), '') FROM generate_series(1, 300))"
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("CREATE TABLE talk (id INT PRIMARY KEY, at REAL, body TEXT)")
+        conn.execute("CREATE INDEX talk_at ON talk (at)")
+        conn.execute(f"INSERT INTO talk SELECT n, n, {body} FROM generate_series(1, 60) n")
+        conn.execute("UPDATE talk SET at = at + 1")  # an indexed column: no HOT update
+        conn.execute("UPDATE talk SET body = 'short' WHERE id <= 10")  # HOT
+    lines = pg_tables(pg_url)  # the session that wrote has ended: its counts are flushed
+    talk = next(line for line in lines if line.startswith("  talk: "))
+    found = re.search(r"TOAST ([\d.]+), indexes [\d.]+\); \d+ rows live, (\d+) dead; "
+                      r"(\d+) updates, (\d+) HOT; autovacuum \d+x$", talk)  # fmt: skip
+    assert found, talk
+    toast, dead, updates, hot = float(found[1]), *map(int, found.groups()[1:])
+    assert toast > 0.2 and updates == 70 and 0 < hot <= 10 and dead > 0, talk
