@@ -59,7 +59,7 @@ async def test_the_periodic_pruning_never_holds_the_event_loop(database: Databas
         assert run.removed["inbound"] == 600
         assert where and where[0] is not threading.main_thread()
         assert max(lags) < 0.3, f"the loop was held {max(lags) * 1000:.0f} ms"
-        assert run.longest >= 0.6  # the checkpoint is the longest step, and measured
+        assert run.checkpoint >= 0.6 > run.longest  # the checkpoint measured apart
         assert 0 < run.cpu < run.seconds - 0.5  # its thread's CPU: the 0.6 s asleep is not
         assert store.execute("SELECT COUNT(*) FROM inbound").fetchone()[0] == 0
     finally:
