@@ -38,6 +38,7 @@ from tests.fakes.anthropic_models import MODELS, ModelSpec, model_info, spec_for
 from tests.fakes.anthropic_rules import problems
 from tests.fakes.anthropic_stream import stream
 from tests.fakes.anthropic_thinking import Answer, Ledger
+from tests.fakes.kept import Kept
 from tests.fakes.threaded import ThreadedServer
 
 _ids = itertools.count(1)
@@ -196,10 +197,7 @@ class FakeAnthropic(ThreadedServer[list[Call]]):
     def __init__(self, responder: Responder = _echo) -> None:
         super().__init__()
         self.responder: Responder = responder
-        self.calls: list[Call] = []
-        #: how many of the newest calls `calls` keeps (None: every one, as tests read
-        #: them); a long soak keeps a few: each holds its whole request, ~70 KB parsed
-        self.keep: int | None = None
+        self.calls: Kept[Call] = Kept()
         self.failures: list[tuple[int, dict[str, str]]] = []
         #: requests the real API would refuse, with its reasons (a test failure)
         self.violations: list[tuple[Call, list[str]]] = []
@@ -211,6 +209,16 @@ class FakeAnthropic(ThreadedServer[list[Call]]):
         #: else that script old answers); True: think even when the request turns it off
         self.thinks: bool | None = None
         self._ledger = Ledger()
+
+    @property
+    def keep(self) -> int | None:
+        """How many of the newest calls `calls` keeps (None: every one, as tests read
+        them); a long soak keeps a few: each holds its whole request, ~70 KB parsed."""
+        return self.calls.keep
+
+    @keep.setter
+    def keep(self, keep: int | None) -> None:
+        self.calls.keep = keep
 
     @property
     def url(self) -> str:
@@ -244,8 +252,6 @@ class FakeAnthropic(ThreadedServer[list[Call]]):
         call = Call(body, dict(request.headers))
         with self._changed:
             self.calls.append(call)
-            if self.keep is not None and len(self.calls) > 2 * self.keep:
-                del self.calls[: -self.keep]
             self._changed.notify_all()
         spec = spec_for(str(body.get("model", "")), self.models)
         refused = problems(body, self.models) + self._ledger.problems(body, spec)
