@@ -94,6 +94,8 @@ class Store:
         self.readonly = readonly
         self._depth = 0
         self._savepoints = 0
+        #: seconds of the longest wait for the write lock (`BEGIN`) since `waited` last read it
+        self._waited = 0.0
         self._report = report or (lambda problem: None)
         #: PostgreSQL: tell the leader what this node wrote (a follower's journal, outbox
         #: and decisions); the leader listens (bot/store/lease.py)
@@ -162,7 +164,9 @@ class Store:
     def tx(self) -> Iterator[None]:
         """Group writes: all land or none do. Nests."""
         if self._depth == 0:
+            t0 = time.perf_counter()
             self.db.execute("BEGIN IMMEDIATE")
+            self._waited = max(self._waited, time.perf_counter() - t0)
         self._depth += 1
         try:
             yield
@@ -176,6 +180,12 @@ class Store:
         self._depth -= 1
         if self._depth == 0:
             self._commit()
+
+    def waited(self) -> float:
+        """Seconds of the longest wait for the write lock since the last call (SQLite: its
+        busy handler sleeps while another connection, the pruner's, writes), and from zero."""
+        longest, self._waited = self._waited, 0.0
+        return longest
 
     def _commit(self) -> None:
         """COMMIT; one that fails for want of space is rolled back (SQLite would keep the

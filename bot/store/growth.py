@@ -60,6 +60,8 @@ class Measured(Pruned, Protocol):
 
     def twin(self) -> Pruned: ...
 
+    def waited(self) -> float: ...
+
 
 def tune_sqlite(db: object) -> None:
     """The pragmas that bound the WAL of a writing connection (bot/store/core.py)."""
@@ -81,6 +83,7 @@ def pruner(store: Measured, settings: Settings) -> Pruner:
     p.after = partial(after_pruning, store)
     p.folders = partial(retire_workers, settings.data_dir)
     p.connect = store.twin
+    p.waits = store.waited
     return p
 
 

@@ -117,11 +117,14 @@ class PruneRun:
     longest: float = 0.0  # seconds of the longest batch (each holds SQLite's write lock)
     checkpoint: float = 0.0  # seconds of what ran after it (SQLite: the WAL's checkpoint)
     cpu: float = 0.0  # seconds of CPU its thread used (of `seconds`, the rest is waiting)
+    waited: float = 0.0  # the bot's longest wait for the write lock while the run ran
+    before: float = 0.0  # ... and between the last run and this one
 
     def to_json(self) -> dict[str, object]:
         return {"at": self.at, "removed": self.removed, "seconds": round(self.seconds, 3),
                 "longest": round(self.longest, 4), "checkpoint": round(self.checkpoint, 4),
-                "cpu": round(self.cpu, 3)}  # fmt: skip
+                "cpu": round(self.cpu, 3), "waited": round(self.waited, 4),
+                "before": round(self.before, 4)}  # fmt: skip
 
 
 class Pruner:
@@ -150,6 +153,8 @@ class Pruner:
         self.after: Callable[[], object] | None = None
         self.connect: Callable[[], Pruned] | None = None  # its own connection, for `run`
         self.pause = 0.0  # seconds between two batches
+        #: the bot's store's longest wait for the write lock since the last call (Store.waited)
+        self.waits: Callable[[], float] | None = None
 
     def steps(self, now: float) -> list[tuple[str, Callable[[], int]]]:
         """(name, one batch) of every rule; a batch returns how many rows it removed."""
@@ -170,6 +175,8 @@ class Pruner:
     def run_now(self) -> PruneRun:
         """Every rule to the end, on this store, in this thread (tests, maintenance)."""
         run, began, cpu = PruneRun(self.clock()), time.perf_counter(), time.thread_time()
+        if self.waits is not None:
+            run.before = self.waits()
         for name, batch in self.steps(run.at):
             while True:
                 t0 = time.perf_counter()
@@ -197,6 +204,7 @@ class Pruner:
         twin = Pruner(store, self.retention, self.audit_retention, clock=self.clock,
                       batch=min(self.batch, ASIDE_BATCH), files=self.files)  # fmt: skip
         twin.after, twin.pause, twin.folders = self.after, PAUSE_SECONDS, self.folders
+        twin.waits = self.waits
         try:
             return twin.run_now()
         finally:
@@ -215,11 +223,14 @@ class Pruner:
             self.after()
             run.checkpoint = time.perf_counter() - t0
         run.seconds, run.cpu = time.perf_counter() - began, time.thread_time() - cpu
+        if self.waits is not None:
+            run.waited = self.waits()
         self.store.set_kv(LAST_KEY, json.dumps(run.to_json()))
         if run.removed:
             log.info("pruned %s in %.2f s, %.2f s of CPU (longest batch %.0f ms, checkpoint "
-                     "%.0f ms)", run.removed, run.seconds, run.cpu, run.longest * 1000,
-                     run.checkpoint * 1000)  # fmt: skip
+                     "%.0f ms; the bot waited for the write lock up to %.0f ms, %.0f ms "
+                     "before the run)", run.removed, run.seconds, run.cpu, run.longest * 1000,
+                     run.checkpoint * 1000, run.waited * 1000, run.before * 1000)  # fmt: skip
 
     def _delete(self, sql: str, cutoff: float) -> int:
         with self.store.tx():

@@ -76,7 +76,7 @@ from tests.bench.soak_servers import (  # noqa: E402
     mail_world,
 )
 from tests.bench.soak_traffic import Answers, Ledger, Model, Traffic  # noqa: E402
-from tests.bench.soak_verdict import Sample, db_sizes, metric, pg_tables, verdict  # noqa: E402
+from tests.bench.soak_verdict import Sample, db_sizes, metrics, pg_tables, verdict  # noqa: E402
 from tests.email.servers import _children, free_port  # noqa: E402
 from tests.fakes.anthropic_api import FakeAnthropic  # noqa: E402
 from tests.fakes.discord_api import FakeDiscord  # noqa: E402
@@ -169,25 +169,27 @@ class Run:
 def sample(run: Run, slack: FakeSlack, k: int, start: int, owed: int) -> tuple[Sample, int]:
     db, wal = db_sizes(run.data, run.pg_url)
     p99, start = pickups(run.traffic, run.model, start)
+    tasks, lag = metrics(
+        run.port, "switchboard_asyncio_tasks", "switchboard_event_loop_lag_seconds"
+    )
     s = Sample(
         time.monotonic() - run.began, rss_mb(run.proc.pid),
-        len(os.listdir(f"/proc/{run.proc.pid}/fd")),
-        metric(run.port, "switchboard_asyncio_tasks"), db, wal,
-        tree_bytes(run.data) / 1e6 - wal, probe(slack, run.model, k), p99, owed,
+        len(os.listdir(f"/proc/{run.proc.pid}/fd")), tasks, db, wal,
+        tree_bytes(run.data) / 1e6 - wal, probe(slack, run.model, k), p99, owed, lag * 1e3,
     )  # fmt: skip  # data: on disk, the WAL left out (its sawtooth is judged by its largest)
     run.samples.append(s)
     now = (run.bot_cpu(), run.fakes_cpu(), run.traffic.ledger.sent)  # CPU ms a message since
     then, run.cpu_then = run.cpu_then, now
     bot, fakes = ((now[i] - then[i]) * 1e3 / max(now[2] - then[2], 1) for i in (0, 1))
     print(f"{s.t / 60:6.1f}  {s.rss:8.1f} {s.fds:4d} {s.tasks:6.0f} {s.db:7.1f} {s.wal:7.1f} "
-          f"{s.data:8.1f} {s.pickup_ms:10.1f} {s.p99_ms:8.0f} {s.backlog:7d} "
+          f"{s.data:8.1f} {s.pickup_ms:10.1f} {s.p99_ms:8.0f} {s.lag_ms:6.0f} {s.backlog:7d} "
           f"{now[2]:8d} {run.model.calls:8d} {bot:6.1f} {fakes:6.1f}", flush=True)  # fmt: skip
     return s, start
 
 
 def measure(run: Run, slack: FakeSlack, args: argparse.Namespace, found: Answers) -> str | None:
     """Sample until the minutes are up or the messages are sent; None, or why it failed."""
-    print("   min    RSS MB  fds  tasks   db MB  wal MB  data MB  pickup ms  p99 ms  backlog"
+    print("   min    RSS MB  fds  tasks   db MB  wal MB  data MB  pickup ms  p99 ms lag ms  backlog"
           "     sent    calls bot ms fakes ms")  # fmt: skip
     start, ledger = 0, run.traffic.ledger
     for k in itertools.count():

@@ -27,17 +27,21 @@ class Sample:
     pickup_ms: float
     p99_ms: float = float("nan")
     backlog: int = 0
+    lag_ms: float = float("nan")  # the event loop's worst lag since the last sample
 
 
-def metric(port: int, name: str) -> float:
+def metrics(port: int, *names: str) -> list[float]:
+    """The named gauges of one scrape (a worst-since-the-last-scrape one is reset by it)."""
+    found = dict.fromkeys(names, float("nan"))
     try:
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as reply:
             for line in reply.read().decode().splitlines():
-                if line.startswith(name + " "):
-                    return float(line.split()[1])
+                name, _, value = line.partition(" ")
+                if name in found:
+                    found[name] = float(value)
     except OSError:
         pass
-    return float("nan")
+    return [found[n] for n in names]
 
 
 def db_sizes(data: Path, pg_url: str | None) -> tuple[float, float]:

@@ -6,6 +6,7 @@ pickup p99 jumped to seconds at each minute's pruning (docs/running-for-months.m
 from __future__ import annotations
 
 import asyncio
+import itertools
 import sqlite3
 import subprocess
 import sys
@@ -213,3 +214,62 @@ def test_memory_a_thread_freed_is_given_back_after_pruning(
     monkeypatch.setattr(growth, "give_back_memory", lambda: given.append(1) or 1)
     growth.pruner(store, settings).run_now()
     assert given == [1]
+
+
+def hold_the_lock(path: Path, seconds: float, taken: threading.Event | None = None) -> None:
+    """Another connection takes SQLite's write lock and keeps it `seconds`."""
+    db = sqlite3.connect(path, isolation_level=None)
+    db.execute("BEGIN IMMEDIATE")
+    if taken is not None:
+        taken.set()
+    time.sleep(seconds)
+    db.execute("COMMIT")
+    db.close()
+
+
+async def test_a_run_says_how_long_the_bots_writers_waited_for_the_lock(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "switchboard.db"
+    store = Store(path)
+    try:
+        with store.tx():
+            for i in range(120):
+                store.journal(inbound(f"old {i}", message_id=f"m{i}"), "routed")
+        assert store.waited() < 0.1
+        taken = threading.Event()  # between two runs, in a thread
+        threading.Thread(target=hold_the_lock, args=(path, 0.3, taken), daemon=True).start()
+        taken.wait(5)
+        with store.tx():
+            store.set_kv("before", "1")
+        now = time.time() + LATER
+        p = Pruner(store, 90 * DAY, 365 * DAY, batch=50, clock=lambda: now)
+        p.connect, p.waits = partial(Store, path), store.waited
+
+        def checkpoint() -> None:  # holds the lock in its thread while the bot writes
+            hold_the_lock(path, 0.4)
+            time.sleep(0.1)  # a wait counts once it ended: the writer's, within the run
+
+        p.after = checkpoint
+        stop = asyncio.Event()
+
+        async def bot_writes() -> None:
+            for i in itertools.count():
+                if stop.is_set():
+                    return
+                with store.tx():
+                    store.set_kv("during", str(i))
+                await asyncio.sleep(0.02)
+
+        writer = asyncio.create_task(bot_writes())
+        with caplog.at_level("INFO", logger="bot.store.prune"):
+            run = await p.run()
+        stop.set()
+        await writer
+        assert run.removed["inbound"] == 120
+        assert run.before >= 0.25  # the wait before the run, apart
+        assert run.waited >= 0.25  # the bot's writes waited for the lock the run held
+        assert "the bot waited for the write lock up to" in caplog.text
+        assert store.waited() < 0.1  # each read starts afresh
+    finally:
+        store.close()
