@@ -182,8 +182,10 @@ class Store:
             self._commit()
 
     def waited(self) -> float:
-        """Seconds of the longest wait for the write lock since the last call (SQLite: its
-        busy handler sleeps while another connection, the pruner's, writes), and from zero."""
+        """Seconds of the longest wait for the write lock since the last call, and from
+        zero again. SQLite: `BEGIN IMMEDIATE` waits in its busy handler while another
+        connection (the pruner's, the WAL keeper's TRUNCATE) writes; PostgreSQL's `BEGIN`
+        takes no lock, so there it reads about zero (a row lock is waited for later)."""
         longest, self._waited = self._waited, 0.0
         return longest
 
