@@ -7,6 +7,7 @@ conversation, the worker row and the question it opened in one commit).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import time
@@ -26,6 +27,10 @@ from bot.store.sql import Sql
 
 log = logging.getLogger(__name__)
 
+#: messages one INSERT writes (a conversation moved here, or rewritten after a compaction,
+#: is written in a few statements, each well under either backend's bound on parameters)
+ROWS_PER_INSERT = 100
+
 
 class AgentTables:
     def __init__(self, sql: Sql) -> None:
@@ -35,26 +40,55 @@ class AgentTables:
     def save_conversation(
         self, agent: str, key: str, messages: Sequence[Mapping[str, Any]], target: str | None
     ) -> None:
-        """Save a conversation's messages (the agents' typed transcript) as JSON."""
+        """Save a conversation's messages (the agents' typed transcript), one JSON row each:
+        the stored rows that still match the start of `messages` stay, the rest are
+        written anew (a step's checkpoint writes what it added, not the whole transcript;
+        a compaction or a repair that changed an earlier message rewrites from there)."""
+        texts = [json.dumps(m) for m in messages]
+        digests = [_digest(t) for t in texts]
+        kept = 0
+        stored = self.sql.execute(
+            "SELECT digest FROM conversation_messages WHERE agent = ? AND key = ? ORDER BY seq",
+            (agent, key),
+        ).fetchall()
+        for (old,), new in zip(stored, digests, strict=False):
+            if old != new:
+                break
+            kept += 1
+        if len(stored) > kept:
+            self.sql.execute(
+                "DELETE FROM conversation_messages WHERE agent = ? AND key = ? AND seq >= ?",
+                (agent, key, kept),
+            )
+        for first in range(kept, len(texts), ROWS_PER_INSERT):
+            rows = range(first, min(first + ROWS_PER_INSERT, len(texts)))
+            self.sql.execute(
+                "INSERT INTO conversation_messages (agent, key, seq, digest, message) VALUES "
+                + ", ".join(["(?, ?, ?, ?, ?)"] * len(rows)),
+                tuple(v for i in rows for v in (agent, key, i, digests[i], texts[i])),
+            )
         self.sql.execute(
-            "INSERT INTO conversations (agent, key, target, messages, updated_at)"
-            " VALUES (?, ?, ?, ?, ?) ON CONFLICT (agent, key) DO UPDATE SET"
-            " messages = excluded.messages, updated_at = excluded.updated_at,"
+            "INSERT INTO conversations (agent, key, target, updated_at) VALUES (?, ?, ?, ?)"
+            " ON CONFLICT (agent, key) DO UPDATE SET updated_at = excluded.updated_at,"
             " target = COALESCE(excluded.target, conversations.target)",
-            (agent, key, target, json.dumps(messages), time.time()),
+            (agent, key, target, time.time()),
         )
 
     def load_conversation(self, agent: str, key: str) -> tuple[list[dict[str, Any]], str | None]:
         row = self.sql.execute(
-            "SELECT messages, target FROM conversations WHERE agent = ? AND key = ?", (agent, key)
+            "SELECT target FROM conversations WHERE agent = ? AND key = ?", (agent, key)
         ).fetchone()
         if row is None:
             return [], None
+        rows = self.sql.execute(
+            "SELECT message FROM conversation_messages WHERE agent = ? AND key = ? ORDER BY seq",
+            (agent, key),
+        )
         try:
-            return json.loads(row[0]), row[1]
+            return [json.loads(raw) for (raw,) in rows], row[0]
         except json.JSONDecodeError:
             log.error("conversation %s/%s is corrupt; starting it afresh", agent, key)
-            return [], row[1]
+            return [], row[0]
 
     def conversation_target(self, agent: str, key: str) -> str | None:
         row = self.sql.execute(
@@ -66,29 +100,41 @@ class AgentTables:
         """(agent, key, messages) of every conversation saved at or after `since`
         (the team knowledge consolidation reads what changed); corrupt ones skipped."""
         rows = self.sql.execute(
-            "SELECT agent, key, messages FROM conversations WHERE updated_at >= ?"
-            " ORDER BY updated_at",
+            "SELECT c.agent, c.key, m.message FROM conversations c"
+            " JOIN conversation_messages m ON m.agent = c.agent AND m.key = c.key"
+            " WHERE c.updated_at >= ? ORDER BY c.updated_at, c.agent, c.key, m.seq",
             (since,),
         )
-        out = []
+        out: list[tuple[str, str, list[dict[str, Any]]]] = []
+        corrupt: tuple[str, str] | None = None
         for agent, key, raw in rows:
-            try:
-                out.append((agent, key, json.loads(raw)))
-            except json.JSONDecodeError:
+            if (agent, key) == corrupt:
                 continue
+            if not out or out[-1][:2] != (agent, key):
+                out.append((agent, key, []))
+            try:
+                out[-1][2].append(json.loads(raw))
+            except json.JSONDecodeError:
+                corrupt = (agent, key)
+                out.pop()
         return out
 
     def unfinished_conversations(self, agent: str) -> list[str]:
         """Keys whose last message awaits the model, or whose last answer's tool calls never
         ran (a crash interrupted the turn)."""
-        rows = self.sql.execute("SELECT key, messages FROM conversations WHERE agent = ?", (agent,))
+        rows = self.sql.execute(
+            "SELECT m.key, m.message FROM conversation_messages m WHERE m.agent = ?"
+            " AND m.seq = (SELECT MAX(l.seq) FROM conversation_messages l"
+            " WHERE l.agent = m.agent AND l.key = m.key)",
+            (agent,),
+        )
         keys = []
         for key, raw in rows:
             try:
-                messages = json.loads(raw)
+                last = json.loads(raw)
             except json.JSONDecodeError:
                 continue
-            if messages and _interrupted(messages[-1]):
+            if _interrupted(last):
                 keys.append(key)
         return keys
 
@@ -196,6 +242,11 @@ class AgentTables:
             " FROM questions WHERE status = 'open' ORDER BY asked_at"
         )
         return self.sql.decode("questions", rows, decode_question)
+
+
+def _digest(text: str) -> str:
+    """A stored message's fingerprint: a save keeps the rows whose fingerprint matches."""
+    return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
 
 
 def _interrupted(last: dict[str, Any]) -> bool:

@@ -70,6 +70,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _script(sql.V5_LEANER_INDEXES),
     _script(sql.V6_RETENTION),
     _script(sql.V7_OUTBOX_SENT),
+    _script(sql.V8_CONVERSATION_MESSAGES),
 )
 VERSION = len(MIGRATIONS)
 

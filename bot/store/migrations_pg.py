@@ -134,9 +134,35 @@ CREATE TRIGGER audit_no_delete BEFORE DELETE ON audit
     FOR EACH ROW EXECUTE FUNCTION audit_below_horizon();
 """
 V7_OUTBOX_SENT = "CREATE INDEX IF NOT EXISTS outbox_sent ON outbox (status, sent_at);"
+V8_CONVERSATION_MESSAGES = """
+CREATE TABLE IF NOT EXISTS conversation_messages (
+    agent TEXT NOT NULL, key TEXT NOT NULL, seq INTEGER NOT NULL, digest TEXT NOT NULL,
+    message TEXT NOT NULL, PRIMARY KEY (agent, key, seq));
+CREATE OR REPLACE FUNCTION pg_temp.json_messages(raw TEXT) RETURNS json
+    LANGUAGE plpgsql AS $$
+    BEGIN
+        IF json_typeof(raw::json) = 'array' THEN RETURN raw::json; END IF;
+        RETURN '[]'::json;
+    EXCEPTION WHEN others THEN RETURN '[]'::json;
+    END $$;
+INSERT INTO conversation_messages (agent, key, seq, digest, message)
+    SELECT c.agent, c.key, m.n - 1, '', m.value::text FROM conversations c,
+        json_array_elements(pg_temp.json_messages(c.messages)) WITH ORDINALITY AS m(value, n)
+    WHERE json_typeof(m.value) = 'object'
+    ON CONFLICT DO NOTHING;
+ALTER TABLE conversations DROP COLUMN IF EXISTS messages;
+CREATE OR REPLACE FUNCTION conversation_gone() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        DELETE FROM conversation_messages WHERE agent = OLD.agent AND key = OLD.key;
+        RETURN OLD;
+    END $$;
+DROP TRIGGER IF EXISTS conversation_gone ON conversations;
+CREATE TRIGGER conversation_gone AFTER DELETE ON conversations
+    FOR EACH ROW EXECUTE FUNCTION conversation_gone();
+"""
 #: version n is reached by running MIGRATIONS[n - 1], as on SQLite
 MIGRATIONS = (
     V1_TABLES, V2_APPROVAL_COLUMNS, V3_AUDIT, V4_INBOUND_RECEIVED, V5_LEANER_INDEXES,
-    V6_RETENTION, V7_OUTBOX_SENT,
+    V6_RETENTION, V7_OUTBOX_SENT, V8_CONVERSATION_MESSAGES,
 )  # fmt: skip
 SCHEMA_VERSION_TABLE = "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)"

@@ -126,3 +126,23 @@ CREATE TRIGGER IF NOT EXISTS audit_no_delete BEFORE DELETE ON audit
 #: v7: what was delivered, by when: `catchup` reads the newest deliveries since a time
 #: backwards from the newest and stops at its bound (no scan of the outbox, no sort)
 V7_OUTBOX_SENT = "CREATE INDEX IF NOT EXISTS outbox_sent ON outbox (status, sent_at);"
+
+#: v8: a conversation's messages one row each: a checkpoint writes the messages that are
+#: new or changed since the last, not the whole transcript again (bot/store/agents.py);
+#: `digest` says which stored row a new save can keep ('' for the rows moved here: the
+#: first save after the move writes its conversation once more). A conversation's rows
+#: go with it (the pruning deletes the conversation).
+V8_CONVERSATION_MESSAGES = """
+CREATE TABLE IF NOT EXISTS conversation_messages (
+    agent TEXT NOT NULL, key TEXT NOT NULL, seq INTEGER NOT NULL, digest TEXT NOT NULL,
+    message TEXT NOT NULL, PRIMARY KEY (agent, key, seq));
+INSERT INTO conversation_messages (agent, key, seq, digest, message)
+    SELECT c.agent, c.key, m.key, '', m.value FROM conversations c, json_each(CASE
+        WHEN json_valid(c.messages) AND json_type(c.messages) = 'array' THEN c.messages
+        ELSE '[]' END) m
+    WHERE m.type = 'object'
+    ON CONFLICT DO NOTHING;
+ALTER TABLE conversations DROP COLUMN messages;
+CREATE TRIGGER IF NOT EXISTS conversation_gone AFTER DELETE ON conversations
+    BEGIN DELETE FROM conversation_messages WHERE agent = OLD.agent AND key = OLD.key; END;
+"""

@@ -30,7 +30,7 @@ FILES_DIR = "files"  # bot/inbox/files.py FILES_DIR (the store does not import t
 _NAMED = re.compile(r"files/([0-9a-f]{16})/")
 #: the rows that stay and may name a saved file
 _REFERRING = (
-    "SELECT messages FROM conversations WHERE messages LIKE '%files/%'",
+    "SELECT message FROM conversation_messages WHERE message LIKE '%files/%'",
     "SELECT payload FROM inbound WHERE (status NOT IN ('routed', 'corrupt')"
     f" OR conversation IN ({_NEEDED})) AND payload LIKE '%files/%'",
     "SELECT state FROM workers WHERE status IN ('running', 'parked')",

@@ -69,8 +69,10 @@ class StoreViews:
 
     def conversations_page(self, offset: int, limit: int) -> list[ConversationInfo]:
         rows = self.sql.execute(
-            "SELECT agent, key, target, updated_at, LENGTH(messages) FROM conversations"
-            " ORDER BY updated_at DESC LIMIT ? OFFSET ?",
+            "SELECT c.agent, c.key, c.target, c.updated_at, (SELECT COALESCE(SUM(LENGTH("
+            "m.message)), 0) FROM conversation_messages m WHERE m.agent = c.agent"
+            " AND m.key = c.key) FROM conversations c"
+            " ORDER BY c.updated_at DESC LIMIT ? OFFSET ?",
             (limit, offset),
         )
         return [ConversationInfo(*row) for row in rows]

@@ -200,9 +200,8 @@ def bench_prune() -> None:
     with store.tx():
         for i in range(3000):
             store.execute(
-                "INSERT INTO conversations (agent, key, target, messages, updated_at)"
-                " VALUES (?, ?, ?, ?, ?)",
-                ("coordinator", f"slack:C{i}", None, "[]", now),
+                "INSERT INTO conversations (agent, key, target, updated_at) VALUES (?, ?, ?, ?)",
+                ("coordinator", f"slack:C{i}", None, now),
             )
             store.set_kv(f"prompt:coordinator:slack:C{i}", record)
     keys = KeyBatches(store, 100, _NEEDED)

@@ -335,7 +335,7 @@ def test_the_outbox_lifecycle_and_the_operator_views(store: Store) -> None:
     messages = [{"role": "user", "content": "é"}]
     store.agents.save_conversation("coordinator", "k", messages, None)
     [info] = store.views.conversations_page(0, 10)
-    size = len(json.dumps(messages))
+    size = sum(len(json.dumps(m)) for m in messages)  # each message a row
     assert (info.key, info.size, store.views.conversation_count()) == ("k", size, 1)
 
 
