@@ -94,8 +94,9 @@ class Store:
         self.readonly = readonly
         self._depth = 0
         self._savepoints = 0
-        #: seconds of the longest wait for the write lock (`BEGIN`) since `waited` last read it
-        self._waited = 0.0
+        #: the longest wait for the write lock (`BEGIN`), and all waits summed, in seconds,
+        #: since `waited` last read them
+        self._waited = (0.0, 0.0)
         self._report = report or (lambda problem: None)
         #: PostgreSQL: tell the leader what this node wrote (a follower's journal, outbox
         #: and decisions); the leader listens (bot/store/lease.py)
@@ -166,7 +167,8 @@ class Store:
         if self._depth == 0:
             t0 = time.perf_counter()
             self.db.execute("BEGIN IMMEDIATE")
-            self._waited = max(self._waited, time.perf_counter() - t0)
+            wait = time.perf_counter() - t0
+            self._waited = (max(self._waited[0], wait), self._waited[1] + wait)
         self._depth += 1
         try:
             yield
@@ -181,13 +183,14 @@ class Store:
         if self._depth == 0:
             self._commit()
 
-    def waited(self) -> float:
-        """Seconds of the longest wait for the write lock since the last call, and from
-        zero again. SQLite: `BEGIN IMMEDIATE` waits in its busy handler while another
-        connection (the pruner's, the WAL keeper's TRUNCATE) writes; PostgreSQL's `BEGIN`
-        takes no lock, so there it reads about zero (a row lock is waited for later)."""
-        longest, self._waited = self._waited, 0.0
-        return longest
+    def waited(self) -> tuple[float, float]:
+        """The longest wait for the write lock since the last call and all of them summed,
+        in seconds, and from zero again. SQLite: `BEGIN IMMEDIATE` waits in its busy
+        handler while another connection (the pruner's, the WAL keeper's TRUNCATE)
+        writes, and the event loop waits with it; PostgreSQL's `BEGIN` takes no lock, so
+        there both read about zero (a row lock is waited for later)."""
+        waited, self._waited = self._waited, (0.0, 0.0)
+        return waited
 
     def _commit(self) -> None:
         """COMMIT; one that fails for want of space is rolled back (SQLite would keep the

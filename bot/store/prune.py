@@ -41,6 +41,11 @@ BATCH = 500
 #: between two batches of the periodic run (its own thread): a writer of the store that
 #: waited for a batch gets in (SQLite's busy handler sleeps 1, 2, 5, 10 ms ... between tries)
 PAUSE_SECONDS = 0.02
+#: ... and at least this many times as long as the batch took: the bot's writers wait for
+#: each batch with the event loop, so while pruning runs they keep two thirds of the time
+#: (at 65 messages a second, batches back to back held the loop often enough to double
+#: the backlog at each run: docs/running-for-months.md, "The ceiling")
+PACE = 2.0
 #: rows a batch of the periodic run takes: each holds SQLite's write lock, and a writer of
 #: the bot waits for it (500 rows held it 0.2-0.7 s on the loaded soak machine)
 ASIDE_BATCH = 100
@@ -118,13 +123,15 @@ class PruneRun:
     checkpoint: float = 0.0  # seconds of what ran after it (SQLite: the WAL's checkpoint)
     cpu: float = 0.0  # seconds of CPU its thread used (of `seconds`, the rest is waiting)
     waited: float = 0.0  # the bot's longest wait for the write lock while the run ran
-    before: float = 0.0  # ... and between the last run and this one
+    waited_all: float = 0.0  # ... all its waits summed (its event loop waited with them)
+    before_all: float = 0.0  # ... all its waits summed between the last run and this one
 
     def to_json(self) -> dict[str, object]:
         return {"at": self.at, "removed": self.removed, "seconds": round(self.seconds, 3),
                 "longest": round(self.longest, 4), "checkpoint": round(self.checkpoint, 4),
                 "cpu": round(self.cpu, 3), "waited": round(self.waited, 4),
-                "before": round(self.before, 4)}  # fmt: skip
+                "waited_all": round(self.waited_all, 3),
+                "before_all": round(self.before_all, 3)}  # fmt: skip
 
 
 class Pruner:
@@ -153,8 +160,9 @@ class Pruner:
         self.after: Callable[[], object] | None = None
         self.connect: Callable[[], Pruned] | None = None  # its own connection, for `run`
         self.pause = 0.0  # seconds between two batches
-        #: the bot's store's longest wait for the write lock since the last call (Store.waited)
-        self.waits: Callable[[], float] | None = None
+        #: the bot's store's waits for the write lock since the last call (Store.waited):
+        #: the longest and their sum
+        self.waits: Callable[[], tuple[float, float]] | None = None
 
     def steps(self, now: float) -> list[tuple[str, Callable[[], int]]]:
         """(name, one batch) of every rule; a batch returns how many rows it removed."""
@@ -176,17 +184,19 @@ class Pruner:
         """Every rule to the end, on this store, in this thread (tests, maintenance)."""
         run, began, cpu = PruneRun(self.clock()), time.perf_counter(), time.thread_time()
         if self.waits is not None:
-            run.before = self.waits()
+            run.before_all = self.waits()[1]
         for name, batch in self.steps(run.at):
             while True:
                 t0 = time.perf_counter()
                 n = batch()
-                run.longest = max(run.longest, time.perf_counter() - t0)
+                took = time.perf_counter() - t0
+                run.longest = max(run.longest, took)
                 if n > 0:
                     run.removed[name] = run.removed.get(name, 0) + n
                 if n < self.batch:
                     break
-                time.sleep(self.pause)  # a writer the batch held waits no longer
+                if self.pause:  # a writer the batch held gets in, and its share of the time
+                    time.sleep(max(self.pause, PACE * took))
         self._finish(run, began, cpu)
         return run
 
@@ -224,13 +234,14 @@ class Pruner:
             run.checkpoint = time.perf_counter() - t0
         run.seconds, run.cpu = time.perf_counter() - began, time.thread_time() - cpu
         if self.waits is not None:
-            run.waited = self.waits()
+            run.waited, run.waited_all = self.waits()
         self.store.set_kv(LAST_KEY, json.dumps(run.to_json()))
         if run.removed:
             log.info("pruned %s in %.2f s, %.2f s of CPU (longest batch %.0f ms, checkpoint "
-                     "%.0f ms; the bot waited for the write lock up to %.0f ms, %.0f ms "
-                     "before the run)", run.removed, run.seconds, run.cpu, run.longest * 1000,
-                     run.checkpoint * 1000, run.waited * 1000, run.before * 1000)  # fmt: skip
+                     "%.0f ms; the bot waited for the write lock %.2f s in all, at most %.0f ms; "
+                     "%.2f s since the last run)", run.removed, run.seconds, run.cpu,
+                     run.longest * 1000, run.checkpoint * 1000, run.waited_all, run.waited * 1000,
+                     run.before_all)  # fmt: skip
 
     def _delete(self, sql: str, cutoff: float) -> int:
         with self.store.tx():

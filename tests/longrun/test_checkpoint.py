@@ -20,7 +20,7 @@ import pytest
 
 from bot.store import growth
 from bot.store.core import Store
-from bot.store.prune import Pruner
+from bot.store.prune import PAUSE_SECONDS, Pruner
 from config.retention import DAY
 from config.settings import Database, Settings
 from tests.kits.app_kit import inbound
@@ -236,7 +236,7 @@ async def test_a_run_says_how_long_the_bots_writers_waited_for_the_lock(
         with store.tx():
             for i in range(120):
                 store.journal(inbound(f"old {i}", message_id=f"m{i}"), "routed")
-        assert store.waited() < 0.1
+        assert store.waited()[0] < 0.1
         taken = threading.Event()  # between two runs, in a thread
         threading.Thread(target=hold_the_lock, args=(path, 0.3, taken), daemon=True).start()
         taken.wait(5)
@@ -267,9 +267,32 @@ async def test_a_run_says_how_long_the_bots_writers_waited_for_the_lock(
         stop.set()
         await writer
         assert run.removed["inbound"] == 120
-        assert run.before >= 0.25  # the wait before the run, apart
+        assert run.before_all >= 0.25  # the wait before the run, apart
         assert run.waited >= 0.25  # the bot's writes waited for the lock the run held
-        assert "the bot waited for the write lock up to" in caplog.text
-        assert store.waited() < 0.1  # each read starts afresh
+        assert run.waited_all >= run.waited
+        assert "the bot waited for the write lock" in caplog.text
+        assert store.waited()[1] < 0.1  # each read starts afresh
+    finally:
+        store.close()
+
+
+def test_a_periodic_run_pauses_twice_as_long_as_each_batch_held_the_lock(tmp_path: Path) -> None:
+    store = Store(tmp_path / "switchboard.db")
+    try:
+        p = Pruner(store, 90 * DAY, 365 * DAY, batch=10)
+        p.pause = PAUSE_SECONDS
+        calls: list[float] = []
+
+        def batch() -> int:  # holds its thread 40 ms, as a batch holding the lock
+            calls.append(time.perf_counter())
+            while time.perf_counter() - calls[-1] < 0.04:
+                pass
+            return 10 if len(calls) < 4 else 0
+
+        p.steps = lambda now: [("slow", batch)]  # type: ignore[method-assign]
+        run = p.run_now()
+        gaps = [b - a for a, b in itertools.pairwise(calls)]
+        assert len(gaps) == 3 and min(gaps) >= 0.04 + 2 * 0.04  # the batch, then twice it
+        assert run.seconds >= 4 * 0.04 + 3 * 2 * 0.04
     finally:
         store.close()
