@@ -123,10 +123,10 @@ class AgentTables:
         """Keys whose last message awaits the model, or whose last answer's tool calls never
         ran (a crash interrupted the turn)."""
         rows = self.sql.execute(
-            "SELECT m.key, m.message FROM conversation_messages m WHERE m.agent = ?"
-            " AND m.seq = (SELECT MAX(l.seq) FROM conversation_messages l"
-            " WHERE l.agent = m.agent AND l.key = m.key)",
-            (agent,),
+            "SELECT m.key, m.message FROM (SELECT key, MAX(seq) AS last"
+            " FROM conversation_messages WHERE agent = ? GROUP BY key) l"
+            " JOIN conversation_messages m ON m.agent = ? AND m.key = l.key AND m.seq = l.last",
+            (agent, agent),
         )
         keys = []
         for key, raw in rows:
