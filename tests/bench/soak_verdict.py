@@ -38,7 +38,7 @@ def metrics(port: int, *names: str) -> list[float]:
             for line in reply.read().decode().splitlines():
                 name, _, value = line.partition(" ")
                 if name in found:
-                    found[name] = float(value)
+                    found[name] = float(value.split()[0])  # a timestamp may follow
     except OSError:
         pass
     return [found[n] for n in names]
