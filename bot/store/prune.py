@@ -119,7 +119,7 @@ class PruneRun:
     at: float
     removed: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
-    longest: float = 0.0  # seconds of the longest batch (each holds SQLite's write lock)
+    longest: float = 0.0  # seconds of the longest batch (a key/value rule's first: its scan too)
     checkpoint: float = 0.0  # seconds of what ran after it (SQLite: the WAL's checkpoint)
     cpu: float = 0.0  # seconds of CPU its thread used (of `seconds`, the rest is waiting)
     waited: float = 0.0  # the bot's longest wait for the write lock while the run ran
