@@ -287,7 +287,7 @@ def growth(store: Measured, data_dir: Path, walked: int | None = None) -> Growth
     walk it now)."""
     db, wal = database_bytes(store)
     inbound = store.execute("SELECT MIN(received_at) FROM inbound").fetchone()[0]
-    sent = store.execute("SELECT MIN(created_at) FROM outbox WHERE status = 'sent'").fetchone()[0]
+    sent = store.execute("SELECT MIN(sent_at) FROM outbox WHERE status = 'sent'").fetchone()[0]
     data = tree_bytes(data_dir) if walked is None else walked
     return Growth(data, db, wal, inbound, sent, last_run(store))
 

@@ -71,6 +71,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _script(sql.V6_RETENTION),
     _script(sql.V7_OUTBOX_SENT),
     _script(sql.V8_CONVERSATION_MESSAGES),
+    _script(sql.V9_OUTBOX_PARTIAL),
 )
 VERSION = len(MIGRATIONS)
 

@@ -160,9 +160,19 @@ DROP TRIGGER IF EXISTS conversation_gone ON conversations;
 CREATE TRIGGER conversation_gone AFTER DELETE ON conversations
     FOR EACH ROW EXECUTE FUNCTION conversation_gone();
 """
+V9_OUTBOX_PARTIAL = """
+DROP INDEX IF EXISTS outbox_status;
+DROP INDEX IF EXISTS outbox_sent;
+DROP INDEX IF EXISTS outbox_target;
+CREATE INDEX IF NOT EXISTS outbox_by_target ON outbox (target, seq);
+CREATE INDEX IF NOT EXISTS outbox_waiting ON outbox (target, seq) WHERE status = 'pending';
+CREATE INDEX IF NOT EXISTS outbox_delivered ON outbox (sent_at) WHERE status = 'sent';
+CREATE INDEX IF NOT EXISTS outbox_given_up ON outbox (created_at)
+    WHERE status IN ('failed', 'corrupt');
+"""
 #: version n is reached by running MIGRATIONS[n - 1], as on SQLite
 MIGRATIONS = (
     V1_TABLES, V2_APPROVAL_COLUMNS, V3_AUDIT, V4_INBOUND_RECEIVED, V5_LEANER_INDEXES,
-    V6_RETENTION, V7_OUTBOX_SENT, V8_CONVERSATION_MESSAGES,
+    V6_RETENTION, V7_OUTBOX_SENT, V8_CONVERSATION_MESSAGES, V9_OUTBOX_PARTIAL,
 )  # fmt: skip
 SCHEMA_VERSION_TABLE = "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)"

@@ -146,3 +146,20 @@ ALTER TABLE conversations DROP COLUMN messages;
 CREATE TRIGGER IF NOT EXISTS conversation_gone AFTER DELETE ON conversations
     BEGIN DELETE FROM conversation_messages WHERE agent = OLD.agent AND key = OLD.key; END;
 """
+
+#: v9: the outbox's indexes written once per message where they can be: a row's status
+#: changes once (queued -> sent), so an index that holds the status moved its entry then.
+#: Now each index holds only the rows of one state (a new entry at the sending, not a move)
+#: or no status at all: `outbox_by_target` (what was said to a target), `outbox_waiting`
+#: (the rows still to deliver), `outbox_delivered` (the catch-up's and the pruning's
+#: deliveries by time), `outbox_given_up` (failed or quarantined, rare).
+V9_OUTBOX_PARTIAL = """
+DROP INDEX IF EXISTS outbox_status;
+DROP INDEX IF EXISTS outbox_sent;
+DROP INDEX IF EXISTS outbox_target;
+CREATE INDEX IF NOT EXISTS outbox_by_target ON outbox (target, seq);
+CREATE INDEX IF NOT EXISTS outbox_waiting ON outbox (target, seq) WHERE status = 'pending';
+CREATE INDEX IF NOT EXISTS outbox_delivered ON outbox (sent_at) WHERE status = 'sent';
+CREATE INDEX IF NOT EXISTS outbox_given_up ON outbox (created_at)
+    WHERE status IN ('failed', 'corrupt');
+"""

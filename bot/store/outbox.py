@@ -149,8 +149,17 @@ class OutboxTables:
         return int(row[0])
 
     def outbox_counts(self) -> dict[str, int]:
-        rows = self.sql.execute("SELECT status, COUNT(*) FROM outbox GROUP BY status")
-        return {row[0]: row[1] for row in rows}
+        """Rows by status, each counted in its own partial index (none holds them all)."""
+        counts = {
+            "pending": "SELECT COUNT(*) FROM outbox WHERE status = 'pending'",
+            "sent": "SELECT COUNT(*) FROM outbox WHERE status = 'sent'",
+        }
+        found = {k: int(self.sql.execute(q).fetchone()[0]) for k, q in counts.items()}
+        rows = self.sql.execute(
+            "SELECT status, COUNT(*) FROM outbox WHERE status IN ('failed', 'corrupt')"
+            " GROUP BY status"
+        )
+        return {k: n for k, n in [*found.items(), *((r[0], int(r[1])) for r in rows)] if n}
 
 
 #: a payload's own `conversation` (json.dumps writes it so; inside a string its quotes

@@ -67,14 +67,16 @@ _NEEDED = (
 _ACTIVE_IDS = "SELECT id FROM workers WHERE status IN ('running', 'parked')"
 
 #: table -> one batch: `DELETE ... WHERE key IN (SELECT key ... LIMIT ?)` (no DELETE LIMIT
-#: on either backend); the first `?` is the cutoff, the last the batch size
+#: on either backend); every `?` but the last is the cutoff, the last the batch size
 RULES: dict[str, str] = {
     # handled messages of people (routed, or quarantined: the quarantine holds them)
     "inbound": "DELETE FROM inbound WHERE id IN (SELECT id FROM inbound WHERE received_at < ?"
     f" AND status IN ('routed', 'corrupt') AND conversation NOT IN ({_NEEDED}) LIMIT ?)",
-    # delivered or given up; their attempt records went with them (bot/store/outbox.py)
-    "outbox": "DELETE FROM outbox WHERE seq IN (SELECT seq FROM outbox WHERE created_at < ?"
-    " AND status IN ('sent', 'failed', 'corrupt') LIMIT ?)",
+    # delivered (by when) or given up (by when queued); their attempt records went with
+    # them (bot/store/outbox.py). Each half reads its own partial index.
+    "outbox": "DELETE FROM outbox WHERE seq IN (SELECT seq FROM outbox WHERE status = 'sent'"
+    " AND sent_at < ? UNION ALL SELECT seq FROM outbox WHERE status IN ('failed', 'corrupt')"
+    " AND created_at < ? LIMIT ?)",
     # attempt records whose message is no longer pending (a corrupt one kept aside)
     "attempts": "DELETE FROM attempts WHERE (outbox_id, part) IN (SELECT outbox_id, part"
     " FROM attempts WHERE at < ? AND outbox_id NOT IN"
@@ -245,7 +247,8 @@ class Pruner:
 
     def _delete(self, sql: str, cutoff: float) -> int:
         with self.store.tx():
-            return max(self.store.execute(sql, (cutoff, self.batch)).rowcount, 0)
+            args = (cutoff,) * (sql.count("?") - 1) + (self.batch,)
+            return max(self.store.execute(sql, args).rowcount, 0)
 
     def _audit(self, before: float) -> int:
         """Audit lines older than `before`: the horizon moves there (never back), then a

@@ -10,6 +10,10 @@ Parts (each prints CPU per unit, the median of its rounds):
   every fourth turn a tool call first; the bot's CPU only: the process's minus the fake
   model's thread (its server, its checks of each request).
 - `sql`: the same turns, counting the SQL statements the store runs per routed message.
+- `pages`: the same turns, the WAL pages the store writes per routed message (SQLite
+  writes every page a commit touched whole: the cost of a message on a slow disk, "A
+  slow disk" in docs/running-for-months.md); checkpoints off while it counts, so the
+  WAL's growth is what the commits wrote.
 - `context`: the memory a turn adds (`Memory.context`: profile, team news, memory
   written since), with a profile, decisions of today and a day's log to read.
 - `check`: a tool call's argument check (agents/tools/toolbox.py `_check`) on the
@@ -52,7 +56,8 @@ from typing import Any
 TREE = Path(os.environ.get("BENCH_TREE") or Path(__file__).resolve().parents[2])
 sys.path.insert(0, str(TREE))
 
-PARTS = ("turn", "sql", "context", "check", "mrkdwn", "capture", "soul", "log", "prune", "call")
+PARTS = ("turn", "sql", "pages", "context", "check", "mrkdwn", "capture", "soul", "log",
+         "prune", "call")  # fmt: skip
 
 
 def scratch() -> Path:
@@ -238,7 +243,11 @@ def bench_call() -> None:
         loop.close()
 
 
-async def _turns(count: int, sql: Counter[str] | None = None) -> tuple[float, float, float]:
+async def _turns(
+    count: int, sql: Counter[str] | None = None, pages: list[list[int]] | None = None
+) -> tuple[float, float, float, Path]:
+    """CPU per routed message (the bot's, the fake model's, the event loop thread's) and
+    the database. `sql` counts statements; `pages` gets the WAL's frames before and after."""
     from bot.settle import settle
     from tests.fakes.anthropic_api import Call, FakeAnthropic, Reply, text, tool
     from tests.kits.app_kit import Recorder, inbound, make_settings, running_app
@@ -264,6 +273,11 @@ async def _turns(count: int, sql: Counter[str] | None = None) -> tuple[float, fl
             await run(40, 0)  # warm: the SDK loaded, the first prompts built
             if sql is not None:
                 counted(sql)
+            if pages is not None:  # no checkpoint from here on: the WAL only grows
+                if app.store.wal is not None:
+                    app.store.wal.close()
+                app.store.execute("PRAGMA wal_autocheckpoint=0")
+                pages.append(_wal_frames(app.store.where))
             fake_thread, loop_thread = fake._thread, threading.main_thread()
             start, fake_start = time.process_time(), cpu_of(fake_thread)
             loop_start = cpu_of(loop_thread)
@@ -271,7 +285,10 @@ async def _turns(count: int, sql: Counter[str] | None = None) -> tuple[float, fl
             spent = time.process_time() - start
             fake_spent = cpu_of(fake_thread) - fake_start
             loop_spent = cpu_of(loop_thread) - loop_start
-    return (spent - fake_spent) / count, fake_spent / count, loop_spent / count
+            if pages is not None:
+                pages.append(_wal_frames(app.store.where))
+    database = Path(str(app.store.where))
+    return (spent - fake_spent) / count, fake_spent / count, loop_spent / count, database
 
 
 def counted(sql: Counter[str]) -> None:
@@ -297,8 +314,34 @@ def bench_sql(count: int) -> None:
         print(f"  {n / count:5.2f}  {statement}")
 
 
+def _wal_frames(database: str | Path) -> list[int]:
+    """The page number of each frame in a SQLite WAL of 4 KB pages, in the order written."""
+    wal = Path(f"{database}-wal")
+    data = wal.read_bytes() if wal.exists() else b""
+    size = 4096 + 24  # a frame: its 24-byte header (the page number first), then the page
+    return [
+        int.from_bytes(data[at : at + 4], "big") for at in range(32, len(data) - size + 1, size)
+    ]
+
+
+def bench_pages(count: int) -> None:
+    import sqlite3
+
+    frames: list[list[int]] = []
+    database = asyncio.run(_turns(count, pages=frames))[3]
+    written = frames[1][len(frames[0]) :]
+    with sqlite3.connect(database) as db:  # which table or index each page now belongs to
+        owner = dict(db.execute("SELECT pageno, name FROM dbstat"))
+    by = Counter(owner.get(page, "(freed since)") for page in written)
+    print(
+        f"WAL pages per routed message: {len(written) / count:.2f} (4 KB each), by table or index:"
+    )
+    for name, n in by.most_common():
+        print(f"  {n / count:5.2f}  {name}")
+
+
 def bench_turn(count: int) -> None:
-    bot, fake, loop = asyncio.run(_turns(count))
+    bot, fake, loop, _ = asyncio.run(_turns(count))
     print(f"coordinator turn, the bot's CPU: {bot * 1000:.2f} ms per routed message, "
           f"{loop * 1000:.2f} of them on the event loop's thread (the rest: other threads, "
           f"mostly the model thread's SDK work); the fake model: {fake * 1000:.2f} ms, "
@@ -314,6 +357,8 @@ def measure(part: str, turns: int) -> None:
             bench_turn(turns)
         elif name == "sql":
             bench_sql(turns)
+        elif name == "pages":
+            bench_pages(turns)
         else:
             {
                 "context": bench_context,

@@ -84,13 +84,13 @@ def _sent_in_sql(store: Store) -> str:
 
 
 def test_catchup_reads_the_newest_deliveries_by_an_index_on_sqlite(tmp_path: Path) -> None:
-    """Months of sent rows: the read walks the (status, sent_at) index backwards from
-    the newest and stops at its bound; no scan of the outbox, no sort."""
+    """Months of sent rows: the read walks the delivered rows' index (`sent_at`, only
+    sent rows) backwards from the newest and stops at its bound; no scan, no sort."""
     store = Store(tmp_path / "switchboard.db")
     try:
         sql = _sent_in_sql(store)
         plan = " ".join(row[3] for row in store.execute("EXPLAIN QUERY PLAN " + sql))
-        assert "USING INDEX outbox_sent" in plan, plan
+        assert "USING INDEX outbox_delivered" in plan, plan
         assert "SCAN outbox" not in plan.replace("SCAN outbox USING", "")
         assert "TEMP B-TREE" not in plan, plan
     finally:
@@ -110,6 +110,6 @@ def test_catchup_reads_the_newest_deliveries_by_an_index_on_postgres(
     try:
         store.execute("SET enable_seqscan = off")  # an empty table: show what it can use
         plan = " ".join(str(r[0]) for r in store.execute("EXPLAIN " + sql))
-        assert "outbox_sent" in plan and "Sort" not in plan, plan
+        assert "outbox_delivered" in plan and "Sort" not in plan, plan
     finally:
         store.close()
