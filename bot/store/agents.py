@@ -32,9 +32,18 @@ log = logging.getLogger(__name__)
 ROWS_PER_INSERT = 100
 
 
+#: conversations whose last load met a message that did not decode, remembered until
+#: their next save (which then writes them whole); corruption is rare, the bound a backstop
+AFRESH_MAX = 1_000
+
+
 class AgentTables:
     def __init__(self, sql: Sql) -> None:
         self.sql = sql
+        #: (agent, key) of each conversation that starts afresh after a corrupt row: its
+        #: stored fingerprints cannot be trusted (a row's bytes changed, its digest did
+        #: not), so its next save keeps none. Bounded by AFRESH_MAX.
+        self._afresh: set[tuple[str, str]] = set()
 
     # -- conversations ---------------------------------------------------------------
     def save_conversation(
@@ -51,10 +60,13 @@ class AgentTables:
             "SELECT digest FROM conversation_messages WHERE agent = ? AND key = ? ORDER BY seq",
             (agent, key),
         ).fetchall()
-        for (old,), new in zip(stored, digests, strict=False):
-            if old != new:
-                break
-            kept += 1
+        if (agent, key) in self._afresh:
+            self._afresh.discard((agent, key))
+        else:
+            for (old,), new in zip(stored, digests, strict=False):
+                if old != new:
+                    break
+                kept += 1
         if len(stored) > kept:
             self.sql.execute(
                 "DELETE FROM conversation_messages WHERE agent = ? AND key = ? AND seq >= ?",
@@ -88,6 +100,8 @@ class AgentTables:
             return [json.loads(raw) for (raw,) in rows], row[0]
         except json.JSONDecodeError:
             log.error("conversation %s/%s is corrupt; starting it afresh", agent, key)
+            if len(self._afresh) < AFRESH_MAX:
+                self._afresh.add((agent, key))
             return [], row[0]
 
     def conversation_target(self, agent: str, key: str) -> str | None:

@@ -120,6 +120,10 @@ def test_a_corrupt_message_starts_its_conversation_afresh(store: Store) -> None:
                   " AND key = 'k'")  # fmt: skip
     assert store.agents.load_conversation(C, "k") == ([], "terminal")
     assert [k for _, k, _ in store.agents.conversations_since(0)] == ["ok"]
+    # started afresh with the same first messages: the broken row is not kept for its
+    # fingerprint (it was the fingerprint of the bytes before they broke)
+    store.agents.save_conversation(C, "k", said(3), None)
+    assert store.agents.load_conversation(C, "k") == (said(3), "terminal")
 
 
 THOUGHT = [{"role": "assistant", "content": [
