@@ -95,6 +95,16 @@ def install(store: Store, data_dir: Path, metrics: Metrics) -> GrowthFigures:
         "Unix time pruning last ran (0: never)",
         lambda: run.at if (run := figures.now().last_prune) else 0.0,
     )
+    gauge(
+        "switchboard_wal_cuts",
+        "Times the WAL keeper cut the SQLite WAL (TRUNCATE) since start",
+        lambda: store.wal.cuts if store.wal else 0,
+    )
+    gauge(
+        "switchboard_wal_cut_seconds",
+        "Seconds those cuts took, each holding the store's writers",
+        lambda: store.wal.cut_seconds if store.wal else 0.0,
+    )
     gauge("switchboard_asyncio_tasks", "Tasks on the event loop", lambda: len(asyncio.all_tasks()))
     return figures
 

@@ -14,6 +14,7 @@ import sqlite3
 import stat
 import sys
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -184,6 +185,10 @@ class WalKeeper:
         self.path = path
         self.every = every
         self.cut_at = cut_at
+        #: the cuts made since start and the seconds they took, each holding the store's
+        #: writers (switchboard_wal_cuts, switchboard_wal_cut_seconds on /metrics)
+        self.cuts = 0
+        self.cut_seconds = 0.0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="wal-keeper", daemon=True)
         self._thread.start()
@@ -200,7 +205,11 @@ class WalKeeper:
                         continue
                     caught_up = _catch_up(db)
                     if _size(wal) > self.cut_at:
+                        began = time.perf_counter()
                         _cut(db)
+                        self.cuts, self.cut_seconds = (
+                            self.cuts + 1, self.cut_seconds + time.perf_counter() - began
+                        )  # fmt: skip
                     seen = _written(wal) if caught_up else None
                     failed = ""
                 except sqlite3.Error as exc:  # tried again in a second; said once

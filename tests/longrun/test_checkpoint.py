@@ -96,6 +96,21 @@ def test_the_keeper_checkpoints_the_wal_from_its_own_thread(tmp_path: Path) -> N
     assert not keeper._thread.is_alive()
 
 
+def test_the_keeper_counts_its_cuts_and_the_time_they_held_the_writers(tmp_path: Path) -> None:
+    path = tmp_path / "switchboard.db"
+    store = Store(path)
+    store.execute("PRAGMA wal_autocheckpoint=0")
+    keeper = growth.WalKeeper(path, every=0.02, cut_at=0)  # any WAL at all is cut
+    try:
+        assert (keeper.cuts, keeper.cut_seconds) == (0, 0.0)
+        store.journal(inbound("x" * 8_000), "routed")
+        until(lambda: keeper.cuts >= 1)
+        assert keeper.cut_seconds > 0
+    finally:
+        keeper.close()
+        store.close()
+
+
 def until(check: Callable[[], bool], seconds: float = 5.0) -> None:
     deadline = time.monotonic() + seconds
     while not check():

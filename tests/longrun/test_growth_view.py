@@ -35,6 +35,7 @@ async def test_status_card_and_metrics_show_the_growth(settings: Settings) -> No
         for name in (
             "switchboard_data_dir_bytes", "switchboard_database_bytes", "switchboard_wal_bytes",
             "switchboard_prune_last_run_timestamp_seconds", "switchboard_asyncio_tasks",
+            "switchboard_wal_cuts", "switchboard_wal_cut_seconds",
             "process_resident_memory_bytes", 'switchboard_oldest_row_age_seconds{table="inbound"}',
         ):  # fmt: skip
             assert name in text, name
