@@ -251,8 +251,9 @@ def report(run: Run, found: Answers, cpu: tuple[float, float], ended: float) -> 
     agents = run.data / "agents"
     kept = [n for n in os.listdir(agents) if not n.startswith(".")] if agents.is_dir() else []
     retired = tree_bytes(agents / ".retired") / 1e3
+    cuts, held = metrics(run.port, "switchboard_wal_cuts", "switchboard_wal_cut_seconds")
     print(f"agents' folders kept: {len(kept)}; ended workers folded into agents/.retired: "
-          f"{retired:.0f} KB")  # fmt: skip
+          f"{retired:.0f} KB; WAL cuts {cuts:.0f}, holding the writers {held:.1f} s")  # fmt: skip
     print(f"Slack API calls per routed message: {sum(calls.values()) / max(ledger.sent, 1):.2f}"
           f" ({per})")  # fmt: skip
     print(f"pickup by kind, p50 / p99 ms: {by_kind(ledger, run.model.arrived)}")
