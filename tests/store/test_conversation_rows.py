@@ -7,17 +7,15 @@ is moved over at start, its transcripts intact."""
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Iterator
 from typing import Any
 
-import psycopg
 import pytest
 
-from bot.store import migrations, migrations_pg
 from bot.store.core import Store
 from bot.store.errors import StoreError
 from config.settings import Database
+from tests.kits.store_kit import at_version
 
 C = "coordinator"
 
@@ -142,22 +140,8 @@ WHOLE = {
 def version_7(database: Database) -> None:
     """A database at schema version 7 holding the WHOLE transcripts."""
     insert = "INSERT INTO conversations (agent, key, target, messages, updated_at) VALUES "
-    if isinstance(database, str):
-        with psycopg.connect(database, autocommit=True) as pg:
-            pg.execute(migrations_pg.SCHEMA_VERSION_TABLE)
-            for script in migrations_pg.MIGRATIONS[:7]:
-                pg.execute(script)
-            pg.execute("INSERT INTO schema_version (version) VALUES (7)")
-            for key, raw in WHOLE.items():
-                pg.execute(insert + "(%s, %s, %s, %s, 1.0)", (C, key, f"t:{key}", raw))
-        return
-    db = sqlite3.connect(database, isolation_level=None)
-    for step in migrations.MIGRATIONS[:7]:
-        step(db)
-    db.execute("PRAGMA user_version = 7")
-    for key, raw in WHOLE.items():
-        db.execute(insert + "(?, ?, ?, ?, 1.0)", (C, key, f"t:{key}", raw))
-    db.close()
+    rows = [(insert + "(?, ?, ?, ?, 1.0)", (C, key, f"t:{key}", raw)) for key, raw in WHOLE.items()]
+    at_version(database, 7, rows)
 
 
 def test_transcripts_stored_whole_are_moved_to_rows_at_start(database: Database) -> None:

@@ -6,22 +6,20 @@ a delivered row is kept for the retention after its delivery; and a database of 
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import psycopg
 import pytest
 
 from bot.core.messages import Outbound, Target
-from bot.store import migrations, migrations_pg
 from bot.store.core import Store
 from bot.store.growth import growth
 from bot.store.prune import RULES, Pruner
 from config.retention import DAY
 from config.settings import Database
+from tests.kits.store_kit import at_version
 
 INDEXES = {"outbox_by_target", "outbox_waiting", "outbox_delivered", "outbox_given_up"}
 
@@ -128,28 +126,10 @@ def test_no_outbox_query_reads_the_whole_table(
 def version_8(database: Database) -> None:
     """A database at schema version 8 with a reply of each state in its outbox."""
     insert = ("INSERT INTO outbox (id, target, payload, status, next_at, created_at, sent_at)"
-              " VALUES ")  # fmt: skip
-    rows = [("p", "pending", None), ("s", "sent", 2.0), ("f", "failed", None)]
+              " VALUES (?, 'slack:C1', ?, ?, 1.0, 1.0, ?)")  # fmt: skip
     payload = '{"agent": "coordinator", "target": "slack:C1", "text": "%s"}'
-    if isinstance(database, str):
-        with psycopg.connect(database, autocommit=True) as pg:
-            pg.execute(migrations_pg.SCHEMA_VERSION_TABLE)
-            for script in migrations_pg.MIGRATIONS[:8]:
-                pg.execute(script)
-            pg.execute("INSERT INTO schema_version (version) VALUES (8)")
-            for key, status, sent in rows:
-                pg.execute(insert + "(%s, 'slack:C1', %s, %s, 1.0, 1.0, %s)",
-                           (key, payload % key, status, sent))  # fmt: skip
-        return
-    db = sqlite3.connect(database, isolation_level=None)
-    for step in migrations.MIGRATIONS[:8]:
-        step(db)
-    db.execute("PRAGMA user_version = 8")
-    for key, status, sent in rows:
-        db.execute(
-            insert + "(?, 'slack:C1', ?, ?, 1.0, 1.0, ?)", (key, payload % key, status, sent)
-        )
-    db.close()
+    states = [("p", "pending", None), ("s", "sent", 2.0), ("f", "failed", None)]
+    at_version(database, 8, [(insert, (k, payload % k, st, at)) for k, st, at in states])
 
 
 def test_a_version_8_outbox_is_moved_to_the_new_indexes_at_start(database: Database) -> None:
