@@ -68,12 +68,14 @@ from bot.store.growth import tree_bytes  # noqa: E402
 from tests.bench.bench_start import healthy, rss_mb, until  # noqa: E402
 from tests.bench.soak_census import summary  # noqa: E402
 from tests.bench.soak_env import bot_env, census_env, slow_disk_env  # noqa: E402
-from tests.bench.soak_servers import (  # noqa: E402
+from tests.bench.soak_profile import py_spy  # noqa: E402
+from tests.bench.soak_servers import (  # noqa: E402  # noqa: E402
     MailWorld,
     cpu_seconds,
     database,
     dovecot_cpu,
     mail_world,
+    postgres_cpu,
 )
 from tests.bench.soak_traffic import Answers, Ledger, Model, Traffic  # noqa: E402
 from tests.bench.soak_verdict import Sample, db_sizes, metrics, pg_tables, verdict  # noqa: E402
@@ -222,12 +224,12 @@ def drain(run: Run, found: Answers) -> float:
     return last
 
 
-def report(run: Run, found: Answers, cpu: tuple[float, float], ended: float) -> list[str]:
+def report(run: Run, found: Answers, cpu: tuple[float, ...], ended: float) -> list[str]:
     """Print the counts, the rate, CPU per message and the projection; the failures."""
     ledger = run.traffic.ledger
     once, missing, extra = ledger.check(found.update())
     seconds = max(ended - run.began, 1e-9)
-    bot_ms, fakes_ms = (c * 1000 / max(ledger.sent, 1) for c in cpu)
+    bot_ms, fakes_ms, server_ms = (c * 1000 / max(ledger.sent, 1) for c in cpu)
     kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(ledger.kinds.items()))
     print(f"routed {ledger.sent} messages ({kinds}); {run.model.calls} model calls; "
           f"{run.model.folded} reached the model folded with others into one call")  # fmt: skip
@@ -237,7 +239,8 @@ def report(run: Run, found: Answers, cpu: tuple[float, float], ended: float) -> 
     rate = ledger.sent / seconds
     load = os.getloadavg()
     print(f"taken: {rate:.1f} messages/s over {seconds / 60:.1f} min; CPU per message: bot "
-          f"{bot_ms:.1f} ms, fakes + driver + dovecot {fakes_ms:.1f} ms; load average "
+          f"{bot_ms:.1f} ms, fakes + driver + dovecot {fakes_ms:.1f} ms, PostgreSQL's server "
+          f"{server_ms:.1f} ms; load average "
           f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; a million messages at this rate: "
           f"{1e6 / rate / 3600:.1f} h")  # fmt: skip
     calls = run.slack.counted - run.slack_calls0
@@ -301,7 +304,7 @@ def soak(args: argparse.Namespace) -> str:
             until(lambda: healthy(port), timeout=60)
             time.sleep(2)  # the email channel's first IMAP login, the MCP server's start
             profiler = py_spy(proc.pid, args.profile, tmp)
-            cpu0 = (run.bot_cpu(), run.fakes_cpu())
+            cpu0 = (run.bot_cpu(), run.fakes_cpu(), postgres_cpu(pg_url))
             run.began, run.slack_calls0 = time.monotonic(), slack.counted.copy()
             driver.start()
             print(f"soak: {args.minutes:g} min standing for {MONTH_DAYS} days (x{scale:.0f}); "
@@ -314,7 +317,8 @@ def soak(args: argparse.Namespace) -> str:
             stop.set()
             driver.join(10)
             ended = drain(run, found)
-            cpu = (run.bot_cpu() - cpu0[0], run.fakes_cpu() - cpu0[1])
+            now = (run.bot_cpu(), run.fakes_cpu(), postgres_cpu(pg_url))
+            cpu = tuple(n - c for n, c in zip(now, cpu0, strict=True))
             unanswered = report(run, found, cpu, ended)
             if args.census:
                 print("\n".join(summary(tmp / "census.jsonl")), flush=True)
@@ -338,25 +342,6 @@ def soak(args: argparse.Namespace) -> str:
         line = ("FAIL " + "; ".join(unanswered) + "; " + line.removeprefix("PASS ")
                 .removeprefix("FAIL "))  # fmt: skip
     return line
-
-
-def py_spy(pid: int, seconds: float, tmp: Path) -> subprocess.Popen[bytes] | None:
-    """py-spy recording the bot for `seconds` (if asked and installed), in the background:
-    raw stacks in profile.txt under the run's data dir, and this process's (the fakes')
-    in fakes-profile.txt; returns the bot's. tests/bench/soak_profile.py sorts either."""
-    spy = Path(sys.executable).parent / "py-spy"
-    if not seconds:
-        return None
-    if not spy.exists():
-        print(f"--profile: no {spy} (pip install py-spy); not profiled", file=sys.stderr)
-        return None
-    for who, name in ((os.getpid(), "fakes-profile.txt"), (pid, "profile.txt")):
-        spied = subprocess.Popen(
-            [str(spy), "record", "-p", str(who), "-d", str(int(seconds)), "-f", "raw", "-o",
-             str(tmp / name), "-r", "50"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )  # fmt: skip
-    return spied
 
 
 def main(argv: list[str] | None = None) -> str:

@@ -23,7 +23,10 @@ every running sample (waits for the GIL or a core included).
 from __future__ import annotations
 
 import argparse
+import os
 import re
+import subprocess
+import sys
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -39,6 +42,25 @@ IDLE = (
 )
 Rule = tuple[str, Callable[[str], bool]]
 OURS = re.compile(r"\((agents|bot|channels|config)/")
+
+
+def py_spy(pid: int, seconds: float, tmp: Path) -> subprocess.Popen[bytes] | None:
+    """py-spy recording the bot for `seconds` (if asked and installed), in the background:
+    raw stacks in profile.txt under the run's data dir, and this process's (the fakes')
+    in fakes-profile.txt; returns the bot's. tests/bench/soak_profile.py sorts either."""
+    spy = Path(sys.executable).parent / "py-spy"
+    if not seconds:
+        return None
+    if not spy.exists():
+        print(f"--profile: no {spy} (pip install py-spy); not profiled", file=sys.stderr)
+        return None
+    for who, name in ((os.getpid(), "fakes-profile.txt"), (pid, "profile.txt")):
+        spied = subprocess.Popen(
+            [str(spy), "record", "-p", str(who), "-d", str(int(seconds)), "-f", "raw", "-o",
+             str(tmp / name), "-r", "50"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+    return spied
 
 
 def has(*names: str) -> Callable[[str], bool]:

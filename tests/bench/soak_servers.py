@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tests.bench.soak_traffic import mail_to_bot
-from tests.email.servers import Dovecot, RelayHandler, SmtpRelay, make_ca, stamp
+from tests.email.servers import Dovecot, RelayHandler, SmtpRelay, _children, make_ca, stamp
 
 HERE = Path(__file__).resolve().parents[2]
 MCP_SERVER = HERE / "tests" / "servers" / "mcp_ops.py"
@@ -112,3 +112,16 @@ def dovecot_cpu(world: MailWorld | None) -> float:
     with contextlib.suppress(OSError, ValueError):
         return sum(cpu_seconds(pid, children=True) for pid in world.dovecot.family())
     return 0.0
+
+
+def postgres_cpu(url: str | None) -> float:
+    """The PostgreSQL server's CPU seconds so far: its postmaster, its live backends and
+    those that ended (autovacuum's workers among them); 0.0 on SQLite."""
+    if url is None:
+        return 0.0
+    import psycopg
+
+    with psycopg.connect(url) as db:
+        data = str(db.execute("SHOW data_directory").fetchone()[0])  # type: ignore[index]
+    pid = int(Path(data, "postmaster.pid").read_text().split()[0])
+    return cpu_seconds(pid, children=True) + sum(cpu_seconds(p) for p in _children(pid))
