@@ -82,6 +82,7 @@ from tests.bench.soak_verdict import Sample, db_sizes, metrics, pg_tables, verdi
 from tests.email.servers import _children, free_port  # noqa: E402
 from tests.fakes.anthropic_api import FakeAnthropic  # noqa: E402
 from tests.fakes.discord_api import FakeDiscord  # noqa: E402
+from tests.fakes.kept import Kept  # noqa: E402
 from tests.fakes.slack_api import BOT_USER, FakeSlack  # noqa: E402
 
 MONTH_DAYS = 30
@@ -239,8 +240,8 @@ def report(run: Run, found: Answers, cpu: tuple[float, ...], ended: float) -> li
     rate = ledger.sent / seconds
     load = os.getloadavg()
     print(f"taken: {rate:.1f} messages/s over {seconds / 60:.1f} min; CPU per message: bot "
-          f"{bot_ms:.1f} ms, fakes + driver + dovecot {fakes_ms:.1f} ms, PostgreSQL's server "
-          f"{server_ms:.1f} ms; load average "
+          f"{bot_ms:.1f} ms, fakes + driver + dovecot {fakes_ms:.1f} ms"
+          f"{f', PostgreSQL server {server_ms:.1f} ms' if run.pg_url else ''}; load average "
           f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; a million messages at this rate: "
           f"{1e6 / rate / 3600:.1f} h")  # fmt: skip
     calls = run.slack.counted - run.slack_calls0
@@ -296,7 +297,9 @@ def soak(args: argparse.Namespace) -> str:
             [sys.executable, "-m", "bot", "run"], cwd=HERE, env=env, stdout=log, stderr=log
         )
         run = Run(proc, port, tmp / "var", pg_url, traffic, model, world, [], slack)
-        found = Answers(slack, discord, world.handler.accepted if world else [])
+        mails = world.handler.accepted if world else Kept[object]()
+        mails.keep = KEEP_ROWS  # the relay's mails as the fakes' records (the bot's answers)
+        found = Answers(slack, discord, mails)
         driver = threading.Thread(
             target=drive, args=(traffic, args.rate, args.messages, stop), daemon=True
         )

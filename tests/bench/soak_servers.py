@@ -44,9 +44,6 @@ class MailWorld:
         sender = f"p{n % PEOPLE}@localhost"
         self.dovecot.deliver(sender, [BOT], stamp(mail_to_bot(n, sender, BOT), sender))
 
-    def sent(self) -> list[bytes]:
-        return [bytes(e.original_content or b"") for e in list(self.handler.accepted)]
-
 
 @contextlib.contextmanager
 def mail_world(enabled: bool) -> Iterator[MailWorld | None]:

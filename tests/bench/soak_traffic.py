@@ -32,6 +32,7 @@ from typing import Any
 from tests.fakes import discord_payloads as dp
 from tests.fakes.anthropic_api import Call, text, tool, unwrap
 from tests.fakes.discord_api import FakeDiscord
+from tests.fakes.kept import Kept
 from tests.fakes.slack_api import BOT_USER, FakeSlack
 
 #: Slack channels the team talks in: the bot posts at most once a second in each
@@ -308,7 +309,7 @@ class Answers:
     """Every (word, tag) answer the fakes recorded so far (Slack and Discord posts, mail
     the relay accepted), read on from where the last look stopped."""
 
-    def __init__(self, slack: FakeSlack, discord: FakeDiscord, mails: list[Any]) -> None:
+    def __init__(self, slack: FakeSlack, discord: FakeDiscord, mails: Kept[Any]) -> None:
         self.slack, self.discord, self.mails = slack, discord, mails
         self.read = [0, 0, 0]
         self.found: Counter[tuple[str, str]] = Counter()
@@ -318,8 +319,7 @@ class Answers:
         said = [str(p.get("text") or "") for p in posts]
         posts, self.read[1] = self.discord.posts.since(self.read[1])
         said += [p.content for p in posts]
-        end = len(self.mails)  # read once: the relay appends from its own thread
-        mails, self.read[2] = self.mails[self.read[2] : end], end
+        mails, self.read[2] = self.mails.since(self.read[2])
         said += [mail_body(bytes(e.original_content or b"")) for e in mails]
         for line in said:
             self.found.update(ANSWER.findall(line))

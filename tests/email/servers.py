@@ -30,6 +30,8 @@ from typing import Any
 
 from aiosmtpd.smtp import SMTP, Envelope, Session
 
+from tests.fakes.kept import Kept
+
 PASSWORD = "secret"
 #: the authserv-id of the receiving MX in front of the bot's mailbox
 MX = "mx.test"
@@ -267,7 +269,7 @@ class RelayHandler:
 
     dovecot: Dovecot
     refuse: dict[str, Refusal] = field(default_factory=dict)
-    accepted: list[Envelope] = field(default_factory=list)
+    accepted: Kept[Envelope] = field(default_factory=Kept)  # every one, unless bounded
     deliver: bool = True
     hold: float = 0.0  # seconds each DATA takes, to make sessions overlap
     mx: bool = False  # act as the receiving MX too: `stamp` every mail it delivers
