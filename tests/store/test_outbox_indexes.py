@@ -61,7 +61,7 @@ def test_a_delivery_is_kept_for_the_retention_after_it_was_sent(store: Store) ->
     assert store.outbox.outbox_counts() == {"pending": 1, "sent": 1}
 
 
-def test_each_index_holds_the_rows_of_one_state(store: Store) -> None:
+def test_every_read_is_right_through_the_indexes_of_one_state(store: Store) -> None:
     assert indexes(store) == INDEXES
     a, b, c = queue(store, 3)
     queue(store, 1, "slack:C2")
