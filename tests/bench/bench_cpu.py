@@ -247,7 +247,7 @@ async def _turns(
     count: int, sql: Counter[str] | None = None, pages: list[list[int]] | None = None
 ) -> tuple[float, float, float, Path]:
     """CPU per routed message (the bot's, the fake model's, the event loop thread's) and
-    the database. `sql` counts statements; `pages` gets the WAL's frames before and after."""
+    the database. `sql` counts statements; `pages` gets the WAL's frames the counted turns wrote."""
     from bot.settle import settle
     from tests.fakes.anthropic_api import Call, FakeAnthropic, Reply, text, tool
     from tests.kits.app_kit import Recorder, inbound, make_settings, running_app
@@ -273,11 +273,11 @@ async def _turns(
             await run(40, 0)  # warm: the SDK loaded, the first prompts built
             if sql is not None:
                 counted(sql)
-            if pages is not None:  # no checkpoint from here on: the WAL only grows
+            if pages is not None:  # an empty WAL, then no checkpoint: it only grows
                 if app.store.wal is not None:
                     app.store.wal.close()
                 app.store.execute("PRAGMA wal_autocheckpoint=0")
-                pages.append(_wal_frames(app.store.where))
+                app.store.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             fake_thread, loop_thread = fake._thread, threading.main_thread()
             start, fake_start = time.process_time(), cpu_of(fake_thread)
             loop_start = cpu_of(loop_thread)
@@ -315,13 +315,14 @@ def bench_sql(count: int) -> None:
 
 
 def _wal_frames(database: str | Path) -> list[int]:
-    """The page number of each frame in a SQLite WAL of 4 KB pages, in the order written."""
-    wal = Path(f"{database}-wal")
-    data = wal.read_bytes() if wal.exists() else b""
-    size = 4096 + 24  # a frame: its 24-byte header (the page number first), then the page
-    return [
-        int.from_bytes(data[at : at + 4], "big") for at in range(32, len(data) - size + 1, size)
-    ]
+    """The page number of each frame in a SQLite WAL of 4 KB pages, in the order written;
+    SystemExit when a frame is not of the WAL's current run (it started over meanwhile)."""
+    data = Path(f"{database}-wal").read_bytes()
+    salts, size = data[16:24], 4096 + 24  # a frame: a 24-byte header, then the page
+    frames = range(32, len(data) - size + 1, size)
+    if any(data[at + 8 : at + 16] != salts for at in frames):
+        raise SystemExit("the WAL started over during the run: no figure")
+    return [int.from_bytes(data[at : at + 4], "big") for at in frames]
 
 
 def bench_pages(count: int) -> None:
@@ -329,7 +330,7 @@ def bench_pages(count: int) -> None:
 
     frames: list[list[int]] = []
     database = asyncio.run(_turns(count, pages=frames))[3]
-    written = frames[1][len(frames[0]) :]
+    written = frames[0]
     with sqlite3.connect(database) as db:  # which table or index each page now belongs to
         owner = dict(db.execute("SELECT pageno, name FROM dbstat"))
     by = Counter(owner.get(page, "(freed since)") for page in written)
