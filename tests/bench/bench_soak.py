@@ -69,7 +69,7 @@ from tests.bench.bench_start import healthy, rss_mb, until  # noqa: E402
 from tests.bench.soak_census import summary  # noqa: E402
 from tests.bench.soak_env import bot_env, census_env, slow_disk_env  # noqa: E402
 from tests.bench.soak_profile import py_spy  # noqa: E402
-from tests.bench.soak_servers import (  # noqa: E402  # noqa: E402
+from tests.bench.soak_servers import (  # noqa: E402
     MailWorld,
     cpu_seconds,
     database,
